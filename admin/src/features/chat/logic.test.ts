@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { chat2Link, chatLinkAt, fillLink, firstEnabledKey, isSafeLink, serverAddress, tokenItems } from './logic';
+
+describe('tokens', () => {
+  it('takes the first enabled token, without its sk- prefix', () => {
+    expect(firstEnabledKey([{ key: 'a', status: 2 }, { key: 'b', status: 1 }, { key: 'c', status: 1 }])).toBe('b');
+    expect(firstEnabledKey([{ key: 'sk-x', status: 1 }])).toBe('x');
+    expect(firstEnabledKey([{ key: 'a', status: 3 }, { key: 'b', status: 4 }])).toBeUndefined();
+    expect(firstEnabledKey([])).toBeUndefined();
+    expect(firstEnabledKey(undefined)).toBeUndefined();
+  });
+  it('reads the token list answer', () => {
+    expect(tokenItems({ items: [{ key: 'k', status: 1 }], total: 1 })).toEqual([{ key: 'k', status: 1 }]);
+    expect(tokenItems([{ key: 'k', status: 1 }])).toHaveLength(1);
+    expect(tokenItems(null)).toEqual([]);
+  });
+});
+
+describe('chat links', () => {
+  const chats = [{ NextChat: 'https://chat.example/#/?settings={"key":"{key}","url":"{address}"}' }, { Lobe: 'https://lobe.example/?k={key}' }];
+  it('picks the link by id (0 by default)', () => {
+    expect(chatLinkAt(chats, undefined)).toEqual({ ok: true, name: 'NextChat', url: chats[0]!.NextChat });
+    expect(chatLinkAt(JSON.stringify(chats), '1')).toEqual({ ok: true, name: 'Lobe', url: 'https://lobe.example/?k={key}' });
+  });
+  it('tells apart corrupt, empty and misconfigured data', () => {
+    expect(chatLinkAt('{oops', 0)).toEqual({ ok: false, error: 'parse' });
+    expect(chatLinkAt('{"a":1}', 0)).toEqual({ ok: false, error: 'parse' });
+    expect(chatLinkAt('[]', 0)).toEqual({ ok: false, error: 'none' });
+    expect(chatLinkAt('', 0)).toEqual({ ok: false, error: 'none' });
+    expect(chatLinkAt(null, 0)).toEqual({ ok: false, error: 'none' });
+    expect(chatLinkAt(chats, 2)).toEqual({ ok: false, error: 'misconfigured' });
+    expect(chatLinkAt(chats, 'x')).toEqual({ ok: false, error: 'misconfigured' });
+    expect(chatLinkAt([{ A: '' }], 0)).toEqual({ ok: false, error: 'misconfigured' });
+    expect(chatLinkAt([{}], 0)).toEqual({ ok: false, error: 'misconfigured' });
+    expect(chatLinkAt(['x'], 0)).toEqual({ ok: false, error: 'misconfigured' });
+  });
+  it('fills {key} as sk-<key> and {address} URL-encoded, everywhere', () => {
+    expect(fillLink('https://c/?a={address}&k={key}&k2={key}', 'abc', 'https://gw.example:3000')).toBe(
+      'https://c/?a=https%3A%2F%2Fgw.example%3A3000&k=sk-abc&k2=sk-abc',
+    );
+  });
+  it('uses ServerAddress, else the origin', () => {
+    expect(serverAddress('https://api.example/', 'http://localhost:3000')).toBe('https://api.example');
+    expect(serverAddress('', 'http://localhost:3000')).toBe('http://localhost:3000');
+    expect(serverAddress(undefined, 'http://localhost:3000')).toBe('http://localhost:3000');
+  });
+  it('refuses script links', () => {
+    expect(isSafeLink('https://x')).toBe(true);
+    expect(isSafeLink('/local')).toBe(true);
+    expect(isSafeLink('javascript:alert(1)')).toBe(false);
+    expect(isSafeLink('//evil')).toBe(false);
+    expect(isSafeLink('data:text/html,x')).toBe(false);
+  });
+});
+
+describe('chat2link', () => {
+  it('uses the site chat link in the settings form', () => {
+    const r = chat2Link({ chatLink: 'https://next.example/', key: 'k1', address: 'https://gw' });
+    expect(r).toEqual({ ok: true, name: 'chat_link', url: `https://next.example/#/?settings=${encodeURIComponent('{"key":"sk-k1","url":"https://gw"}')}` });
+  });
+  it('else the first chat link with placeholders', () => {
+    expect(chat2Link({ chats: [{ A: 'https://a/?k={key}&u={address}' }], key: 'k', address: 'http://h' })).toEqual({ ok: true, name: 'A', url: 'https://a/?k=sk-k&u=http%3A%2F%2Fh' });
+    expect(chat2Link({ chats: [], key: 'k', address: 'h' })).toEqual({ ok: false, error: 'none' });
+  });
+});

@@ -1,0 +1,9 @@
+import type { FeatureMessages, FeatureRoute } from '../types';
+import { DashboardPage } from './DashboardPage';
+import { en, zh } from './messages';
+
+/** Routes of this feature (owned by the feature folder; registered in features/index.tsx). */
+export const routes: FeatureRoute[] = [{ path: '/detail', element: <DashboardPage /> }];
+
+/** Translations of this feature, merged into the app's i18n tree. */
+export const messages: FeatureMessages = { zh, en };

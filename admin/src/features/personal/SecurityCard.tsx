@@ -1,0 +1,163 @@
+import { useState } from 'react';
+import { useNavigate } from 'react-router-dom';
+import { useNotify, useTranslate } from 'react-admin';
+import { Alert, Button, Card, CardContent, CircularProgress, Dialog, DialogActions, DialogContent, DialogTitle, Stack, TextField, Typography } from '@mui/material';
+import KeyIcon from '@mui/icons-material/VpnKeyOutlined';
+import LockIcon from '@mui/icons-material/LockOutlined';
+import DeleteIcon from '@mui/icons-material/DeleteForeverOutlined';
+import { api, errorText } from '../../lib/http';
+import { clearUser } from '../../lib/storage';
+import { useCopy } from '../../components/CopyDialog';
+import { deleteProblem, passwordProblem } from './logic';
+import type { SelfUser } from './useSelf';
+
+/** System access token, change password, delete account. */
+export function SecurityCard({ self }: { self: SelfUser | null }) {
+  const translate = useTranslate();
+  const notify = useNotify();
+  const navigate = useNavigate();
+  const { copy, dialog } = useCopy();
+  const fail = (err: unknown) => notify(errorText(err, translate), { type: 'error' });
+
+  const [token, setToken] = useState('');
+  const [tokenBusy, setTokenBusy] = useState(false);
+  const [pwOpen, setPwOpen] = useState(false);
+  const [pw, setPw] = useState({ original: '', password: '', confirm: '' });
+  const [pwBusy, setPwBusy] = useState(false);
+  const [delOpen, setDelOpen] = useState(false);
+  const [delText, setDelText] = useState('');
+  const [delBusy, setDelBusy] = useState(false);
+
+  const generateToken = async () => {
+    setTokenBusy(true);
+    try {
+      const r = await api().get<string>('/api/user/token');
+      const t = String(r.data ?? '');
+      setToken(t);
+      // The manual-copy dialog opens when the clipboard refuses; the token also stays visible below.
+      if (await copy(t)) notify('feat.personal.security.token_ok', { type: 'success' });
+    } catch (err) {
+      fail(err);
+    } finally {
+      setTokenBusy(false);
+    }
+  };
+
+  const changePassword = async () => {
+    // Accounts created through a third party have no password: the server decides whether the original is needed.
+    const problem = passwordProblem(pw, false);
+    if (problem) return notify(problem.key, { type: 'warning' });
+    setPwBusy(true);
+    try {
+      await api().put('/api/user/self', { original_password: pw.original, password: pw.password, password2: pw.confirm });
+      notify('feat.personal.password.ok', { type: 'success' });
+      setPwOpen(false);
+      setPw({ original: '', password: '', confirm: '' });
+    } catch (err) {
+      fail(err);
+    } finally {
+      setPwBusy(false);
+    }
+  };
+
+  const deleteAccount = async () => {
+    const problem = deleteProblem(delText, String(self?.username ?? ''));
+    if (problem) return notify(problem.key, { type: 'error' });
+    setDelBusy(true);
+    try {
+      await api().del('/api/user/self');
+      notify('feat.personal.delete.ok', { type: 'success' });
+      setDelOpen(false);
+      clearUser();
+      navigate('/login');
+    } catch (err) {
+      fail(err);
+    } finally {
+      setDelBusy(false);
+    }
+  };
+
+  return (
+    <Card variant="outlined" data-testid="personal-security">
+      <CardContent>
+        <Typography variant="h6" sx={{ mb: 1.5 }}>
+          {translate('feat.personal.security.title')}
+        </Typography>
+        <Stack spacing={1.25}>
+          <Button variant="contained" disableElevation startIcon={tokenBusy ? <CircularProgress size={16} color="inherit" /> : <KeyIcon />} onClick={() => void generateToken()} disabled={tokenBusy} data-testid="personal-token">
+            {translate('feat.personal.security.token')}
+          </Button>
+          <Typography variant="caption" color="text.secondary">
+            {translate('feat.personal.security.token_hint')}
+          </Typography>
+          {token ? (
+            <TextField
+              label={translate('feat.personal.security.token_label')}
+              value={token}
+              size="small"
+              fullWidth
+              onFocus={(e) => e.target.select()}
+              slotProps={{ htmlInput: { readOnly: true, 'data-testid': 'personal-token-value', style: { fontFamily: 'monospace' } } }}
+            />
+          ) : null}
+          <Button variant="outlined" startIcon={<LockIcon />} onClick={() => setPwOpen(true)} data-testid="personal-password">
+            {translate('feat.personal.security.password')}
+          </Button>
+          <Button
+            variant="outlined"
+            color="error"
+            startIcon={<DeleteIcon />}
+            onClick={() => {
+              setDelText('');
+              setDelOpen(true);
+            }}
+            data-testid="personal-delete"
+          >
+            {translate('feat.personal.security.delete')}
+          </Button>
+        </Stack>
+      </CardContent>
+
+      <Dialog open={pwOpen} onClose={() => !pwBusy && setPwOpen(false)} maxWidth="xs" fullWidth>
+        <DialogTitle>{translate('feat.personal.password.title')}</DialogTitle>
+        <DialogContent>
+          <Stack spacing={2} sx={{ mt: 1 }}>
+            <TextField label={translate('feat.personal.password.original')} type="password" autoComplete="current-password" value={pw.original} onChange={(e) => setPw({ ...pw, original: e.target.value })} size="small" fullWidth slotProps={{ htmlInput: { 'data-testid': 'personal-pw-original' } }} />
+            <TextField label={translate('feat.personal.password.new')} placeholder={translate('feat.personal.password.placeholder')} type="password" autoComplete="new-password" value={pw.password} onChange={(e) => setPw({ ...pw, password: e.target.value })} size="small" fullWidth slotProps={{ htmlInput: { 'data-testid': 'personal-pw-new', maxLength: 20 } }} />
+            <TextField label={translate('feat.personal.password.confirm')} type="password" autoComplete="new-password" value={pw.confirm} onChange={(e) => setPw({ ...pw, confirm: e.target.value })} size="small" fullWidth slotProps={{ htmlInput: { 'data-testid': 'personal-pw-confirm', maxLength: 20 } }} />
+          </Stack>
+        </DialogContent>
+        <DialogActions>
+          <Button onClick={() => setPwOpen(false)} disabled={pwBusy}>
+            {translate('app.common.cancel')}
+          </Button>
+          <Button variant="contained" disableElevation onClick={() => void changePassword()} disabled={pwBusy} data-testid="personal-pw-submit">
+            {pwBusy ? <CircularProgress size={18} color="inherit" /> : translate('app.common.confirm')}
+          </Button>
+        </DialogActions>
+      </Dialog>
+
+      <Dialog open={delOpen} onClose={() => !delBusy && setDelOpen(false)} maxWidth="xs" fullWidth>
+        <DialogTitle>{translate('feat.personal.delete.title')}</DialogTitle>
+        <DialogContent>
+          <Alert severity="error" sx={{ mb: 2 }}>
+            {translate('feat.personal.delete.warning')}
+          </Alert>
+          <Typography variant="body2" sx={{ mb: 1 }}>
+            {translate('feat.personal.delete.prompt', { username: self?.username ?? '' })}
+          </Typography>
+          <TextField placeholder={translate('feat.personal.delete.placeholder')} value={delText} onChange={(e) => setDelText(e.target.value)} size="small" fullWidth slotProps={{ htmlInput: { 'data-testid': 'personal-delete-input' } }} />
+        </DialogContent>
+        <DialogActions>
+          <Button onClick={() => setDelOpen(false)} disabled={delBusy}>
+            {translate('app.common.cancel')}
+          </Button>
+          <Button variant="contained" color="error" disableElevation onClick={() => void deleteAccount()} disabled={delBusy} data-testid="personal-delete-confirm">
+            {delBusy ? <CircularProgress size={18} color="inherit" /> : translate('feat.personal.delete.confirm')}
+          </Button>
+        </DialogActions>
+      </Dialog>
+      {dialog}
+    </Card>
+  );
+}

@@ -1,0 +1,215 @@
+import { useEffect, useMemo, useState } from 'react';
+import { Title, useTranslate } from 'react-admin';
+import {
+  Alert,
+  Box,
+  Button,
+  Card,
+  Checkbox,
+  CircularProgress,
+  InputAdornment,
+  Stack,
+  Table,
+  TableBody,
+  TableCell,
+  TableContainer,
+  TableHead,
+  TableRow,
+  TextField,
+  Tooltip,
+  Typography,
+} from '@mui/material';
+import SearchIcon from '@mui/icons-material/Search';
+import ContentCopyIcon from '@mui/icons-material/ContentCopy';
+import CheckCircleIcon from '@mui/icons-material/CheckCircle';
+import CancelIcon from '@mui/icons-material/Cancel';
+import { api, errorText } from '../../lib/http';
+import { useStoredUser } from '../../lib/useUser';
+import { useStatus } from '../../lib/StatusContext';
+import { ColorTag } from '../../resources/shared/ColorTag';
+import { useCopy } from '../../resources/shared/copy';
+import { groupRatioColor, readDisplaySettings, type DisplaySettings } from '../../resources/shared/format';
+import {
+  filterModels,
+  formatPrice,
+  groupRatioOf,
+  initialGroup,
+  isAvailable,
+  normalisePricing,
+  priceOf,
+  selectionText,
+  sortModels,
+  usableGroupsOf,
+  type PricingAnswer,
+} from './logic';
+
+/** /pricing (public): model prices for the viewed group (spec 002 §2 Pricing). */
+export function PricingPage() {
+  const translate = useTranslate();
+  const user = useStoredUser();
+  const { status } = useStatus();
+  const { copy, dialog } = useCopy();
+  const [answer, setAnswer] = useState<PricingAnswer | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [query, setQuery] = useState('');
+  const [group, setGroup] = useState(() => initialGroup(user?.group));
+  const [selected, setSelected] = useState<string[]>([]);
+
+  useEffect(() => setGroup(initialGroup(user?.group)), [user?.group]);
+
+  useEffect(() => {
+    let live = true;
+    api()
+      .get('/api/pricing')
+      .then((res) => live && setAnswer(normalisePricing(res)))
+      .catch((err) => live && setError(errorText(err, translate)));
+    return () => {
+      live = false;
+    };
+  }, [translate]);
+
+  // Re-read on status changes (display_in_currency / quota_per_unit).
+  const display: DisplaySettings = useMemo(() => readDisplaySettings(), [status]);
+  const rows = useMemo(() => (answer ? filterModels(sortModels(answer.data), query) : []), [answer, query]);
+  const ratio = answer ? groupRatioOf(answer.group_ratio, group) : 1;
+  const defaultRatio = answer ? groupRatioOf(answer.group_ratio, 'default') : 1;
+  const allChecked = rows.length > 0 && rows.every((r) => selected.includes(r.model_name));
+
+  const toggle = (name: string) => setSelected((s) => (s.includes(name) ? s.filter((n) => n !== name) : [...s, name]));
+  const toggleAll = () => setSelected(allChecked ? selected.filter((n) => !rows.some((r) => r.model_name === n)) : [...new Set([...selected, ...rows.map((r) => r.model_name)])]);
+
+  return (
+    <Box sx={{ display: 'flex', flexDirection: 'column', gap: 2, py: 2 }} data-testid="pricing-page">
+      <Title title={translate('feat.pricing.title')} />
+      {user ? (
+        <Alert severity="info" data-testid="pricing-group-banner">
+          {translate('feat.pricing.group_banner', { group, ratio })}
+          {group !== initialGroup(user.group) && (
+            <Button size="small" sx={{ ml: 1 }} onClick={() => setGroup(initialGroup(user.group))}>
+              {translate('feat.pricing.back_to_mine')}
+            </Button>
+          )}
+        </Alert>
+      ) : (
+        <Alert severity="warning" data-testid="pricing-group-banner">
+          {translate('feat.pricing.visitor_banner', { ratio: defaultRatio })}
+          {group !== 'default' && ` ${translate('feat.pricing.viewing', { group, ratio })}`}
+        </Alert>
+      )}
+      <Alert severity="success" icon={false}>
+        <Typography variant="body2">{translate('feat.pricing.formula')}</Typography>
+      </Alert>
+      <Card variant="outlined">
+        <Stack direction={{ xs: 'column', sm: 'row' }} spacing={1} sx={{ p: 2 }} alignItems={{ sm: 'center' }}>
+          <TextField
+            size="small"
+            value={query}
+            onChange={(e) => setQuery(e.target.value)}
+            placeholder={translate('feat.pricing.search')}
+            sx={{ flex: 1, maxWidth: { sm: 420 } }}
+            slotProps={{ input: { startAdornment: <InputAdornment position="start"><SearchIcon fontSize="small" /></InputAdornment> } }}
+          />
+          <Button variant="contained" startIcon={<ContentCopyIcon />} disabled={!selected.length} onClick={() => void copy(selectionText(selected))}>
+            {translate('feat.pricing.copy_selected', { count: selected.length })}
+          </Button>
+        </Stack>
+        {error && <Alert severity="error" sx={{ mx: 2, mb: 2 }}>{error}</Alert>}
+        {!answer && !error ? (
+          <Box sx={{ textAlign: 'center', py: 6 }}>
+            <CircularProgress size={28} />
+          </Box>
+        ) : (
+          <TableContainer>
+            <Table size="small" sx={{ '& th': { whiteSpace: 'nowrap' } }}>
+              <TableHead>
+                <TableRow>
+                  <TableCell padding="checkbox">
+                    <Checkbox size="small" checked={allChecked} onChange={toggleAll} inputProps={{ 'aria-label': 'select all' }} />
+                  </TableCell>
+                  <TableCell>{translate('feat.pricing.col.available')}</TableCell>
+                  <TableCell>{translate('feat.pricing.col.model')}</TableCell>
+                  <TableCell>{translate('feat.pricing.col.type')}</TableCell>
+                  <TableCell>{translate('feat.pricing.col.groups')}</TableCell>
+                  <TableCell>{translate('feat.pricing.col.ratio')}</TableCell>
+                  <TableCell>{translate('feat.pricing.col.price')}</TableCell>
+                </TableRow>
+              </TableHead>
+              <TableBody>
+                {rows.length === 0 && (
+                  <TableRow>
+                    <TableCell colSpan={7} align="center" sx={{ py: 4, color: 'text.secondary' }}>
+                      {translate('feat.pricing.empty')}
+                    </TableCell>
+                  </TableRow>
+                )}
+                {rows.map((e) => {
+                  const p = priceOf(e, ratio);
+                  const available = isAvailable(e, group);
+                  return (
+                    <TableRow key={e.model_name} hover data-testid={`pricing-row-${e.model_name}`}>
+                      <TableCell padding="checkbox">
+                        <Checkbox size="small" checked={selected.includes(e.model_name)} onChange={() => toggle(e.model_name)} />
+                      </TableCell>
+                      <TableCell>
+                        <Tooltip title={translate(available ? 'feat.pricing.available' : 'feat.pricing.unavailable', { group })}>
+                          {available ? <CheckCircleIcon color="success" fontSize="small" /> : <CancelIcon color="error" fontSize="small" />}
+                        </Tooltip>
+                      </TableCell>
+                      <TableCell>
+                        <Tooltip title={translate('feat.pricing.click_copy')}>
+                          <Box component="span" sx={{ cursor: 'pointer', fontFamily: 'monospace', whiteSpace: 'nowrap', '&:hover': { color: 'primary.main' } }} onClick={() => void copy(e.model_name)}>
+                            {e.model_name}
+                          </Box>
+                        </Tooltip>
+                      </TableCell>
+                      <TableCell>
+                        <ColorTag tone={e.quota_type === 1 ? 'teal' : 'violet'} label={translate(e.quota_type === 1 ? 'feat.pricing.per_call' : 'feat.pricing.per_token')} />
+                      </TableCell>
+                      <TableCell>
+                        <Box sx={{ display: 'flex', flexWrap: 'wrap', gap: 0.5, minWidth: 120 }}>
+                          {usableGroupsOf(e, answer?.usable_group ?? {}).map((g) => (
+                            <ColorTag
+                              key={g}
+                              tone={g === group ? groupRatioColor(groupRatioOf(answer?.group_ratio ?? {}, g)) : 'grey'}
+                              label={g}
+                              variant={g === group ? 'filled' : 'outlined'}
+                              onClick={() => setGroup(g)}
+                              sx={{ cursor: 'pointer', fontWeight: g === group ? 700 : 400 }}
+                              data-testid={`pricing-group-${e.model_name}-${g}`}
+                            />
+                          ))}
+                        </Box>
+                      </TableCell>
+                      <TableCell sx={{ whiteSpace: 'nowrap' }}>
+                        {e.quota_type === 1 ? (
+                          <Typography variant="body2">{translate('feat.pricing.group_ratio', { ratio })}</Typography>
+                        ) : (
+                          <>
+                            <Typography variant="body2">{translate('feat.pricing.model_ratio', { ratio: e.model_ratio })}</Typography>
+                            <Typography variant="body2">{translate('feat.pricing.completion_ratio', { ratio: e.completion_ratio })}</Typography>
+                            <Typography variant="body2">{translate('feat.pricing.group_ratio', { ratio })}</Typography>
+                          </>
+                        )}
+                      </TableCell>
+                      <TableCell sx={{ whiteSpace: 'nowrap' }} data-testid={`pricing-price-${e.model_name}`}>
+                        {p.kind === 'call' ? (
+                          <Typography variant="body2">{translate('feat.pricing.call_price', { price: formatPrice(p.call ?? 0, display) })}</Typography>
+                        ) : (
+                          <>
+                            <Typography variant="body2">{translate('feat.pricing.prompt_price', { price: formatPrice(p.prompt ?? 0, display) })}</Typography>
+                            <Typography variant="body2">{translate('feat.pricing.completion_price', { price: formatPrice(p.completion ?? 0, display) })}</Typography>
+                          </>
+                        )}
+                      </TableCell>
+                    </TableRow>
+                  );
+                })}
+              </TableBody>
+            </Table>
+          </TableContainer>
+        )}
+      </Card>
+      {dialog}
+    </Box>
+  );
+}

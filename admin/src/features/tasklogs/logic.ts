@@ -1,0 +1,286 @@
+/**
+ * Pure logic of the drawing log (/midjourney) and task log (/task): label and colour mappings
+ * (spec 002 §4), time-taken rules (§9), default ranges (§9), query strings (§7) and the lazy pager
+ * (§7: the next server page is requested when the last known page is reached).
+ */
+import { parseDateText, toDateTimeLocal, type TagColor } from '../../resources/shared/format';
+
+export type Row = Record<string, any> & { id: number };
+
+/** Drawing submit result code → translation suffix (spec 002 §4). */
+export function codeKey(code: unknown): 'submitted' | 'waiting' | 'duplicate' | 'not_submitted' | 'unknown' {
+  switch (Number(code)) {
+    case 1:
+      return 'submitted';
+    case 21:
+      return 'waiting';
+    case 22:
+      return 'duplicate';
+    case 0:
+      return code === '' || code === null || code === undefined ? 'unknown' : 'not_submitted';
+    default:
+      return 'unknown';
+  }
+}
+
+export function codeColor(code: unknown): TagColor {
+  switch (codeKey(code)) {
+    case 'submitted':
+      return 'green';
+    case 'waiting':
+      return 'lime';
+    case 'duplicate':
+      return 'orange';
+    case 'not_submitted':
+      return 'yellow';
+    default:
+      return 'grey';
+  }
+}
+
+export const DRAW_STATUSES = ['SUCCESS', 'NOT_START', 'SUBMITTED', 'IN_PROGRESS', 'FAILURE', 'MODAL'] as const;
+export const TASK_STATUSES = [...DRAW_STATUSES, 'QUEUED', 'UNKNOWN'] as const;
+
+/**
+ * Status → translation suffix. Drawing statuses are the six of §4; the task log adds QUEUED,
+ * UNKNOWN and an empty value meaning "submitting". Anything else is unknown.
+ */
+export function statusKey(status: unknown, task = false): string {
+  const s = String(status ?? '').trim().toUpperCase();
+  if (task && s === '') return 'submitting';
+  if ((DRAW_STATUSES as readonly string[]).includes(s)) return s.toLowerCase();
+  if (task && (TASK_STATUSES as readonly string[]).includes(s)) return s.toLowerCase();
+  return 'unknown';
+}
+
+export function statusColor(status: unknown, task = false): TagColor {
+  switch (statusKey(status, task)) {
+    case 'success':
+      return 'green';
+    case 'not_start':
+      return 'grey';
+    case 'submitted':
+      return 'yellow';
+    case 'in_progress':
+      return 'blue';
+    case 'failure':
+      return 'red';
+    case 'modal':
+      return 'amber';
+    case 'queued':
+      return 'orange';
+    case 'submitting':
+      return 'cyan';
+    default:
+      return 'grey';
+  }
+}
+
+/** Drawing actions with a translated label; others are shown as sent. */
+export const DRAW_ACTIONS = [
+  'IMAGINE',
+  'UPSCALE',
+  'VARIATION',
+  'HIGH_VARIATION',
+  'LOW_VARIATION',
+  'PAN',
+  'DESCRIBE',
+  'BLEND',
+  'UPLOAD',
+  'SHORTEN',
+  'REROLL',
+  'INPAINT',
+  'ZOOM',
+  'CUSTOM_ZOOM',
+  'SWAP_FACE',
+  'MODAL',
+] as const;
+
+/** Task types of §4 (MUSIC, LYRICS); others are shown as sent. */
+export const TASK_ACTIONS = ['MUSIC', 'LYRICS'] as const;
+
+export function actionKey(action: unknown, task = false): string | null {
+  const a = String(action ?? '').toUpperCase();
+  const list: readonly string[] = task ? TASK_ACTIONS : DRAW_ACTIONS;
+  return list.includes(a) ? a.toLowerCase() : null;
+}
+
+export function actionColor(action: unknown): TagColor {
+  const palette: Record<string, TagColor> = {
+    IMAGINE: 'blue',
+    UPSCALE: 'orange',
+    VARIATION: 'purple',
+    HIGH_VARIATION: 'purple',
+    LOW_VARIATION: 'purple',
+    PAN: 'cyan',
+    DESCRIBE: 'yellow',
+    BLEND: 'lime',
+    UPLOAD: 'blue',
+    SHORTEN: 'pink',
+    REROLL: 'indigo',
+    INPAINT: 'violet',
+    ZOOM: 'teal',
+    CUSTOM_ZOOM: 'teal',
+    SWAP_FACE: 'light-blue',
+    MODAL: 'amber',
+    MUSIC: 'blue',
+    LYRICS: 'pink',
+  };
+  return palette[String(action ?? '').toUpperCase()] ?? 'grey';
+}
+
+/**
+ * Time taken in seconds between submit and finish. Drawing times are milliseconds, task times
+ * seconds (§3). Unfinished or unsubmitted records → null.
+ */
+export function timeTakenSeconds(submit: unknown, finish: unknown, unit: 'ms' | 's'): number | null {
+  const a = Number(submit);
+  const b = Number(finish);
+  if (!Number.isFinite(a) || !Number.isFinite(b) || a <= 0 || b <= 0 || b < a) return null;
+  const s = unit === 'ms' ? (b - a) / 1000 : b - a;
+  return Math.round(s * 10) / 10;
+}
+
+/** §9: red above 60 s, otherwise green. */
+export function timeTakenColor(seconds: number): TagColor {
+  return seconds > 60 ? 'red' : 'green';
+}
+
+/** '80%' / '80' / 80 → 80 (0–100); anything else 0. */
+export function progressPercent(progress: unknown): number {
+  const n = parseFloat(String(progress ?? '').replace('%', ''));
+  if (!Number.isFinite(n)) return 0;
+  return Math.max(0, Math.min(100, n));
+}
+
+/** Epoch milliseconds → 'YYYY-MM-DD HH:mm:ss' (0 → '-'). */
+export function formatMs(ms: unknown): string {
+  const v = Number(ms);
+  if (!v || !Number.isFinite(v)) return '-';
+  const d = new Date(v);
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
+}
+
+/** Filter form (datetime-local texts and raw ids). */
+export interface LogFilterForm {
+  channel: string;
+  id: string;
+  start: string;
+  end: string;
+}
+
+/** §9: the drawing log defaults to 30 days ago → 1 hour ahead. */
+export function drawingDefaultForm(now: Date = new Date()): LogFilterForm {
+  const sec = Math.floor(now.getTime() / 1000);
+  return { channel: '', id: '', start: toDateTimeLocal(sec - 30 * 86400), end: toDateTimeLocal(sec + 3600) };
+}
+
+/** Local midnight of the given day, epoch seconds. */
+export function startOfDay(now: Date = new Date()): number {
+  return Math.floor(new Date(now.getFullYear(), now.getMonth(), now.getDate()).getTime() / 1000);
+}
+
+/** §2/§9: the task log starts at the start of today (the end defaults to 1 hour ahead). */
+export function taskDefaultForm(now: Date = new Date()): LogFilterForm {
+  const sec = Math.floor(now.getTime() / 1000);
+  return { channel: '', id: '', start: toDateTimeLocal(startOfDay(now)), end: toDateTimeLocal(sec + 3600) };
+}
+
+export type LogKind = 'mj' | 'task';
+
+/**
+ * The list URL of one server page (§7): admins use `/api/<kind>/` with the channel filter, users
+ * `/api/mj/self/` or `/api/task/self` without it. Drawing times are sent in ms, task times in s.
+ */
+export function listUrl(kind: LogKind, admin: boolean, form: LogFilterForm, p: number, pageSize: number): string {
+  const start = parseDateText(form.start);
+  const end = parseDateText(form.end);
+  const scale = kind === 'mj' ? 1000 : 1;
+  const params: Array<[string, string | number | undefined]> = [
+    ['p', p],
+    ['page_size', pageSize],
+    ['channel_id', admin && /^\d+$/.test(form.channel.trim()) ? Number(form.channel.trim()) : undefined],
+    [kind === 'mj' ? 'mj_id' : 'task_id', form.id.trim() || undefined],
+    ['start_timestamp', start !== null ? start * scale : undefined],
+    ['end_timestamp', end !== null ? end * scale : undefined],
+  ];
+  const q = params
+    .filter(([, v]) => v !== undefined && v !== '')
+    .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`)
+    .join('&');
+  const base = kind === 'mj' ? (admin ? '/api/mj/' : '/api/mj/self/') : admin ? '/api/task/' : '/api/task/self';
+  return `${base}?${q}`;
+}
+
+/** Rows loaded so far, in server order, and whether the server may have more. */
+export interface LazyState<T> {
+  rows: T[];
+  /** server pages loaded (1-based pages 1..loaded) */
+  loaded: number;
+  hasMore: boolean;
+}
+
+export function emptyLazy<T>(): LazyState<T> {
+  return { rows: [], loaded: 0, hasMore: true };
+}
+
+/** Adds the next server page: a short page means there is no more. */
+export function appendPage<T>(state: LazyState<T>, page: T[], pageSize: number): LazyState<T> {
+  return { rows: [...state.rows, ...page], loaded: state.loaded + 1, hasMore: page.length >= pageSize };
+}
+
+/**
+ * The row count the pager shows: the known rows, plus one while the server may have more, so the
+ * "next" button stays enabled and moving onto the page after the last known one loads it.
+ */
+export function pagerCount<T>(state: LazyState<T>): number {
+  return state.rows.length + (state.hasMore && state.loaded > 0 ? 1 : 0);
+}
+
+/**
+ * Which server page (1-based) to request when the console shows page `uiPage` (0-based): the
+ * next one when the shown page is past the last known page and the server may have more, else null.
+ */
+export function pageToFetch<T>(state: LazyState<T>, uiPage: number): number | null {
+  if (!state.hasMore) return null;
+  return uiPage >= state.loaded ? state.loaded + 1 : null;
+}
+
+/** The rows of a console page. */
+export function pageRows<T>(state: LazyState<T>, uiPage: number, pageSize: number): T[] {
+  return state.rows.slice(uiPage * pageSize, (uiPage + 1) * pageSize);
+}
+
+/** The last page that has rows (after the server answered an empty page). */
+export function clampPage<T>(state: LazyState<T>, uiPage: number, pageSize: number): number {
+  const last = Math.max(0, Math.ceil(state.rows.length / pageSize) - 1);
+  return Math.min(uiPage, last);
+}
+
+/** A task record for the JSON dialog: the stored JSON text fields (data, properties) are expanded. */
+export function taskDetail(row: Row): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...row };
+  for (const k of ['data', 'properties']) {
+    const v = row[k];
+    if (typeof v === 'string' && v.trim()) {
+      try {
+        out[k] = JSON.parse(v);
+      } catch {
+        /* keep the text */
+      }
+    }
+  }
+  return out;
+}
+
+/** Long failure reasons open a dialog instead of showing inline. */
+export const LONG_TEXT = 20;
+export function isLong(text: unknown, max = LONG_TEXT): boolean {
+  return String(text ?? '').length > max;
+}
+
+/** Callback banner (§2): shown to admins unless the local flag mj_notify_enabled is true. */
+export function showCallbackBanner(admin: boolean, flag: unknown): boolean {
+  return admin && !(flag === true || flag === 'true');
+}

@@ -1,0 +1,194 @@
+import { useState, type FormEvent, type ReactElement } from 'react';
+import { Link as RouterLink, useSearchParams } from 'react-router-dom';
+import { useLogin, useNotify, useTranslate } from 'react-admin';
+import {
+  Alert,
+  Box,
+  Button,
+  CircularProgress,
+  Dialog,
+  DialogActions,
+  DialogContent,
+  DialogTitle,
+  Divider,
+  Link,
+  Stack,
+  TextField,
+  Typography,
+} from '@mui/material';
+import GitHubIcon from '@mui/icons-material/GitHub';
+import KeyIcon from '@mui/icons-material/Key';
+import ForumIcon from '@mui/icons-material/Forum';
+import ChatIcon from '@mui/icons-material/Chat';
+import { AuthCard } from '../components/AuthCard';
+import { Turnstile } from '../components/Turnstile';
+import { useStatus } from '../lib/StatusContext';
+import { api, errorText, qs } from '../lib/http';
+import { KEYS, setUser, store, type StoredUser } from '../lib/storage';
+import { TelegramWidget } from '../components/TelegramWidget';
+
+/** Server-built authorization redirect (state bound to the session), carrying a stored inviter code. */
+export function oauthStartUrl(provider: 'github' | 'oidc' | 'linuxdo', aff = store().getItem(KEYS.aff) ?? ''): string {
+  return `/api/oauth/${provider}/authorize${qs({ aff })}`;
+}
+
+function TelegramLogin({ bot }: { bot: string }) {
+  return <TelegramWidget bot={bot} authUrl="/api/oauth/telegram/login" size="medium" testId="telegram-login" sx={{ display: 'flex', justifyContent: 'center' }} />;
+}
+
+/** Login (spec 000 §2, §5): username/password, expired notice, third-party buttons per status flags. */
+export function Login() {
+  const translate = useTranslate();
+  const notify = useNotify();
+  const login = useLogin();
+  const [params] = useSearchParams();
+  const { status } = useStatus();
+  const [username, setUsername] = useState('');
+  const [password, setPassword] = useState('');
+  const [turnstile, setTurnstile] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [wechatOpen, setWechatOpen] = useState(false);
+  const [wechatCode, setWechatCode] = useState('');
+  const expired = params.get('expired') === 'true';
+  const passwordLogin = status.password_login_enabled !== false;
+
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    if (!username.trim() || !password) {
+      notify('app.login.empty', { type: 'warning' });
+      return;
+    }
+    if (status.turnstile_check && !turnstile) {
+      notify('app.register.turnstile', { type: 'info' });
+      return;
+    }
+    setBusy(true);
+    try {
+      await login({ username, password, turnstile }, '/token');
+      notify('app.login.success', { type: 'success' });
+    } catch (err) {
+      notify(errorText(err, translate), { type: 'error' });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  const wechatLogin = async () => {
+    if (!wechatCode.trim()) return;
+    try {
+      const r = await api().get<StoredUser>(`/api/oauth/wechat${qs({ code: wechatCode.trim(), aff: store().getItem(KEYS.aff) ?? '' })}`);
+      setUser(r.data);
+      notify('app.login.success', { type: 'success' });
+      setWechatOpen(false);
+      // A chat-app login goes to the home page (spec 000 §2); a full load refreshes permissions.
+      window.location.assign('/');
+    } catch (err) {
+      notify(errorText(err, translate), { type: 'error' });
+    }
+  };
+
+  const thirdParty = [
+    status.github_oauth && { key: 'github', icon: <GitHubIcon />, href: oauthStartUrl('github') },
+    status.oidc_enabled && { key: 'oidc', icon: <KeyIcon />, href: oauthStartUrl('oidc') },
+    status.linuxdo_oauth && { key: 'linuxdo', icon: <ForumIcon />, href: oauthStartUrl('linuxdo') },
+  ].filter(Boolean) as Array<{ key: string; icon: ReactElement; href: string }>;
+  const hasThirdParty = thirdParty.length > 0 || status.wechat_login || (status.telegram_oauth && status.telegram_bot_name);
+
+  return (
+    <AuthCard title={translate('app.login.title')}>
+      {expired ? (
+        <Alert severity="warning" sx={{ mb: 2 }} data-testid="expired-notice">
+          {translate('app.login.expired')}
+        </Alert>
+      ) : null}
+      {passwordLogin ? (
+        <Box component="form" onSubmit={submit} noValidate>
+          <Stack spacing={2}>
+            <TextField
+              label={translate('app.login.username')}
+              name="username"
+              autoComplete="username"
+              value={username}
+              onChange={(e) => setUsername(e.target.value)}
+              autoFocus
+              fullWidth
+              size="small"
+            />
+            <TextField
+              label={translate('app.login.password')}
+              name="password"
+              type="password"
+              autoComplete="current-password"
+              value={password}
+              onChange={(e) => setPassword(e.target.value)}
+              fullWidth
+              size="small"
+            />
+            {status.turnstile_check && status.turnstile_site_key ? <Turnstile siteKey={String(status.turnstile_site_key)} onToken={setTurnstile} /> : null}
+            <Button type="submit" variant="contained" size="large" disableElevation disabled={busy} data-testid="login-submit">
+              {busy ? <CircularProgress size={22} color="inherit" /> : translate('app.login.submit')}
+            </Button>
+          </Stack>
+        </Box>
+      ) : (
+        <Alert severity="info">{translate('app.login.password_disabled')}</Alert>
+      )}
+      <Stack direction="row" justifyContent="space-between" sx={{ mt: 2, fontSize: 14, flexWrap: 'wrap', rowGap: 1, columnGap: 2, '& > *': { whiteSpace: 'nowrap' } }}>
+        {!status.self_use_mode_enabled ? (
+          <Typography variant="body2">
+            {translate('app.login.no_account')}{' '}
+            <Link component={RouterLink} to="/register">
+              {translate('app.login.register')}
+            </Link>
+          </Typography>
+        ) : (
+          <span />
+        )}
+        <Typography variant="body2">
+          {translate('app.login.forgot')}{' '}
+          <Link component={RouterLink} to="/reset">
+            {translate('app.login.reset')}
+          </Link>
+        </Typography>
+      </Stack>
+      {hasThirdParty ? (
+        <>
+          <Divider sx={{ my: 3 }}>
+            <Typography variant="caption" color="text.secondary">
+              {translate('app.login.third_party')}
+            </Typography>
+          </Divider>
+          <Stack spacing={1}>
+            {thirdParty.map((p) => (
+              <Button key={p.key} variant="outlined" startIcon={p.icon} href={p.href} data-testid={`oauth-${p.key}`}>
+                {translate(`app.login.${p.key}`)}
+              </Button>
+            ))}
+            {status.wechat_login ? (
+              <Button variant="outlined" startIcon={<ChatIcon />} onClick={() => setWechatOpen(true)} data-testid="oauth-wechat">
+                {translate('app.login.wechat')}
+              </Button>
+            ) : null}
+            {status.telegram_oauth && status.telegram_bot_name ? <TelegramLogin bot={String(status.telegram_bot_name)} /> : null}
+          </Stack>
+        </>
+      ) : null}
+      <Dialog open={wechatOpen} onClose={() => setWechatOpen(false)} maxWidth="xs" fullWidth>
+        <DialogTitle>{translate('app.login.wechat_title')}</DialogTitle>
+        <DialogContent>
+          {status.wechat_qrcode ? <Box component="img" src={String(status.wechat_qrcode)} alt="" sx={{ display: 'block', mx: 'auto', width: 200, height: 200 }} /> : null}
+          <Typography variant="body2" color="text.secondary" sx={{ my: 1 }}>
+            {translate('app.login.wechat_tip')}
+          </Typography>
+          <TextField label={translate('app.login.wechat_code')} value={wechatCode} onChange={(e) => setWechatCode(e.target.value)} fullWidth size="small" />
+        </DialogContent>
+        <DialogActions>
+          <Button onClick={() => setWechatOpen(false)}>{translate('app.common.cancel')}</Button>
+          <Button variant="contained" onClick={() => void wechatLogin()}>
+            {translate('app.login.submit')}
+          </Button>
+        </DialogActions>
+      </Dialog>
+    </AuthCard>
+  );
+}

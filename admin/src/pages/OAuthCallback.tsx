@@ -1,0 +1,67 @@
+import { useEffect, useRef } from 'react';
+import { useNavigate, useParams, useSearchParams } from 'react-router-dom';
+import { useNotify, useTranslate } from 'react-admin';
+import { Box, CircularProgress, Typography } from '@mui/material';
+import { api, errorText, qs } from '../lib/http';
+import { setUser, type StoredUser } from '../lib/storage';
+
+// telegram: the server turns the widget's navigation into /oauth/telegram?code&state (see docs/console.md).
+export const OAUTH_TYPES = ['github', 'oidc', 'linuxdo', 'telegram'] as const;
+
+export type CallbackOutcome = { kind: 'bind' } | { kind: 'login'; user: StoredUser } | { kind: 'failed'; message: string };
+
+/** Spec 000 §4 / 002 §4: 'bind' → /setting; other success → store user, /token; failure → message, then /setting. */
+export function callbackOutcome(answer: { success: boolean; message?: string; data?: unknown }): CallbackOutcome {
+  if (!answer.success) return { kind: 'failed', message: answer.message || 'Error' };
+  if (answer.message === 'bind') return { kind: 'bind' };
+  const user = answer.data as StoredUser | null;
+  if (!user || typeof user !== 'object' || user.id == null) return { kind: 'failed', message: answer.message || 'Error' };
+  return { kind: 'login', user };
+}
+
+export function OAuthCallback() {
+  const { type = '' } = useParams();
+  const [params] = useSearchParams();
+  const navigate = useNavigate();
+  const notify = useNotify();
+  const translate = useTranslate();
+  const once = useRef(false);
+
+  useEffect(() => {
+    if (once.current) return;
+    once.current = true;
+    const fail = (message: string) => {
+      notify(message, { type: 'error' });
+      setTimeout(() => notify('app.oauth.failed_redirect', { type: 'info' }), 300);
+      setTimeout(() => navigate('/setting'), 1500);
+    };
+    if (!(OAUTH_TYPES as readonly string[]).includes(type)) {
+      navigate('/404', { replace: true });
+      return;
+    }
+    api()
+      .raw(`GET`, `/api/oauth/${type}${qs({ code: params.get('code') ?? '', state: params.get('state') ?? '' })}`)
+      .then((answer) => {
+        const out = callbackOutcome(answer);
+        if (out.kind === 'bind') {
+          notify('app.oauth.bind_success', { type: 'success' });
+          navigate('/setting');
+        } else if (out.kind === 'login') {
+          setUser(out.user);
+          notify('app.oauth.success', { type: 'success' });
+          // A full load so react-admin re-reads the permissions of the new session.
+          window.location.assign('/token');
+        } else fail(out.message);
+      })
+      .catch((err) => fail(errorText(err, translate)));
+  }, [type, params, navigate, notify, translate]);
+
+  return (
+    <Box sx={{ textAlign: 'center', py: 10 }}>
+      <CircularProgress />
+      <Typography sx={{ mt: 2 }} color="text.secondary">
+        {translate('app.oauth.processing')}
+      </Typography>
+    </Box>
+  );
+}

@@ -1,0 +1,62 @@
+import { useState, type FormEvent } from 'react';
+import { Link as RouterLink } from 'react-router-dom';
+import { useNotify, useTranslate } from 'react-admin';
+import { Box, Button, CircularProgress, Link, Stack, TextField, Typography } from '@mui/material';
+import { AuthCard } from '../components/AuthCard';
+import { Turnstile } from '../components/Turnstile';
+import { useStatus } from '../lib/StatusContext';
+import { api, errorText } from '../lib/http';
+import { useCountdown } from '../lib/useCountdown';
+
+/** Password reset request (spec 001 §2): email, optional bot-check, 30 s retry cooldown. */
+export function ResetRequest() {
+  const translate = useTranslate();
+  const notify = useNotify();
+  const { status } = useStatus();
+  const [email, setEmail] = useState('');
+  const [turnstile, setTurnstile] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [left, startCountdown] = useCountdown();
+
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    if (!email.trim()) {
+      notify('app.reset.empty', { type: 'warning' });
+      return;
+    }
+    if (status.turnstile_check && !turnstile) {
+      notify('app.reset.turnstile', { type: 'info' });
+      return;
+    }
+    setBusy(true);
+    try {
+      await api().get(`/api/reset_password?email=${encodeURIComponent(email.trim())}&turnstile=${encodeURIComponent(turnstile)}`);
+      notify('app.reset.sent', { type: 'success' });
+      setEmail('');
+      startCountdown(30);
+    } catch (err) {
+      notify(errorText(err, translate), { type: 'error' });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <AuthCard title={translate('app.reset.title')}>
+      <Box component="form" onSubmit={submit} noValidate>
+        <Stack spacing={2}>
+          <TextField label={translate('app.reset.email')} name="email" type="email" value={email} onChange={(e) => setEmail(e.target.value)} size="small" autoFocus />
+          {status.turnstile_check && status.turnstile_site_key ? <Turnstile siteKey={String(status.turnstile_site_key)} onToken={setTurnstile} /> : null}
+          <Button type="submit" variant="contained" size="large" disableElevation disabled={busy || left > 0} data-testid="reset-submit">
+            {busy ? <CircularProgress size={22} color="inherit" /> : left > 0 ? translate('app.reset.retry', { n: left }) : translate('app.reset.submit')}
+          </Button>
+        </Stack>
+      </Box>
+      <Typography variant="body2" sx={{ mt: 2, textAlign: 'center' }}>
+        <Link component={RouterLink} to="/login">
+          {translate('app.reset.back')}
+        </Link>
+      </Typography>
+    </AuthCard>
+  );
+}

@@ -1,0 +1,355 @@
+import { useEffect, useState } from 'react';
+import {
+  Alert,
+  Autocomplete,
+  Box,
+  Button,
+  Chip,
+  CircularProgress,
+  Divider,
+  FormControlLabel,
+  MenuItem,
+  Stack,
+  Switch,
+  TextField,
+  Typography,
+} from '@mui/material';
+import { Confirm, useNotify, useRefresh, useTranslate } from 'react-admin';
+import { SideDrawer } from '../shared/SideDrawer';
+import { useGateway, useApi } from '../shared/api';
+import { useNotifyError } from '../shared/hooks';
+import { readLocal, writeLocal } from '../shared/storage';
+import {
+  CHANNEL_DEFAULTS,
+  CHANNEL_TYPES,
+  PREDEFINED_MODEL_KINDS,
+  KEY_HINTS,
+  addCustomModels,
+  baseUrlEndsWithV1,
+  channelToForm,
+  formToPayload,
+  kindFields,
+  switchType,
+  validateChannel,
+  type ChannelForm,
+} from './logic';
+
+/** Create/edit drawer for one channel (/channel/create, /channel/:id). */
+export const ChannelEditDrawer = ({ creating, editId, onClose }: { creating: boolean; editId?: string; onClose: () => void }) => {
+  const open = creating || !!editId;
+  return (
+    <SideDrawer open={open} onClose={onClose} title={creating ? 'res.channel.create_title' : 'res.channel.edit_title'} width={680}>
+      <ChannelForm key={editId ?? 'new'} editId={creating ? undefined : editId} onDone={onClose} />
+    </SideDrawer>
+  );
+};
+
+const ChannelForm = ({ editId, onDone }: { editId?: string; onDone: () => void }) => {
+  const translate = useTranslate();
+  const notify = useNotify();
+  const notifyError = useNotifyError();
+  const refresh = useRefresh();
+  const dp = useGateway();
+  const http = useApi();
+  const isEdit = !!editId;
+  const [form, setForm] = useState<ChannelForm>(CHANNEL_DEFAULTS);
+  const [loading, setLoading] = useState(isEdit);
+  const [saving, setSaving] = useState(false);
+  const [groups, setGroups] = useState<string[]>([]);
+  const [allModels, setAllModels] = useState<string[]>([]);
+  const [typeModels, setTypeModels] = useState<Record<string, string[]>>(() => readLocal('channel_models', {}));
+  const [custom, setCustom] = useState('');
+  const [fetching, setFetching] = useState(false);
+  const [confirmV1, setConfirmV1] = useState(false);
+  const [showAdvanced, setShowAdvanced] = useState(false);
+
+  const set = <K extends keyof ChannelForm>(k: K, v: ChannelForm[K]) => setForm((f) => ({ ...f, [k]: v }));
+
+  useEffect(() => {
+    dp.getGroups().then((r) => setGroups(r.data)).catch(() => undefined);
+    dp.channelModels().then((r) => setAllModels(r.data.map((m) => String(m.id)))).catch(() => undefined);
+    if (Object.keys(typeModels).length === 0) {
+      http
+        .get<Record<string, string[]>>('/api/models')
+        .then((r) => {
+          if (r.data && typeof r.data === 'object') {
+            setTypeModels(r.data);
+            writeLocal('channel_models', r.data);
+          }
+        })
+        .catch(() => undefined);
+    }
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [dp, http]);
+
+  useEffect(() => {
+    if (!editId) return;
+    setLoading(true);
+    dp.getOne('channel', { id: editId })
+      .then((r) => setForm(channelToForm(r.data)))
+      .catch((e) => {
+        notifyError(e);
+        onDone();
+      })
+      .finally(() => setLoading(false));
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [editId]);
+
+  const kind = kindFields(form.type);
+
+  const submit = async (skipV1Check = false) => {
+    const err = validateChannel(form, isEdit);
+    if (err) return notify(err, { type: 'warning' });
+    if (!skipV1Check && baseUrlEndsWithV1(form.base_url) && form.type !== 8) return setConfirmV1(true);
+    setSaving(true);
+    try {
+      const body = formToPayload(form, isEdit);
+      if (isEdit) {
+        await dp.update('channel', { id: form.id!, data: body, previousData: { id: form.id! } });
+        notify('res.channel.msg.updated', { type: 'success' });
+      } else {
+        await dp.create('channel', { data: body });
+        notify('res.channel.msg.created', { type: 'success' });
+      }
+      refresh();
+      onDone();
+    } catch (e) {
+      notifyError(e);
+    } finally {
+      setSaving(false);
+    }
+  };
+
+  const fetchModels = async () => {
+    if (!isEdit && !form.key.trim()) return notify('res.channel.msg.key_needed', { type: 'warning' });
+    setFetching(true);
+    try {
+      const r =
+        isEdit && !form.key.trim()
+          ? await dp.fetchModels(form.id!)
+          : await dp.fetchModels({ base_url: form.base_url.trim().replace(/\/+$/, ''), type: form.type, key: form.batch ? form.key.split(/\r?\n/)[0].trim() : form.key.trim() });
+      set('models', Array.from(new Set(r.data)));
+      notify('res.channel.msg.models_fetched', { type: 'success' });
+    } catch (e) {
+      notifyError(e instanceof Error && e.message ? e : translate('res.channel.msg.models_fetch_failed'));
+    } finally {
+      setFetching(false);
+    }
+  };
+
+  const addCustom = () => {
+    if (!custom.trim()) return;
+    const { models, duplicate } = addCustomModels(form.models, custom);
+    set('models', models);
+    setCustom('');
+    if (duplicate) notify('res.channel.msg.models_exist', { type: 'warning' });
+  };
+
+  if (loading) {
+    return (
+      <Box sx={{ display: 'flex', justifyContent: 'center', p: 6 }}>
+        <CircularProgress />
+      </Box>
+    );
+  }
+
+  const related = typeModels[String(form.type)] ?? [];
+  const modelOptions = Array.from(new Set([...allModels, ...related]));
+
+  return (
+    <Box component="form" noValidate onSubmit={(e) => { e.preventDefault(); submit(); }}>
+      <Stack spacing={2}>
+        <TextField
+          select
+          label={translate('res.channel.fields.type')}
+          value={form.type}
+          onChange={(e) => {
+            const type = Number(e.target.value);
+            setForm((f) => {
+              const next = switchType(f, type);
+              // Midjourney (2, 5) and Suno (36) channels serve a predefined model list.
+              const predefined = typeModels[String(type)] ?? [];
+              return PREDEFINED_MODEL_KINDS.includes(type) && predefined.length ? { ...next, models: [...predefined] } : next;
+            });
+          }}
+          size="small"
+        >
+          {CHANNEL_TYPES.map((t) => (
+            <MenuItem key={t.value} value={t.value}>
+              {t.label}
+            </MenuItem>
+          ))}
+        </TextField>
+        {form.type === 3 && <Alert severity="info">{translate('res.channel.hint.azure')}</Alert>}
+        {form.type === 8 && <Alert severity="info">{translate('res.channel.hint.custom')}</Alert>}
+        <TextField required size="small" label={translate('res.channel.fields.name')} value={form.name} onChange={(e) => set('name', e.target.value)} />
+
+        {kind.baseUrl ? (
+          <TextField
+            size="small"
+            required={kind.baseUrl.required}
+            label={translate(kind.baseUrl.label)}
+            placeholder={kind.baseUrl.placeholder}
+            value={form.base_url}
+            onChange={(e) => set('base_url', e.target.value)}
+          />
+        ) : (
+          <TextField
+            size="small"
+            label={translate('res.channel.fields.base_url')}
+            placeholder={translate('res.channel.placeholder.base_url')}
+            value={form.base_url}
+            onChange={(e) => set('base_url', e.target.value)}
+            helperText={translate('res.channel.hint.base_url')}
+          />
+        )}
+        {kind.other && (
+          <TextField
+            size="small"
+            label={translate(kind.other.label)}
+            placeholder={kind.other.placeholder}
+            value={form.other}
+            multiline={kind.other.multiline}
+            minRows={kind.other.multiline ? 2 : undefined}
+            onChange={(e) => set('other', e.target.value)}
+          />
+        )}
+        {kind.organization && (
+          <TextField size="small" label={translate('res.channel.fields.openai_organization')} placeholder="org-xxx" value={form.openai_organization} onChange={(e) => set('openai_organization', e.target.value)} />
+        )}
+
+        {!isEdit && (
+          <FormControlLabel control={<Switch checked={form.batch} onChange={(e) => set('batch', e.target.checked)} />} label={translate('res.channel.batch_mode')} />
+        )}
+        <TextField
+          size="small"
+          required={!isEdit}
+          label={translate('res.channel.fields.key')}
+          placeholder={form.batch ? translate('res.channel.placeholder.batch_key') : KEY_HINTS[form.type] ?? translate('res.channel.placeholder.key')}
+          helperText={isEdit ? translate('res.channel.hint.key_keep') : form.batch ? translate('res.channel.hint.batch_key') : undefined}
+          value={form.key}
+          multiline={form.batch || kind.jsonKey}
+          minRows={form.batch || kind.jsonKey ? 4 : undefined}
+          type={form.batch || kind.jsonKey ? 'text' : 'password'}
+          autoComplete="new-password"
+          onChange={(e) => set('key', e.target.value)}
+        />
+
+        <Autocomplete
+          multiple
+          freeSolo
+          size="small"
+          options={groups}
+          value={form.groups}
+          onChange={(_, v) => set('groups', v as string[])}
+          renderInput={(p) => <TextField {...p} label={translate('res.channel.fields.group')} />}
+        />
+
+        <Divider textAlign="left">
+          <Typography variant="caption">{translate('res.channel.fields.models')}</Typography>
+        </Divider>
+        <Autocomplete
+          multiple
+          freeSolo
+          size="small"
+          disableCloseOnSelect
+          filterSelectedOptions
+          options={modelOptions}
+          value={form.models}
+          onChange={(_, v) => set('models', Array.from(new Set((v as string[]).map((m) => m.trim()).filter(Boolean))))}
+          renderValue={(value, getItemProps) =>
+            value.map((option, index) => {
+              const { key, ...itemProps } = getItemProps({ index });
+              return <Chip key={key} size="small" label={option} {...itemProps} />;
+            })
+          }
+          renderInput={(p) => <TextField {...p} required label={translate('res.channel.fields.models')} placeholder={translate('res.channel.placeholder.models')} />}
+        />
+        <Stack direction="row" spacing={1} sx={{ flexWrap: 'wrap', gap: 1 }}>
+          <Button size="small" variant="outlined" disabled={!related.length} onClick={() => set('models', Array.from(new Set([...form.models, ...related])))}>
+            {translate('res.channel.fill_related')}
+          </Button>
+          <Button size="small" variant="outlined" onClick={() => set('models', Array.from(new Set([...form.models, ...allModels])))}>
+            {translate('res.channel.fill_all')}
+          </Button>
+          <Button size="small" variant="outlined" onClick={fetchModels} disabled={fetching} startIcon={fetching ? <CircularProgress size={14} /> : undefined}>
+            {translate('res.channel.fetch_models')}
+          </Button>
+          <Button size="small" color="warning" onClick={() => set('models', [])}>
+            {translate('res.channel.clear_models')}
+          </Button>
+        </Stack>
+        <Stack direction="row" spacing={1}>
+          <TextField
+            size="small"
+            fullWidth
+            label={translate('res.channel.custom_models')}
+            placeholder={translate('res.channel.placeholder.custom_models')}
+            value={custom}
+            onChange={(e) => setCustom(e.target.value)}
+            onKeyDown={(e) => {
+              if (e.key === 'Enter') {
+                e.preventDefault();
+                addCustom();
+              }
+            }}
+          />
+          <Button variant="outlined" onClick={addCustom}>
+            {translate('res.common.add')}
+          </Button>
+        </Stack>
+
+        <TextField
+          size="small"
+          multiline
+          minRows={3}
+          label={translate('res.channel.fields.model_mapping')}
+          placeholder={'{\n  "gpt-3.5-turbo": "gpt-35-turbo"\n}'}
+          value={form.model_mapping}
+          onChange={(e) => set('model_mapping', e.target.value)}
+          helperText={translate('res.channel.hint.model_mapping')}
+          slotProps={{ htmlInput: { style: { fontFamily: 'monospace', fontSize: 13 } } }}
+        />
+
+        <Stack direction="row" spacing={2}>
+          <TextField size="small" fullWidth label={translate('res.channel.fields.test_model')} value={form.test_model} onChange={(e) => set('test_model', e.target.value)} placeholder={form.models[0] ?? ''} />
+          <TextField size="small" fullWidth label={translate('res.channel.fields.tag')} value={form.tag} onChange={(e) => set('tag', e.target.value)} />
+        </Stack>
+        <Stack direction="row" spacing={2}>
+          <TextField size="small" fullWidth type="number" label={translate('res.channel.fields.priority')} value={form.priority} onChange={(e) => set('priority', e.target.value)} slotProps={{ htmlInput: { min: -999, step: 1 } }} />
+          <TextField size="small" fullWidth type="number" label={translate('res.channel.fields.weight')} value={form.weight} onChange={(e) => set('weight', e.target.value)} slotProps={{ htmlInput: { min: 0, step: 1 } }} />
+        </Stack>
+        <FormControlLabel control={<Switch checked={form.auto_ban} onChange={(e) => set('auto_ban', e.target.checked)} />} label={translate('res.channel.fields.auto_ban')} />
+
+        <Button size="small" onClick={() => setShowAdvanced((v) => !v)} sx={{ alignSelf: 'flex-start' }}>
+          {translate(showAdvanced ? 'res.channel.hide_advanced' : 'res.channel.show_advanced')}
+        </Button>
+        {showAdvanced && (
+          <Stack spacing={2}>
+            <TextField size="small" multiline minRows={2} label={translate('res.channel.fields.status_code_mapping')} placeholder='{"400": "500"}' value={form.status_code_mapping} onChange={(e) => set('status_code_mapping', e.target.value)} />
+            <TextField size="small" multiline minRows={2} label={translate('res.channel.fields.param_override')} placeholder='{"temperature": 0}' value={form.param_override} onChange={(e) => set('param_override', e.target.value)} />
+            <TextField size="small" multiline minRows={2} label={translate('res.channel.fields.setting')} placeholder='{"force_format": true}' value={form.setting} onChange={(e) => set('setting', e.target.value)} />
+            <TextField size="small" type="number" label={translate('res.channel.fields.max_input_tokens')} value={form.max_input_tokens} onChange={(e) => set('max_input_tokens', Number(e.target.value) || 0)} />
+          </Stack>
+        )}
+
+        <Stack direction="row" spacing={1} justifyContent="flex-end" sx={{ pt: 1 }}>
+          <Button onClick={onDone}>{translate('res.common.cancel')}</Button>
+          <Button type="submit" variant="contained" disabled={saving}>
+            {translate('res.common.submit')}
+          </Button>
+        </Stack>
+      </Stack>
+      <Confirm
+        isOpen={confirmV1}
+        title="res.channel.confirm.v1_title"
+        content="res.channel.confirm.v1"
+        onClose={() => setConfirmV1(false)}
+        onConfirm={() => {
+          setConfirmV1(false);
+          submit(true);
+        }}
+      />
+    </Box>
+  );
+};

@@ -1,0 +1,2 @@
+export { ChannelList } from './ChannelList';
+export { ChannelEditDrawer } from './ChannelEdit';

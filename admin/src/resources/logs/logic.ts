@@ -1,0 +1,95 @@
+/** Usage log screen logic (unit-tested). */
+import { parseJsonObject } from '../shared/format';
+
+export const LOG_TYPES = [0, 1, 2, 3, 4] as const;
+export function logTypeKey(type: number): string {
+  return ['all', 'topup', 'consume', 'manage', 'system'][type] ?? 'unknown';
+}
+export function logTypeColor(type: number) {
+  return (['grey', 'cyan', 'green', 'orange', 'purple'] as const)[type] ?? 'grey';
+}
+
+/** First-token time (other.frt, milliseconds) in seconds, or null when absent. */
+export function firstTokenSeconds(other: unknown): number | null {
+  const o = parseJsonObject(other);
+  const frt = Number(o.frt);
+  if (!Number.isFinite(frt) || frt <= 0) return null;
+  return frt / 1000;
+}
+
+/** Channels tried for the request (admin retry column): other.admin_info.use_channel. */
+export function usedChannels(other: unknown): string[] {
+  const o = parseJsonObject(other);
+  const list = o.admin_info?.use_channel;
+  return Array.isArray(list) ? list.map((c: unknown) => String(c)) : [];
+}
+
+export interface LogDetail {
+  /** i18n key + params parts to show */
+  parts: { key: string; params?: Record<string, string | number> }[];
+  text?: string;
+}
+
+const fmt = (n: unknown, d = 4) => {
+  const v = Number(n);
+  if (!Number.isFinite(v)) return '-';
+  return String(Math.round(v * 10 ** d) / 10 ** d);
+};
+
+/**
+ * Details column: consumption rows show the ratios from `other` (model price or model ratio,
+ * completion ratio, cache ratio, group ratio); other rows show the content.
+ */
+export function logDetail(log: { type: number; content?: string; other?: unknown }): LogDetail {
+  const o = parseJsonObject(log.other);
+  if (Number(log.type) !== 2 || Object.keys(o).length === 0) return { parts: [], text: log.content ?? '' };
+  const parts: LogDetail['parts'] = [];
+  if (o.model_price !== undefined && Number(o.model_price) > 0) parts.push({ key: 'res.log.detail.model_price', params: { v: fmt(o.model_price) } });
+  else if (o.model_ratio !== undefined) parts.push({ key: 'res.log.detail.model_ratio', params: { v: fmt(o.model_ratio) } });
+  if (o.completion_ratio !== undefined && !(Number(o.model_price) > 0)) parts.push({ key: 'res.log.detail.completion_ratio', params: { v: fmt(o.completion_ratio) } });
+  if (o.cache_tokens !== undefined && Number(o.cache_tokens) > 0) parts.push({ key: 'res.log.detail.cache', params: { n: Number(o.cache_tokens), v: fmt(o.cache_ratio ?? 1) } });
+  if (o.group_ratio !== undefined) parts.push({ key: 'res.log.detail.group_ratio', params: { v: fmt(o.group_ratio) } });
+  if (o.is_model_mapped && o.upstream_model_name) parts.push({ key: 'res.log.detail.mapped', params: { m: String(o.upstream_model_name) } });
+  if (o.reasoning_effort) parts.push({ key: 'res.log.detail.reasoning', params: { v: String(o.reasoning_effort) } });
+  return { parts, text: parts.length ? undefined : log.content ?? '' };
+}
+
+/** datetime-local text → epoch seconds (or undefined). */
+export function toEpoch(text: string | undefined): number | undefined {
+  if (!text) return undefined;
+  const t = Date.parse(text);
+  return Number.isFinite(t) ? Math.floor(t / 1000) : undefined;
+}
+
+/** The log filter form. */
+export interface FilterForm {
+  type: number;
+  token_name: string;
+  model_name: string;
+  start: string;
+  end: string;
+  group: string;
+  channel: string;
+  username: string;
+}
+
+export const EMPTY_LOG_FILTER: FilterForm = { type: 0, token_name: '', model_name: '', start: '', end: '', group: '', channel: '', username: '' };
+
+/** Filter form → list filters (the data provider's LOG_FILTERS keys); channel and username only for admins. */
+export function toFilter(f: FilterForm, admin: boolean): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    type: f.type || undefined,
+    token_name: f.token_name.trim() || undefined,
+    model_name: f.model_name.trim() || undefined,
+    start_timestamp: toEpoch(f.start),
+    end_timestamp: toEpoch(f.end),
+    group: f.group.trim() || undefined,
+  };
+  if (admin) {
+    out.channel = f.channel.trim() || undefined;
+    out.username = f.username.trim() || undefined;
+  }
+  for (const k of Object.keys(out)) if (out[k] === undefined) delete out[k];
+  return out;
+}
+

@@ -1,0 +1,1 @@
+export { RedemptionList } from './RedemptionList';

@@ -1,0 +1,26 @@
+import { describe, expect, it } from 'vitest';
+import { codesFileText, redemptionPayload, redemptionStatusKey, validateRedemption } from './logic';
+
+const usd = { displayInCurrency: true, quotaPerUnit: 500000 };
+
+describe('redemption codes', () => {
+  it('validates name length, integer quota and count 1..100', () => {
+    expect(validateRedemption({ name: 'a', quota: 100000, count: 1 }, false)).toBeNull();
+    expect(validateRedemption({ name: 'x'.repeat(21), quota: 1, count: 1 }, false)).toBe('res.redemption.msg.name_length');
+    expect(validateRedemption({ name: '', quota: '1.5', count: 1 }, false)).toBe('res.redemption.msg.quota_integer');
+    expect(validateRedemption({ name: '', quota: 1, count: 101 }, false)).toBe('res.redemption.msg.count_range');
+    expect(validateRedemption({ name: '', quota: 1, count: 0 }, false)).toBe('res.redemption.msg.count_range');
+    expect(validateRedemption({ name: '', quota: 1, count: 0 }, true)).toBeNull();
+  });
+  it('an empty name defaults to the formatted quota', () => {
+    expect(redemptionPayload({ name: '', quota: '100000', count: '3' }, false, usd)).toEqual({ name: '$0.20', quota: 100000, count: 3 });
+    expect(redemptionPayload({ id: 4, name: 'n', quota: 5, count: 1 }, true, usd)).toEqual({ id: 4, name: 'n', quota: 5 });
+  });
+  it('writes one code per line', () => {
+    expect(codesFileText(['a', 'b'])).toBe('a\nb\n');
+    expect(codesFileText([])).toBe('');
+  });
+  it('status keys', () => {
+    expect([1, 2, 3, 4].map(redemptionStatusKey)).toEqual(['unused', 'disabled', 'used', 'unknown']);
+  });
+});

@@ -1,0 +1,40 @@
+/** Redemption code screen logic (unit-tested). */
+import { formatQuota, type DisplaySettings } from '../shared/format';
+
+export const REDEMPTION_STATUS = { UNUSED: 1, DISABLED: 2, USED: 3 } as const;
+export const DEFAULT_REDEMPTION_QUOTA = 100000;
+export const MAX_REDEMPTION_COUNT = 100;
+
+export interface RedemptionForm {
+  id?: number;
+  name: string;
+  quota: number | string;
+  count: number | string;
+}
+
+/** Returns the i18n key of the first problem or null. Name 1–20 characters (after the default), count 1..100. */
+export function validateRedemption(form: RedemptionForm, isEdit: boolean): string | null {
+  if (form.name.trim().length > 20) return 'res.redemption.msg.name_length';
+  if (!/^\d+$/.test(String(form.quota).trim())) return 'res.redemption.msg.quota_integer';
+  if (!isEdit) {
+    const c = String(form.count).trim();
+    if (!/^\d+$/.test(c) || Number(c) < 1 || Number(c) > MAX_REDEMPTION_COUNT) return 'res.redemption.msg.count_range';
+  }
+  return null;
+}
+
+/** Wire body; an empty name defaults to the formatted quota. */
+export function redemptionPayload(form: RedemptionForm, isEdit: boolean, settings: DisplaySettings): Record<string, unknown> {
+  const quota = parseInt(String(form.quota), 10) || 0;
+  const name = form.name.trim() || formatQuota(quota, settings);
+  return isEdit ? { id: form.id, name, quota } : { name, quota, count: parseInt(String(form.count), 10) || 1 };
+}
+
+/** Text of the downloaded file: one code per line. */
+export function codesFileText(codes: readonly string[]): string {
+  return codes.join('\n') + (codes.length ? '\n' : '');
+}
+
+export function redemptionStatusKey(status: number): string {
+  return status === 1 ? 'unused' : status === 2 ? 'disabled' : status === 3 ? 'used' : 'unknown';
+}

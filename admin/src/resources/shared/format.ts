@@ -1,0 +1,194 @@
+/**
+ * Pure display helpers shared by the resource screens: quota/currency rendering, compact numbers,
+ * timestamps, colour thresholds. No React here, so everything is unit-tested in format.test.ts.
+ */
+
+export interface DisplaySettings {
+  /** status.display_in_currency */
+  displayInCurrency: boolean;
+  /** status.quota_per_unit (500000 by default) */
+  quotaPerUnit: number;
+}
+
+export const DEFAULT_QUOTA_PER_UNIT = 500000;
+
+/** Reads the cached status object (localStorage key `status`) the shell stores after GET /api/status. */
+export function readDisplaySettings(storage: Pick<Storage, 'getItem'> | undefined = safeStorage()): DisplaySettings {
+  let displayInCurrency = true;
+  let quotaPerUnit = DEFAULT_QUOTA_PER_UNIT;
+  try {
+    const raw = storage?.getItem('status');
+    if (raw) {
+      const status = JSON.parse(raw) as Record<string, unknown>;
+      if (typeof status.display_in_currency === 'boolean') displayInCurrency = status.display_in_currency;
+      else if (status.display_in_currency === 'true' || status.display_in_currency === 'false')
+        displayInCurrency = status.display_in_currency === 'true';
+      const qpu = Number(status.quota_per_unit);
+      if (Number.isFinite(qpu) && qpu > 0) quotaPerUnit = qpu;
+    }
+  } catch {
+    /* malformed cache: defaults */
+  }
+  return { displayInCurrency, quotaPerUnit };
+}
+
+function safeStorage(): Storage | undefined {
+  try {
+    return typeof localStorage === 'undefined' ? undefined : localStorage;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Compact number: k above 10 thousand, M above a million, B above a billion. */
+export function compactNumber(n: number | null | undefined): string {
+  const v = Number(n ?? 0);
+  if (!Number.isFinite(v)) return '0';
+  const abs = Math.abs(v);
+  const trim = (x: number) => {
+    const s = x.toFixed(1);
+    return s.endsWith('.0') ? s.slice(0, -2) : s;
+  };
+  if (abs >= 1e9) return `${trim(v / 1e9)}B`;
+  if (abs >= 1e6) return `${trim(v / 1e6)}M`;
+  if (abs >= 1e4) return `${trim(v / 1e3)}k`;
+  return String(Math.round(v * 100) / 100);
+}
+
+/**
+ * Quota → text. With currency display on: '$' + quota / quota_per_unit with `digits` decimals
+ * (a positive amount too small to show is shown as the smallest visible unit); else a compact number.
+ */
+export function formatQuota(
+  quota: number | null | undefined,
+  settings: DisplaySettings = readDisplaySettings(),
+  digits = 2,
+): string {
+  const q = Number(quota ?? 0);
+  if (!Number.isFinite(q)) return '-';
+  if (!settings.displayInCurrency) return compactNumber(q);
+  const usd = q / (settings.quotaPerUnit || DEFAULT_QUOTA_PER_UNIT);
+  const fixed = usd.toFixed(digits);
+  if (Number(fixed) === 0 && usd > 0) return `$${Math.pow(10, -digits).toFixed(digits)}`;
+  if (Number(fixed) === 0 && usd < 0) return `-$${Math.pow(10, -digits).toFixed(digits)}`;
+  return usd < 0 ? `-$${fixed.slice(1)}` : `$${fixed}`;
+}
+
+/** Dollars → quota units (rounded). */
+export function usdToQuota(usd: number, quotaPerUnit = DEFAULT_QUOTA_PER_UNIT): number {
+  return Math.round(usd * quotaPerUnit);
+}
+
+const pad = (n: number) => String(n).padStart(2, '0');
+
+/** Epoch seconds → 'YYYY-MM-DD HH:mm:ss' in local time; 0/empty → '-'. */
+export function formatTimestamp(ts: number | null | undefined): string {
+  const v = Number(ts ?? 0);
+  if (!v || !Number.isFinite(v)) return '-';
+  const d = new Date(v * 1000);
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
+/** Epoch seconds → value for an <input type="datetime-local"> ('YYYY-MM-DDTHH:mm'). */
+export function toDateTimeLocal(ts: number): string {
+  const d = new Date(ts * 1000);
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+/** Parses a date text (datetime-local or 'YYYY-MM-DD HH:mm[:ss]') into epoch seconds, or null when invalid. */
+export function parseDateText(text: string): number | null {
+  const t = text.trim();
+  if (!t) return null;
+  const m = /^(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ](\d{1,2}):(\d{2})(?::(\d{2}))?)?$/.exec(t);
+  if (!m) return null;
+  const [y, mo, d, h, mi, s] = [m[1], m[2], m[3], m[4] ?? '0', m[5] ?? '0', m[6] ?? '0'].map(Number);
+  const date = new Date(y, mo - 1, d, h, mi, s);
+  if (
+    date.getFullYear() !== y ||
+    date.getMonth() !== mo - 1 ||
+    date.getDate() !== d ||
+    h > 23 ||
+    mi > 59 ||
+    s > 59
+  )
+    return null;
+  return Math.floor(date.getTime() / 1000);
+}
+
+export type TagColor = 'grey' | 'green' | 'lime' | 'yellow' | 'orange' | 'red' | 'blue' | 'purple' | 'cyan' | 'teal' | 'pink' | 'indigo' | 'amber' | 'violet' | 'light-blue' | 'white';
+
+/** Channel response time (milliseconds): 0 untested grey, ≤1 s green, ≤3 s lime, ≤5 s yellow, else red. */
+export function responseTimeColor(ms: number | null | undefined): TagColor {
+  const v = Number(ms ?? 0);
+  if (!v) return 'grey';
+  if (v <= 1000) return 'green';
+  if (v <= 3000) return 'lime';
+  if (v <= 5000) return 'yellow';
+  return 'red';
+}
+
+/** Log use time (seconds): below 101 green, below 300 orange, else red. */
+export function useTimeColor(seconds: number): TagColor {
+  if (seconds < 101) return 'green';
+  if (seconds < 300) return 'orange';
+  return 'red';
+}
+
+/** First-token time (seconds): below 3 green, below 10 orange, else red. */
+export function firstTokenColor(seconds: number): TagColor {
+  if (seconds < 3) return 'green';
+  if (seconds < 10) return 'orange';
+  return 'red';
+}
+
+/** Group ratio: above 5 red, above 3 orange, above 1 blue, else green. */
+export function groupRatioColor(ratio: number): TagColor {
+  if (ratio > 5) return 'red';
+  if (ratio > 3) return 'orange';
+  if (ratio > 1) return 'blue';
+  return 'green';
+}
+
+/** Stable colour for a free-text label (groups, model names), so the same label always looks the same. */
+export function stringColor(label: string): TagColor {
+  const palette: TagColor[] = ['amber', 'blue', 'cyan', 'green', 'indigo', 'light-blue', 'lime', 'orange', 'pink', 'purple', 'red', 'teal', 'violet', 'yellow'];
+  let sum = 0;
+  for (let i = 0; i < label.length; i++) sum = (sum * 31 + label.charCodeAt(i)) >>> 0;
+  return palette[sum % palette.length];
+}
+
+/** Comma string ↔ list, trimming blanks and dropping empties / duplicates. */
+export function splitComma(value: string | null | undefined): string[] {
+  if (!value) return [];
+  const out: string[] = [];
+  for (const part of value.split(',')) {
+    const t = part.trim();
+    if (t && !out.includes(t)) out.push(t);
+  }
+  return out;
+}
+
+export function joinComma(list: readonly string[] | null | undefined): string {
+  return splitComma((list ?? []).join(',')).join(',');
+}
+
+/** Safe JSON parse of a log's `other` / a channel's `other_info` (string or object). */
+export function parseJsonObject(value: unknown): Record<string, any> {
+  if (!value) return {};
+  if (typeof value === 'object') return value as Record<string, any>;
+  if (typeof value !== 'string') return {};
+  try {
+    const parsed = JSON.parse(value);
+    return parsed && typeof parsed === 'object' && !Array.isArray(parsed) ? parsed : {};
+  } catch {
+    return {};
+  }
+}
+
+/** Random alphanumeric string of `len` characters. */
+export function randomSuffix(len = 6, rnd: () => number = Math.random): string {
+  const chars = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+  let s = '';
+  for (let i = 0; i < len; i++) s += chars[Math.floor(rnd() * chars.length)];
+  return s;
+}

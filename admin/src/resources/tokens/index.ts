@@ -1,0 +1,1 @@
+export { TokenList } from './TokenList';

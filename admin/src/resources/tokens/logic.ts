@@ -1,0 +1,158 @@
+/** Token screen logic without React (unit-tested in logic.test.ts). */
+import { joinComma, parseDateText, randomSuffix, splitComma } from '../shared/format';
+
+export const TOKEN_STATUS = { ENABLED: 1, DISABLED: 2, EXPIRED: 3, EXHAUSTED: 4 } as const;
+
+/** Quota presets (spec 001 §9): value and label at 500000 per dollar. */
+export const QUOTA_PRESETS = [
+  { value: 500000, label: '$1' },
+  { value: 5000000, label: '$10' },
+  { value: 25000000, label: '$50' },
+  { value: 50000000, label: '$100' },
+  { value: 250000000, label: '$500' },
+  { value: 500000000, label: '$1000' },
+];
+export const DEFAULT_TOKEN_QUOTA = 500000;
+export const BATCH_PRESETS = [10, 20, 30, 100];
+
+export type ExpiryOption = 'never' | 'hour' | 'day' | 'month';
+export const EXPIRY_OPTIONS: ExpiryOption[] = ['never', 'hour', 'day', 'month'];
+
+/** Quick expiry: never → -1, otherwise now + 1 hour / 1 day / 30 days (epoch seconds). */
+export function expiryFromOption(option: ExpiryOption, nowSeconds = Math.floor(Date.now() / 1000)): number {
+  switch (option) {
+    case 'never':
+      return -1;
+    case 'hour':
+      return nowSeconds + 3600;
+    case 'day':
+      return nowSeconds + 86400;
+    case 'month':
+      return nowSeconds + 30 * 86400;
+  }
+}
+
+/**
+ * Expiry text → expired_time. Empty or -1 means never (-1); anything else must parse as a date,
+ * otherwise the error key 过期时间格式错误！ is returned.
+ */
+export function parseExpiry(text: string | number | null | undefined): { value: number } | { error: string } {
+  if (text === null || text === undefined) return { value: -1 };
+  const t = String(text).trim();
+  if (t === '' || t === '-1') return { value: -1 };
+  const ts = parseDateText(t);
+  if (ts === null) return { error: 'res.token.msg.expiry_invalid' };
+  return { value: ts };
+}
+
+/** Batch count: positive integer, else null. */
+export function parseBatchCount(v: unknown): number | null {
+  const s = String(v ?? '').trim();
+  if (!/^\d+$/.test(s)) return null;
+  const n = Number(s);
+  return n >= 1 ? n : null;
+}
+
+/** Names of a batch: the first keeps the name, each further one gets a random 6-character alphanumeric suffix. */
+export function batchNames(name: string, count: number, rnd: () => number = Math.random): string[] {
+  const names: string[] = [];
+  for (let i = 0; i < count; i++) names.push(i === 0 ? name : `${name}-${randomSuffix(6, rnd)}`);
+  return names;
+}
+
+export interface TokenForm {
+  id?: number;
+  name: string;
+  remain_quota: number | string;
+  unlimited_quota: boolean;
+  expired_time: string; // '' / '-1' = never, else date text
+  model_limits_enabled: boolean;
+  model_limits: string[];
+  allow_ips: string;
+  group: string;
+  count: number | string;
+}
+
+export const TOKEN_DEFAULTS: TokenForm = {
+  name: '',
+  remain_quota: DEFAULT_TOKEN_QUOTA,
+  unlimited_quota: false,
+  expired_time: '',
+  model_limits_enabled: false,
+  model_limits: [],
+  allow_ips: '',
+  group: '',
+  count: 1,
+};
+
+/** Validates; returns the i18n key of the first problem or null. */
+export function validateToken(form: TokenForm, isEdit: boolean): string | null {
+  if (!isEdit && !form.name.trim()) return 'res.token.msg.name_required';
+  if (!form.unlimited_quota && !/^-?\d+$/.test(String(form.remain_quota).trim())) return 'res.token.msg.quota_integer';
+  const exp = parseExpiry(form.expired_time);
+  if ('error' in exp) return exp.error;
+  if (!isEdit && parseBatchCount(form.count) === null) return 'res.token.msg.count_invalid';
+  return null;
+}
+
+/** Normalises the allow-list: one IP per line, blanks dropped. */
+export function normaliseAllowIps(text: string): string {
+  return text
+    .split(/\r?\n/)
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .join('\n');
+}
+
+/** Form → wire body (without the name, set per token in a batch). */
+export function tokenPayload(form: TokenForm): Record<string, unknown> {
+  const exp = parseExpiry(form.expired_time);
+  return {
+    ...(form.id ? { id: form.id } : {}),
+    name: form.name.trim(),
+    remain_quota: form.unlimited_quota ? 0 : parseInt(String(form.remain_quota), 10) || 0,
+    unlimited_quota: form.unlimited_quota,
+    expired_time: 'value' in exp ? exp.value : -1,
+    model_limits_enabled: form.model_limits_enabled && form.model_limits.length > 0,
+    model_limits: joinComma(form.model_limits),
+    allow_ips: normaliseAllowIps(form.allow_ips),
+    group: form.group,
+  };
+}
+
+export function tokenToForm(t: Record<string, any>, toText: (ts: number) => string): TokenForm {
+  const exp = Number(t.expired_time);
+  return {
+    id: t.id,
+    name: String(t.name ?? ''),
+    remain_quota: Number(t.remain_quota) || 0,
+    unlimited_quota: !!t.unlimited_quota,
+    expired_time: !exp || exp === -1 ? '' : toText(exp),
+    model_limits_enabled: !!t.model_limits_enabled,
+    model_limits: splitComma(String(t.model_limits ?? '')),
+    allow_ips: String(t.allow_ips ?? ''),
+    group: String(t.group ?? ''),
+    count: 1,
+  };
+}
+
+/** Status shown for a token: 'enabled_limited' when enabled with model limits. */
+export function tokenStatusKey(t: { status: number; model_limits_enabled?: boolean | number }): string {
+  switch (Number(t.status)) {
+    case 1:
+      return t.model_limits_enabled ? 'enabled_limited' : 'enabled';
+    case 2:
+      return 'disabled';
+    case 3:
+      return 'expired';
+    case 4:
+      return 'exhausted';
+    default:
+      return 'unknown';
+  }
+}
+
+/** Key as shown in the list: sk- prefix, middle masked (the copy button copies it whole). */
+export function maskKey(key: string): string {
+  return key.length > 12 ? `sk-${key.slice(0, 4)}**********${key.slice(-4)}` : `sk-${key}`;
+}

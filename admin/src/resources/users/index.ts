@@ -1,0 +1,1 @@
+export { UserList } from './UserList';

@@ -1,0 +1,67 @@
+/** User administration logic (unit-tested). */
+
+export const ROLE = { USER: 1, ADMIN: 10, ROOT: 100 } as const;
+
+export function roleKey(role: number): string {
+  return role === 1 ? 'user' : role === 10 ? 'admin' : role === 100 ? 'root' : 'unknown';
+}
+
+/** Status key: deregistered wins (DeletedAt set), else 1 activated, 2 banned, 3 other, else unknown. */
+export function userStatusKey(u: { status: number; DeletedAt?: unknown; deleted_at?: unknown }): string {
+  if (isDeregistered(u)) return 'deregistered';
+  switch (Number(u.status)) {
+    case 1:
+      return 'activated';
+    case 2:
+      return 'banned';
+    case 3:
+      return 'status3';
+    default:
+      return 'unknown';
+  }
+}
+
+export function isDeregistered(u: { DeletedAt?: unknown; deleted_at?: unknown }): boolean {
+  const v = u.DeletedAt ?? u.deleted_at;
+  return v !== null && v !== undefined && v !== '' && v !== 0 && v !== false;
+}
+
+export type ManageAction = 'promote' | 'demote' | 'disable' | 'enable' | 'delete';
+
+/** Which manage actions a row offers (none for deregistered users). */
+export function availableActions(u: { status: number; role: number; DeletedAt?: unknown; deleted_at?: unknown }, myRole: number): ManageAction[] {
+  if (isDeregistered(u)) return [];
+  if (myRole && u.role >= myRole) return [];
+  const actions: ManageAction[] = [];
+  if (myRole >= ROLE.ROOT && u.role < ROLE.ADMIN) actions.push('promote');
+  if (myRole >= ROLE.ROOT && u.role >= ROLE.ADMIN && u.role < ROLE.ROOT) actions.push('demote');
+  if (Number(u.status) === 1) actions.push('disable');
+  else actions.push('enable');
+  actions.push('delete');
+  return actions;
+}
+
+/** The enable action is blocked for status 3. */
+export function enableBlocked(u: { status: number }): boolean {
+  return Number(u.status) === 3;
+}
+
+/** Create: 'Username and password cannot be empty!' when either is blank. */
+export function validateNewUser(v: { username: string; password: string }): string | null {
+  if (!v.username.trim() || !v.password) return 'res.user.msg.username_password_required';
+  return null;
+}
+
+/** Edit: optional password of at least 8 characters; quota an integer. */
+export function validateEditUser(v: { password?: string; quota: number | string }): string | null {
+  if (v.password && v.password.length < 8) return 'res.user.msg.password_min';
+  if (!/^-?\d+$/.test(String(v.quota).trim())) return 'res.user.msg.quota_integer';
+  return null;
+}
+
+/** Add-quota dialog: accepts negative integers, returns the new total or null for bad input. */
+export function addQuota(current: number, delta: string): number | null {
+  const d = delta.trim();
+  if (!/^-?\d+$/.test(d)) return null;
+  return current + Number(d);
+}

@@ -1,0 +1,115 @@
+/**
+ * Targets C / C2: the full gateway (createApp from server/src/app.ts) in its own process, seeded
+ * with one user, one unlimited API key and one OpenAI channel pointing at the mock. Every relay
+ * request therefore goes through key auth, routing, pre-consume + settle and a consume-log row.
+ *
+ * Run as a child by the harness:
+ *   node --import tsx --import ./bench/probe.mjs bench/gateway.ts --port N --upstream URL --key K \
+ *        --db sqlite:<file> | postgres://… [--schema S] [--redis URL --redis-prefix P]
+ * The schema / Redis prefix are fresh per run; `--cleanup` on exit drops them (SIGTERM).
+ */
+import http from 'node:http';
+import crypto from 'node:crypto';
+import { loadConfig, type AppConfig } from '../server/src/config';
+import { createApp } from '../server/src/app';
+import { createLogger } from '../server/src/lib/logger';
+import { createAccount } from '../server/src/services/accounts';
+import { ROLE } from '../server/src/repositories/users';
+import { syncAbilities, CHANNEL_STATUS } from '../server/src/repositories/channels';
+import { invalidateChannels } from '../server/src/services/invalidate';
+import { MOCK_MODEL } from './mock';
+
+export const BENCH_CHANNEL_TYPE_OPENAI = 1;
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i > 0 ? process.argv[i + 1] : undefined;
+}
+
+async function main() {
+  const port = Number(arg('--port') ?? 0);
+  const upstream = arg('--upstream') ?? 'http://127.0.0.1:9000';
+  const key = arg('--key') ?? crypto.randomBytes(24).toString('hex');
+  const databaseUrl = arg('--db') ?? 'sqlite::memory:';
+  const schema = arg('--schema');
+  const redisUrl = arg('--redis');
+  const base = loadConfig({});
+  const config: AppConfig = {
+    ...base,
+    port,
+    databaseUrl,
+    pgSchema: schema,
+    redisUrl,
+    redisPrefix: arg('--redis-prefix') ?? `bench:${crypto.randomBytes(4).toString('hex')}:`,
+    sessionSecret: 'bench-session-secret',
+    sessionSecretGenerated: false,
+    logLevel: process.env.BENCH_LOG_LEVEL ?? 'warn',
+    adminDist: undefined,
+  };
+  const log = createLogger(config.logLevel);
+  const gw = await createApp(config, { logger: log, serveConsole: false });
+  const knex = gw.ctx.knex;
+  const now = Math.floor(Date.now() / 1000);
+
+  // Seed (idempotent enough for a fresh database): user, key, channel + abilities.
+  const user = await createAccount(gw.ctx, { username: 'bench', password: 'bench-password-1', role: ROLE.user });
+  await knex('users').where({ id: user.id }).update({ quota: 1e15 });
+  await knex('tokens').insert({
+    user_id: user.id,
+    key,
+    status: 1,
+    name: 'bench',
+    created_time: now,
+    accessed_time: now,
+    expired_time: -1,
+    remain_quota: 0,
+    unlimited_quota: true,
+    model_limits_enabled: false,
+    model_limits: '',
+    allow_ips: '',
+    group: '',
+  });
+  const channel = {
+    type: BENCH_CHANNEL_TYPE_OPENAI,
+    key: 'sk-mock-upstream',
+    status: CHANNEL_STATUS.enabled,
+    name: 'mock',
+    weight: 0,
+    priority: 0,
+    created_time: now,
+    base_url: upstream,
+    models: MOCK_MODEL,
+    group: 'default',
+    tag: null,
+  };
+  const [inserted] = await knex('channels').insert(channel).returning('id');
+  const id = Number(typeof inserted === 'object' ? (inserted as { id: number }).id : inserted);
+  await syncAbilities(knex, { id, ...channel });
+  await invalidateChannels(gw.ctx);
+
+  const server = http.createServer(gw.callback);
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  server.requestTimeout = 0;
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve()));
+  log.info({ port, db: gw.ctx.db.kind, kv: gw.ctx.kv.kind }, 'bench gateway listening');
+
+  let stopping = false;
+  const stop = async () => {
+    if (stopping) return;
+    stopping = true;
+    server.close();
+    server.closeAllConnections();
+    await gw.close().catch(() => undefined);
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop());
+  process.once('SIGINT', () => void stop());
+  process.on('disconnect', () => void stop());
+}
+
+main().catch((err) => {
+  // eslint-disable-next-line no-console
+  console.error('bench gateway failed to start:', err);
+  process.exit(1);
+});

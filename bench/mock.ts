@@ -1,0 +1,147 @@
+/**
+ * Mock OpenAI upstream on raw node:http, as cheap as possible so it is never the bottleneck:
+ *   POST …/chat/completions  → a precomputed JSON buffer; with `"stream":true` an SSE stream:
+ *                              a role chunk at once, `chunks` deltas every `intervalMs`, a usage
+ *                              chunk, `data: [DONE]`.
+ *   GET  …/models            → a model list.
+ *   POST /__config {chunks, intervalMs} → changes the stream shape (the harness, between phases).
+ *   GET  /__stats            → {requests, streams, cpuUs, rss}: the mock reports its own cost, so
+ *                              the harness can compute its ceiling.
+ * Run as a child: `node --import tsx bench/mock.ts --port N`.
+ */
+import http from 'node:http';
+
+export const MOCK_MODEL = 'gpt-4o-mini';
+
+export interface MockShape {
+  chunks: number;
+  intervalMs: number;
+}
+
+/** Content of delta i: the client checks the concatenation to detect lost or reordered frames. */
+export const deltaText = (i: number) => `t${i} `;
+export const expectedContent = (chunks: number) => Array.from({ length: chunks }, (_, i) => deltaText(i)).join('');
+
+const COMPLETION = Buffer.from(
+  JSON.stringify({
+    id: 'chatcmpl-bench',
+    object: 'chat.completion',
+    created: 1_700_000_000,
+    model: MOCK_MODEL,
+    choices: [{ index: 0, message: { role: 'assistant', content: 'Hello from the mock upstream.' }, finish_reason: 'stop' }],
+    usage: { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 },
+  }),
+);
+const COMPLETION_HEADERS = { 'content-type': 'application/json', 'content-length': String(COMPLETION.length) };
+const MODELS = Buffer.from(JSON.stringify({ object: 'list', data: [{ id: MOCK_MODEL, object: 'model', created: 0, owned_by: 'mock' }] }));
+const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' };
+
+const frame = (o: unknown) => Buffer.from(`data: ${JSON.stringify(o)}\n\n`);
+const base = { id: 'chatcmpl-bench', object: 'chat.completion.chunk', created: 1_700_000_000, model: MOCK_MODEL };
+const ROLE_FRAME = frame({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
+const DONE_FRAME = Buffer.from('data: [DONE]\n\n');
+
+function buildFrames(chunks: number) {
+  const deltas = Array.from({ length: chunks }, (_, i) => frame({ ...base, choices: [{ index: 0, delta: { content: deltaText(i) }, finish_reason: null }] }));
+  const stop = frame({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] });
+  const usage = frame({ ...base, choices: [], usage: { prompt_tokens: 12, completion_tokens: chunks, total_tokens: 12 + chunks } });
+  return { deltas, stop, usage };
+}
+
+export function startMock(port: number, host = '127.0.0.1'): Promise<http.Server> {
+  let shape: MockShape = { chunks: 20, intervalMs: 5 };
+  let frames = buildFrames(shape.chunks);
+  let requests = 0;
+  let streams = 0;
+  const cpu0 = process.cpuUsage();
+
+  function stream(res: http.ServerResponse) {
+    streams++;
+    const f = frames;
+    const { intervalMs } = shape;
+    res.writeHead(200, SSE_HEADERS);
+    res.write(ROLE_FRAME);
+    let i = 0;
+    let closed = false;
+    res.on('close', () => {
+      closed = true;
+    });
+    const finish = () => {
+      res.write(f.stop);
+      res.write(f.usage);
+      res.end(DONE_FRAME);
+    };
+    if (intervalMs <= 0) {
+      for (const d of f.deltas) res.write(d);
+      return finish();
+    }
+    const tick = () => {
+      if (closed) return;
+      if (i < f.deltas.length) {
+        res.write(f.deltas[i++]);
+        setTimeout(tick, intervalMs);
+      } else finish();
+    };
+    setTimeout(tick, intervalMs);
+  }
+
+  const server = http.createServer((req, res) => {
+    const url = req.url ?? '/';
+    if (req.method === 'POST' && url.endsWith('/chat/completions')) {
+      requests++;
+      const parts: Buffer[] = [];
+      req.on('data', (c: Buffer) => parts.push(c));
+      req.on('end', () => {
+        const body = parts.length === 1 ? parts[0] : Buffer.concat(parts);
+        // A substring test, not JSON.parse: the mock must cost far less than what it measures.
+        if (/"stream"\s*:\s*true/.test(body.toString('latin1'))) return stream(res);
+        res.writeHead(200, COMPLETION_HEADERS);
+        res.end(COMPLETION);
+      });
+      return;
+    }
+    if (req.method === 'GET' && url.endsWith('/models')) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(MODELS);
+    }
+    if (url === '/__stats') {
+      const c = process.cpuUsage(cpu0);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ requests, streams, cpuUs: c.user + c.system, rss: process.memoryUsage().rss, shape }));
+    }
+    if (req.method === 'POST' && url === '/__config') {
+      const parts: Buffer[] = [];
+      req.on('data', (c: Buffer) => parts.push(c));
+      req.on('end', () => {
+        try {
+          const next = JSON.parse(Buffer.concat(parts).toString()) as Partial<MockShape>;
+          shape = { chunks: Math.max(1, Number(next.chunks ?? shape.chunks)), intervalMs: Math.max(0, Number(next.intervalMs ?? shape.intervalMs)) };
+          frames = buildFrames(shape.chunks);
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(JSON.stringify(shape));
+        } catch {
+          res.writeHead(400);
+          res.end('bad json');
+        }
+      });
+      return;
+    }
+    res.writeHead(404, { 'content-type': 'application/json' });
+    res.end('{"error":{"message":"not found"}}');
+  });
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
+  server.requestTimeout = 0;
+  server.maxRequestsPerSocket = 0;
+  return new Promise((resolve) => server.listen(port, host, () => resolve(server)));
+}
+
+if (require.main === module) {
+  const i = process.argv.indexOf('--port');
+  const port = i > 0 ? Number(process.argv[i + 1]) : 0;
+  void startMock(port).then((s) => {
+    const addr = s.address();
+    // eslint-disable-next-line no-console
+    console.log(`mock listening on ${typeof addr === 'object' && addr ? addr.port : port}`);
+  });
+}

@@ -1,0 +1,13 @@
+import type { Knex } from 'knex';
+import * as m001 from './001_initial';
+
+/** Ordered list of migrations; a custom source so they run the same from tsx, jest and tsc builds. */
+const migrations: Record<string, Knex.Migration> = {
+  '001_initial': m001,
+};
+
+export const migrationSource: Knex.MigrationSource<string> = {
+  getMigrations: async () => Object.keys(migrations),
+  getMigrationName: (name) => name,
+  getMigration: async (name) => migrations[name]!,
+};

@@ -1,0 +1,92 @@
+import type Router from '@koa/router';
+import type Koa from 'koa';
+import { z } from 'zod';
+import type { AppContext } from '../context';
+import { requireAdmin } from '../middleware/auth';
+import { parse, parsePaging, qBool, qIntOpt, qStr } from '../lib/validate';
+import {
+  allModelNames, batchIdsBody, batchSetTag, createChannels, deleteChannel, deleteChannels, deleteDisabledChannels, editTag,
+  enabledModelNames, fixAbilities, getChannel, listChannels, setTagStatus, updateChannel,
+} from '../services/channels';
+
+const listQuery = z.object({
+  id_sort: qBool(),
+  tag_mode: qBool(),
+  keyword: qStr(),
+  group: qStr(),
+  model: qStr(),
+  status: qIntOpt(),
+  type: qIntOpt(),
+});
+
+const ok = (ctx: Koa.Context, data: unknown, message = '') => {
+  ctx.body = { success: true, message, data };
+};
+
+/** Numeric path id, or undefined (then the route falls through to other handlers). */
+const numericId = (raw: string | undefined): number | undefined => (raw && /^\d{1,10}$/.test(raw) && Number(raw) > 0 && Number(raw) < 2 ** 31 ? Number(raw) : undefined);
+
+/** Channel administration (admin ≥ 10). Upstream calls (test, fetch_models, balance) live in channelUpstream.ts. */
+export function register(router: Router, app: AppContext): void {
+  const admin = requireAdmin(app);
+
+  const list = async (ctx: Koa.Context) => {
+    const q = parse(listQuery, ctx.query);
+    ok(ctx, await listChannels(app, q, parsePaging(ctx.query)));
+  };
+  router.get('/api/channel', admin, list);
+  router.get('/api/channel/search', admin, list);
+
+  router.get('/api/channel/models', admin, async (ctx) => {
+    ok(ctx, (await allModelNames(app)).map((id) => ({ id })));
+  });
+  router.get('/api/channel/models_enabled', admin, async (ctx) => {
+    ok(ctx, await enabledModelNames(app));
+  });
+
+  router.post('/api/channel', admin, async (ctx) => {
+    const { batch, channels } = await createChannels(app, ctx.request.body);
+    ok(ctx, batch ? channels : channels[0], '渠道创建成功！');
+  });
+  router.put('/api/channel', admin, async (ctx) => {
+    ok(ctx, await updateChannel(app, ctx.request.body), '渠道更新成功！');
+  });
+
+  router.delete('/api/channel/disabled', admin, async (ctx) => {
+    ok(ctx, await deleteDisabledChannels(app));
+  });
+  router.post('/api/channel/batch', admin, async (ctx) => {
+    const { ids } = parse(batchIdsBody, ctx.request.body ?? {});
+    ok(ctx, await deleteChannels(app, ids));
+  });
+  router.post('/api/channel/fix', admin, async (ctx) => {
+    ok(ctx, await fixAbilities(app));
+  });
+  router.put('/api/channel/tag', admin, async (ctx) => {
+    ok(ctx, await editTag(app, ctx.request.body), '操作成功完成！');
+  });
+  router.post('/api/channel/tag/enabled', admin, async (ctx) => {
+    ok(ctx, await setTagStatus(app, ctx.request.body, 1), '操作成功完成！');
+  });
+  router.post('/api/channel/tag/disabled', admin, async (ctx) => {
+    ok(ctx, await setTagStatus(app, ctx.request.body, 2), '操作成功完成！');
+  });
+  router.post('/api/channel/batch/tag', admin, async (ctx) => {
+    ok(ctx, await batchSetTag(app, ctx.request.body), '操作成功完成！');
+  });
+
+  // Numeric ids only: anything else falls through (e.g. routes of other modules).
+  router.get('/api/channel/:id', async (ctx, next) => {
+    const id = numericId(ctx.params.id);
+    if (id === undefined) return next();
+    await admin(ctx, async () => ok(ctx, await getChannel(app, id)));
+  });
+  router.delete('/api/channel/:id', async (ctx, next) => {
+    const id = numericId(ctx.params.id);
+    if (id === undefined) return next();
+    await admin(ctx, async () => {
+      await deleteChannel(app, id);
+      ok(ctx, null);
+    });
+  });
+}

@@ -1,0 +1,205 @@
+import type Router from '@koa/router';
+import type Koa from 'koa';
+import type { AppContext } from '../context';
+import { BadRequestError, UnauthorizedError } from '../lib/errors';
+import { currentUser, requireRoot, requireUser, sessionOf } from '../middleware/auth';
+import type { UserRow } from '../repositories/users';
+import { rateLimit } from '../middleware/rateLimit';
+import { invalidateUser } from '../services/invalidate';
+import { verifyEmailCode } from '../services/verification';
+import { assertActive, assertEnabled, bindIdentity, loginOrRegister, loginView, type IdentityProvider } from '../services/oauth/identity';
+import {
+  callbackUrl,
+  discoverOidc,
+  githubAuthorizeUrl,
+  githubProfile,
+  linuxdoAuthorizeUrl,
+  linuxdoProfile,
+  oidcAuthorizeUrl,
+  oidcProfile,
+  verifyTelegram,
+  wechatOpenId,
+  type ExternalProfile,
+  type RedirectProvider,
+} from '../services/oauth/providers';
+import { BAD_STATE_MESSAGE, STATE_TTL_SECONDS, issueState, takeState } from '../services/oauth/state';
+import { randomString } from '../lib/random';
+
+/** First value of a query parameter as a trimmed string ('' when absent or not a string). */
+function q(ctx: Koa.Context, name: string): string {
+  const v = ctx.query[name];
+  const s = Array.isArray(v) ? v[0] : v;
+  return typeof s === 'string' ? s.trim() : '';
+}
+
+/** The session's user for a binding, or undefined when nobody is logged in. */
+async function sessionUser(app: AppContext, ctx: Koa.Context): Promise<UserRow | undefined> {
+  const uid = sessionOf(ctx).uid;
+  if (!uid) return undefined;
+  const user = await app.knex<UserRow>('users').where({ id: uid }).first();
+  assertActive(user);
+  return user;
+}
+
+function logIn(ctx: Koa.Context, user: UserRow) {
+  if (!ctx.session) throw new BadRequestError('会话不可用');
+  ctx.session.uid = Number(user.id);
+  ctx.body = { success: true, message: '', data: loginView(user) };
+}
+
+const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+/** Per-IP cap on identity calls (each state is a KV entry; each callback calls a provider). */
+export const OAUTH_RATE_LIMIT = { limit: 300, windowSeconds: 300 };
+
+export function register(router: Router, app: AppContext): void {
+  const limited = rateLimit(app, 'oauth', OAUTH_RATE_LIMIT.limit, OAUTH_RATE_LIMIT.windowSeconds);
+  router.use('/api/oauth', limited);
+  /** One-time state for the authorization redirect (spec 000 §7); `?aff=` rides along. */
+  router.get('/api/oauth/state', async (ctx) => {
+    const { state } = await issueState(app, ctx, { aff: q(ctx, 'aff') });
+    ctx.body = { success: true, message: '', data: state };
+  });
+
+  // Server-built authorization redirects (state bound to the session; PKCE for OIDC).
+  const authorizers: Record<RedirectProvider, (state: string, record: Awaited<ReturnType<typeof issueState>>['record']) => Promise<string> | string> = {
+    github: (state, record) => githubAuthorizeUrl(app, state, record.redirectUri!),
+    linuxdo: (state, record) => linuxdoAuthorizeUrl(app, state, record.redirectUri!),
+    oidc: (state, record) => oidcAuthorizeUrl(app, state, record),
+  };
+  for (const provider of ['github', 'linuxdo', 'oidc'] as const) {
+    router.get(`/api/oauth/${provider}/authorize`, async (ctx) => {
+      assertEnabled(app, provider);
+      const { state, record } = await issueState(app, ctx, {
+        aff: q(ctx, 'aff'),
+        provider,
+        pkce: provider === 'oidc',
+        redirectUri: callbackUrl(app, `${ctx.protocol}://${ctx.host}`, provider),
+      });
+      ctx.redirect(await authorizers[provider](state, record));
+    });
+  }
+
+  /** Callback of the redirect logins (spec 002 login callback): login, registration or binding. */
+  const callback = (provider: RedirectProvider): Koa.Middleware => async (ctx) => {
+    assertEnabled(app, provider);
+    const record = await takeState(app, ctx, q(ctx, 'state'), provider);
+    const code = q(ctx, 'code');
+    if (!code) throw new BadRequestError('无效的参数：缺少 code');
+    const bindTo = await sessionUser(app, ctx);
+    if (bindTo && record.uid && record.uid !== Number(bindTo.id)) throw new BadRequestError(BAD_STATE_MESSAGE);
+    const redirectUri = record.redirectUri ?? callbackUrl(app, `${ctx.protocol}://${ctx.host}`, provider);
+    let profile: ExternalProfile;
+    if (provider === 'github') profile = await githubProfile(app, code);
+    else if (provider === 'linuxdo') profile = await linuxdoProfile(app, code, redirectUri);
+    else profile = await oidcProfile(app, code, redirectUri, record.verifier);
+    if (bindTo) {
+      await bindIdentity(app, provider, profile, Number(bindTo.id));
+      ctx.body = { success: true, message: 'bind', data: null };
+      return;
+    }
+    const { user } = await loginOrRegister(app, provider, profile, { aff: record.aff });
+    logIn(ctx, user);
+  };
+  router.get('/api/oauth/github', callback('github'));
+  router.get('/api/oauth/linuxdo', callback('linuxdo'));
+  router.get('/api/oauth/oidc', callback('oidc'));
+
+  /** Root: fetch the well-known document and store the endpoints it names. */
+  router.post('/api/oauth/oidc/discovery', requireRoot(app), async (ctx) => {
+    const body = (ctx.request.body ?? {}) as Record<string, unknown>;
+    const given = typeof body.well_known === 'string' ? body.well_known.trim() : '';
+    const wellKnown = given || app.options.get('oidc.well_known').trim();
+    const endpoints = await discoverOidc(app, wellKnown);
+    // Only a URL that worked is kept.
+    if (given) await app.options.set('oidc.well_known', given);
+    ctx.body = { success: true, message: '', data: endpoints };
+  });
+
+  // WeChat: the code shown by the official account (valid 3 minutes) is exchanged with the WeChat server.
+  const wechatProfile = async (ctx: Koa.Context) => {
+    assertEnabled(app, 'wechat');
+    const code = q(ctx, 'code');
+    if (!code) throw new BadRequestError('无效的参数：缺少验证码');
+    return wechatOpenId(app, code);
+  };
+  router.get('/api/oauth/wechat/bind', requireUser(app), async (ctx) => {
+    const user = currentUser(ctx);
+    const profile = await wechatProfile(ctx);
+    await bindIdentity(app, 'wechat', profile, Number(user.id));
+    ctx.body = { success: true, message: '', data: null };
+  });
+  router.get('/api/oauth/wechat', async (ctx) => {
+    const profile = await wechatProfile(ctx);
+    const { user } = await loginOrRegister(app, 'wechat', profile, { aff: q(ctx, 'aff') });
+    logIn(ctx, user);
+  });
+
+  // Telegram login widget: the console passes the widget's fields; binding is the widget's auth URL.
+  const telegramProfile = (ctx: Koa.Context) => {
+    assertEnabled(app, 'telegram' satisfies IdentityProvider);
+    return verifyTelegram(app.options.get('TelegramBotToken'), ctx.query as Record<string, unknown>);
+  };
+  router.get('/api/oauth/telegram/login', async (ctx) => {
+    if (ctx.accepts('json', 'html') === 'html') {
+      // The widget's data-auth-url navigated the browser here. Hand the widget data to the
+      // console's callback page (/oauth/telegram?code&state) under a one-time code; the page
+      // then calls GET /api/oauth/telegram like the other callbacks and shows the outcome.
+      assertEnabled(app, 'telegram');
+      const fields: Record<string, string> = {};
+      for (const key of Object.keys(ctx.query)) if (key.length <= 32) fields[key] = q(ctx, key).slice(0, 512);
+      const { state } = await issueState(app, ctx, { provider: 'telegram' });
+      const code = randomString(32);
+      await app.kv.set(`oauth:telegram:${code}`, JSON.stringify(fields), STATE_TTL_SECONDS);
+      ctx.redirect(`/oauth/telegram?${new URLSearchParams({ code, state })}`);
+      return;
+    }
+    const profile = telegramProfile(ctx);
+    const { user } = await loginOrRegister(app, 'telegram', profile, { allowRegister: false });
+    logIn(ctx, user);
+  });
+  /** Callback of the navigation flow above: login, or binding when the session is logged in. */
+  router.get('/api/oauth/telegram', async (ctx) => {
+    assertEnabled(app, 'telegram');
+    await takeState(app, ctx, q(ctx, 'state'), 'telegram');
+    const raw = q(ctx, 'code') ? await app.kv.take(`oauth:telegram:${q(ctx, 'code')}`) : null;
+    if (!raw) throw new BadRequestError('无效的参数：Telegram 登录数据已失效，请重新登录');
+    const profile = verifyTelegram(app.options.get('TelegramBotToken'), JSON.parse(raw) as Record<string, unknown>);
+    const bindTo = await sessionUser(app, ctx);
+    if (bindTo) {
+      await bindIdentity(app, 'telegram', profile, Number(bindTo.id));
+      ctx.body = { success: true, message: 'bind', data: null };
+      return;
+    }
+    const { user } = await loginOrRegister(app, 'telegram', profile, { allowRegister: false });
+    logIn(ctx, user);
+  });
+  router.get('/api/oauth/telegram/bind', async (ctx) => {
+    const user = await sessionUser(app, ctx);
+    if (!user) throw new UnauthorizedError();
+    const profile = telegramProfile(ctx);
+    await bindIdentity(app, 'telegram', profile, Number(user.id));
+    // The widget navigates the browser here: send it back to the settings page.
+    if (ctx.accepts('json', 'html') === 'html') {
+      ctx.redirect('/setting');
+      return;
+    }
+    ctx.body = { success: true, message: 'bind', data: null };
+  });
+
+  /** Email binding with a code from GET /api/verification. */
+  router.get('/api/oauth/email/bind', requireUser(app), async (ctx) => {
+    const user = currentUser(ctx);
+    const email = q(ctx, 'email');
+    const code = q(ctx, 'code');
+    if (!email) throw new BadRequestError('Please enter email!');
+    if (!code) throw new BadRequestError('Please enter email verification code!');
+    if (email.length > 128 || !EMAIL_RE.test(email)) throw new BadRequestError('无效的邮箱地址');
+    const taken = await app.knex('users').whereRaw('lower(email) = ?', [email.toLowerCase()]).whereNot({ id: user.id }).first('id');
+    if (taken) throw new BadRequestError('邮箱地址已被占用');
+    if (!(await verifyEmailCode(app, email, code))) throw new BadRequestError('验证码错误或已过期！');
+    await app.knex('users').where({ id: user.id }).update({ email });
+    await invalidateUser(app, Number(user.id));
+    ctx.body = { success: true, message: '', data: null };
+  });
+}

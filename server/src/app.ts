@@ -1,0 +1,108 @@
+import Koa from 'koa';
+import session from 'koa-session';
+import type { AppConfig } from './config';
+import type { AppContext } from './context';
+import { createDb, type Db } from './db/knex';
+import { migrate } from './db/migrate';
+import { createKV, type KV } from './cache/kv';
+import { createLogger, type Logger } from './lib/logger';
+import { nowSec } from './lib/time';
+import { OptionService } from './services/options';
+import { apiMiddleware } from './api';
+import { relayMiddleware } from './relay';
+import { metricsMiddleware } from './metrics';
+import { serveConsole } from './static';
+
+export interface GatewayApp {
+  koa: Koa;
+  ctx: AppContext;
+  /** Node request handler (for http.createServer / supertest). */
+  callback: ReturnType<Koa['callback']>;
+  /** Flushes batches, closes DB and Redis. */
+  close(): Promise<void>;
+}
+
+export interface CreateAppOptions {
+  logger?: Logger;
+  /** Skip serving the console (tests that only need the API). */
+  serveConsole?: boolean;
+}
+
+/**
+ * Builds the whole gateway (console API, relay, console files) without listening: opens the
+ * database, migrates, seeds default options and loads them. Tests call it with their own config.
+ */
+export async function createApp(config: AppConfig, opts: CreateAppOptions = {}): Promise<GatewayApp> {
+  const log = opts.logger ?? createLogger(config.logLevel);
+  const db: Db = createDb(config.databaseUrl, { pgSchema: config.pgSchema });
+  await migrate(db.knex);
+  const kv: KV = createKV(config.redisUrl, config.redisPrefix);
+  const options = new OptionService(db.knex, kv);
+  await options.load();
+
+  const memos = new Map<string, unknown>();
+  const closers: Array<() => Promise<void> | void> = [];
+  const ctx: AppContext = {
+    config,
+    db,
+    knex: db.knex,
+    kv,
+    log,
+    options,
+    startTime: nowSec(),
+    memo<T>(key: string, factory: () => T): T {
+      if (!memos.has(key)) memos.set(key, factory());
+      return memos.get(key) as T;
+    },
+    onClose(fn) {
+      closers.push(fn);
+    },
+  };
+
+  const koa = new Koa({ proxy: config.trustProxy });
+  koa.keys = [config.sessionSecret];
+  koa.silent = true;
+  koa.on('error', (err: Error & { code?: string }) => {
+    // Client aborts surface here; they are not our failures.
+    if (err.code === 'EPIPE' || err.code === 'ECONNRESET' || err.code === 'ERR_STREAM_PREMATURE_CLOSE') return;
+    log.error({ err }, 'koa error');
+  });
+
+  koa.use(metricsMiddleware(ctx));
+  koa.use(relayMiddleware(ctx));
+  koa.use(
+    session(
+      {
+        key: 'session',
+        maxAge: 30 * 24 * 3600 * 1000,
+        httpOnly: true,
+        signed: true,
+        sameSite: 'lax',
+        renew: true,
+      },
+      koa,
+    ),
+  );
+  for (const mw of apiMiddleware(ctx)) koa.use(mw);
+  if (opts.serveConsole !== false) koa.use(serveConsole(config.adminDist));
+
+  let closed = false;
+  return {
+    koa,
+    ctx,
+    callback: koa.callback(),
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const fn of closers.reverse()) {
+        try {
+          await fn();
+        } catch (err) {
+          log.error({ err }, 'error while closing');
+        }
+      }
+      await kv.close();
+      await db.knex.destroy();
+    },
+  };
+}

@@ -1,0 +1,60 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import knexFactory, { type Knex } from 'knex';
+import pg from 'pg';
+
+// BIGINT (quota) and NUMERIC come back as strings by default; every value we keep fits a JS number.
+pg.types.setTypeParser(20, (v) => Number(v));
+pg.types.setTypeParser(1700, (v) => Number(v));
+
+export type DbKind = 'sqlite' | 'postgres';
+
+export interface Db {
+  knex: Knex;
+  kind: DbKind;
+}
+
+/** Opens the database named by a `sqlite:` or `postgres://` URL. */
+export function createDb(url: string, opts: { pgSchema?: string } = {}): Db {
+  if (url.startsWith('sqlite:')) {
+    const file = url.slice('sqlite:'.length) || ':memory:';
+    if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    const knex = knexFactory({
+      client: 'better-sqlite3',
+      connection: { filename: file },
+      useNullAsDefault: true,
+      // One connection: SQLite has a single writer, and an in-memory DB lives in its connection.
+      pool: {
+        min: 1,
+        max: 1,
+        idleTimeoutMillis: Number.MAX_SAFE_INTEGER,
+        afterCreate: (conn: { pragma: (s: string) => unknown }, done: (err: Error | null, conn: unknown) => void) => {
+          conn.pragma('journal_mode = WAL');
+          conn.pragma('synchronous = NORMAL');
+          conn.pragma('busy_timeout = 5000');
+          conn.pragma('foreign_keys = ON');
+          done(null, conn);
+        },
+      },
+    });
+    return { knex, kind: 'sqlite' };
+  }
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
+    const schema = opts.pgSchema;
+    const knex = knexFactory({
+      client: 'pg',
+      connection: url,
+      searchPath: schema ? [schema] : undefined,
+      pool: {
+        min: 0,
+        max: 20,
+        afterCreate: (conn: { query: (s: string, cb: (e: Error | null) => void) => void }, done: (err: Error | null, conn: unknown) => void) => {
+          if (!schema) return done(null, conn);
+          conn.query(`CREATE SCHEMA IF NOT EXISTS "${schema.replace(/"/g, '')}"`, (err) => done(err, conn));
+        },
+      },
+    });
+    return { knex, kind: 'postgres' };
+  }
+  throw new Error(`DATABASE_URL must start with sqlite: or postgres:// (got ${url.split(':')[0]}:)`);
+}

@@ -1,0 +1,2 @@
+/** Epoch seconds. */
+export const nowSec = (): number => Math.floor(Date.now() / 1000);

@@ -1,0 +1,75 @@
+import type Koa from 'koa';
+import type { AppContext } from '../context';
+import { ForbiddenError, UnauthorizedError } from '../lib/errors';
+import { findUserByAccessToken, findUserById, USER_STATUS, type UserRow } from '../repositories/users';
+
+declare module 'koa' {
+  interface DefaultState {
+    /** The authenticated user, set by `requireAuth`. */
+    user?: UserRow;
+  }
+}
+
+export interface SessionData {
+  uid?: number;
+  /** OAuth state etc. live here too (see api/oauth). */
+  [key: string]: unknown;
+}
+
+/** Session cookie payload (koa-session, signed with SESSION_SECRET). */
+export function sessionOf(ctx: Koa.Context): SessionData {
+  return (ctx.session ?? {}) as SessionData;
+}
+
+/**
+ * Resolves the caller: a session cookie, or `Authorization: <system access token>`. Either way the
+ * `New-Api-User` header must name the same user (contract). Returns undefined when nobody is
+ * logged in; throws 401 when a credential is present but wrong.
+ */
+export async function resolveUser(app: AppContext, ctx: Koa.Context): Promise<UserRow | undefined> {
+  const header = ctx.get('New-Api-User');
+  const authz = ctx.get('Authorization').replace(/^Bearer\s+/i, '').trim();
+  let user: UserRow | undefined;
+  if (authz) {
+    if (authz.startsWith('sk-') || authz.length > 128) throw new UnauthorizedError('无权进行此操作，access token 无效');
+    user = await findUserByAccessToken(app.knex, authz);
+    if (!user) throw new UnauthorizedError('无权进行此操作，access token 无效');
+  } else {
+    const uid = sessionOf(ctx).uid;
+    if (!uid) return undefined;
+    user = await findUserById(app.knex, uid);
+    if (!user) {
+      ctx.session = null;
+      throw new UnauthorizedError();
+    }
+  }
+  if (!header) throw new UnauthorizedError('无权进行此操作，未提供 New-Api-User');
+  if (String(user.id) !== header.trim()) throw new UnauthorizedError('无权进行此操作，New-Api-User 与登录用户不匹配');
+  if (user.status !== USER_STATUS.enabled) {
+    if (!authz) ctx.session = null;
+    throw new UnauthorizedError('用户已被封禁');
+  }
+  return user;
+}
+
+/** Requires a logged-in user with at least `minRole` (1 user, 10 admin, 100 root). */
+export function requireAuth(app: AppContext, minRole = 1): Koa.Middleware {
+  return async (ctx, next) => {
+    const user = ctx.state.user ?? (await resolveUser(app, ctx));
+    if (!user) throw new UnauthorizedError();
+    if (user.role < minRole) throw new ForbiddenError('无权进行此操作，权限不足');
+    ctx.state.user = user;
+    await next();
+  };
+}
+
+export const requireUser = (app: AppContext) => requireAuth(app, 1);
+export const requireAdmin = (app: AppContext) => requireAuth(app, 10);
+export const requireRoot = (app: AppContext) => requireAuth(app, 100);
+
+/** The authenticated user (use after requireAuth). */
+export function currentUser(ctx: Koa.Context): UserRow {
+  const u = ctx.state.user;
+  if (!u) throw new UnauthorizedError();
+  return u;
+}

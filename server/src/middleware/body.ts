@@ -1,0 +1,57 @@
+import type Koa from 'koa';
+import { AppError, BadRequestError } from '../lib/errors';
+
+declare module 'koa' {
+  interface Request {
+    /** Parsed JSON body (undefined when the request had none). */
+    body?: unknown;
+    /** Raw body bytes, when read. */
+    rawBody?: Buffer;
+  }
+}
+
+export class PayloadTooLargeError extends AppError {
+  constructor(limit: number) {
+    super(`请求体过大（上限 ${limit} 字节）`, 413, 'payload_too_large');
+  }
+}
+
+/** Reads the whole body, refusing more than `limit` bytes without buffering the excess. */
+export async function readRawBody(ctx: Koa.Context, limit: number): Promise<Buffer> {
+  const declared = Number(ctx.get('content-length') || 0);
+  if (declared > limit) throw new PayloadTooLargeError(limit);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of ctx.req) {
+    const buf = chunk as Buffer;
+    size += buf.length;
+    if (size > limit) throw new PayloadTooLargeError(limit);
+    chunks.push(buf);
+  }
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+}
+
+/** JSON body parser for the console API: malformed JSON is a handled `success:false`. */
+export function jsonBody(limit: number): Koa.Middleware {
+  return async (ctx, next) => {
+    if (['POST', 'PUT', 'PATCH', 'DELETE'].includes(ctx.method) && ctx.req.readable) {
+      const raw = await readRawBody(ctx, limit).catch((e: unknown) => {
+        throw e instanceof AppError ? new BadRequestError(e.message) : e;
+      });
+      ctx.request.rawBody = raw;
+      if (raw.length) {
+        const type = ctx.get('content-type');
+        if (!type || type.includes('json') || type.includes('text/plain')) {
+          try {
+            ctx.request.body = JSON.parse(raw.toString('utf8'));
+          } catch {
+            throw new BadRequestError('无效的参数：请求体不是合法的 JSON');
+          }
+        } else if (type.includes('application/x-www-form-urlencoded')) {
+          ctx.request.body = Object.fromEntries(new URLSearchParams(raw.toString('utf8')));
+        }
+      }
+    }
+    await next();
+  };
+}

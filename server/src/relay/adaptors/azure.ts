@@ -1,0 +1,37 @@
+import type { AdaptorContext, ChannelInfo, ChatRequest, Endpoint, ProviderAdaptor, UpstreamRequest } from '../types';
+import { ENDPOINT_PATH, openaiAdaptor } from './openai';
+
+export const AZURE_DEFAULT_API_VERSION = '2024-10-21';
+
+/** `{base}/openai/deployments/{model without dots}{path}?api-version=…` with an `api-key` header. */
+export function azureUrl(channel: ChannelInfo, endpoint: Endpoint, model: string): string {
+  const base = channel.baseUrl.replace(/\/+$/, '');
+  const deployment = encodeURIComponent(model.replace(/\./g, ''));
+  const version = encodeURIComponent(channel.other.trim() || AZURE_DEFAULT_API_VERSION);
+  return `${base}/openai/deployments/${deployment}${ENDPOINT_PATH[endpoint]}?api-version=${version}`;
+}
+
+function headers(channel: ChannelInfo, contentType = 'application/json'): Record<string, string> {
+  const h: Record<string, string> = { 'api-key': channel.key };
+  if (contentType) h['content-type'] = contentType;
+  return h;
+}
+
+export const azureAdaptor: ProviderAdaptor = {
+  ...openaiAdaptor,
+  name: 'azure',
+  channelTypes: [3],
+  chatRequest(req: ChatRequest, ctx: AdaptorContext): UpstreamRequest {
+    const base = openaiAdaptor.chatRequest(req, ctx);
+    return { ...base, url: azureUrl(ctx.channel, 'chat', ctx.upstreamModel), headers: headers(ctx.channel) };
+  },
+  rawRequest(body, ctx, raw) {
+    const url = azureUrl(ctx.channel, ctx.endpoint, ctx.upstreamModel);
+    if (raw) return { url, method: 'POST', headers: headers(ctx.channel, raw.contentType), body: raw.body };
+    return { url, method: 'POST', headers: headers(ctx.channel), body: JSON.stringify(body ?? {}) };
+  },
+  modelsRequest(channel: ChannelInfo): UpstreamRequest {
+    const version = encodeURIComponent(channel.other.trim() || AZURE_DEFAULT_API_VERSION);
+    return { url: `${channel.baseUrl.replace(/\/+$/, '')}/openai/models?api-version=${version}`, method: 'GET', headers: headers(channel, '') };
+  },
+};

@@ -1,0 +1,767 @@
+/**
+ * Claude (Anthropic Messages API) upstream adaptor: channel type 14.
+ *
+ * canonical (OpenAI chat) request → `POST {base_url}/v1/messages`, and the Messages response /
+ * SSE event stream back to canonical. Decisions where Anthropic and OpenAI differ are listed in
+ * docs/formats.md; the important ones:
+ * - every system/developer message goes to the top-level `system` (text blocks, in order);
+ * - consecutive messages of the same Claude role are merged (tool results become `tool_result`
+ *   blocks of one user turn, as the API requires);
+ * - image URLs are sent as `{source:{type:'url'}}` (never fetched by the gateway), data URLs as base64;
+ * - usage: `prompt_tokens = input_tokens + cache_read_input_tokens + cache_creation_input_tokens`
+ *   (new-api's convention, and OpenAI's, where `prompt_tokens` includes cached tokens), with
+ *   `prompt_tokens_details.cached_tokens` / `cache_creation_tokens` carrying the cache parts.
+ */
+import crypto from 'node:crypto';
+import type {
+  AdaptorContext,
+  ChatChunk,
+  ChatMessage,
+  ChatRequest,
+  ChatResponse,
+  ContentPart,
+  FinishReason,
+  ProviderAdaptor,
+  SSEEvent,
+  StreamObserver,
+  StreamTranslator,
+  ToolCall,
+  UpstreamRequest,
+  Usage,
+} from '../types';
+import { UpstreamError } from '../errors';
+import { BedrockStreamDecoder, EVENTSTREAM_CONTENT_TYPE } from './eventstream';
+
+/**
+ * Native hints an inbound format may attach to a canonical request (a symbol key, so it never
+ * reaches an upstream in JSON). The Claude inbound format uses it to keep `thinking` exact when
+ * the upstream is Claude too; Gemini inbound keeps its `thinkingConfig`.
+ */
+export const NATIVE_HINTS = Symbol.for('gateway.relay.nativeHints');
+export interface NativeHints {
+  claudeThinking?: { type: string; budget_tokens?: number };
+  geminiThinkingConfig?: Record<string, unknown>;
+}
+export function getHints(req: ChatRequest): NativeHints {
+  return ((req as unknown as Record<symbol, unknown>)[NATIVE_HINTS] as NativeHints | undefined) ?? {};
+}
+export function setHints(req: ChatRequest, hints: NativeHints): ChatRequest {
+  Object.defineProperty(req, NATIVE_HINTS, { value: hints, enumerable: true, configurable: true, writable: true });
+  return req;
+}
+
+export const CLAUDE_API_VERSION = '2023-06-01';
+const DEFAULT_BASE = 'https://api.anthropic.com';
+const FALLBACK_MAX_TOKENS = 8192;
+
+// ---------------------------------------------------------------------------------------------
+// Small shared helpers (also used by the Gemini adaptor and the inbound formats).
+
+export function parseJsonOption(raw: string | undefined): unknown {
+  if (!raw) return undefined;
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+}
+
+export function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** `data:<mime>;base64,<data>` → parts; undefined for anything else. */
+export function parseDataUrl(url: string): { mimeType: string; data: string } | undefined {
+  const m = /^data:([^;,]+)?((?:;[^;,]+)*?);base64,(.*)$/s.exec(url);
+  if (!m) return undefined;
+  return { mimeType: m[1] || 'application/octet-stream', data: m[3]! };
+}
+
+/** Text of a message's content (parts joined without separator, like OpenAI's own rendering). */
+export function contentText(content: ChatMessage['content']): string {
+  if (content == null) return '';
+  if (typeof content === 'string') return content;
+  return content
+    .map((p) => (p.type === 'text' && typeof (p as { text?: unknown }).text === 'string' ? (p as { text: string }).text : ''))
+    .join('');
+}
+
+export function newId(prefix: string): string {
+  return `${prefix}${crypto.randomBytes(12).toString('hex')}`;
+}
+
+/** Parses tool-call arguments; Claude and Gemini need an object. */
+export function parseArgs(args: string | undefined): Record<string, unknown> {
+  if (!args || !args.trim()) return {};
+  try {
+    const v = JSON.parse(args);
+    return isRecord(v) ? v : { value: v };
+  } catch {
+    return {};
+  }
+}
+
+/** Per-model lookup in a JSON option map: exact model, then `default`. */
+function modelSetting(ctx: AdaptorContext, key: string, model: string): unknown {
+  const map = parseJsonOption(ctx.option(key));
+  if (!isRecord(map)) return undefined;
+  if (model in map) return map[model];
+  return map.default;
+}
+
+function optionBool(ctx: AdaptorContext, key: string): boolean {
+  return ctx.option(key) === 'true';
+}
+
+function optionNum(ctx: AdaptorContext, key: string, dflt: number): number {
+  const n = Number(ctx.option(key));
+  return Number.isFinite(n) && n > 0 ? n : dflt;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Request
+
+type ClaudeBlock = Record<string, unknown> & { type: string };
+interface ClaudeMessage {
+  role: 'user' | 'assistant';
+  content: ClaudeBlock[];
+}
+
+function imageBlock(url: string): ClaudeBlock {
+  const data = parseDataUrl(url);
+  if (data) {
+    if (data.mimeType === 'application/pdf') {
+      return { type: 'document', source: { type: 'base64', media_type: data.mimeType, data: data.data } };
+    }
+    return { type: 'image', source: { type: 'base64', media_type: data.mimeType, data: data.data } };
+  }
+  return { type: 'image', source: { type: 'url', url } };
+}
+
+function partsToBlocks(content: ChatMessage['content']): ClaudeBlock[] {
+  if (content == null) return [];
+  if (typeof content === 'string') return content ? [{ type: 'text', text: content }] : [];
+  const out: ClaudeBlock[] = [];
+  for (const p of content as ContentPart[]) {
+    if (p.type === 'text') {
+      const text = (p as { text?: unknown }).text;
+      if (typeof text === 'string' && text) out.push({ type: 'text', text });
+    } else if (p.type === 'image_url') {
+      const iu = (p as { image_url?: { url?: unknown } | string }).image_url;
+      const url = typeof iu === 'string' ? iu : iu?.url;
+      if (typeof url === 'string' && url) out.push(imageBlock(url));
+    } else if (p.type === 'file') {
+      const f = (p as { file?: { file_data?: unknown } }).file;
+      const d = typeof f?.file_data === 'string' ? parseDataUrl(f.file_data) : undefined;
+      if (d) out.push({ type: 'document', source: { type: 'base64', media_type: d.mimeType, data: d.data } });
+    }
+  }
+  return out;
+}
+
+function toolResultContent(content: ChatMessage['content']): string | ClaudeBlock[] {
+  if (content == null) return '';
+  if (typeof content === 'string') return content;
+  const blocks = partsToBlocks(content);
+  return blocks.length ? blocks : '';
+}
+
+/** Canonical messages → Claude `system` + `messages`. */
+export function toClaudeMessages(messages: ChatMessage[]): { system: ClaudeBlock[]; messages: ClaudeMessage[] } {
+  const system: ClaudeBlock[] = [];
+  const out: ClaudeMessage[] = [];
+  const push = (role: 'user' | 'assistant', blocks: ClaudeBlock[]) => {
+    if (!blocks.length) return;
+    const last = out[out.length - 1];
+    if (last && last.role === role) {
+      // tool results must come first in a user turn
+      if (role === 'user' && blocks.some((b) => b.type === 'tool_result')) {
+        const results = last.content.filter((b) => b.type === 'tool_result');
+        const rest = last.content.filter((b) => b.type !== 'tool_result');
+        last.content = [...results, ...blocks.filter((b) => b.type === 'tool_result'), ...rest, ...blocks.filter((b) => b.type !== 'tool_result')];
+      } else last.content.push(...blocks);
+    } else out.push({ role, content: blocks });
+  };
+  for (const m of messages) {
+    switch (m.role) {
+      case 'system':
+      case 'developer': {
+        const text = contentText(m.content);
+        if (text) system.push({ type: 'text', text });
+        break;
+      }
+      case 'user':
+        push('user', partsToBlocks(m.content));
+        break;
+      case 'assistant': {
+        const blocks = partsToBlocks(m.content).filter((b) => b.type === 'text');
+        for (const tc of m.tool_calls ?? []) {
+          blocks.push({ type: 'tool_use', id: tc.id || newId('toolu_'), name: tc.function.name, input: parseArgs(tc.function.arguments) });
+        }
+        push('assistant', blocks);
+        break;
+      }
+      case 'tool':
+        push('user', [{ type: 'tool_result', tool_use_id: m.tool_call_id ?? '', content: toolResultContent(m.content) }]);
+        break;
+      default:
+        push('user', partsToBlocks(m.content));
+    }
+  }
+  return { system, messages: out };
+}
+
+/** Output headers of `claude.model_headers_settings` for a model (values string or string[]). */
+function extraHeaders(ctx: AdaptorContext, models: string[]): Record<string, string> {
+  const map = parseJsonOption(ctx.option('claude.model_headers_settings'));
+  if (!isRecord(map)) return {};
+  const found = models.map((m) => map[m]).find((v) => isRecord(v));
+  const out: Record<string, string> = {};
+  if (!isRecord(found)) return out;
+  for (const [k, v] of Object.entries(found)) {
+    if (!/^[A-Za-z0-9-]+$/.test(k)) continue;
+    const lower = k.toLowerCase();
+    if (lower === 'x-api-key' || lower === 'authorization' || lower === 'host' || lower === 'content-length') continue;
+    if (typeof v === 'string') out[lower] = v;
+    else if (Array.isArray(v)) out[lower] = v.filter((x) => typeof x === 'string').join(',');
+  }
+  return out;
+}
+
+export function claudeMaxTokens(ctx: AdaptorContext, model: string): number {
+  const v = modelSetting(ctx, 'claude.default_max_tokens', model);
+  const n = Number(v);
+  return Number.isFinite(n) && n > 0 ? Math.floor(n) : FALLBACK_MAX_TOKENS;
+}
+
+const EFFORT_SHARE: Record<string, number> = { minimal: 0.1, low: 0.2, medium: 0.5, high: 0.8 };
+
+/** Builds the Claude Messages body (pure; exported for tests). */
+export function toClaudeRequest(req: ChatRequest, ctx: AdaptorContext): { body: Record<string, unknown>; model: string; headers: Record<string, string> } {
+  let model = ctx.upstreamModel;
+  const originalModel = model;
+  const hints = getHints(req);
+  let thinking: { type: string; budget_tokens?: number } | undefined = hints.claudeThinking;
+  const gBudget = hints.geminiThinkingConfig?.thinkingBudget;
+  if (!thinking && typeof gBudget === 'number' && gBudget > 0) thinking = { type: 'enabled', budget_tokens: gBudget };
+  const adapter = optionBool(ctx, 'claude.thinking_adapter_enabled') && model.endsWith('-thinking');
+  if (adapter) model = model.slice(0, -'-thinking'.length);
+  let maxTokens = req.max_tokens ?? req.max_completion_tokens ?? claudeMaxTokens(ctx, model);
+  if (!thinking && adapter) {
+    const pct = optionNum(ctx, 'claude.thinking_adapter_budget_tokens_percentage', 0.8);
+    thinking = { type: 'enabled', budget_tokens: Math.floor(maxTokens * pct) };
+  } else if (!thinking && typeof req.reasoning_effort === 'string' && EFFORT_SHARE[req.reasoning_effort]) {
+    thinking = { type: 'enabled', budget_tokens: Math.floor(maxTokens * EFFORT_SHARE[req.reasoning_effort]!) };
+  }
+  if (thinking?.type === 'enabled') {
+    // Anthropic: budget ≥ 1024 and < max_tokens.
+    const budget = Math.max(1024, thinking.budget_tokens ?? 1024);
+    thinking = { type: 'enabled', budget_tokens: budget };
+    if (maxTokens <= budget) maxTokens = budget + 1024;
+  }
+
+  const { system, messages } = toClaudeMessages(req.messages ?? []);
+  const body: Record<string, unknown> = { model, max_tokens: maxTokens, messages };
+  if (system.length) body.system = system;
+  if (thinking) {
+    body.thinking = thinking;
+    if (thinking.type === 'enabled') body.temperature = 1; // required with extended thinking; top_p/top_k not allowed
+  } else {
+    if (req.temperature != null) body.temperature = Math.min(1, Math.max(0, req.temperature));
+    if (req.top_p != null) body.top_p = req.top_p;
+    if (req.top_k != null) body.top_k = req.top_k;
+  }
+  if (req.stop != null) {
+    const stops = (Array.isArray(req.stop) ? req.stop : [req.stop]).filter((s) => typeof s === 'string' && s.trim() !== '');
+    if (stops.length) body.stop_sequences = stops;
+  }
+  if (ctx.stream) body.stream = true;
+  if (req.tools?.length) {
+    body.tools = req.tools
+      .filter((t) => t && t.function?.name)
+      .map((t) => ({
+        name: t.function.name,
+        ...(t.function.description ? { description: t.function.description } : {}),
+        input_schema: isRecord(t.function.parameters) && Object.keys(t.function.parameters).length ? t.function.parameters : { type: 'object', properties: {} },
+      }));
+  }
+  let toolChoice: Record<string, unknown> | undefined;
+  const tc = req.tool_choice;
+  if (tc === 'auto') toolChoice = { type: 'auto' };
+  else if (tc === 'required') toolChoice = { type: 'any' };
+  else if (tc === 'none') toolChoice = { type: 'none' };
+  else if (isRecord(tc) && isRecord(tc.function) && typeof tc.function.name === 'string') toolChoice = { type: 'tool', name: tc.function.name };
+  if (req.parallel_tool_calls === false && body.tools) toolChoice = { ...(toolChoice ?? { type: 'auto' }), disable_parallel_tool_use: true };
+  if (toolChoice && body.tools) body.tool_choice = toolChoice;
+  if (typeof req.user === 'string' && req.user) body.metadata = { user_id: req.user };
+  return { body, model, headers: extraHeaders(ctx, [originalModel, model]) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Response
+
+export interface ClaudeUsage {
+  input_tokens?: number | null;
+  output_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+}
+
+/** Claude usage → canonical (prompt includes both cache parts; see file header). */
+export function claudeUsageToCanonical(u: ClaudeUsage): Usage {
+  const input = Number(u.input_tokens ?? 0) || 0;
+  const read = Number(u.cache_read_input_tokens ?? 0) || 0;
+  const created = Number(u.cache_creation_input_tokens ?? 0) || 0;
+  const output = Number(u.output_tokens ?? 0) || 0;
+  const prompt = input + read + created;
+  const usage: Usage = { prompt_tokens: prompt, completion_tokens: output, total_tokens: prompt + output };
+  if (read || created) usage.prompt_tokens_details = { cached_tokens: read, cache_creation_tokens: created };
+  return usage;
+}
+
+export function claudeStopToFinish(reason: unknown): FinishReason {
+  switch (reason) {
+    case 'end_turn':
+    case 'stop_sequence':
+    case 'pause_turn':
+      return 'stop';
+    case 'max_tokens':
+    case 'model_context_window_exceeded':
+      return 'length';
+    case 'tool_use':
+      return 'tool_calls';
+    case 'refusal':
+      return 'content_filter';
+    default:
+      return reason == null ? null : 'stop';
+  }
+}
+
+/** Claude Messages response body → canonical. */
+export function fromClaudeResponse(body: unknown, fallbackModel: string): ChatResponse {
+  const b = isRecord(body) ? body : {};
+  const blocks = Array.isArray(b.content) ? (b.content as Array<Record<string, unknown>>) : [];
+  let text = '';
+  let reasoning = '';
+  const toolCalls: ToolCall[] = [];
+  for (const blk of blocks) {
+    if (!isRecord(blk)) continue;
+    if (blk.type === 'text' && typeof blk.text === 'string') text += blk.text;
+    else if (blk.type === 'thinking' && typeof blk.thinking === 'string') reasoning += blk.thinking;
+    else if (blk.type === 'tool_use' || blk.type === 'server_tool_use') {
+      toolCalls.push({
+        id: typeof blk.id === 'string' ? blk.id : newId('toolu_'),
+        type: 'function',
+        function: { name: String(blk.name ?? ''), arguments: JSON.stringify(blk.input ?? {}) },
+      });
+    }
+  }
+  const message: ChatResponse['choices'][number]['message'] = { role: 'assistant', content: text || (toolCalls.length ? null : '') };
+  if (toolCalls.length) message.tool_calls = toolCalls;
+  if (reasoning) message.reasoning_content = reasoning;
+  return {
+    id: typeof b.id === 'string' ? b.id : newId('msg_'),
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: typeof b.model === 'string' ? b.model : fallbackModel,
+    choices: [{ index: 0, message, finish_reason: claudeStopToFinish(b.stop_reason) ?? 'stop' }],
+    usage: claudeUsageToCanonical(isRecord(b.usage) ? (b.usage as ClaudeUsage) : {}),
+  };
+}
+
+/** An in-band stream error event → UpstreamError (Claude `overloaded_error` → 529, else 500). */
+export function streamError(message: string, type: string, body: string): UpstreamError {
+  const status = type === 'overloaded_error' ? 529 : type === 'rate_limit_error' || type === 'RESOURCE_EXHAUSTED' ? 429 : 500;
+  return new UpstreamError(status, message, body, type);
+}
+
+/**
+ * Claude SSE events → canonical chunks. Emits a role chunk on message_start, content / reasoning
+ * / tool-call deltas, a finish chunk on message_delta and, on message_stop, a usage chunk
+ * (`choices: []`, like OpenAI's `include_usage` chunk).
+ */
+export class ClaudeStreamTranslator implements StreamTranslator {
+  private id = newId('msg_');
+  private model: string;
+  private readonly created = Math.floor(Date.now() / 1000);
+  private raw: ClaudeUsage = {};
+  private seenUsage = false;
+  private readonly toolIndexByBlock = new Map<number, number>();
+  private nextTool = 0;
+  private usageSent = false;
+
+  constructor(model: string) {
+    this.model = model;
+  }
+
+  private chunk(delta: ChatChunk['choices'][number]['delta'], finish: FinishReason = null): ChatChunk {
+    return { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [{ index: 0, delta, finish_reason: finish }] };
+  }
+
+  private mergeUsage(u: unknown) {
+    if (!isRecord(u)) return;
+    this.seenUsage = true;
+    for (const k of ['input_tokens', 'output_tokens', 'cache_read_input_tokens', 'cache_creation_input_tokens'] as const) {
+      if (typeof u[k] === 'number') this.raw[k] = u[k] as number;
+    }
+  }
+
+  private pending: UpstreamError | undefined;
+
+  push(event: SSEEvent): ChatChunk[] {
+    if (this.pending) throw this.pending;
+    if (!event.data || event.data === '[DONE]') return [];
+    let data: Record<string, unknown>;
+    try {
+      const parsed = JSON.parse(event.data);
+      if (!isRecord(parsed)) return [];
+      data = parsed;
+    } catch {
+      return [];
+    }
+    const type = typeof data.type === 'string' ? data.type : event.event;
+    switch (type) {
+      case 'message_start': {
+        const msg = isRecord(data.message) ? data.message : {};
+        if (typeof msg.id === 'string') this.id = msg.id;
+        if (typeof msg.model === 'string') this.model = msg.model;
+        this.mergeUsage(msg.usage);
+        return [this.chunk({ role: 'assistant', content: '' })];
+      }
+      case 'content_block_start': {
+        const idx = Number(data.index ?? 0);
+        const blk = isRecord(data.content_block) ? data.content_block : {};
+        if (blk.type === 'tool_use' || blk.type === 'server_tool_use') {
+          const ti = this.nextTool++;
+          this.toolIndexByBlock.set(idx, ti);
+          const input = isRecord(blk.input) && Object.keys(blk.input).length ? JSON.stringify(blk.input) : '';
+          return [this.chunk({ tool_calls: [{ index: ti, id: String(blk.id ?? newId('toolu_')), type: 'function', function: { name: String(blk.name ?? ''), arguments: input } }] })];
+        }
+        if (blk.type === 'text' && typeof blk.text === 'string' && blk.text) return [this.chunk({ content: blk.text })];
+        if (blk.type === 'thinking' && typeof blk.thinking === 'string' && blk.thinking) return [this.chunk({ reasoning_content: blk.thinking })];
+        return [];
+      }
+      case 'content_block_delta': {
+        const idx = Number(data.index ?? 0);
+        const d = isRecord(data.delta) ? data.delta : {};
+        if (d.type === 'text_delta' && typeof d.text === 'string') return [this.chunk({ content: d.text })];
+        if (d.type === 'thinking_delta' && typeof d.thinking === 'string') return [this.chunk({ reasoning_content: d.thinking })];
+        if (d.type === 'input_json_delta' && typeof d.partial_json === 'string') {
+          const ti = this.toolIndexByBlock.get(idx);
+          if (ti === undefined || d.partial_json === '') return [];
+          return [this.chunk({ tool_calls: [{ index: ti, function: { arguments: d.partial_json } }] })];
+        }
+        return [];
+      }
+      case 'message_delta': {
+        this.mergeUsage(data.usage);
+        const d = isRecord(data.delta) ? data.delta : {};
+        if (d.stop_reason != null) return [this.chunk({}, claudeStopToFinish(d.stop_reason))];
+        return [];
+      }
+      case 'message_stop':
+        return this.usageChunk();
+      case 'error': {
+        // thrown on the next push()/end(), so the chunks converted before it still reach the client
+        const e = isRecord(data.error) ? data.error : {};
+        this.pending = streamError(typeof e.message === 'string' ? e.message : 'upstream stream error', typeof e.type === 'string' ? e.type : 'api_error', event.data);
+        return [];
+      }
+      default:
+        return []; // ping, content_block_stop, unknown
+    }
+  }
+
+  private usageChunk(): ChatChunk[] {
+    if (this.usageSent || !this.seenUsage) return [];
+    this.usageSent = true;
+    return [{ id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [], usage: claudeUsageToCanonical(this.raw) }];
+  }
+
+  end(): ChatChunk[] {
+    if (this.pending) throw this.pending;
+    return this.usageChunk();
+  }
+
+  usage(): Usage | undefined {
+    return this.seenUsage ? claudeUsageToCanonical(this.raw) : undefined;
+  }
+}
+
+/**
+ * Passthrough observer (same format on both sides) built on a translator: learns usage and text
+ * but never throws, so an upstream in-band `error` event is forwarded to the client verbatim
+ * (already in the client's format) instead of being replaced by a generic tail.
+ */
+export function tolerantObserver(t: StreamTranslator): StreamObserver {
+  let text = '';
+  let failed = false;
+  return {
+    push(ev) {
+      if (failed) return;
+      try {
+        for (const c of t.push(ev)) {
+          for (const ch of c.choices) {
+            const d = ch.delta;
+            text += (d.content ?? '') + (d.reasoning_content ?? '');
+            for (const tc of d.tool_calls ?? []) text += `${tc.function?.name ?? ''}${tc.function?.arguments ?? ''}`;
+          }
+        }
+      } catch {
+        failed = true;
+      }
+    },
+    usage: () => t.usage(),
+    text: () => text,
+  };
+}
+
+/** Best message from an error body: Claude `{type:'error', error:{type,message}}`, OpenAI-like, or text. */
+export function upstreamErrorMessage(status: number, body: string): string {
+  const text = (body ?? '').trim();
+  if (text) {
+    try {
+      const j = JSON.parse(text);
+      if (isRecord(j)) {
+        const e = j.error;
+        if (isRecord(e) && typeof e.message === 'string' && e.message) return e.message;
+        if (typeof e === 'string' && e) return e;
+        if (typeof j.message === 'string' && j.message) return j.message;
+        if (typeof j.detail === 'string' && j.detail) return j.detail;
+      }
+      if (Array.isArray(j) && isRecord(j[0]) && isRecord(j[0].error) && typeof j[0].error.message === 'string') return j[0].error.message;
+    } catch {
+      /* not JSON */
+    }
+    return text.length > 500 ? `${text.slice(0, 500)}…` : text;
+  }
+  return `upstream returned status ${status}`;
+}
+
+function claudeUpstream(ctx: AdaptorContext, body: Record<string, unknown>, headers: Record<string, string>): UpstreamRequest {
+  const base = (ctx.channel.baseUrl || DEFAULT_BASE).replace(/\/+$/, '');
+  return {
+    url: `${base}/v1/messages`,
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      ...(ctx.stream ? { accept: 'text/event-stream' } : {}),
+      'anthropic-version': CLAUDE_API_VERSION,
+      ...headers,
+      'x-api-key': ctx.channel.key,
+    },
+    body: JSON.stringify(body),
+  };
+}
+
+/**
+ * Same-format passthrough (Claude client → Claude channel): the client's body goes as is, with the
+ * mapped model, a `max_tokens` default when missing, and the `-thinking` adapter applied.
+ */
+export function claudeRawBody(body: Record<string, unknown>, ctx: AdaptorContext): { body: Record<string, unknown>; model: string } {
+  const out: Record<string, unknown> = { ...body, model: ctx.upstreamModel };
+  let model = ctx.upstreamModel;
+  const adapter = optionBool(ctx, 'claude.thinking_adapter_enabled') && model.endsWith('-thinking');
+  if (adapter) model = model.slice(0, -'-thinking'.length);
+  out.model = model;
+  if (typeof out.max_tokens !== 'number') out.max_tokens = claudeMaxTokens(ctx, model);
+  if (adapter && !isRecord(out.thinking)) {
+    const pct = optionNum(ctx, 'claude.thinking_adapter_budget_tokens_percentage', 0.8);
+    const budget = Math.max(1024, Math.floor((out.max_tokens as number) * pct));
+    if ((out.max_tokens as number) <= budget) out.max_tokens = budget + 1024;
+    out.thinking = { type: 'enabled', budget_tokens: budget };
+    out.temperature = 1;
+    delete out.top_p;
+    delete out.top_k;
+  }
+  if (ctx.stream) out.stream = true;
+  else delete out.stream;
+  return { body: out, model };
+}
+
+export const claudeAdaptor: ProviderAdaptor = {
+  name: 'claude',
+  channelTypes: [14],
+  format: 'claude',
+  chatRequest(req, ctx) {
+    const { body, headers } = toClaudeRequest(req, ctx);
+    return claudeUpstream(ctx, body, headers);
+  },
+  rawRequest(body, ctx) {
+    const { body: out, model } = claudeRawBody(body ?? {}, ctx);
+    return claudeUpstream(ctx, out, extraHeaders(ctx, [ctx.upstreamModel, model]));
+  },
+  usageFromBody(body) {
+    return isRecord(body) && isRecord(body.usage) ? claudeUsageToCanonical(body.usage as ClaudeUsage) : undefined;
+  },
+  chatResponse(body, ctx) {
+    return fromClaudeResponse(body, ctx.upstreamModel);
+  },
+  chatStream(ctx) {
+    return new ClaudeStreamTranslator(ctx.upstreamModel);
+  },
+  observer(ctx) {
+    return tolerantObserver(new ClaudeStreamTranslator(ctx.upstreamModel));
+  },
+  modelsRequest(channel) {
+    const base = (channel.baseUrl || DEFAULT_BASE).replace(/\/+$/, '');
+    return { url: `${base}/v1/models?limit=1000`, method: 'GET', headers: { 'x-api-key': channel.key, 'anthropic-version': CLAUDE_API_VERSION } };
+  },
+  parseModels(body) {
+    const data = isRecord(body) && Array.isArray(body.data) ? body.data : [];
+    return data.map((m) => (isRecord(m) && typeof m.id === 'string' ? m.id : '')).filter(Boolean);
+  },
+  errorMessage: upstreamErrorMessage,
+};
+
+// ---------------------------------------------------------------------------------------------
+// AWS Bedrock Claude (channel type 33): SigV4-signed `invoke`, non-stream only.
+
+function sha256Hex(data: string | Buffer): string {
+  return crypto.createHash('sha256').update(data).digest('hex');
+}
+function hmac(key: string | Buffer, data: string): Buffer {
+  return crypto.createHmac('sha256', key).update(data, 'utf8').digest();
+}
+/** RFC 3986 encoding as SigV4 wants it (unreserved characters kept, everything else %XX upper-case). */
+function awsEncode(s: string): string {
+  return encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+export interface SigV4Input {
+  method: string;
+  url: string;
+  /** Headers to sign (host and x-amz-date are added when missing). */
+  headers: Record<string, string>;
+  body: string | Buffer;
+  accessKeyId: string;
+  secretAccessKey: string;
+  sessionToken?: string;
+  region: string;
+  service: string;
+  /** Also send and sign `x-amz-content-sha256` (the AWS SDKs do for Bedrock). */
+  contentSha256Header?: boolean;
+  /** Fixed clock for tests. */
+  now?: Date;
+}
+
+/**
+ * AWS Signature Version 4 (header form). Returns the headers to send (input headers + host,
+ * x-amz-date, optional x-amz-content-sha256 / x-amz-security-token, authorization). The canonical path is
+ * URI-encoded twice (every service but S3), which is what Bedrock model ids with `:` need.
+ */
+export function signV4(input: SigV4Input): Record<string, string> {
+  const url = new URL(input.url);
+  const now = input.now ?? new Date();
+  const amzDate = now.toISOString().replace(/[:-]|\.\d{3}/g, '');
+  const date = amzDate.slice(0, 8);
+  const payloadHash = sha256Hex(input.body);
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(input.headers)) headers[k.toLowerCase()] = v;
+  headers.host ??= url.host;
+  headers['x-amz-date'] ??= amzDate;
+  if (input.contentSha256Header) headers['x-amz-content-sha256'] = payloadHash;
+  if (input.sessionToken) headers['x-amz-security-token'] = input.sessionToken;
+  const names = Object.keys(headers).sort();
+  const canonicalHeaders = names.map((n) => `${n}:${String(headers[n]).trim().replace(/\s+/g, ' ')}\n`).join('');
+  const signedHeaders = names.join(';');
+  const path = url.pathname || '/';
+  const canonicalPath = path
+    .split('/')
+    .map((seg) => awsEncode(awsEncode(decodeURIComponent(seg))))
+    .join('/');
+  const query = [...url.searchParams.entries()]
+    .map(([k, v]) => [awsEncode(k), awsEncode(v)] as const)
+    .sort((a, b) => (a[0] === b[0] ? (a[1] < b[1] ? -1 : 1) : a[0] < b[0] ? -1 : 1))
+    .map(([k, v]) => `${k}=${v}`)
+    .join('&');
+  const canonicalRequest = [input.method.toUpperCase(), canonicalPath, query, canonicalHeaders, signedHeaders, payloadHash].join('\n');
+  const scope = `${date}/${input.region}/${input.service}/aws4_request`;
+  const stringToSign = ['AWS4-HMAC-SHA256', amzDate, scope, sha256Hex(canonicalRequest)].join('\n');
+  const kDate = hmac(`AWS4${input.secretAccessKey}`, date);
+  const kSigning = hmac(hmac(hmac(kDate, input.region), input.service), 'aws4_request');
+  const signature = crypto.createHmac('sha256', kSigning).update(stringToSign, 'utf8').digest('hex');
+  return {
+    ...headers,
+    authorization: `AWS4-HMAC-SHA256 Credential=${input.accessKeyId}/${scope}, SignedHeaders=${signedHeaders}, Signature=${signature}`,
+  };
+}
+
+/** Claude model name → Bedrock model id (ids containing a `.` are used as given). */
+const BEDROCK_IDS: Record<string, string> = {
+  'claude-3-haiku-20240307': 'anthropic.claude-3-haiku-20240307-v1:0',
+  'claude-3-sonnet-20240229': 'anthropic.claude-3-sonnet-20240229-v1:0',
+  'claude-3-opus-20240229': 'anthropic.claude-3-opus-20240229-v1:0',
+  'claude-3-5-sonnet-20240620': 'anthropic.claude-3-5-sonnet-20240620-v1:0',
+  'claude-3-5-sonnet-20241022': 'anthropic.claude-3-5-sonnet-20241022-v2:0',
+  'claude-3-5-haiku-20241022': 'anthropic.claude-3-5-haiku-20241022-v1:0',
+  'claude-3-7-sonnet-20250219': 'anthropic.claude-3-7-sonnet-20250219-v1:0',
+  'claude-sonnet-4-20250514': 'anthropic.claude-sonnet-4-20250514-v1:0',
+  'claude-opus-4-20250514': 'anthropic.claude-opus-4-20250514-v1:0',
+  'claude-opus-4-1-20250805': 'anthropic.claude-opus-4-1-20250805-v1:0',
+  'claude-sonnet-4-5-20250929': 'anthropic.claude-sonnet-4-5-20250929-v1:0',
+};
+export function bedrockModelId(model: string): string {
+  return model.includes('.') ? model : BEDROCK_IDS[model] ?? `anthropic.${model}`;
+}
+
+/** Channel key `AccessKeyId|SecretAccessKey|Region` (region may also be in `other`). */
+export function awsCredentials(channel: AdaptorContext['channel']): { accessKeyId: string; secretAccessKey: string; region: string; sessionToken?: string } {
+  const [accessKeyId = '', secretAccessKey = '', region = '', sessionToken] = channel.key.split('|').map((p) => p.trim());
+  const r = region || channel.other.trim() || 'us-east-1';
+  if (!accessKeyId || !secretAccessKey) throw new UpstreamError(401, 'AWS 渠道密钥格式应为 AccessKeyId|SecretAccessKey|Region', '', 'invalid_channel_key');
+  if (!/^[a-z0-9-]+$/.test(r)) throw new UpstreamError(400, `无效的 AWS 区域：${r}`, '', 'invalid_channel_key');
+  return { accessKeyId, secretAccessKey, region: r, ...(sessionToken ? { sessionToken } : {}) };
+}
+
+export function bedrockRequest(ctx: AdaptorContext, model: string, claudeBody: Record<string, unknown>, now?: Date): UpstreamRequest {
+  // streams: invoke-with-response-stream answers in AWS's binary event-stream framing, decoded by
+  // the adaptor's streamSplitter (eventstream.ts) into Claude SSE blocks.
+  const creds = awsCredentials(ctx.channel);
+  const { model: _m, stream: _s, ...rest } = claudeBody;
+  const body = JSON.stringify({ anthropic_version: 'bedrock-2023-05-31', ...rest });
+  const base = (ctx.channel.baseUrl || `https://bedrock-runtime.${creds.region}.amazonaws.com`).replace(/\/+$/, '');
+  const url = `${base}/model/${encodeURIComponent(bedrockModelId(model))}/${ctx.stream ? 'invoke-with-response-stream' : 'invoke'}`;
+  const headers = signV4({
+    method: 'POST',
+    url,
+    headers: { 'content-type': 'application/json', accept: ctx.stream ? EVENTSTREAM_CONTENT_TYPE : 'application/json' },
+    body,
+    ...creds,
+    service: 'bedrock',
+    contentSha256Header: true,
+    now,
+  });
+  return { url, method: 'POST', headers, body };
+}
+
+/** AWS Bedrock Claude (type 33): `invoke`, and `invoke-with-response-stream` (event-stream framing). */
+export const awsClaudeAdaptor: ProviderAdaptor = {
+  name: 'aws-claude',
+  channelTypes: [33],
+  format: 'claude',
+  chatRequest(req, ctx) {
+    const { body, model } = toClaudeRequest(req, ctx);
+    return bedrockRequest(ctx, model, body);
+  },
+  rawRequest(body, ctx) {
+    const { body: out, model } = claudeRawBody(body ?? {}, ctx);
+    return bedrockRequest(ctx, model, out);
+  },
+  usageFromBody(body) {
+    return isRecord(body) && isRecord(body.usage) ? claudeUsageToCanonical(body.usage as ClaudeUsage) : undefined;
+  },
+  chatResponse(body, ctx) {
+    return fromClaudeResponse(body, ctx.upstreamModel);
+  },
+  chatStream(ctx) {
+    return new ClaudeStreamTranslator(ctx.upstreamModel);
+  },
+  observer(ctx) {
+    return tolerantObserver(new ClaudeStreamTranslator(ctx.upstreamModel));
+  },
+  streamSplitter(contentType) {
+    return contentType.includes(EVENTSTREAM_CONTENT_TYPE) ? new BedrockStreamDecoder() : undefined;
+  },
+  errorMessage: upstreamErrorMessage,
+};

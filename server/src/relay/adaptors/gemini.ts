@@ -1,0 +1,535 @@
+/**
+ * Gemini (Google AI Studio `generativelanguage` API) upstream adaptor: channel type 24.
+ *
+ * canonical request → `POST {base}/{version}/models/{model}:generateContent`
+ * (`:streamGenerateContent?alt=sse` when streaming) with `x-goog-api-key`; every SSE `data:` of
+ * the stream, like the plain response, is one GenerateContentResponse. Decisions (docs/formats.md):
+ * - image URLs go as `fileData {fileUri}` (the gateway never fetches client URLs: no SSRF, no
+ *   bandwidth); data URLs as `inlineData`;
+ * - tool results (`role:'tool'`) become `functionResponse` parts of one user turn; the function
+ *   name is taken from the assistant tool call with the same id;
+ * - JSON schemas (tool parameters, response schema) are reduced to the OpenAPI subset Gemini accepts;
+ * - usage: prompt = promptTokenCount (already includes cachedContentTokenCount), completion =
+ *   candidatesTokenCount + thoughtsTokenCount (reasoning_tokens = thoughts), cached_tokens =
+ *   cachedContentTokenCount.
+ */
+import type {
+  AdaptorContext,
+  ChatChunk,
+  ChatMessage,
+  ChatRequest,
+  ChatResponse,
+  ContentPart,
+  FinishReason,
+  ProviderAdaptor,
+  SSEEvent,
+  StreamTranslator,
+  ToolCall,
+  Usage,
+} from '../types';
+import { contentText, getHints, isRecord, newId, parseArgs, parseDataUrl, parseJsonOption, streamError, tolerantObserver, upstreamErrorMessage } from './claude';
+
+const DEFAULT_BASE = 'https://generativelanguage.googleapis.com';
+export const GEMINI_THINKING_BUDGET_CAP = 24576;
+export const SAFETY_CATEGORIES = [
+  'HARM_CATEGORY_HARASSMENT',
+  'HARM_CATEGORY_HATE_SPEECH',
+  'HARM_CATEGORY_SEXUALLY_EXPLICIT',
+  'HARM_CATEGORY_DANGEROUS_CONTENT',
+  'HARM_CATEGORY_CIVIC_INTEGRITY',
+] as const;
+
+type Part = Record<string, unknown>;
+interface Content {
+  role: 'user' | 'model';
+  parts: Part[];
+}
+
+const MIME_BY_EXT: Record<string, string> = {
+  png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp', heic: 'image/heic', heif: 'image/heif',
+  pdf: 'application/pdf', mp3: 'audio/mp3', wav: 'audio/wav', mp4: 'video/mp4', txt: 'text/plain',
+};
+function guessMime(url: string): string {
+  const m = /\.([a-z0-9]+)(?:[?#].*)?$/i.exec(url);
+  return (m && MIME_BY_EXT[m[1]!.toLowerCase()]) || 'image/jpeg';
+}
+
+function mediaPart(url: string): Part {
+  const d = parseDataUrl(url);
+  if (d) return { inlineData: { mimeType: d.mimeType, data: d.data } };
+  return { fileData: { mimeType: guessMime(url), fileUri: url } };
+}
+
+function partsOf(content: ChatMessage['content']): Part[] {
+  if (content == null) return [];
+  if (typeof content === 'string') return content ? [{ text: content }] : [];
+  const out: Part[] = [];
+  for (const p of content as ContentPart[]) {
+    if (p.type === 'text') {
+      const text = (p as { text?: unknown }).text;
+      if (typeof text === 'string' && text) out.push({ text });
+    } else if (p.type === 'image_url') {
+      const iu = (p as { image_url?: { url?: unknown } | string }).image_url;
+      const url = typeof iu === 'string' ? iu : iu?.url;
+      if (typeof url === 'string' && url) out.push(mediaPart(url));
+    } else if (p.type === 'input_audio') {
+      const a = (p as { input_audio?: { data?: unknown; format?: unknown } }).input_audio;
+      if (a && typeof a.data === 'string') out.push({ inlineData: { mimeType: `audio/${typeof a.format === 'string' ? a.format : 'wav'}`, data: a.data } });
+    } else if (p.type === 'file') {
+      const f = (p as { file?: { file_data?: unknown } }).file;
+      if (typeof f?.file_data === 'string') out.push(mediaPart(f.file_data));
+    }
+  }
+  return out;
+}
+
+/** Keys of an OpenAPI schema object Gemini accepts. */
+const SCHEMA_KEYS = new Set([
+  'type', 'format', 'title', 'description', 'nullable', 'enum', 'maxItems', 'minItems', 'properties', 'required',
+  'minProperties', 'maxProperties', 'minLength', 'maxLength', 'pattern', 'example', 'anyOf', 'propertyOrdering',
+  'default', 'items', 'minimum', 'maximum',
+]);
+
+/** Reduces a JSON schema to what Gemini's `Schema` accepts (drops $schema, additionalProperties, …). */
+export function cleanSchema(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(cleanSchema);
+  if (!isRecord(schema)) return schema;
+  const out: Record<string, unknown> = {};
+  const mainType = Array.isArray(schema.type) ? schema.type.find((t) => t !== 'null') : schema.type;
+  for (const [k, v] of Object.entries(schema)) {
+    if (!SCHEMA_KEYS.has(k)) continue;
+    if (k === 'properties' && isRecord(v)) {
+      out.properties = Object.fromEntries(Object.entries(v).map(([name, s]) => [name, cleanSchema(s)]));
+    } else if (k === 'items' || k === 'anyOf') out[k] = cleanSchema(v);
+    else if (k === 'type' && Array.isArray(v)) {
+      // ["string","null"] → type string + nullable
+      const types = v.filter((t) => t !== 'null');
+      out.type = types[0] ?? 'string';
+      if (types.length !== v.length) out.nullable = true;
+    } else if (k === 'format' && mainType === 'string' && v !== 'enum' && v !== 'date-time') continue;
+    else out[k] = v;
+  }
+  return out;
+}
+
+/** Canonical messages → Gemini `systemInstruction` + `contents`. */
+export function toGeminiContents(messages: ChatMessage[]): { systemInstruction?: { parts: Part[] }; contents: Content[] } {
+  const system: Part[] = [];
+  const contents: Content[] = [];
+  const nameById = new Map<string, string>();
+  const push = (role: 'user' | 'model', parts: Part[]) => {
+    if (!parts.length) return;
+    const last = contents[contents.length - 1];
+    if (last && last.role === role) last.parts.push(...parts);
+    else contents.push({ role, parts });
+  };
+  for (const m of messages) {
+    switch (m.role) {
+      case 'system':
+      case 'developer': {
+        const text = contentText(m.content);
+        if (text) system.push({ text });
+        break;
+      }
+      case 'assistant': {
+        const parts = partsOf(m.content).filter((p) => 'text' in p);
+        for (const tc of m.tool_calls ?? []) {
+          if (tc.id) nameById.set(tc.id, tc.function.name);
+          parts.push({ functionCall: { name: tc.function.name, args: parseArgs(tc.function.arguments) } });
+        }
+        push('model', parts);
+        break;
+      }
+      case 'tool': {
+        const name = (m.tool_call_id && nameById.get(m.tool_call_id)) || m.name || 'function';
+        const text = contentText(m.content);
+        let response: Record<string, unknown>;
+        try {
+          const v = JSON.parse(text);
+          response = isRecord(v) ? v : { content: v };
+        } catch {
+          response = { content: text };
+        }
+        push('user', [{ functionResponse: { name, response } }]);
+        break;
+      }
+      default:
+        push('user', partsOf(m.content));
+    }
+  }
+  return { ...(system.length ? { systemInstruction: { parts: system } } : {}), contents };
+}
+
+/** Thresholds from `gemini.safety_settings`: per category, else per model, else `default`. */
+export function safetySettings(raw: string, model: string): Array<{ category: string; threshold: string }> {
+  const map = parseJsonOption(raw);
+  const m = isRecord(map) ? map : {};
+  const pick = (cat: string) => {
+    for (const k of [cat, model, 'default']) if (typeof m[k] === 'string' && m[k]) return m[k] as string;
+    return 'OFF';
+  };
+  return SAFETY_CATEGORIES.map((category) => ({ category, threshold: pick(category) }));
+}
+
+export function geminiVersion(raw: string, model: string): string {
+  const map = parseJsonOption(raw);
+  if (isRecord(map)) {
+    const v = map[model] ?? map.default;
+    if (typeof v === 'string' && /^v[0-9a-z.]+$/i.test(v)) return v;
+  }
+  return 'v1beta';
+}
+
+/** Gemini 2.5 and later think; 1.x / 2.0 reject a thinkingConfig. */
+export function geminiThinks(model: string): boolean {
+  const m = /gemini-(\d+)(?:\.(\d+))?/.exec(model);
+  if (!m) return false;
+  const major = Number(m[1]);
+  const minor = Number(m[2] ?? 0);
+  return major > 2 || (major === 2 && minor >= 5);
+}
+
+const EFFORT_BUDGET: Record<string, number> = { minimal: 512, low: 1024, medium: 8192, high: GEMINI_THINKING_BUDGET_CAP };
+
+/** Builds the Gemini request (pure; exported for tests). Returns the model actually called. */
+export function toGeminiRequest(req: ChatRequest, ctx: AdaptorContext): { body: Record<string, unknown>; model: string } {
+  let model = ctx.upstreamModel;
+  const maxTokens = req.max_tokens ?? req.max_completion_tokens;
+  const hints = getHints(req);
+  let thinkingConfig: Record<string, unknown> | undefined = hints.geminiThinkingConfig;
+  // mapped thinking (from a Claude client or reasoning_effort) only for models that think: older
+  // ones reject thinkingConfig; a Claude "disabled" is left to the model's default (2.5 Pro cannot turn it off)
+  if (!thinkingConfig && hints.claudeThinking?.type === 'enabled' && geminiThinks(model)) {
+    const b = hints.claudeThinking.budget_tokens;
+    thinkingConfig = { includeThoughts: true, ...(b ? { thinkingBudget: Math.min(GEMINI_THINKING_BUDGET_CAP, b) } : {}) };
+  }
+  const adapter = ctx.option('gemini.thinking_adapter_enabled') === 'true';
+  if (adapter) {
+    const m = /-thinking(?:-(\d+))?$/.exec(model);
+    if (m) {
+      model = model.slice(0, m.index);
+      if (m[1]) thinkingConfig = { includeThoughts: true, thinkingBudget: Math.min(GEMINI_THINKING_BUDGET_CAP, Number(m[1])) };
+      else if (maxTokens) {
+        const pctRaw = Number(ctx.option('gemini.thinking_adapter_budget_tokens_percentage'));
+        const pct = Number.isFinite(pctRaw) && pctRaw > 0 ? pctRaw : 0.6;
+        thinkingConfig = { includeThoughts: true, thinkingBudget: Math.min(GEMINI_THINKING_BUDGET_CAP, Math.floor(maxTokens * pct)) };
+      } else thinkingConfig = { includeThoughts: true };
+    } else if (model.endsWith('-nothinking')) {
+      model = model.slice(0, -'-nothinking'.length);
+      thinkingConfig = { thinkingBudget: 0 };
+    }
+  }
+  if (!thinkingConfig && typeof req.reasoning_effort === 'string' && EFFORT_BUDGET[req.reasoning_effort] !== undefined && geminiThinks(model)) {
+    thinkingConfig = { includeThoughts: true, thinkingBudget: EFFORT_BUDGET[req.reasoning_effort] };
+  }
+
+  const { systemInstruction, contents } = toGeminiContents(req.messages ?? []);
+  const body: Record<string, unknown> = { contents };
+  if (systemInstruction) body.systemInstruction = systemInstruction;
+  body.safetySettings = safetySettings(ctx.option('gemini.safety_settings'), model);
+
+  const gc: Record<string, unknown> = {};
+  if (req.temperature != null) gc.temperature = req.temperature;
+  if (req.top_p != null) gc.topP = req.top_p;
+  if (req.top_k != null) gc.topK = req.top_k;
+  if (maxTokens != null) gc.maxOutputTokens = maxTokens;
+  if (req.stop != null) {
+    const stops = (Array.isArray(req.stop) ? req.stop : [req.stop]).filter((s) => typeof s === 'string' && s);
+    if (stops.length) gc.stopSequences = stops.slice(0, 5);
+  }
+  if (typeof req.n === 'number' && req.n > 1) gc.candidateCount = req.n;
+  if (typeof req.seed === 'number') gc.seed = req.seed;
+  if (typeof req.presence_penalty === 'number') gc.presencePenalty = req.presence_penalty;
+  if (typeof req.frequency_penalty === 'number') gc.frequencyPenalty = req.frequency_penalty;
+  const rf = req.response_format;
+  if (rf && (rf.type === 'json_object' || rf.type === 'json_schema')) {
+    gc.responseMimeType = 'application/json';
+    const js = isRecord(rf.json_schema) ? rf.json_schema : undefined;
+    if (js && isRecord(js.schema)) gc.responseSchema = cleanSchema(js.schema);
+  }
+  if (thinkingConfig) gc.thinkingConfig = thinkingConfig;
+  const imagine = parseJsonOption(ctx.option('gemini.supported_imagine_models'));
+  if (Array.isArray(imagine) && imagine.includes(model)) gc.responseModalities = ['TEXT', 'IMAGE'];
+  if (Object.keys(gc).length) body.generationConfig = gc;
+
+  if (req.tools?.length) {
+    const decls = req.tools
+      .filter((t) => t?.function?.name)
+      .map((t) => {
+        const d: Record<string, unknown> = { name: t.function.name };
+        if (t.function.description) d.description = t.function.description;
+        const p = t.function.parameters;
+        if (isRecord(p) && !(p.type === 'object' && (!isRecord(p.properties) || !Object.keys(p.properties).length))) d.parameters = cleanSchema(p);
+        return d;
+      });
+    if (decls.length) body.tools = [{ functionDeclarations: decls }];
+  }
+  const tc = req.tool_choice;
+  let fcc: Record<string, unknown> | undefined;
+  if (tc === 'auto') fcc = { mode: 'AUTO' };
+  else if (tc === 'required') fcc = { mode: 'ANY' };
+  else if (tc === 'none') fcc = { mode: 'NONE' };
+  else if (isRecord(tc) && isRecord(tc.function) && typeof tc.function.name === 'string') fcc = { mode: 'ANY', allowedFunctionNames: [tc.function.name] };
+  if (fcc && body.tools) body.toolConfig = { functionCallingConfig: fcc };
+  return { body, model };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Response
+
+export interface GeminiUsageMetadata {
+  promptTokenCount?: number;
+  candidatesTokenCount?: number;
+  thoughtsTokenCount?: number;
+  cachedContentTokenCount?: number;
+  totalTokenCount?: number;
+  toolUsePromptTokenCount?: number;
+}
+
+export function geminiUsageToCanonical(u: GeminiUsageMetadata): Usage {
+  const prompt = (Number(u.promptTokenCount) || 0) + (Number(u.toolUsePromptTokenCount) || 0);
+  const thoughts = Number(u.thoughtsTokenCount) || 0;
+  const completion = (Number(u.candidatesTokenCount) || 0) + thoughts;
+  const cached = Number(u.cachedContentTokenCount) || 0;
+  const usage: Usage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+  if (cached) usage.prompt_tokens_details = { cached_tokens: cached };
+  if (thoughts) usage.completion_tokens_details = { reasoning_tokens: thoughts };
+  return usage;
+}
+
+export function geminiFinishToCanonical(reason: unknown): FinishReason {
+  switch (reason) {
+    case undefined:
+    case null:
+    case 'FINISH_REASON_UNSPECIFIED':
+      return null;
+    case 'STOP':
+      return 'stop';
+    case 'MAX_TOKENS':
+      return 'length';
+    case 'SAFETY':
+    case 'RECITATION':
+    case 'BLOCKLIST':
+    case 'PROHIBITED_CONTENT':
+    case 'SPII':
+    case 'IMAGE_SAFETY':
+    case 'LANGUAGE':
+      return 'content_filter';
+    default:
+      return 'stop';
+  }
+}
+
+interface CandidateParts {
+  text: string;
+  reasoning: string;
+  toolCalls: ToolCall[];
+}
+
+function readParts(candidate: Record<string, unknown>): CandidateParts {
+  const content = isRecord(candidate.content) ? candidate.content : {};
+  const parts = Array.isArray(content.parts) ? content.parts : [];
+  const out: CandidateParts = { text: '', reasoning: '', toolCalls: [] };
+  for (const p of parts) {
+    if (!isRecord(p)) continue;
+    if (isRecord(p.functionCall)) {
+      out.toolCalls.push({
+        id: typeof p.functionCall.id === 'string' && p.functionCall.id ? p.functionCall.id : newId('call_'),
+        type: 'function',
+        function: { name: String(p.functionCall.name ?? ''), arguments: JSON.stringify(p.functionCall.args ?? {}) },
+      });
+    } else if (typeof p.text === 'string') {
+      if (p.thought === true) out.reasoning += p.text;
+      else out.text += p.text;
+    } else if (isRecord(p.inlineData) && typeof p.inlineData.data === 'string') {
+      // image output (image-generation models): markdown data URL, as new-api does
+      out.text += `![image](data:${String(p.inlineData.mimeType ?? 'image/png')};base64,${p.inlineData.data})`;
+    }
+  }
+  return out;
+}
+
+/** GenerateContentResponse → canonical response. */
+export function fromGeminiResponse(body: unknown, fallbackModel: string): ChatResponse {
+  const b = isRecord(body) ? body : {};
+  const candidates = Array.isArray(b.candidates) ? (b.candidates.filter(isRecord) as Record<string, unknown>[]) : [];
+  const choices: ChatResponse['choices'] = candidates.map((c, i) => {
+    const { text, reasoning, toolCalls } = readParts(c);
+    const message: ChatResponse['choices'][number]['message'] = { role: 'assistant', content: text || (toolCalls.length ? null : '') };
+    if (toolCalls.length) message.tool_calls = toolCalls;
+    if (reasoning) message.reasoning_content = reasoning;
+    let finish = geminiFinishToCanonical(c.finishReason) ?? 'stop';
+    if (toolCalls.length && finish === 'stop') finish = 'tool_calls';
+    return { index: typeof c.index === 'number' ? c.index : i, message, finish_reason: finish };
+  });
+  if (!choices.length) {
+    // prompt blocked (promptFeedback.blockReason): an empty, filtered answer
+    choices.push({ index: 0, message: { role: 'assistant', content: '' }, finish_reason: 'content_filter' });
+  }
+  return {
+    id: typeof b.responseId === 'string' && b.responseId ? `chatcmpl-${b.responseId}` : newId('chatcmpl-'),
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: typeof b.modelVersion === 'string' && b.modelVersion ? b.modelVersion : fallbackModel,
+    choices,
+    usage: geminiUsageToCanonical(isRecord(b.usageMetadata) ? (b.usageMetadata as GeminiUsageMetadata) : {}),
+  };
+}
+
+/**
+ * Gemini SSE (`data: <GenerateContentResponse>` per event) → canonical chunks. Emits a role chunk
+ * first, deltas per part, a finish chunk when a candidate reports finishReason, and the usage
+ * chunk (`choices: []`) at end().
+ */
+export class GeminiStreamTranslator implements StreamTranslator {
+  private readonly id = newId('chatcmpl-');
+  private model: string;
+  private readonly created = Math.floor(Date.now() / 1000);
+  private started = false;
+  private lastUsage: GeminiUsageMetadata | undefined;
+  private readonly toolCount = new Map<number, number>();
+  private readonly hadTools = new Set<number>();
+  private ended = false;
+
+  constructor(model: string) {
+    this.model = model;
+  }
+
+  private chunk(index: number, delta: ChatChunk['choices'][number]['delta'], finish: FinishReason = null): ChatChunk {
+    return { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [{ index, delta, finish_reason: finish }] };
+  }
+
+  private pending: Error | undefined;
+
+  push(event: SSEEvent): ChatChunk[] {
+    if (this.pending) throw this.pending;
+    if (!event.data || event.data === '[DONE]') return [];
+    let data: unknown;
+    try {
+      data = JSON.parse(event.data);
+    } catch {
+      return [];
+    }
+    if (!isRecord(data)) return [];
+    if (isRecord(data.error)) {
+      // thrown on the next push()/end(), so earlier chunks of the same read still reach the client
+      this.pending = streamError(typeof data.error.message === 'string' ? data.error.message : 'upstream stream error', String(data.error.status ?? 'api_error'), event.data);
+      return [];
+    }
+    if (typeof data.modelVersion === 'string' && data.modelVersion) this.model = data.modelVersion;
+    if (isRecord(data.usageMetadata)) this.lastUsage = data.usageMetadata as GeminiUsageMetadata;
+    const out: ChatChunk[] = [];
+    if (!this.started) {
+      this.started = true;
+      out.push(this.chunk(0, { role: 'assistant', content: '' }));
+    }
+    const candidates = Array.isArray(data.candidates) ? data.candidates.filter(isRecord) : [];
+    candidates.forEach((c, i) => {
+      const index = typeof c.index === 'number' ? c.index : i;
+      const { text, reasoning, toolCalls } = readParts(c);
+      if (reasoning) out.push(this.chunk(index, { reasoning_content: reasoning }));
+      if (text) out.push(this.chunk(index, { content: text }));
+      if (toolCalls.length) {
+        const base = this.toolCount.get(index) ?? 0;
+        this.toolCount.set(index, base + toolCalls.length);
+        this.hadTools.add(index);
+        out.push(this.chunk(index, { tool_calls: toolCalls.map((tc, k) => ({ index: base + k, id: tc.id, type: 'function' as const, function: tc.function })) }));
+      }
+      let finish = geminiFinishToCanonical(c.finishReason);
+      if (finish === 'stop' && this.hadTools.has(index)) finish = 'tool_calls';
+      if (finish) out.push(this.chunk(index, {}, finish));
+    });
+    if (!candidates.length && isRecord(data.promptFeedback) && data.promptFeedback.blockReason) {
+      out.push(this.chunk(0, {}, 'content_filter'));
+    }
+    return out;
+  }
+
+  end(): ChatChunk[] {
+    if (this.pending) throw this.pending;
+    if (this.ended || !this.lastUsage) return [];
+    this.ended = true;
+    return [{ id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [], usage: geminiUsageToCanonical(this.lastUsage) }];
+  }
+
+  usage(): Usage | undefined {
+    return this.lastUsage ? geminiUsageToCanonical(this.lastUsage) : undefined;
+  }
+}
+
+export function geminiUpstreamUrl(ctx: AdaptorContext, model: string): string {
+  const base = (ctx.channel.baseUrl || DEFAULT_BASE).replace(/\/+$/, '');
+  const version = geminiVersion(ctx.option('gemini.version_settings'), model);
+  const action = ctx.stream ? 'streamGenerateContent?alt=sse' : 'generateContent';
+  return `${base}/${version}/models/${encodeURIComponent(model)}:${action}`;
+}
+
+export const geminiAdaptor: ProviderAdaptor = {
+  name: 'gemini',
+  channelTypes: [24],
+  format: 'gemini',
+  chatRequest(req, ctx) {
+    const { body, model } = toGeminiRequest(req, ctx);
+    return {
+      url: geminiUpstreamUrl(ctx, model),
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-goog-api-key': ctx.channel.key, ...(ctx.stream ? { accept: 'text/event-stream' } : {}) },
+      body: JSON.stringify(body),
+    };
+  },
+  rawRequest(body, ctx) {
+    // same-format passthrough: the client's GenerateContentRequest as is; model from the mapping
+    let model = ctx.upstreamModel;
+    const out: Record<string, unknown> = { ...(body ?? {}) };
+    delete out.model;
+    if (ctx.option('gemini.thinking_adapter_enabled') === 'true') {
+      const m = /-(no)?thinking(?:-(\d+))?$/.exec(model);
+      if (m) {
+        model = model.slice(0, m.index);
+        const gc: Record<string, unknown> = isRecord(out.generationConfig) ? { ...out.generationConfig } : {};
+        if (!isRecord(gc.thinkingConfig)) {
+          if (m[1]) gc.thinkingConfig = { thinkingBudget: 0 };
+          else {
+            const max = typeof gc.maxOutputTokens === 'number' ? gc.maxOutputTokens : undefined;
+            const pctRaw = Number(ctx.option('gemini.thinking_adapter_budget_tokens_percentage'));
+            const pct = Number.isFinite(pctRaw) && pctRaw > 0 ? pctRaw : 0.6;
+            const budget = m[2] ? Number(m[2]) : max ? Math.floor(max * pct) : undefined;
+            gc.thinkingConfig = budget !== undefined ? { includeThoughts: true, thinkingBudget: Math.min(GEMINI_THINKING_BUDGET_CAP, budget) } : { includeThoughts: true };
+          }
+        }
+        out.generationConfig = gc;
+      }
+    }
+    if (!Array.isArray(out.safetySettings)) out.safetySettings = safetySettings(ctx.option('gemini.safety_settings'), model);
+    return {
+      url: geminiUpstreamUrl(ctx, model),
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-goog-api-key': ctx.channel.key, ...(ctx.stream ? { accept: 'text/event-stream' } : {}) },
+      body: JSON.stringify(out),
+    };
+  },
+  usageFromBody(body) {
+    return isRecord(body) && isRecord(body.usageMetadata) ? geminiUsageToCanonical(body.usageMetadata as GeminiUsageMetadata) : undefined;
+  },
+  chatResponse(body, ctx) {
+    return fromGeminiResponse(body, ctx.upstreamModel);
+  },
+  chatStream(ctx) {
+    return new GeminiStreamTranslator(ctx.upstreamModel);
+  },
+  observer(ctx) {
+    return tolerantObserver(new GeminiStreamTranslator(ctx.upstreamModel));
+  },
+  modelsRequest(channel) {
+    const base = (channel.baseUrl || DEFAULT_BASE).replace(/\/+$/, '');
+    return { url: `${base}/v1beta/models?pageSize=1000`, method: 'GET', headers: { 'x-goog-api-key': channel.key } };
+  },
+  parseModels(body) {
+    const models = isRecord(body) && Array.isArray(body.models) ? body.models : [];
+    return models
+      .filter((m) => isRecord(m) && (!Array.isArray(m.supportedGenerationMethods) || m.supportedGenerationMethods.includes('generateContent')))
+      .map((m) => String((m as Record<string, unknown>).name ?? '').replace(/^models\//, ''))
+      .filter(Boolean);
+  },
+  errorMessage: upstreamErrorMessage,
+};

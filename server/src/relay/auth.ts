@@ -1,0 +1,182 @@
+import type { AppContext } from '../context';
+import { tokenCache, userCache, invalidateToken } from '../services/invalidate';
+import { nowSec } from '../lib/time';
+import { parseAllowIps, type IpAllowList } from './ip';
+import { RelayError } from './errors';
+import { splitList } from '../repositories/channels';
+import { USER_STATUS } from '../repositories/users';
+
+export const TOKEN_STATUS = { enabled: 1, disabled: 2, expired: 3, exhausted: 4 } as const;
+
+/** A token as the relay needs it (parsed once, cached per process). */
+export interface TokenRecord {
+  id: number;
+  userId: number;
+  key: string;
+  name: string;
+  status: number;
+  expiredTime: number;
+  /** As of the cache load; the authoritative check is the atomic pre-consume. */
+  remainQuota: number;
+  unlimited: boolean;
+  modelLimits: Set<string> | null;
+  allowIps: IpAllowList | null;
+  group: string;
+}
+
+/** User settings the relay reads (users.setting JSON). */
+export interface UserSetting {
+  accept_unset_model_ratio_model?: boolean;
+  quota_warning_threshold?: number;
+  notify_type?: string;
+  notification_email?: string;
+  webhook_url?: string;
+  webhook_secret?: string;
+  [k: string]: unknown;
+}
+
+export interface UserRecord {
+  id: number;
+  username: string;
+  status: number;
+  role: number;
+  group: string;
+  email: string;
+  setting: UserSetting;
+}
+
+const truthy = (v: unknown) => v === true || v === 1 || v === '1' || v === 'true';
+
+function toTokenRecord(r: Record<string, unknown>): TokenRecord {
+  return {
+    id: Number(r.id),
+    userId: Number(r.user_id),
+    key: String(r.key),
+    name: String(r.name ?? ''),
+    status: Number(r.status),
+    expiredTime: Number(r.expired_time ?? -1),
+    remainQuota: Number(r.remain_quota ?? 0),
+    unlimited: truthy(r.unlimited_quota),
+    modelLimits: truthy(r.model_limits_enabled) ? new Set(splitList(String(r.model_limits ?? ''))) : null,
+    allowIps: parseAllowIps(String(r.allow_ips ?? '')),
+    group: String(r.group ?? '').trim(),
+  };
+}
+
+export function parseUserSetting(raw: unknown): UserSetting {
+  if (typeof raw !== 'string' || !raw.trim()) return {};
+  try {
+    const v = JSON.parse(raw) as unknown;
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as UserSetting) : {};
+  } catch {
+    return {};
+  }
+}
+
+/** Token by key (without `sk-`); undefined when absent or deleted. Only hits are cached. */
+export async function loadToken(app: AppContext, key: string): Promise<TokenRecord | undefined> {
+  if (!key || key.length > 64) return undefined;
+  const cache = tokenCache(app);
+  const hit = cache.peek(key) as TokenRecord | undefined;
+  if (hit) return hit;
+  const row = await app.knex('tokens').where({ key }).whereNull('deleted_at').first();
+  if (!row) return undefined;
+  const rec = toTokenRecord(row);
+  return (await cache.get(key, async () => rec)) as TokenRecord;
+}
+
+export async function loadUser(app: AppContext, id: number): Promise<UserRecord | undefined> {
+  const cache = userCache(app);
+  const k = String(id);
+  const hit = cache.peek(k) as UserRecord | undefined;
+  if (hit) return hit;
+  const row = await app.knex('users').where({ id }).whereNull('deleted_at').first();
+  if (!row) return undefined;
+  const rec: UserRecord = {
+    id: Number(row.id),
+    username: String(row.username),
+    status: Number(row.status),
+    role: Number(row.role),
+    group: String(row.group || 'default'),
+    email: String(row.email ?? ''),
+    setting: parseUserSetting(row.setting),
+  };
+  return (await cache.get(k, async () => rec)) as UserRecord;
+}
+
+/** Groups a user may route through: their own group plus UserUsableGroups. */
+export function usableGroups(app: AppContext, userGroup: string): Set<string> {
+  const map = app.options.json<Record<string, unknown>>('UserUsableGroups', {});
+  const set = new Set(map && typeof map === 'object' ? Object.keys(map) : []);
+  set.add(userGroup);
+  return set;
+}
+
+export interface Principal {
+  user: UserRecord;
+  token?: TokenRecord;
+  group: string;
+  tokenName: string;
+  /** Admin keys may pin one channel with a `-<channel id>` suffix (`sk-<key>-<id>`). */
+  pinnedChannel?: number;
+}
+
+/**
+ * Validates a key for a relay call (401 bad/disabled/expired key or user, 403 exhausted token or
+ * IP not allowed or unusable group). Model limits are checked later (`checkModelAllowed`).
+ */
+export async function authenticateKey(app: AppContext, key: string, ip: string): Promise<Principal> {
+  if (!key) throw new RelayError(401, '未提供令牌', 'invalid_api_key');
+  let pinned: number | undefined;
+  let token = await loadToken(app, key);
+  if (!token) {
+    const m = /^(.+)-(\d{1,10})$/.exec(key);
+    if (m) {
+      token = await loadToken(app, m[1]!);
+      pinned = Number(m[2]);
+    }
+  }
+  if (!token) throw new RelayError(401, '无效的令牌', 'invalid_api_key');
+  if (token.status === TOKEN_STATUS.expired) throw new RelayError(401, '该令牌已过期', 'token_expired');
+  if (token.status === TOKEN_STATUS.exhausted) throw new RelayError(403, '该令牌额度已用尽', 'token_quota_exhausted', 'insufficient_quota');
+  if (token.status !== TOKEN_STATUS.enabled) throw new RelayError(401, '该令牌状态不可用', 'token_disabled');
+  if (token.expiredTime !== -1 && token.expiredTime > 0 && token.expiredTime < nowSec()) {
+    void markToken(app, token, TOKEN_STATUS.expired);
+    throw new RelayError(401, '该令牌已过期', 'token_expired');
+  }
+  if (!token.unlimited && token.remainQuota <= 0) {
+    void markToken(app, token, TOKEN_STATUS.exhausted);
+    throw new RelayError(403, '该令牌额度已用尽', 'token_quota_exhausted', 'insufficient_quota');
+  }
+  if (token.allowIps && !token.allowIps.allows(ip)) {
+    throw new RelayError(403, `您的 IP 不在令牌允许访问的列表中：${ip}`, 'ip_not_allowed');
+  }
+  const user = await loadUser(app, token.userId);
+  if (!user) throw new RelayError(401, '无效的令牌', 'invalid_api_key');
+  if (user.status !== USER_STATUS.enabled) throw new RelayError(401, '用户已被封禁', 'user_banned');
+  const group = token.group || user.group;
+  if (token.group && !usableGroups(app, user.group).has(token.group)) {
+    throw new RelayError(403, `无权访问 ${token.group} 分组`, 'group_not_allowed');
+  }
+  if (pinned !== undefined && user.role < 10) throw new RelayError(403, '普通用户不支持指定渠道', 'channel_pin_forbidden');
+  return { user, token, group, tokenName: token.name, pinnedChannel: pinned };
+}
+
+export function checkModelAllowed(p: Principal, model: string): void {
+  if (p.token?.modelLimits && !p.token.modelLimits.has(model)) {
+    throw new RelayError(403, `该令牌无权使用模型：${model}`, 'model_not_allowed');
+  }
+}
+
+/** Expired/exhausted: persist the status (conditional, so a concurrent top-up is not undone). */
+async function markToken(app: AppContext, token: TokenRecord, status: number): Promise<void> {
+  try {
+    const q = app.knex('tokens').where({ id: token.id, status: TOKEN_STATUS.enabled });
+    if (status === TOKEN_STATUS.exhausted) q.andWhere('remain_quota', '<=', 0).andWhere('unlimited_quota', false);
+    else q.andWhere('expired_time', '>', 0).andWhere('expired_time', '<', nowSec());
+    const n = await q.update({ status });
+    if (n) await invalidateToken(app, token.key);
+  } catch (err) {
+    app.log.warn({ err }, 'could not update token status');
+  }
+}

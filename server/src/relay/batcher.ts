@@ -1,0 +1,139 @@
+import type { AppContext } from '../context';
+import { logRow, type NewLog, type LogRow } from '../repositories/logs';
+import { nowSec } from '../lib/time';
+import { fastTx } from './sqliteFast';
+
+const LOG_COLUMNS = ['user_id', 'created_at', 'type', 'content', 'username', 'token_name', 'token_id', 'model_name', 'quota', 'prompt_tokens', 'completion_tokens', 'use_time', 'is_stream', 'channel_id', 'channel_name', 'group', 'ip', 'other'] as const;
+const SQL_LOG = `insert into "logs" (${LOG_COLUMNS.map((c) => `"${c}"`).join(', ')}) values (${LOG_COLUMNS.map(() => '?').join(', ')})`;
+const SQL_USER = 'update "users" set "used_quota" = "used_quota" + ?, "request_count" = "request_count" + ? where "id" = ?';
+const SQL_TOKEN = 'update "tokens" set "used_quota" = "used_quota" + ?, "request_count" = "request_count" + ?, "accessed_time" = ? where "id" = ?';
+const SQL_CHANNEL = 'update "channels" set "used_quota" = "used_quota" + ?, "request_count" = "request_count" + ? where "id" = ?';
+
+interface Counter {
+  quota: number;
+  count: number;
+}
+
+/**
+ * Consume logs and usage counters (used_quota / request_count of users, tokens, channels) are
+ * written in batches: every second, when 500 items queue up, and on app close. Balances are NOT
+ * batched (billing.ts moves them synchronously).
+ */
+export class UsageBatcher {
+  private logs: LogRow[] = [];
+  private users = new Map<number, Counter>();
+  private tokens = new Map<number, Counter>();
+  private channels = new Map<number, Counter>();
+  private timer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> = Promise.resolve();
+  private closed = false;
+
+  constructor(private readonly app: AppContext) {}
+
+  addLog(log: NewLog): void {
+    this.logs.push(logRow(log));
+    this.schedule();
+  }
+
+  /** One billed call: `quota` taken; counts one request for each of user, token and channel. */
+  addUsage(userId: number, tokenId: number | undefined, channelId: number | undefined, quota: number): void {
+    bump(this.users, userId, quota);
+    if (tokenId) bump(this.tokens, tokenId, quota);
+    if (channelId) bump(this.channels, channelId, quota);
+    this.schedule();
+  }
+
+  private get size() {
+    return this.logs.length + this.users.size + this.tokens.size + this.channels.size;
+  }
+
+  private schedule(): void {
+    if (this.size >= 500) {
+      void this.flush();
+      return;
+    }
+    if (this.timer || this.closed) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.flush();
+    }, 1000);
+    this.timer.unref();
+  }
+
+  /** Writes everything queued so far; resolves when written (tests call it). */
+  flush(): Promise<void> {
+    this.flushing = this.flushing.then(() => this.doFlush());
+    return this.flushing;
+  }
+
+  private async doFlush(): Promise<void> {
+    if (this.timer) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    if (!this.size) return;
+    const logs = this.logs;
+    const users = this.users;
+    const tokens = this.tokens;
+    const channels = this.channels;
+    this.logs = [];
+    this.users = new Map();
+    this.tokens = new Map();
+    this.channels = new Map();
+    try {
+      const knex = this.app.knex;
+      const now = nowSec();
+      // SQLite: one synchronous transaction with cached statements; else knex.
+      const done = await fastTx(this.app, (run) => {
+        for (const l of logs) run(SQL_LOG, LOG_COLUMNS.map((c) => (c === 'is_stream' ? (l.is_stream ? 1 : 0) : l[c])));
+        for (const [id, c] of users) run(SQL_USER, [c.quota, c.count, id]);
+        for (const [id, c] of tokens) run(SQL_TOKEN, [c.quota, c.count, now, id]);
+        for (const [id, c] of channels) run(SQL_CHANNEL, [c.quota, c.count, id]);
+        return true;
+      });
+      if (done) return;
+      await knex.transaction(async (trx) => {
+        for (let i = 0; i < logs.length; i += 200) await trx('logs').insert(logs.slice(i, i + 200));
+        for (const [id, c] of users) {
+          await trx('users').where({ id }).update({ used_quota: trx.raw('used_quota + ?', [c.quota]), request_count: trx.raw('request_count + ?', [c.count]) });
+        }
+        for (const [id, c] of tokens) {
+          await trx('tokens').where({ id }).update({ used_quota: trx.raw('used_quota + ?', [c.quota]), request_count: trx.raw('request_count + ?', [c.count]), accessed_time: now });
+        }
+        for (const [id, c] of channels) {
+          await trx('channels').where({ id }).update({ used_quota: trx.raw('used_quota + ?', [c.quota]), request_count: trx.raw('request_count + ?', [c.count]) });
+        }
+      });
+    } catch (err) {
+      this.app.log.error({ err }, 'usage batch flush failed; will retry');
+      if (!this.closed && this.logs.length < 100_000) {
+        this.logs.unshift(...logs);
+        for (const [id, c] of users) bump(this.users, id, c.quota, c.count);
+        for (const [id, c] of tokens) bump(this.tokens, id, c.quota, c.count);
+        for (const [id, c] of channels) bump(this.channels, id, c.quota, c.count);
+        this.schedule();
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.flush();
+    this.closed = true;
+  }
+}
+
+function bump(map: Map<number, Counter>, id: number, quota: number, count = 1) {
+  const c = map.get(id);
+  if (c) {
+    c.quota += quota;
+    c.count += count;
+  } else map.set(id, { quota, count });
+}
+
+export function usageBatcher(app: AppContext): UsageBatcher {
+  return app.memo('relay:batcher', () => {
+    const b = new UsageBatcher(app);
+    app.onClose(() => b.close());
+    return b;
+  });
+}

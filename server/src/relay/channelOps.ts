@@ -1,0 +1,211 @@
+import type { AppContext } from '../context';
+import { CHANNEL_STATUS, splitList, type ChannelRow } from '../repositories/channels';
+import { nowSec } from '../lib/time';
+import { adaptorFor } from './adaptors';
+import { baseUrlOf, openaiHeaders } from './adaptors/openai';
+import { channelEntry } from './routing';
+import { UpstreamError } from './errors';
+import { readBody, sendUpstream } from './upstream';
+import { autoDisableChannel, autoEnableChannel, shouldAutoDisable } from './health';
+import type { AdaptorContext, ChannelInfo, ChatRequest } from './types';
+
+/** Upstream calls the console makes about channels: test, fetch models, balance. */
+
+export interface TestResult {
+  success: boolean;
+  message: string;
+  /** Seconds. */
+  time: number;
+}
+
+const TEST_TIMEOUT_MS = 60_000;
+
+function testRequest(model: string): ChatRequest {
+  const reasoning = /^(o1|o3|o4|gpt-5)/.test(model);
+  return reasoning
+    ? { model, messages: [{ role: 'user', content: 'hi' }], max_completion_tokens: 16 }
+    : { model, messages: [{ role: 'user', content: 'hi' }], max_tokens: 1 };
+}
+
+/**
+ * A real minimal chat call through the channel's adaptor. Records response_time (ms) and
+ * test_time; applies the auto-enable / auto-disable rules.
+ */
+export async function testChannel(app: AppContext, id: number, modelArg?: string): Promise<TestResult> {
+  const row = await app.knex<ChannelRow>('channels').where({ id }).first();
+  if (!row) return { success: false, message: '渠道不存在', time: 0 };
+  const entry = channelEntry(row);
+  const adaptor = adaptorFor(entry.info.type);
+  const model = (modelArg ?? '').trim() || String(row.test_model ?? '').trim() || splitList(row.models)[0] || 'gpt-4o-mini';
+  const upstreamModel = entry.modelMapping?.[model]?.trim() || model;
+  const actx: AdaptorContext = { channel: entry.info, upstreamModel, requestedModel: model, stream: false, endpoint: 'chat', option: (k) => app.options.get(k) };
+  const started = Date.now();
+  let failure: UpstreamError | undefined;
+  try {
+    const built = adaptor.chatRequest({ ...testRequest(upstreamModel), ...(entry.paramOverride ?? {}) }, actx);
+    const req = adaptor.authorize ? await adaptor.authorize(built, actx, app) : built;
+    const proxy = typeof entry.info.setting.proxy === 'string' ? entry.info.setting.proxy : undefined;
+    const res = await sendUpstream(app, req, AbortSignal.timeout(Math.min(TEST_TIMEOUT_MS, app.config.upstreamTimeoutMs)), proxy);
+    const text = (await readBody(res, 4 * 1024 * 1024)).toString('utf8');
+    if (res.statusCode >= 400) throw new UpstreamError(res.statusCode, adaptor.errorMessage(res.statusCode, text), text);
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      throw new UpstreamError(502, `上游返回了无效的响应：${text.slice(0, 200)}`, text);
+    }
+    const chat = adaptor.chatResponse(json, actx);
+    if (!chat || !Array.isArray(chat.choices)) throw new UpstreamError(502, `上游响应格式错误：${text.slice(0, 200)}`, text);
+  } catch (err) {
+    failure = err instanceof UpstreamError ? err : new UpstreamError(0, (err as Error).message);
+  }
+  const ms = Date.now() - started;
+  await app.knex('channels').where({ id }).update({ response_time: ms, test_time: nowSec() });
+  const time = ms / 1000;
+  if (failure) {
+    if (shouldAutoDisable(app, entry.autoBan, failure)) await autoDisableChannel(app, id, failure.message);
+    return { success: false, message: failure.message, time };
+  }
+  const threshold = app.options.num('ChannelDisableThreshold', 0);
+  if (threshold > 0 && time > threshold && entry.autoBan && app.options.bool('AutomaticDisableChannelEnabled')) {
+    const msg = `响应时间 ${time.toFixed(2)}s 超过阈值 ${threshold}s`;
+    await autoDisableChannel(app, id, msg);
+    return { success: false, message: msg, time };
+  }
+  if (Number(row.status) === CHANNEL_STATUS.autoDisabled && app.options.bool('AutomaticEnableChannelEnabled')) await autoEnableChannel(app, id);
+  return { success: true, message: '', time };
+}
+
+/**
+ * Runs `each` over channel ids one after another in the background, at most one sweep of a kind
+ * at a time. Closing the app stops the sweep between channels and waits for the one in flight.
+ */
+function backgroundSweep(app: AppContext, name: string, statuses: number[], each: (id: number) => Promise<unknown>): boolean {
+  const state = app.memo(`relay:sweep:${name}`, () => {
+    const st = { running: false, stopped: false, done: Promise.resolve() };
+    app.onClose(async () => {
+      st.stopped = true;
+      await st.done;
+    });
+    return st;
+  });
+  if (state.running || state.stopped) return false;
+  state.running = true;
+  state.done = (async () => {
+    try {
+      const rows = await app.knex('channels').whereIn('status', statuses).select('id');
+      for (const r of rows) {
+        if (state.stopped) break;
+        try {
+          await each(Number(r.id));
+        } catch (err) {
+          app.log.warn({ err, channel: r.id, sweep: name }, 'channel sweep step failed');
+        }
+      }
+    } catch (err) {
+      app.log.warn({ err, sweep: name }, 'channel sweep failed');
+    } finally {
+      state.running = false;
+    }
+  })();
+  return true;
+}
+
+/** Tests every enabled (and auto-disabled) channel, one after another, in the background. */
+export function testAllChannels(app: AppContext): boolean {
+  return backgroundSweep(app, 'test', [CHANNEL_STATUS.enabled, CHANNEL_STATUS.autoDisabled], (id) => testChannel(app, id));
+}
+
+/** Model ids the upstream lists (GET /v1/models or the adaptor's equivalent). */
+export async function fetchUpstreamModels(app: AppContext, channel: ChannelInfo): Promise<string[]> {
+  const adaptor = adaptorFor(channel.type);
+  if (!adaptor.modelsRequest || !adaptor.parseModels) throw new UpstreamError(400, '该渠道类型不支持获取模型列表');
+  const built = adaptor.modelsRequest(channel);
+  const req = adaptor.authorize
+    ? await adaptor.authorize(built, { channel, upstreamModel: '', requestedModel: '', stream: false, endpoint: 'chat', option: (k) => app.options.get(k) }, app)
+    : built;
+  const res = await sendUpstream(app, req, AbortSignal.timeout(TEST_TIMEOUT_MS));
+  const text = (await readBody(res, 16 * 1024 * 1024)).toString('utf8');
+  if (res.statusCode >= 400) throw new UpstreamError(res.statusCode, adaptor.errorMessage(res.statusCode, text), text);
+  try {
+    return Array.from(new Set(adaptor.parseModels(JSON.parse(text))));
+  } catch {
+    throw new UpstreamError(502, '上游返回了无效的模型列表');
+  }
+}
+
+export function channelInfoFrom(input: { type: number; base_url?: string; key: string; other?: string; openai_organization?: string }): ChannelInfo {
+  return {
+    id: 0,
+    type: input.type,
+    name: '',
+    key: input.key.split('\n').map((k) => k.trim()).filter(Boolean)[0] ?? '',
+    baseUrl: String(input.base_url ?? '').trim().replace(/\/+$/, ''),
+    organization: input.openai_organization ?? '',
+    other: input.other ?? '',
+    setting: {},
+  };
+}
+
+/** Kinds whose balance is read from the OpenAI dashboard billing API. */
+const OPENAI_BILLING_TYPES = new Set([1, 2, 5, 6, 7, 8, 9, 10, 12, 13]);
+
+async function getJson(app: AppContext, url: string, headers: Record<string, string>): Promise<Record<string, unknown>> {
+  const res = await sendUpstream(app, { url, method: 'GET', headers }, AbortSignal.timeout(TEST_TIMEOUT_MS));
+  if (res.statusCode >= 400) {
+    const text = (await readBody(res, 1024 * 1024)).toString('utf8');
+    throw new UpstreamError(res.statusCode, `查询余额失败（${res.statusCode}）：${text.slice(0, 200)}`);
+  }
+  const text = (await readBody(res, 1024 * 1024)).toString('utf8');
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    throw new UpstreamError(502, '上游返回了无效的余额数据');
+  }
+}
+
+/** Reads and stores the channel's balance (USD). Throws UpstreamError with a console message. */
+export async function updateChannelBalance(app: AppContext, id: number): Promise<number> {
+  const row = await app.knex<ChannelRow>('channels').where({ id }).first();
+  if (!row) throw new UpstreamError(404, '渠道不存在');
+  const info = channelEntry(row).info;
+  let balance: number;
+  const base = baseUrlOf(info);
+  const headers = openaiHeaders(info, '');
+  if (OPENAI_BILLING_TYPES.has(info.type)) {
+    try {
+      const sub = await getJson(app, `${base}/v1/dashboard/billing/subscription`, headers);
+      const limit = Number(sub.hard_limit_usd ?? sub.system_hard_limit_usd ?? 0);
+      const now = new Date();
+      const start = new Date(now.getTime() - 99 * 86400_000).toISOString().slice(0, 10);
+      const end = new Date(now.getTime() + 86400_000).toISOString().slice(0, 10);
+      const usage = await getJson(app, `${base}/v1/dashboard/billing/usage?start_date=${start}&end_date=${end}`, headers);
+      balance = limit - Number(usage.total_usage ?? 0) / 100;
+    } catch {
+      const grants = await getJson(app, `${base}/v1/dashboard/billing/credit_grants`, headers);
+      balance = Number(grants.total_available ?? 0);
+    }
+  } else if (info.type === 43) {
+    const j = await getJson(app, `${base}/user/balance`, headers);
+    const infos = (j.balance_infos as Array<{ currency?: string; total_balance?: string }>) ?? [];
+    balance = Number(infos.find((x) => x.currency === 'USD')?.total_balance ?? infos[0]?.total_balance ?? 0);
+  } else if (info.type === 20) {
+    const j = await getJson(app, `${base}/v1/credits`, headers);
+    const d = (j.data ?? {}) as { total_credits?: number; total_usage?: number };
+    balance = Number(d.total_credits ?? 0) - Number(d.total_usage ?? 0);
+  } else if (info.type === 40) {
+    const j = await getJson(app, `${base}/v1/user/info`, headers);
+    balance = Number(((j.data ?? {}) as { totalBalance?: string }).totalBalance ?? 0);
+  } else {
+    throw new UpstreamError(400, '尚未实现该渠道类型的余额查询');
+  }
+  if (!Number.isFinite(balance)) throw new UpstreamError(502, '上游返回了无效的余额数据');
+  await app.knex('channels').where({ id }).update({ balance, balance_updated_time: nowSec() });
+  return balance;
+}
+
+export function updateAllBalances(app: AppContext): boolean {
+  return backgroundSweep(app, 'balance', [CHANNEL_STATUS.enabled], (id) => updateChannelBalance(app, id));
+}
+
+

@@ -1,0 +1,313 @@
+/**
+ * Gemini `generateContent` as a client-facing format
+ * (`POST /v1beta/models/{model}:generateContent` and `:streamGenerateContent?alt=sse`).
+ *
+ * GenerateContentRequest → canonical (model from the path), canonical response →
+ * GenerateContentResponse, canonical chunks → SSE `data:` lines each holding a
+ * GenerateContentResponse. Tool calls stream in fragments in the canonical format but Gemini
+ * sends whole `functionCall` parts, so they are buffered and sent with the final event.
+ */
+import { RelayError } from '../errors';
+import type { ChatChunk, ChatMessage, ChatRequest, ChatResponse, ContentPart, FinishReason, InboundFormat, InboundRoute, ToolCall, ToolDef, Usage } from '../types';
+import { isRecord, newId, setHints } from '../adaptors/claude';
+
+const badRequest = (message: string) => new RelayError(400, message, 'invalid_request');
+
+function partsToCanonical(parts: unknown[], where: string) {
+  const content: ContentPart[] = [];
+  const calls: Array<{ name: string; args: unknown; id?: string }> = [];
+  const responses: Array<{ name: string; response: unknown; id?: string }> = [];
+  let thoughts = '';
+  parts.forEach((p, i) => {
+    if (!isRecord(p)) throw badRequest(`${where}.parts[${i}]: must be an object`);
+    if (typeof p.text === 'string') {
+      if (p.thought === true) thoughts += p.text;
+      else content.push({ type: 'text', text: p.text });
+    } else if (isRecord(p.inlineData)) {
+      const mime = typeof p.inlineData.mimeType === 'string' ? p.inlineData.mimeType : 'application/octet-stream';
+      const data = typeof p.inlineData.data === 'string' ? p.inlineData.data : '';
+      if (mime.startsWith('audio/')) content.push({ type: 'input_audio', input_audio: { data, format: mime.slice(6) } });
+      else if (mime.startsWith('image/')) content.push({ type: 'image_url', image_url: { url: `data:${mime};base64,${data}` } });
+      else content.push({ type: 'file', file: { file_data: `data:${mime};base64,${data}` } });
+    } else if (isRecord(p.fileData) && typeof p.fileData.fileUri === 'string') {
+      const mime = typeof p.fileData.mimeType === 'string' ? p.fileData.mimeType : '';
+      // only images have a canonical URL form; other files (PDF, video…) are named in the text
+      if (!mime || mime.startsWith('image/')) content.push({ type: 'image_url', image_url: { url: p.fileData.fileUri } });
+      else content.push({ type: 'text', text: `[${mime}: ${p.fileData.fileUri}]` });
+    } else if (isRecord(p.functionCall)) {
+      calls.push({ name: String(p.functionCall.name ?? ''), args: p.functionCall.args ?? {}, id: typeof p.functionCall.id === 'string' ? p.functionCall.id : undefined });
+    } else if (isRecord(p.functionResponse)) {
+      responses.push({ name: String(p.functionResponse.name ?? ''), response: p.functionResponse.response ?? {}, id: typeof p.functionResponse.id === 'string' ? p.functionResponse.id : undefined });
+    }
+  });
+  return { content, calls, responses, thoughts };
+}
+
+function simplify(parts: ContentPart[]): string | ContentPart[] {
+  return parts.every((p) => p.type === 'text') ? parts.map((p) => (p as { text: string }).text).join('') : parts;
+}
+
+/** GenerateContentRequest → canonical request. */
+export function geminiToChat(body: unknown, model: string | undefined): ChatRequest {
+  if (!isRecord(body)) throw badRequest('request body must be a JSON object');
+  if (!model || !model.trim()) throw badRequest('model is required in the path');
+  if (!Array.isArray(body.contents)) throw badRequest('contents is required');
+  const messages: ChatMessage[] = [];
+  const sys = body.systemInstruction ?? body.system_instruction;
+  if (isRecord(sys) && Array.isArray(sys.parts)) {
+    const text = sys.parts.filter(isRecord).map((p) => (typeof p.text === 'string' ? p.text : '')).filter(Boolean).join('\n');
+    if (text) messages.push({ role: 'system', content: text });
+  }
+  // functionResponse parts are matched to the earliest pending call of the same name
+  const pending: Array<{ id: string; name: string }> = [];
+  body.contents.forEach((c, i) => {
+    if (!isRecord(c)) throw badRequest(`contents[${i}]: must be an object`);
+    const role = c.role ?? 'user';
+    if (role !== 'user' && role !== 'model' && role !== 'function') throw badRequest(`contents[${i}].role: must be "user" or "model"`);
+    if (!Array.isArray(c.parts)) throw badRequest(`contents[${i}].parts is required`);
+    const { content, calls, responses, thoughts } = partsToCanonical(c.parts, `contents[${i}]`);
+    if (role === 'model') {
+      const toolCalls: ToolCall[] = calls.map((fc) => {
+        const id = fc.id ?? newId('call_');
+        pending.push({ id, name: fc.name });
+        return { id, type: 'function', function: { name: fc.name, arguments: JSON.stringify(fc.args) } };
+      });
+      const text = content.filter((p) => p.type === 'text').map((p) => (p as { text: string }).text).join('');
+      const msg: ChatMessage = { role: 'assistant', content: text || (toolCalls.length ? null : '') };
+      if (toolCalls.length) msg.tool_calls = toolCalls;
+      if (thoughts) msg.reasoning_content = thoughts;
+      messages.push(msg);
+      return;
+    }
+    for (const r of responses) {
+      let id = r.id;
+      const k = pending.findIndex((p) => (id ? p.id === id : p.name === r.name));
+      if (k >= 0) {
+        id = pending[k]!.id;
+        pending.splice(k, 1);
+      }
+      messages.push({ role: 'tool', tool_call_id: id ?? newId('call_'), name: r.name, content: JSON.stringify(r.response) });
+    }
+    if (content.length) messages.push({ role: 'user', content: simplify(content) });
+  });
+
+  const req: ChatRequest = { model, messages };
+  const gc = isRecord(body.generationConfig) ? body.generationConfig : isRecord(body.generation_config) ? body.generation_config : {};
+  if (typeof gc.temperature === 'number') req.temperature = gc.temperature;
+  if (typeof gc.topP === 'number') req.top_p = gc.topP;
+  if (typeof gc.topK === 'number') req.top_k = gc.topK;
+  if (typeof gc.maxOutputTokens === 'number') req.max_tokens = gc.maxOutputTokens;
+  if (typeof gc.candidateCount === 'number' && gc.candidateCount > 1) req.n = gc.candidateCount;
+  if (typeof gc.seed === 'number') req.seed = gc.seed;
+  if (typeof gc.presencePenalty === 'number') req.presence_penalty = gc.presencePenalty;
+  if (typeof gc.frequencyPenalty === 'number') req.frequency_penalty = gc.frequencyPenalty;
+  if (Array.isArray(gc.stopSequences)) {
+    const stops = gc.stopSequences.filter((s): s is string => typeof s === 'string');
+    if (stops.length) req.stop = stops;
+  }
+  if (gc.responseMimeType === 'application/json') {
+    const schema = gc.responseSchema ?? gc.responseJsonSchema;
+    req.response_format = isRecord(schema) ? { type: 'json_schema', json_schema: { name: 'response', schema } } : { type: 'json_object' };
+  }
+  if (isRecord(gc.thinkingConfig)) {
+    // native hint only (see formats/claude.ts): used by the Gemini and Claude adaptors
+    setHints(req, { geminiThinkingConfig: gc.thinkingConfig });
+  }
+  if (Array.isArray(body.tools)) {
+    const tools: ToolDef[] = [];
+    for (const t of body.tools) {
+      if (!isRecord(t)) continue;
+      const decls = t.functionDeclarations ?? t.function_declarations;
+      if (!Array.isArray(decls)) continue;
+      for (const d of decls) {
+        if (!isRecord(d) || typeof d.name !== 'string') continue;
+        const params = d.parameters ?? d.parametersJsonSchema;
+        tools.push({ type: 'function', function: { name: d.name, ...(typeof d.description === 'string' ? { description: d.description } : {}), parameters: isRecord(params) ? lowerTypes(params) as Record<string, unknown> : { type: 'object', properties: {} } } });
+      }
+    }
+    if (tools.length) req.tools = tools;
+  }
+  const tcfg = isRecord(body.toolConfig) ? body.toolConfig : undefined;
+  if (req.tools && tcfg && isRecord(tcfg.functionCallingConfig)) {
+    const f = tcfg.functionCallingConfig;
+    const names = Array.isArray(f.allowedFunctionNames) ? f.allowedFunctionNames : [];
+    if (f.mode === 'NONE') req.tool_choice = 'none';
+    else if (f.mode === 'ANY' && names.length === 1 && typeof names[0] === 'string') req.tool_choice = { type: 'function', function: { name: names[0] } };
+    else if (f.mode === 'ANY') req.tool_choice = 'required';
+    else if (f.mode === 'AUTO') req.tool_choice = 'auto';
+  }
+  return req;
+}
+
+/** Gemini schemas use upper-case types (`OBJECT`, `STRING`); JSON Schema wants lower case. */
+function lowerTypes(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(lowerTypes);
+  if (!isRecord(schema)) return schema;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(schema)) {
+    if (k === 'type' && typeof v === 'string') out.type = v.toLowerCase();
+    else if (k === 'properties' && isRecord(v)) out.properties = Object.fromEntries(Object.entries(v).map(([n, s]) => [n, lowerTypes(s)]));
+    else if (k === 'items' || k === 'anyOf') out[k] = lowerTypes(v);
+    else out[k] = v;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Response
+
+export function finishToGemini(reason: FinishReason | undefined): string | undefined {
+  switch (reason) {
+    case 'stop':
+    case 'tool_calls':
+      return 'STOP';
+    case 'length':
+      return 'MAX_TOKENS';
+    case 'content_filter':
+      return 'SAFETY';
+    default:
+      return undefined;
+  }
+}
+
+export function canonicalToGeminiUsage(u: Usage | undefined): Record<string, number> {
+  const prompt = u?.prompt_tokens ?? 0;
+  const completion = u?.completion_tokens ?? 0;
+  const thoughts = u?.completion_tokens_details?.reasoning_tokens ?? 0;
+  const cached = u?.prompt_tokens_details?.cached_tokens ?? 0;
+  const out: Record<string, number> = {
+    promptTokenCount: prompt,
+    candidatesTokenCount: Math.max(0, completion - thoughts),
+    totalTokenCount: u?.total_tokens ?? prompt + completion,
+  };
+  if (thoughts) out.thoughtsTokenCount = thoughts;
+  if (cached) out.cachedContentTokenCount = cached;
+  return out;
+}
+
+function argsObject(args: string | undefined): unknown {
+  if (!args) return {};
+  try {
+    return JSON.parse(args);
+  } catch {
+    return {};
+  }
+}
+
+function responseId(id: string | undefined): string {
+  return (id ?? newId('')).replace(/^chatcmpl-/, '');
+}
+
+/** Canonical response → GenerateContentResponse. */
+export function chatToGemini(res: ChatResponse, model: string): Record<string, unknown> {
+  const candidates = (res.choices ?? []).map((c) => {
+    const parts: Array<Record<string, unknown>> = [];
+    if (c.message.reasoning_content) parts.push({ text: c.message.reasoning_content, thought: true });
+    if (typeof c.message.content === 'string' && c.message.content) parts.push({ text: c.message.content });
+    for (const tc of c.message.tool_calls ?? []) parts.push({ functionCall: { name: tc.function.name, args: argsObject(tc.function.arguments) } });
+    if (!parts.length) parts.push({ text: '' });
+    return { content: { role: 'model', parts }, finishReason: finishToGemini(c.finish_reason) ?? 'STOP', index: c.index };
+  });
+  return { candidates, usageMetadata: canonicalToGeminiUsage(res.usage), modelVersion: model, responseId: responseId(res.id) };
+}
+
+/** Canonical chunks → `data: <GenerateContentResponse>` lines. */
+export class GeminiStreamWriter {
+  private readonly tools = new Map<number, { name: string; args: string }>();
+  private finish: FinishReason = null;
+  private id: string | undefined;
+  private usage: Usage | undefined;
+  private done = false;
+
+  constructor(private readonly model: string) {}
+
+  private line(parts: Array<Record<string, unknown>>, extra: Record<string, unknown> = {}): string {
+    const body = { candidates: [{ content: { role: 'model', parts }, index: 0, ...extra }], modelVersion: this.model, responseId: responseId(this.id) };
+    return `data: ${JSON.stringify(body)}\n\n`;
+  }
+
+  chunk(c: ChatChunk): string {
+    this.id ??= c.id;
+    if (c.usage) this.usage = c.usage;
+    const choice = c.choices?.find((ch) => ch.index === 0) ?? c.choices?.[0];
+    if (!choice) return '';
+    const d = choice.delta ?? {};
+    const parts: Array<Record<string, unknown>> = [];
+    if (d.reasoning_content) parts.push({ text: d.reasoning_content, thought: true });
+    if (typeof d.content === 'string' && d.content) parts.push({ text: d.content });
+    for (const tc of d.tool_calls ?? []) {
+      const t = this.tools.get(tc.index) ?? { name: '', args: '' };
+      if (tc.function?.name) t.name = tc.function.name;
+      if (tc.function?.arguments) t.args += tc.function.arguments;
+      this.tools.set(tc.index, t);
+    }
+    if (choice.finish_reason) this.finish = choice.finish_reason;
+    return parts.length ? this.line(parts) : '';
+  }
+
+  end(usage: Usage | undefined): string {
+    if (this.done) return '';
+    this.done = true;
+    const parts: Array<Record<string, unknown>> = [...this.tools.entries()]
+      .sort((a, b) => a[0] - b[0])
+      .map(([, t]) => ({ functionCall: { name: t.name, args: argsObject(t.args) } }));
+    if (!parts.length) parts.push({ text: '' });
+    const body = {
+      candidates: [{ content: { role: 'model', parts }, finishReason: finishToGemini(this.finish) ?? 'STOP', index: 0 }],
+      usageMetadata: canonicalToGeminiUsage(usage ?? this.usage),
+      modelVersion: this.model,
+      responseId: responseId(this.id),
+    };
+    return `data: ${JSON.stringify(body)}\n\n`;
+  }
+}
+
+const STATUS_NAME: Record<number, string> = {
+  400: 'INVALID_ARGUMENT',
+  401: 'UNAUTHENTICATED',
+  403: 'PERMISSION_DENIED',
+  404: 'NOT_FOUND',
+  409: 'ABORTED',
+  429: 'RESOURCE_EXHAUSTED',
+  499: 'CANCELLED',
+  500: 'INTERNAL',
+  501: 'UNIMPLEMENTED',
+  503: 'UNAVAILABLE',
+  504: 'DEADLINE_EXCEEDED',
+};
+
+export function geminiError(status: number, message: string): { error: { code: number; message: string; status: string } } {
+  return { error: { code: status, message, status: STATUS_NAME[status] ?? (status >= 500 ? 'INTERNAL' : 'INVALID_ARGUMENT') } };
+}
+
+export const geminiFormat: InboundFormat = {
+  name: 'gemini',
+  toChat: (body, modelFromPath) => geminiToChat(body, modelFromPath),
+  modelOf: (_body, modelFromPath) => (modelFromPath && modelFromPath.trim() ? modelFromPath : undefined),
+  fromChat: (res, requestedModel) => chatToGemini(res, requestedModel),
+  streamWriter(requestedModel) {
+    const w = new GeminiStreamWriter(requestedModel);
+    return { chunk: (c) => w.chunk(c), end: (u) => w.end(u) };
+  },
+  error: (status, message) => geminiError(status, message),
+};
+
+const GEMINI_PATH = /^\/(?:v1beta|v1)\/models\/([^/:]+):(generateContent|streamGenerateContent)$/;
+
+/** `POST /v1beta/models/{model}:generateContent|streamGenerateContent` (key in `x-goog-api-key` or `?key=`). */
+export const geminiRoute: InboundRoute = {
+  method: 'POST',
+  match(path) {
+    const m = GEMINI_PATH.exec(path);
+    if (!m) return null;
+    let model: string;
+    try {
+      model = decodeURIComponent(m[1]!);
+    } catch {
+      model = m[1]!;
+    }
+    return { modelFromPath: model, stream: m[2] === 'streamGenerateContent' };
+  },
+  format: geminiFormat,
+  keyStyle: 'gemini',
+};

@@ -1,0 +1,395 @@
+import type Koa from 'koa';
+import type { AppContext } from '../context';
+import { AppError } from '../lib/errors';
+import { PayloadTooLargeError } from '../middleware/body';
+import { resolveUser } from '../middleware/auth';
+import { startTimer } from '../metrics';
+import { authenticateKey, checkModelAllowed, loadUser, usableGroups, type Principal } from './auth';
+import { RelayError } from './errors';
+import { extractKey } from './keys';
+import { relay, type RelayCall } from './handler';
+import { routeTable } from './routing';
+import { openaiFormat } from './formats/openai';
+import { inboundRoutes } from './formats';
+import type { Endpoint, InboundFormat, InboundRoute } from './types';
+
+const OPENAI_POST: Record<string, Endpoint> = {
+  '/v1/chat/completions': 'chat',
+  '/v1/completions': 'completions',
+  '/v1/embeddings': 'embeddings',
+  '/v1/moderations': 'moderations',
+  '/v1/images/generations': 'images',
+  '/v1/audio/speech': 'speech',
+  '/v1/audio/transcriptions': 'transcriptions',
+  '/v1/audio/translations': 'translations',
+  '/v1/responses': 'responses',
+  '/v1/images/edits': 'image_edits',
+  '/v1/rerank': 'rerank',
+};
+
+/** Default model per endpoint when the client names none (OpenAI's defaults). */
+const DEFAULT_MODEL: Partial<Record<Endpoint, string>> = {
+  moderations: 'omni-moderation-latest',
+  images: 'dall-e-2',
+  image_edits: 'dall-e-2',
+};
+
+const BILLING_PATHS = new Set(['/dashboard/billing/subscription', '/dashboard/billing/usage', '/v1/dashboard/billing/subscription', '/v1/dashboard/billing/usage']);
+
+const isRelayPath = (p: string) =>
+  p.startsWith('/v1/') || p === '/v1' || p.startsWith('/v1beta/') || p.startsWith('/pg/') || (p.startsWith('/dashboard/billing/') && BILLING_PATHS.has(p));
+
+/** The relay: /v1/*, /v1beta/*, /pg/*. Returns a middleware that handles those paths. */
+export function relayMiddleware(app: AppContext): Koa.Middleware {
+  return async (ctx, next) => {
+    const path = ctx.path;
+    if (!isRelayPath(path)) return next();
+    // Browser clients (web chat UIs) call the relay directly: allow any origin; keys are bearer tokens.
+    ctx.set('Access-Control-Allow-Origin', '*');
+    if (ctx.method === 'OPTIONS') {
+      ctx.set('Access-Control-Allow-Methods', 'GET, POST, OPTIONS');
+      ctx.set('Access-Control-Allow-Headers', ctx.get('Access-Control-Request-Headers') || '*');
+      ctx.set('Access-Control-Max-Age', '86400');
+      ctx.status = 204;
+      return;
+    }
+    let format: InboundFormat = openaiFormat;
+    try {
+      for (const route of inboundRoutes) {
+        if (route.method !== ctx.method) continue;
+        const m = route.match(path);
+        if (!m) continue;
+        format = route.format;
+        await handleInbound(app, ctx, route, m);
+        return;
+      }
+      if (ctx.method === 'POST' && OPENAI_POST[path]) return await handleOpenAI(app, ctx, OPENAI_POST[path]);
+      if (ctx.method === 'POST' && path === '/pg/chat/completions') return await handlePlayground(app, ctx);
+      if (ctx.method === 'GET' && (path === '/v1/models' || path.startsWith('/v1/models/'))) return await handleModels(app, ctx);
+      if (ctx.method === 'GET' && BILLING_PATHS.has(path)) return await handleBilling(app, ctx, path.endsWith('/usage'));
+      throw new RelayError(404, `Invalid URL (${ctx.method} ${path})`, 'not_found');
+    } catch (err) {
+      respondError(app, ctx, format, err);
+    }
+  };
+}
+
+function respondError(app: AppContext, ctx: Koa.Context, format: InboundFormat, err: unknown): void {
+  let status = 500;
+  let message = '服务器内部错误，请联系管理员';
+  let code = 'internal_error';
+  if (err instanceof AppError) {
+    status = err.status;
+    message = err.message;
+    code = err.code;
+    if (status === 429 && 'retryAfterSeconds' in err) ctx.set('Retry-After', String((err as { retryAfterSeconds: number }).retryAfterSeconds));
+  } else {
+    app.log.error({ err, path: ctx.path }, 'unhandled relay error');
+  }
+  if (ctx.res.headersSent) {
+    if (!ctx.res.writableEnded && !ctx.res.destroyed) ctx.res.end();
+    return;
+  }
+  ctx.respond = true;
+  ctx.status = status;
+  const body = format.error(status, message, code) as { error?: { type?: string } };
+  if (err instanceof RelayError && body?.error && typeof body.error === 'object' && format.name === 'openai') body.error.type = err.type;
+  ctx.body = body;
+}
+
+/**
+ * Reads the request body (event listeners rather than an async iterator: cheaper per call).
+ * Over `limit` → 413; the rest of the upload is drained so the answer can still be delivered.
+ */
+function readRawBody(ctx: Koa.Context, limit: number): Promise<Buffer> {
+  const declared = Number(ctx.get('content-length') || 0);
+  const req = ctx.req;
+  if (declared > limit) {
+    req.resume();
+    return Promise.reject(new PayloadTooLargeError(limit));
+  }
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const cleanup = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+    };
+    const onData = (c: Buffer) => {
+      size += c.length;
+      if (size > limit) {
+        cleanup();
+        req.resume();
+        reject(new PayloadTooLargeError(limit));
+        return;
+      }
+      chunks.push(c);
+    };
+    const onEnd = () => {
+      cleanup();
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+    };
+    const onError = (err: Error) => {
+      cleanup();
+      reject(new RelayError(400, `读取请求体失败：${err.message}`, 'invalid_request'));
+    };
+    const onClose = () => {
+      cleanup();
+      reject(new RelayError(400, '请求体不完整', 'invalid_request'));
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
+  });
+}
+
+async function readJson(app: AppContext, ctx: Koa.Context): Promise<{ body: Record<string, unknown>; raw: Buffer }> {
+  const raw = await readRawBody(ctx, app.config.relayBodyLimit);
+  if (!raw.length) throw new RelayError(400, '请求体不能为空', 'invalid_request');
+  let body: unknown;
+  try {
+    body = JSON.parse(raw.toString('utf8'));
+  } catch {
+    throw new RelayError(400, '请求体不是合法的 JSON', 'invalid_request');
+  }
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new RelayError(400, '请求体必须是 JSON 对象', 'invalid_request');
+  return { body: body as Record<string, unknown>, raw };
+}
+
+/** The value of one text field of a multipart body (e.g. `model`), without parsing the files. */
+export function multipartField(raw: Buffer, contentType: string, name: string): string | undefined {
+  const m = /boundary=(?:"([^"]+)"|([^;]+))/i.exec(contentType);
+  const boundary = m?.[1] ?? m?.[2];
+  if (!boundary) return undefined;
+  const needle = Buffer.from(`name="${name}"`);
+  let at = raw.indexOf(needle);
+  while (at >= 0) {
+    const headerEnd = raw.indexOf('\r\n\r\n', at);
+    if (headerEnd < 0) return undefined;
+    const header = raw.subarray(at, headerEnd).toString('utf8');
+    if (!/filename=/.test(header)) {
+      const end = raw.indexOf(`\r\n--${boundary}`, headerEnd + 4);
+      if (end < 0) return undefined;
+      return raw.subarray(headerEnd + 4, end).toString('utf8').trim();
+    }
+    at = raw.indexOf(needle, at + needle.length);
+  }
+  return undefined;
+}
+
+function clientIp(ctx: Koa.Context): string {
+  return ctx.ip || ctx.req.socket.remoteAddress || '';
+}
+
+async function handleOpenAI(app: AppContext, ctx: Koa.Context, endpoint: Endpoint): Promise<void> {
+  const timer = startTimer();
+  const ip = clientIp(ctx);
+  const principal = await authenticateKey(app, extractKey(ctx, 'openai'), ip);
+  const call = await buildOpenAICall(app, ctx, endpoint, principal, ip, timer);
+  await relay(call);
+}
+
+async function buildOpenAICall(app: AppContext, ctx: Koa.Context, endpoint: Endpoint, principal: Principal, ip: string, timer: ReturnType<typeof startTimer>): Promise<RelayCall> {
+  if (endpoint === 'transcriptions' || endpoint === 'translations' || endpoint === 'image_edits') {
+    const ctype = ctx.get('content-type');
+    if (!ctype.toLowerCase().startsWith('multipart/form-data')) throw new RelayError(400, '请求必须是 multipart/form-data', 'invalid_request');
+    const raw = await readRawBody(ctx, app.config.relayBodyLimit);
+    const model = multipartField(raw, ctype, 'model');
+    if (!model) throw new RelayError(400, '缺少 model 参数', 'invalid_request');
+    const n = endpoint === 'image_edits' ? Number(multipartField(raw, ctype, 'n') ?? 1) || 1 : undefined;
+    return { app, ctx, endpoint, inbound: openaiFormat, principal, model, stream: false, body: n ? { n } : undefined, raw: { body: raw, contentType: ctype }, includeUsage: false, ip, timer };
+  }
+  const { body, raw } = await readJson(app, ctx);
+  let model = typeof body.model === 'string' ? body.model.trim() : '';
+  if (!model && DEFAULT_MODEL[endpoint]) model = DEFAULT_MODEL[endpoint]!;
+  if (!model) throw new RelayError(400, '缺少 model 参数', 'invalid_request');
+  validate(endpoint, body);
+  const normalised = dropZeroLimits(body);
+  const stream = (endpoint === 'chat' || endpoint === 'completions' || endpoint === 'responses') && body.stream === true;
+  const so = body.stream_options as { include_usage?: unknown } | undefined;
+  return {
+    app,
+    ctx,
+    endpoint,
+    inbound: openaiFormat,
+    principal,
+    model,
+    stream,
+    body,
+    rawJson: !normalised && typeof body.model === 'string' && body.model === model ? raw : undefined,
+    includeUsage: stream && so?.include_usage === true,
+    ip,
+    timer,
+  };
+}
+
+/** `max_tokens: 0` means "not set" (the playground sends it): drop it rather than forward it. Returns true when changed. */
+function dropZeroLimits(body: Record<string, unknown>): boolean {
+  let changed = false;
+  for (const k of ['max_tokens', 'max_completion_tokens', 'max_output_tokens']) {
+    if (body[k] === 0) {
+      delete body[k];
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+function validate(endpoint: Endpoint, body: Record<string, unknown>): void {
+  const need = (ok: boolean, msg: string) => {
+    if (!ok) throw new RelayError(400, msg, 'invalid_request');
+  };
+  switch (endpoint) {
+    case 'chat':
+      need(Array.isArray(body.messages) && body.messages.length > 0, 'messages 不能为空');
+      need((body.messages as unknown[]).every((m) => !!m && typeof m === 'object' && typeof (m as { role?: unknown }).role === 'string'), 'messages 格式错误');
+      break;
+    case 'completions':
+      need(body.prompt !== undefined && body.prompt !== null, 'prompt 不能为空');
+      break;
+    case 'embeddings':
+    case 'moderations':
+      need(body.input !== undefined && body.input !== null && body.input !== '', 'input 不能为空');
+      break;
+    case 'images':
+      need(typeof body.prompt === 'string' && body.prompt.length > 0, 'prompt 不能为空');
+      break;
+    case 'speech':
+      need(typeof body.input === 'string' && body.input.length > 0, 'input 不能为空');
+      break;
+    case 'responses':
+      need(body.input !== undefined && body.input !== null && body.input !== '', 'input 不能为空');
+      break;
+    case 'rerank':
+      need(typeof body.query === 'string' && Array.isArray(body.documents), 'query 与 documents 不能为空');
+      break;
+    default:
+      break;
+  }
+  for (const k of ['max_tokens', 'max_completion_tokens', 'n']) {
+    if (body[k] !== undefined && body[k] !== null) need(typeof body[k] === 'number' && Number.isFinite(body[k]) && (body[k] as number) >= 0, `${k} 必须是非负数字`);
+  }
+}
+
+/** Playground: session login (+ New-Api-User), billed to the user, no API key. */
+async function handlePlayground(app: AppContext, ctx: Koa.Context): Promise<void> {
+  const timer = startTimer();
+  const ip = clientIp(ctx);
+  const row = await resolveUser(app, ctx);
+  if (!row) throw new RelayError(401, '未登录或登录已过期，请重新登录', 'unauthorized');
+  const user = await loadUser(app, row.id);
+  if (!user) throw new RelayError(401, '未登录或登录已过期，请重新登录', 'unauthorized');
+  const { body, raw } = await readJson(app, ctx);
+  let group = user.group;
+  if (typeof body.group === 'string' && body.group.trim()) {
+    group = body.group.trim();
+    if (!usableGroups(app, user.group).has(group)) throw new RelayError(403, `无权访问 ${group} 分组`, 'group_not_allowed');
+  }
+  const hadGroup = 'group' in body;
+  delete body.group;
+  const principal: Principal = { user, group, tokenName: 'playground' };
+  const model = typeof body.model === 'string' ? body.model.trim() : '';
+  if (!model) throw new RelayError(400, '缺少 model 参数', 'invalid_request');
+  validate('chat', body);
+  const normalised = dropZeroLimits(body);
+  const stream = body.stream === true;
+  const so = body.stream_options as { include_usage?: unknown } | undefined;
+  await relay({
+    app,
+    ctx,
+    endpoint: 'chat',
+    inbound: openaiFormat,
+    principal,
+    model,
+    stream,
+    body,
+    rawJson: hadGroup || normalised || body.model !== model ? undefined : raw,
+    includeUsage: stream && so?.include_usage === true,
+    ip,
+    timer,
+  });
+}
+
+async function handleModels(app: AppContext, ctx: Koa.Context): Promise<void> {
+  // Claude clients list models with x-api-key (+ anthropic-version) and expect Claude's shape.
+  const claude = !!ctx.get('x-api-key') || !!ctx.get('anthropic-version');
+  const principal = await authenticateKey(app, extractKey(ctx, claude ? 'claude' : 'openai'), clientIp(ctx));
+  const table = await routeTable(app);
+  const models = Array.from(table.modelsByGroup.get(principal.group) ?? []).filter((m) => !principal.token?.modelLimits || principal.token.modelLimits.has(m));
+  models.sort();
+  const created = Math.floor(app.startTime);
+  const item = (id: string) =>
+    claude
+      ? { type: 'model', id, display_name: id, created_at: new Date(created * 1000).toISOString() }
+      : { id, object: 'model', created, owned_by: 'custom', permission: [], root: id, parent: null };
+  if (ctx.path.startsWith('/v1/models/')) {
+    const id = decodeURIComponent(ctx.path.slice('/v1/models/'.length));
+    if (!models.includes(id)) throw new RelayError(404, `模型 ${id} 不存在`, 'model_not_found');
+    ctx.body = item(id);
+    return;
+  }
+  ctx.body = claude
+    ? { data: models.map(item), has_more: false, first_id: models[0] ?? null, last_id: models.at(-1) ?? null }
+    : { object: 'list', data: models.map(item) };
+}
+
+/**
+ * OpenAI's legacy dashboard billing endpoints, for clients that show a key's balance (NextChat…).
+ * With DisplayTokenStatEnabled a limited token reports its own figures, otherwise the user's.
+ */
+async function handleBilling(app: AppContext, ctx: Koa.Context, usage: boolean): Promise<void> {
+  const principal = await authenticateKey(app, extractKey(ctx, 'openai'), clientIp(ctx));
+  const unit = app.options.quotaPerUnit;
+  let used: number;
+  let total: number;
+  let accessUntil = 0;
+  if (app.options.bool('DisplayTokenStatEnabled') && principal.token && !principal.token.unlimited) {
+    const row = await app.knex('tokens').where({ id: principal.token.id }).first('remain_quota', 'used_quota', 'expired_time');
+    used = Number(row?.used_quota ?? 0);
+    total = Number(row?.remain_quota ?? 0) + used;
+    accessUntil = Math.max(0, Number(row?.expired_time ?? 0));
+  } else {
+    const row = await app.knex('users').where({ id: principal.user.id }).first('quota', 'used_quota');
+    used = Number(row?.used_quota ?? 0);
+    total = Number(row?.quota ?? 0) + used;
+  }
+  if (usage) {
+    ctx.body = { object: 'list', total_usage: (used / unit) * 100 };
+    return;
+  }
+  const limit = total / unit;
+  ctx.body = { object: 'billing_subscription', has_payment_method: true, soft_limit_usd: limit, hard_limit_usd: limit, system_hard_limit_usd: limit, access_until: accessUntil };
+}
+
+/** Claude/Gemini (and any other registered) client formats. */
+async function handleInbound(app: AppContext, ctx: Koa.Context, route: InboundRoute, m: { modelFromPath?: string; stream?: boolean }): Promise<void> {
+  const timer = startTimer();
+  const ip = clientIp(ctx);
+  const principal = await authenticateKey(app, extractKey(ctx, route.keyStyle), ip);
+  const { body, raw } = await readJson(app, ctx);
+  const format = route.format;
+  const chat = format.toChat(body, m.modelFromPath); // validates the body; reused when converting
+  const model = (format.modelOf?.(body, m.modelFromPath) ?? chat.model ?? '').trim();
+  if (!model) throw new RelayError(400, '缺少 model 参数', 'invalid_request');
+  checkModelAllowed(principal, model);
+  const stream = m.stream ?? body.stream === true;
+  await relay({
+    app,
+    ctx,
+    endpoint: 'chat',
+    inbound: format,
+    principal,
+    model,
+    stream,
+    body,
+    rawJson: raw,
+    modelFromPath: m.modelFromPath,
+    includeUsage: false,
+    ip,
+    timer,
+    chat,
+  });
+}

@@ -1,0 +1,117 @@
+import type { Tiktoken } from 'js-tiktoken/lite';
+import type { ChatMessage } from './types';
+
+/**
+ * Token counting with js-tiktoken, used only when an upstream reports no usage. Encoders load
+ * lazily on first use and are shared by the process (they are immutable tables).
+ */
+const encoders = new Map<string, Tiktoken>();
+
+function encoderFor(model: string): Tiktoken {
+  const name = /gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|(^|\/)o[134]|chatgpt/.test(model) ? 'o200k_base' : 'cl100k_base';
+  let enc = encoders.get(name);
+  if (!enc) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { Tiktoken: T } = require('js-tiktoken/lite') as typeof import('js-tiktoken/lite');
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const ranks = name === 'o200k_base' ? require('js-tiktoken/ranks/o200k_base') : require('js-tiktoken/ranks/cl100k_base');
+    enc = new T((ranks as { default?: unknown }).default ?? ranks);
+    encoders.set(name, enc);
+  }
+  return enc;
+}
+
+export function countTextTokens(text: string, model: string): number {
+  if (!text) return 0;
+  try {
+    return encoderFor(model).encode(text, 'all').length;
+  } catch {
+    return Math.ceil(text.length / 4);
+  }
+}
+
+/** Tokens of a chat prompt, OpenAI's accounting: 3 per message, 1 per name, 3 for the reply primer. */
+export function countChatPromptTokens(messages: unknown, model: string): number {
+  if (!Array.isArray(messages)) return 0;
+  let n = 3;
+  for (const m of messages as ChatMessage[]) {
+    n += 3;
+    if (!m || typeof m !== 'object') continue;
+    n += countTextTokens(contentText(m.content), model);
+    n += imageCount(m.content) * 85;
+    if (m.name) n += 1 + countTextTokens(String(m.name), model);
+    if (Array.isArray(m.tool_calls)) for (const t of m.tool_calls) n += countTextTokens(`${t.function?.name ?? ''}${t.function?.arguments ?? ''}`, model);
+  }
+  return n;
+}
+
+export function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  let s = '';
+  for (const p of content as Array<{ type?: string; text?: unknown }>) if (p && p.type === 'text' && typeof p.text === 'string') s += p.text;
+  return s;
+}
+
+function imageCount(content: unknown): number {
+  if (!Array.isArray(content)) return 0;
+  let n = 0;
+  for (const p of content as Array<{ type?: string }>) if (p && (p.type === 'image_url' || p.type === 'input_audio')) n++;
+  return n;
+}
+
+/** Text of an `input`/`prompt` field (string, list of strings; token arrays count their length). */
+export function countInputTokens(input: unknown, model: string): number {
+  if (typeof input === 'string') return countTextTokens(input, model);
+  if (Array.isArray(input)) {
+    let n = 0;
+    for (const x of input) {
+      if (typeof x === 'string') n += countTextTokens(x, model);
+      else if (typeof x === 'number') n += 1;
+      else if (Array.isArray(x)) n += x.length;
+      else if (x && typeof x === 'object') n += countTextTokens(contentText([x]), model);
+    }
+    return n;
+  }
+  return 0;
+}
+
+/**
+ * A cheap upper-ish estimate of prompt tokens for the pre-consume reservation (no tokenizer on
+ * the hot path): UTF-8 bytes / 2 of the text, 4 per message, 1000 per image/audio part.
+ */
+export function estimateTokens(body: Record<string, unknown> | undefined): number {
+  if (!body) return 0;
+  let bytes = 0;
+  let extra = 0;
+  const visit = (v: unknown, depth = 0) => {
+    if (typeof v === 'string') bytes += Buffer.byteLength(v);
+    else if (Array.isArray(v)) for (const x of v) visit(x, depth);
+    else if (v && typeof v === 'object' && depth < 3) {
+      const o = v as Record<string, unknown>;
+      if (typeof o.type === 'string' && /image|audio|file/.test(o.type)) extra += 1000;
+      else {
+        visit(o.text, depth + 1);
+        visit(o.content, depth + 1);
+      }
+    }
+  };
+  if (Array.isArray(body.messages)) {
+    for (const m of body.messages as ChatMessage[]) {
+      extra += 4;
+      if (!m) continue;
+      if (typeof m.content === 'string') bytes += Buffer.byteLength(m.content);
+      else if (Array.isArray(m.content)) {
+        for (const p of m.content as Array<{ type?: string; text?: unknown }>) {
+          if (p?.type === 'text' && typeof p.text === 'string') bytes += Buffer.byteLength(p.text);
+          else extra += 1000;
+        }
+      }
+    }
+  }
+  visit(body.prompt);
+  visit(body.input);
+  if (typeof body.system === 'string') bytes += Buffer.byteLength(body.system);
+  if (typeof body.instructions === 'string') bytes += Buffer.byteLength(body.instructions);
+  return Math.ceil(bytes / 2) + extra;
+}

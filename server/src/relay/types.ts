@@ -1,0 +1,251 @@
+/**
+ * The relay's shared vocabulary. The canonical request/response is the OpenAI Chat Completions
+ * wire format: every inbound format (OpenAI, Claude, Gemini) converts to it, and every provider
+ * adaptor converts from it. When the client's format equals the upstream's (`format`), the relay
+ * may forward bodies untouched and only *observe* the stream for usage.
+ */
+
+import type { AppContext } from '../context';
+
+export type Role = 'system' | 'user' | 'assistant' | 'tool' | 'developer';
+
+export interface TextPart {
+  type: 'text';
+  text: string;
+}
+export interface ImagePart {
+  type: 'image_url';
+  image_url: { url: string; detail?: string };
+}
+export interface AudioPart {
+  type: 'input_audio';
+  input_audio: { data: string; format: string };
+}
+export type ContentPart = TextPart | ImagePart | AudioPart | { type: string; [k: string]: unknown };
+
+export interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+
+export interface ChatMessage {
+  role: Role;
+  content: string | ContentPart[] | null;
+  name?: string;
+  tool_calls?: ToolCall[];
+  tool_call_id?: string;
+  reasoning_content?: string;
+}
+
+export interface ToolDef {
+  type: 'function';
+  function: { name: string; description?: string; parameters?: Record<string, unknown> };
+}
+
+export interface ChatRequest {
+  model: string;
+  messages: ChatMessage[];
+  stream?: boolean;
+  stream_options?: { include_usage?: boolean };
+  max_tokens?: number;
+  max_completion_tokens?: number;
+  temperature?: number;
+  top_p?: number;
+  top_k?: number;
+  stop?: string | string[];
+  n?: number;
+  tools?: ToolDef[];
+  tool_choice?: 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } };
+  response_format?: { type: string; [k: string]: unknown };
+  reasoning_effort?: string;
+  user?: string;
+  [k: string]: unknown;
+}
+
+export interface Usage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  prompt_tokens_details?: { cached_tokens?: number; cache_creation_tokens?: number; audio_tokens?: number };
+  completion_tokens_details?: { reasoning_tokens?: number; audio_tokens?: number };
+}
+
+export type FinishReason = 'stop' | 'length' | 'tool_calls' | 'content_filter' | null;
+
+export interface ChatResponse {
+  id: string;
+  object: 'chat.completion';
+  created: number;
+  model: string;
+  choices: Array<{
+    index: number;
+    message: { role: 'assistant'; content: string | null; tool_calls?: ToolCall[]; reasoning_content?: string };
+    finish_reason: FinishReason;
+  }>;
+  usage?: Usage;
+}
+
+export interface ChatChunk {
+  id: string;
+  object: 'chat.completion.chunk';
+  created: number;
+  model: string;
+  choices: Array<{
+    index: number;
+    delta: {
+      role?: 'assistant';
+      content?: string | null;
+      reasoning_content?: string;
+      tool_calls?: Array<{ index: number; id?: string; type?: 'function'; function?: { name?: string; arguments?: string } }>;
+    };
+    finish_reason: FinishReason;
+  }>;
+  usage?: Usage | null;
+}
+
+/** One server-sent event as parsed off the wire. */
+export interface SSEEvent {
+  event?: string;
+  data: string;
+}
+
+/** The channel as an adaptor sees it (parsed JSON columns included). */
+export interface ChannelInfo {
+  id: number;
+  type: number;
+  name: string;
+  key: string;
+  baseUrl: string;
+  organization: string;
+  /** `other` column: api version (Azure), region, account id (Cloudflare), … */
+  other: string;
+  /** Parsed `setting` JSON. */
+  setting: Record<string, unknown>;
+}
+
+export interface UpstreamRequest {
+  url: string;
+  method: 'POST' | 'GET';
+  headers: Record<string, string>;
+  body?: string | Buffer;
+}
+
+/** What the client called (the relay routes each to channels whose adaptor serves it). */
+export type Endpoint =
+  | 'chat'
+  | 'completions'
+  | 'embeddings'
+  | 'moderations'
+  | 'images'
+  | 'speech'
+  | 'transcriptions'
+  | 'translations'
+  | 'responses'
+  | 'image_edits'
+  | 'rerank';
+
+export interface AdaptorContext {
+  channel: ChannelInfo;
+  /** The model name sent upstream (after the channel's model_mapping). */
+  upstreamModel: string;
+  /** The model the client asked for (billing and logs use this one). */
+  requestedModel: string;
+  stream: boolean;
+  endpoint: Endpoint;
+  /** Read-only option lookups (gemini.*, claude.* …). */
+  option(key: string): string;
+}
+
+/**
+ * Watches an upstream stream that is forwarded to the client unchanged (same wire format on both
+ * sides), to learn the usage and the delivered text. Must be cheap: it runs on the hot path.
+ */
+export interface StreamObserver {
+  push(event: SSEEvent): void;
+  usage(): Usage | undefined;
+  /** Text delivered so far (for the tokenizer fallback when upstream reports no usage). */
+  text(): string;
+}
+
+/** Turns an upstream stream into canonical chunks, event by event. */
+export interface StreamTranslator {
+  push(event: SSEEvent): ChatChunk[];
+  /** Called at end of stream; may flush buffered chunks. */
+  end(): ChatChunk[];
+  /** Usage seen so far (upstream's figures), if any. */
+  usage(): Usage | undefined;
+}
+
+/** One per provider kind (OpenAI-compatible, Azure, Claude, Gemini, …). */
+export interface ProviderAdaptor {
+  readonly name: string;
+  /** Channel types this adaptor serves. */
+  readonly channelTypes: readonly number[];
+  /** The upstream's native wire format. */
+  readonly format: 'openai' | 'claude' | 'gemini';
+  chatRequest(req: ChatRequest, ctx: AdaptorContext): UpstreamRequest;
+  chatResponse(body: unknown, ctx: AdaptorContext): ChatResponse;
+  chatStream(ctx: AdaptorContext): StreamTranslator;
+  /** Best human message from an upstream error body. */
+  errorMessage(status: number, body: string): string;
+  /**
+   * Same-format passthrough (client format === `format`): the client's parsed body (model already
+   * mapped, param_override applied) → upstream request. When absent, the relay converts through the
+   * canonical chat format. `raw` is set for non-JSON bodies (multipart audio) and must be sent as is.
+   */
+  rawRequest?(body: Record<string, unknown> | undefined, ctx: AdaptorContext, raw?: { body: Buffer; contentType: string }): UpstreamRequest;
+  /** Usage from a native (non-stream) response body in passthrough mode. */
+  usageFromBody?(body: unknown, ctx: AdaptorContext): Usage | undefined;
+  /** Observer for passthrough streams; default: one built from `chatStream`. */
+  observer?(ctx: AdaptorContext): StreamObserver;
+  /** Endpoints besides `chat` this adaptor serves (passthrough only). Default: chat only. */
+  readonly endpoints?: readonly Endpoint[];
+  /** GET {models list} on the upstream, for fetch_models; absent → not supported. */
+  modelsRequest?(channel: ChannelInfo): UpstreamRequest;
+  /** Parses the models list answer into ids. */
+  parseModels?(body: unknown): string[];
+  /**
+   * Async last step before sending (OAuth tokens minted and cached per channel: Vertex AI). Runs
+   * after chatRequest/rawRequest/endpointRequest; throws UpstreamError on failure.
+   */
+  authorize?(req: UpstreamRequest, ctx: AdaptorContext, app: AppContext): Promise<UpstreamRequest>;
+  /** Non-chat endpoints served by conversion for OpenAI-format clients (Cohere rerank …). */
+  readonly convertedEndpoints?: readonly Endpoint[];
+  /** OpenAI-style body of a converted endpoint (model mapped) → native upstream request. */
+  endpointRequest?(body: Record<string, unknown>, ctx: AdaptorContext): UpstreamRequest;
+  /** Native answer of a converted endpoint (+ the client's body) → OpenAI-style body + usage. */
+  endpointResponse?(body: unknown, ctx: AdaptorContext, request: Record<string, unknown>): { body: unknown; usage?: Usage };
+  /**
+   * Streams that are not SSE (AWS event-stream): when the upstream content type matches, the
+   * relay splits the bytes with this instead of the SSE splitter; blocks must be SSE text.
+   */
+  streamSplitter?(contentType: string): { push(chunk: Uint8Array): string[]; end(): string[] } | undefined;
+}
+
+/** A client-facing route of a non-OpenAI format (H7 registers Claude/Gemini ones in formats/index.ts). */
+export interface InboundRoute {
+  method: 'POST' | 'GET';
+  /** Returns null when the path is not this route's; else what the path says. */
+  match(path: string): { modelFromPath?: string; stream?: boolean } | null;
+  format: InboundFormat;
+  /** Which key headers the route accepts (see relay/keys.ts). */
+  keyStyle: 'openai' | 'claude' | 'gemini';
+}
+
+/** One per client-facing format. */
+export interface InboundFormat {
+  readonly name: 'openai' | 'claude' | 'gemini';
+  /** Client body (+ model from the URL for Gemini) → canonical request. Throws BadRequestError. */
+  toChat(body: unknown, modelFromPath?: string): ChatRequest;
+  /** The model named by a client body (+ path) without a full conversion (passthrough). */
+  modelOf?(body: unknown, modelFromPath?: string): string | undefined;
+  /** Canonical response → client body. */
+  fromChat(res: ChatResponse, requestedModel: string): unknown;
+  /** Canonical chunks → SSE text in the client's format. */
+  streamWriter(requestedModel: string): { chunk(c: ChatChunk): string; end(usage: Usage | undefined): string };
+  /** An error in the client's format. */
+  error(status: number, message: string, code: string): unknown;
+  /** An error event ending a stream (SSE text); default `data: <error(...)>\n\n`. */
+  streamError?(status: number, message: string, code: string): string;
+}

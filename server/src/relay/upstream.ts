@@ -1,0 +1,100 @@
+import { EventEmitter } from 'node:events';
+import { Agent, ProxyAgent, request, type Dispatcher } from 'undici';
+import type { AppContext } from '../context';
+import { UpstreamError } from './errors';
+import type { UpstreamRequest } from './types';
+
+/** One keep-alive agent per app (undici pools connections per origin inside it, no cap: the clients' concurrency decides). */
+export function upstreamAgent(app: AppContext): Agent {
+  return app.memo('relay:agent', () => {
+    const t = app.config.upstreamTimeoutMs;
+    const agent = new Agent({
+      keepAliveTimeout: 30_000,
+      keepAliveMaxTimeout: 600_000,
+      headersTimeout: t,
+      bodyTimeout: t,
+      connect: { timeout: Math.min(t, 30_000) },
+    });
+    app.onClose(() => agent.close().catch(() => agent.destroy()));
+    return agent;
+  });
+}
+
+/** A keep-alive proxy agent per proxy URL (channel setting `proxy`: http(s)://user:pass@host:port). */
+function proxyAgent(app: AppContext, proxy: string): Dispatcher {
+  const agents = app.memo('relay:proxyAgents', () => {
+    const m = new Map<string, ProxyAgent>();
+    app.onClose(async () => {
+      for (const a of m.values()) await a.close().catch(() => a.destroy());
+    });
+    return m;
+  });
+  let a = agents.get(proxy);
+  if (!a) {
+    const t = app.config.upstreamTimeoutMs;
+    a = new ProxyAgent({ uri: proxy, keepAliveTimeout: 30_000, headersTimeout: t, bodyTimeout: t });
+    agents.set(proxy, a);
+  }
+  return a;
+}
+
+export type UpstreamResponse = Dispatcher.ResponseData;
+
+/**
+ * A cheap abort signal for undici (an EventEmitter with `aborted`, which undici accepts): an
+ * AbortController per relay call costs noticeably more on Node 20.
+ */
+export class Aborter extends EventEmitter {
+  aborted = false;
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.emit('abort');
+  }
+}
+
+/** Sends one upstream request; network failures and timeouts become UpstreamError(0). */
+export async function sendUpstream(app: AppContext, req: UpstreamRequest, signal?: AbortSignal | Aborter, proxy?: string): Promise<UpstreamResponse> {
+  try {
+    return await request(req.url, {
+      method: req.method,
+      headers: req.headers,
+      body: req.body,
+      dispatcher: proxy && /^https?:\/\//.test(proxy) ? proxyAgent(app, proxy) : upstreamAgent(app),
+      signal,
+    });
+  } catch (err) {
+    const e = err as Error & { code?: string };
+    if (signal?.aborted) throw new UpstreamError(0, '客户端已断开连接', '', 'client_gone');
+    const msg = e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_CONNECT_TIMEOUT' ? '上游响应超时' : `上游请求失败：${e.code ?? e.message}`;
+    throw new UpstreamError(0, msg, '', e.code ?? 'upstream_unreachable');
+  }
+}
+
+/** Reads a whole body (bounded), swallowing stream errors into an UpstreamError. */
+export async function readBody(res: UpstreamResponse, limit = 64 * 1024 * 1024): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const c of res.body) {
+      const b = c as Buffer;
+      size += b.length;
+      if (size > limit) {
+        res.body.destroy();
+        throw new UpstreamError(502, '上游响应过大');
+      }
+      chunks.push(b);
+    }
+  } catch (err) {
+    if (err instanceof UpstreamError) throw err;
+    const e = err as Error & { code?: string };
+    throw new UpstreamError(0, e.code === 'UND_ERR_BODY_TIMEOUT' ? '上游响应超时' : `读取上游响应失败：${e.code ?? e.message}`);
+  }
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+}
+
+/** Discards a body (so the connection returns to the pool). */
+export function discard(res: UpstreamResponse): void {
+  res.body.resume();
+  res.body.on('error', () => undefined);
+}

@@ -1,0 +1,89 @@
+import type { Knex } from 'knex';
+
+export interface ChannelRow {
+  id: number;
+  type: number;
+  key: string;
+  openai_organization: string;
+  test_model: string;
+  status: number;
+  name: string;
+  weight: number;
+  created_time: number;
+  test_time: number;
+  response_time: number;
+  base_url: string;
+  other: string;
+  balance: number;
+  balance_updated_time: number;
+  models: string;
+  group: string;
+  used_quota: number;
+  request_count: number;
+  model_mapping: string;
+  status_code_mapping: string;
+  priority: number;
+  auto_ban: number;
+  other_info: string;
+  tag: string | null;
+  setting: string;
+  param_override: string;
+  max_input_tokens: number;
+}
+
+export const CHANNEL_STATUS = { enabled: 1, manuallyDisabled: 2, autoDisabled: 3 } as const;
+
+export const splitList = (s: string | null | undefined): string[] =>
+  Array.from(new Set((s ?? '').split(',').map((x) => x.trim()).filter(Boolean)));
+
+/**
+ * Rewrites the abilities of one channel (group × model rows) from its current columns. Call it in
+ * the same transaction as the channel write so routing never sees a half-updated channel.
+ */
+export async function syncAbilities(trx: Knex | Knex.Transaction, channel: Pick<ChannelRow, 'id' | 'models' | 'group' | 'status' | 'priority' | 'weight' | 'tag'>): Promise<void> {
+  await trx('abilities').where({ channel_id: channel.id }).delete();
+  const rows = [];
+  for (const group of splitList(channel.group)) {
+    for (const model of splitList(channel.models)) {
+      rows.push({
+        group,
+        model,
+        channel_id: channel.id,
+        enabled: channel.status === CHANNEL_STATUS.enabled,
+        priority: channel.priority ?? 0,
+        weight: channel.weight ?? 0,
+        tag: channel.tag ?? null,
+      });
+    }
+  }
+  // Chunked: SQLite caps bound parameters per statement.
+  for (let i = 0; i < rows.length; i += 100) await trx('abilities').insert(rows.slice(i, i + 100));
+}
+
+/** A channel as the console API shows it: booleans/numbers normalised, `key` only when asked for. */
+export function channelView(row: ChannelRow, withKey: boolean): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    ...row,
+    id: Number(row.id),
+    type: Number(row.type),
+    status: Number(row.status),
+    priority: Number(row.priority ?? 0),
+    weight: Number(row.weight ?? 0),
+    auto_ban: Number(row.auto_ban ?? 0),
+    balance: Number(row.balance ?? 0),
+    used_quota: Number(row.used_quota ?? 0),
+    tag: row.tag ?? '',
+  };
+  if (!withKey) delete out.key;
+  return out;
+}
+
+/** Rebuilds the abilities of every channel (POST /api/channel/fix); returns how many channels. */
+export async function rebuildAllAbilities(trx: Knex | Knex.Transaction): Promise<number> {
+  await trx('abilities').delete();
+  const channels: Array<Pick<ChannelRow, 'id' | 'models' | 'group' | 'status' | 'priority' | 'weight' | 'tag'>> = await trx('channels').select(
+    'id', 'models', 'group', 'status', 'priority', 'weight', 'tag',
+  );
+  for (const c of channels) await syncAbilities(trx, { ...c, status: Number(c.status), priority: Number(c.priority), weight: Number(c.weight) });
+  return channels.length;
+}

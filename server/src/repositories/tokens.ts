@@ -1,0 +1,59 @@
+import type { Knex } from 'knex';
+
+export interface TokenRow {
+  id: number;
+  user_id: number;
+  key: string;
+  status: number;
+  name: string;
+  created_time: number;
+  accessed_time: number;
+  expired_time: number;
+  remain_quota: number;
+  unlimited_quota: boolean | number;
+  model_limits_enabled: boolean | number;
+  model_limits: string;
+  allow_ips: string;
+  used_quota: number;
+  request_count: number;
+  group: string;
+  deleted_at: number | null;
+}
+
+export const TOKEN_STATUS = { enabled: 1, disabled: 2, expired: 3, exhausted: 4 } as const;
+
+/** The token as its owner sees it (full key, booleans as booleans). */
+export function tokenView(t: TokenRow) {
+  return {
+    id: Number(t.id),
+    user_id: Number(t.user_id),
+    key: t.key,
+    status: Number(t.status),
+    name: t.name,
+    created_time: Number(t.created_time),
+    accessed_time: Number(t.accessed_time),
+    expired_time: Number(t.expired_time),
+    remain_quota: Number(t.remain_quota),
+    unlimited_quota: Boolean(t.unlimited_quota),
+    model_limits_enabled: Boolean(t.model_limits_enabled),
+    model_limits: t.model_limits ?? '',
+    allow_ips: t.allow_ips ?? '',
+    used_quota: Number(t.used_quota),
+    request_count: Number(t.request_count ?? 0),
+    group: t.group ?? '',
+  };
+}
+
+/** A live (not deleted) token of one user; undefined when it is missing or someone else's. */
+export async function findOwnToken(knex: Knex | Knex.Transaction, userId: number, id: number): Promise<TokenRow | undefined> {
+  return knex<TokenRow>('tokens').where({ id, user_id: userId }).whereNull('deleted_at').first();
+}
+
+/** Live tokens of one user, newest first, with optional name/key filters. */
+export function ownTokensQuery(knex: Knex, userId: number, filter: { keyword?: string; key?: string } = {}): Knex.QueryBuilder {
+  const qb = knex('tokens').where({ user_id: userId }).whereNull('deleted_at');
+  const esc = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+  if (filter.keyword) qb.whereRaw("lower(??) like lower(?) escape '\\'", ['name', `%${esc(filter.keyword)}%`]);
+  if (filter.key) qb.whereRaw("?? like ? escape '\\'", ['key', `%${esc(filter.key)}%`]);
+  return qb;
+}

@@ -1,0 +1,250 @@
+import type { Knex } from 'knex';
+import type { AppContext } from '../context';
+import { RelayError } from '../relay/errors';
+import { fastTx, pgFast, Rollback, runFast } from '../relay/sqliteFast';
+
+/**
+ * Pricing and atomic balance moves for the relay.
+ *
+ * quota = round(group_ratio × model_ratio × (uncached_prompt + cached × cache_ratio + completion × completion_ratio))
+ * or, for a model with a fixed ModelPrice: round(model_price × group_ratio × QuotaPerUnit) per call.
+ */
+
+/** Ratio used for a model without price or ratio when the user accepts unset models (one-api's default). */
+export const UNSET_MODEL_RATIO = 37.5;
+
+export interface PriceInfo {
+  model: string;
+  /** Fixed price per call (USD) when ModelPrice has the model. */
+  usePrice: boolean;
+  modelPrice: number;
+  modelRatio: number;
+  completionRatio: number;
+  cacheRatio: number;
+  groupRatio: number;
+  /** The model had neither price nor ratio (accepted by user setting / self-use mode). */
+  unset: boolean;
+}
+
+type NumMap = Record<string, number>;
+const num = (m: NumMap, k: string): number | undefined => {
+  const v = m?.[k];
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
+};
+
+export function groupRatio(app: AppContext, group: string): number {
+  return num(app.options.json<NumMap>('GroupRatio', {}), group) ?? 1;
+}
+
+/** True when the model has a fixed price or a ratio. */
+export function isPriced(app: AppContext, model: string): boolean {
+  return num(app.options.json<NumMap>('ModelPrice', {}), model) !== undefined || num(app.options.json<NumMap>('ModelRatio', {}), model) !== undefined;
+}
+
+/**
+ * Price of one call of `model` in `group`; throws a 403 RelayError for an unpriced model unless
+ * `acceptUnset` (user setting accept_unset_model_ratio_model, or SelfUseModeEnabled).
+ */
+export function priceFor(app: AppContext, model: string, group: string, acceptUnset: boolean): PriceInfo {
+  const o = app.options;
+  const price = num(o.json<NumMap>('ModelPrice', {}), model);
+  const gr = groupRatio(app, group);
+  const cr = num(o.json<NumMap>('CompletionRatio', {}), model) ?? 1;
+  const cache = num(o.json<NumMap>('CacheRatio', {}), model) ?? 1;
+  if (price !== undefined) {
+    return { model, usePrice: true, modelPrice: price, modelRatio: 0, completionRatio: cr, cacheRatio: cache, groupRatio: gr, unset: false };
+  }
+  const ratio = num(o.json<NumMap>('ModelRatio', {}), model);
+  if (ratio === undefined) {
+    if (!acceptUnset && !o.bool('SelfUseModeEnabled')) {
+      throw new RelayError(403, `模型 ${model} 倍率或价格未配置，请联系管理员设置或开始自用模式`, 'model_price_not_set');
+    }
+    return { model, usePrice: false, modelPrice: -1, modelRatio: UNSET_MODEL_RATIO, completionRatio: cr, cacheRatio: cache, groupRatio: gr, unset: true };
+  }
+  return { model, usePrice: false, modelPrice: -1, modelRatio: ratio, completionRatio: cr, cacheRatio: cache, groupRatio: gr, unset: false };
+}
+
+export interface UsageForBilling {
+  promptTokens: number;
+  completionTokens: number;
+  /** Cached prompt tokens (part of promptTokens). */
+  cachedTokens?: number;
+  /** Calls (images: n); a fixed price is charged per call. Default 1. */
+  calls?: number;
+}
+
+/** The exact quota a call costs. */
+export function computeQuota(app: AppContext, p: PriceInfo, u: UsageForBilling): number {
+  if (p.usePrice) return Math.round(p.modelPrice * p.groupRatio * app.options.quotaPerUnit * (u.calls ?? 1));
+  const cached = Math.min(Math.max(0, u.cachedTokens ?? 0), Math.max(0, u.promptTokens));
+  const prompt = Math.max(0, u.promptTokens) - cached;
+  const weighted = prompt + cached * p.cacheRatio + Math.max(0, u.completionTokens) * p.completionRatio;
+  return Math.round(p.groupRatio * p.modelRatio * weighted);
+}
+
+/**
+ * The amount reserved before calling upstream: the cost of the estimated prompt plus `max_tokens`
+ * of completion, at least PreConsumedQuota (fixed-price models: exactly their price).
+ */
+export function estimateQuota(app: AppContext, p: PriceInfo, promptTokens: number, maxTokens: number, calls = 1): number {
+  if (p.usePrice) return computeQuota(app, p, { promptTokens: 0, completionTokens: 0, calls });
+  const est = computeQuota(app, p, { promptTokens, completionTokens: Math.max(0, maxTokens) });
+  return Math.max(est, Math.max(0, Math.floor(app.options.num('PreConsumedQuota', 0))));
+}
+
+export interface Payer {
+  userId: number;
+  /** A limited token (remain_quota is charged too); undefined for unlimited tokens / playground. */
+  limitedTokenId?: number;
+}
+
+const isPg = (app: AppContext) => app.db.kind === 'postgres';
+
+/** Rows of a raw `... returning` statement on either dialect (pg: result.rows; better-sqlite3: the array). */
+function rowsOf(res: unknown): Array<Record<string, unknown>> {
+  if (Array.isArray(res)) return res as Array<Record<string, unknown>>;
+  const rows = (res as { rows?: unknown })?.rows;
+  return Array.isArray(rows) ? (rows as Array<Record<string, unknown>>) : [];
+}
+
+// Hot-path statements as fixed SQL (no query-builder work per call). Table/column names are constants.
+const SQL_DEC: Record<string, string> = {
+  users: 'update "users" set "quota" = "quota" - ? where "id" = ? and "quota" >= ? returning "quota" as v',
+  tokens: 'update "tokens" set "remain_quota" = "remain_quota" - ? where "id" = ? and "remain_quota" >= ? returning "remain_quota" as v',
+};
+const SQL_ADD: Record<string, string> = {
+  users: 'update "users" set "quota" = "quota" + ? where "id" = ? returning "quota" as v',
+  tokens: 'update "tokens" set "remain_quota" = "remain_quota" + ? where "id" = ? returning "remain_quota" as v',
+};
+
+const firstV = (rows: Array<Record<string, unknown>>) => (rows.length ? Number(rows[0]!.v) : undefined);
+
+/** Runs one hot statement: on SQLite outside a transaction directly, else through knex (or the trx). */
+async function hot(app: AppContext, trx: Knex | Knex.Transaction, sql: string, params: unknown[]): Promise<Array<Record<string, unknown>>> {
+  if (trx === app.knex) {
+    const fast = app.db.kind === 'postgres' ? await pgFast(app, sql, params) : await runFast(app, sql, params);
+    if (fast) return fast;
+  }
+  return rowsOf(await trx.raw(sql, params as Knex.RawBinding[]));
+}
+
+async function decrementIf(app: AppContext, trx: Knex | Knex.Transaction, table: 'users' | 'tokens', id: number, amount: number): Promise<number | undefined> {
+  const rows = await hot(app, trx, SQL_DEC[table]!, [amount, id, amount]);
+  return rows.length ? Number(rows[0]!.v) : undefined;
+}
+
+async function add(app: AppContext, trx: Knex | Knex.Transaction, table: 'users' | 'tokens', id: number, amount: number): Promise<number | undefined> {
+  const rows = await hot(app, trx, SQL_ADD[table]!, [amount, id]);
+  return rows.length ? Number(rows[0]!.v) : undefined;
+}
+
+async function readLocked(app: AppContext, trx: Knex | Knex.Transaction, table: 'users' | 'tokens', column: 'quota' | 'remain_quota', id: number): Promise<number> {
+  const q = trx(table).where('id', id).first(column);
+  if (isPg(app)) q.forUpdate();
+  const row = (await q) as Record<string, number> | undefined;
+  return Number(row?.[column] ?? 0);
+}
+
+export interface BalanceAfter {
+  /** The user's quota after the move (undefined if unknown). */
+  userQuota?: number;
+  tokenRemain?: number;
+}
+
+/**
+ * Atomically takes `amount` from the user and (limited) token, or nothing: 403 when either lacks it.
+ */
+export async function preConsume(app: AppContext, payer: Payer, amount: number): Promise<BalanceAfter> {
+  if (amount <= 0) return {};
+  const insufficientUser = () => new RelayError(403, '用户额度不足', 'insufficient_user_quota', 'insufficient_quota');
+  if (!payer.limitedTokenId) {
+    // One conditional statement: no transaction needed.
+    const userQuota = await decrementIf(app, app.knex, 'users', payer.userId, amount);
+    if (userQuota === undefined) throw insufficientUser();
+    return { userQuota };
+  }
+  let failure: RelayError | undefined;
+  const fast = await fastTx(app, (run) => {
+    const userQuota = firstV(run(SQL_DEC.users!, [amount, payer.userId, amount]));
+    if (userQuota === undefined) {
+      failure = insufficientUser();
+      throw new Rollback();
+    }
+    const tokenRemain = firstV(run(SQL_DEC.tokens!, [amount, payer.limitedTokenId, amount]));
+    if (tokenRemain === undefined) {
+      failure = new RelayError(403, '令牌额度不足', 'insufficient_token_quota', 'insufficient_quota');
+      throw new Rollback();
+    }
+    return { userQuota, tokenRemain };
+  });
+  if (fast) return fast;
+  if (failure) throw failure;
+  return app.knex.transaction(async (trx) => {
+    const userQuota = await decrementIf(app, trx, 'users', payer.userId, amount);
+    if (userQuota === undefined) throw insufficientUser();
+    const tokenRemain = await decrementIf(app, trx, 'tokens', payer.limitedTokenId!, amount);
+    if (tokenRemain === undefined) throw new RelayError(403, '令牌额度不足', 'insufficient_token_quota', 'insufficient_quota');
+    return { userQuota, tokenRemain };
+  });
+}
+
+/** Gives a reservation back (failed request). */
+export async function refund(app: AppContext, payer: Payer, amount: number): Promise<BalanceAfter> {
+  if (amount <= 0) return {};
+  if (!payer.limitedTokenId) return { userQuota: await add(app, app.knex, 'users', payer.userId, amount) };
+  const fast = await fastTx(app, (run) => ({
+    userQuota: firstV(run(SQL_ADD.users!, [amount, payer.userId])),
+    tokenRemain: firstV(run(SQL_ADD.tokens!, [amount, payer.limitedTokenId])),
+  }));
+  if (fast) return fast;
+  return app.knex.transaction(async (trx) => {
+    const userQuota = await add(app, trx, 'users', payer.userId, amount);
+    const tokenRemain = await add(app, trx, 'tokens', payer.limitedTokenId!, amount);
+    return { userQuota, tokenRemain };
+  });
+}
+
+/**
+ * Moves a reservation to the real cost. Extra cost is taken only as far as the balances reach
+ * (never below zero: concurrent calls cannot overspend), so the result `taken` — what the log row
+ * records — may be below `actual` when the balance ran out mid-call.
+ */
+export async function settle(app: AppContext, payer: Payer, reserved: number, actual: number): Promise<BalanceAfter & { taken: number }> {
+  const delta = actual - reserved;
+  if (delta === 0) return { taken: actual };
+  if (delta < 0) return { ...(await refund(app, payer, -delta)), taken: actual };
+  if (!payer.limitedTokenId) {
+    // Fast path: one conditional statement; the clamped path below only when the balance ran out.
+    const userQuota = await decrementIf(app, app.knex, 'users', payer.userId, delta);
+    if (userQuota !== undefined) return { userQuota, taken: actual };
+  } else {
+    const both = await fastTx(app, (run) => {
+      const userQuota = firstV(run(SQL_DEC.users!, [delta, payer.userId, delta]));
+      const tokenRemain = userQuota === undefined ? undefined : firstV(run(SQL_DEC.tokens!, [delta, payer.limitedTokenId, delta]));
+      if (userQuota === undefined || tokenRemain === undefined) throw new Rollback();
+      return { userQuota, tokenRemain, taken: actual };
+    });
+    if (both) return both;
+  }
+  return app.knex.transaction(async (trx) => {
+    let extra = delta;
+    let userQuota = await decrementIf(app, trx, 'users', payer.userId, delta);
+    if (userQuota === undefined) {
+      const have = await readLocked(app, trx, 'users', 'quota', payer.userId);
+      extra = Math.min(delta, Math.max(0, have));
+      userQuota = extra > 0 ? await add(app, trx, 'users', payer.userId, -extra) : have;
+    }
+    let tokenRemain: number | undefined;
+    if (payer.limitedTokenId && extra > 0) {
+      tokenRemain = await decrementIf(app, trx, 'tokens', payer.limitedTokenId, extra);
+      if (tokenRemain === undefined) {
+        const have = await readLocked(app, trx, 'tokens', 'remain_quota', payer.limitedTokenId);
+        const tokExtra = Math.min(extra, Math.max(0, have));
+        if (tokExtra < extra) userQuota = await add(app, trx, 'users', payer.userId, extra - tokExtra);
+        extra = tokExtra;
+        tokenRemain = extra > 0 ? await add(app, trx, 'tokens', payer.limitedTokenId, -extra) : have;
+      }
+    }
+    return { userQuota, tokenRemain, taken: reserved + extra };
+  });
+}

@@ -1,0 +1,458 @@
+import { parseInput } from './consoleInput';
+import type { Knex } from 'knex';
+import { z } from 'zod';
+import type { AppContext } from '../context';
+import { BadRequestError, NotFoundError } from '../lib/errors';
+import { nowSec } from '../lib/time';
+import { type Paging } from '../lib/validate';
+import { CHANNEL_STATUS, channelView, rebuildAllAbilities, splitList, syncAbilities, type ChannelRow } from '../repositories/channels';
+import { invalidateChannels } from './invalidate';
+
+/** Provider kinds the product knows (new-api numbering); 0 "unknown" is refused. */
+export const MAX_CHANNEL_TYPE = 57;
+export const isKnownChannelType = (t: number) => Number.isInteger(t) && t >= 1 && t <= MAX_CHANNEL_TYPE;
+
+// ---------------------------------------------------------------------------------------------
+// Field schemas (shared by create, update and tag edits)
+
+/** An integer given as a JSON number or as a numeric string (forms often send strings). */
+const intField = (msg: string) =>
+  z.preprocess((v) => (typeof v === 'string' && /^\s*-?\d+\s*$/.test(v) ? Number(v) : v), z.number({ error: msg }).int(msg).min(-1e15, msg).max(1e15, msg));
+
+/** A comma string or a list of strings → normalised comma string (trimmed, deduplicated). */
+const listField = (what: string, maxItem = 255, maxTotal = 100_000) =>
+  z
+    .union([z.string().max(100_000, `${what}过长`), z.array(z.string().max(maxItem, `${what}名称过长`)).max(5000, `${what}过多`)], { error: `${what}必须是逗号分隔的字符串` })
+    .transform((v) => splitList(Array.isArray(v) ? v.join(',') : v))
+    .refine((list) => list.every((x) => x.length <= maxItem), `${what}名称过长`)
+    .transform((list) => list.join(','))
+    .refine((joined) => joined.length <= maxTotal, `${what}过长`);
+
+/** Text holding a JSON object (or empty); an object value is accepted and serialised. */
+const jsonObjectField = (msg: string) =>
+  z
+    .union([z.string().max(1_000_000, msg), z.record(z.string(), z.unknown()), z.null()], { error: msg })
+    .transform((v, ctx) => {
+      if (v === null) return '';
+      if (typeof v !== 'string') return JSON.stringify(v);
+      if (!v.trim()) return '';
+      try {
+        const parsed: unknown = JSON.parse(v);
+        if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return v;
+      } catch {
+        /* fall through */
+      }
+      ctx.addIssue({ code: 'custom', message: msg });
+      return z.NEVER;
+    });
+
+/** Columns declared `integer` hold 32 bits on PostgreSQL. */
+const INT_MAX = 2 ** 31 - 1;
+
+const str = (max: number, what: string) => z.string({ error: `${what}必须是字符串` }).max(max, `${what}长度不能超过 ${max}`);
+
+const channelFields = {
+  name: str(128, '渠道名称').trim(),
+  type: intField('渠道类型必须是整数').refine(isKnownChannelType, '未知的渠道类型'),
+  key: z.string({ error: '渠道密钥必须是字符串' }).max(1_000_000, '渠道密钥过长'),
+  openai_organization: str(128, 'organization').trim(),
+  test_model: str(128, '测试模型').trim(),
+  base_url: str(512, 'Base URL').trim().transform((v) => v.replace(/\/+$/, '')),
+  other: str(10_000, 'other'),
+  models: listField('模型'),
+  // The channels.group column holds 255 characters.
+  group: listField('分组', 64, 255),
+  groups: listField('分组', 64, 255),
+  model_mapping: jsonObjectField('模型映射必须是合法的 JSON 格式！'),
+  status_code_mapping: jsonObjectField('状态码映射必须是合法的 JSON 格式！'),
+  setting: jsonObjectField('渠道额外设置必须是合法的 JSON 格式！'),
+  param_override: jsonObjectField('参数覆盖必须是合法的 JSON 格式！'),
+  auto_ban: z.union([z.boolean(), intField('auto_ban 只能是 0 或 1')]).transform((v) => (v === true || v === 1 ? 1 : 0)),
+  priority: intField('优先级必须是整数！'),
+  weight: intField('权重必须是整数！').refine((w) => w <= INT_MAX, '权重过大').transform((w) => Math.max(0, w)),
+  tag: z.union([str(128, '标签'), z.null()]).transform((v) => (v && v.trim() ? v.trim() : null)),
+  status: intField('状态只能是 1、2 或 3').refine((s) => s === 1 || s === 2 || s === 3, '状态只能是 1、2 或 3'),
+  max_input_tokens: intField('max_input_tokens 必须是非负整数').refine((n) => n >= 0 && n <= INT_MAX, 'max_input_tokens 必须是非负整数'),
+};
+
+const channelInput = z.object(channelFields).partial();
+type ChannelInput = z.infer<typeof channelInput>;
+
+/** Columns a create/update may set (everything else is server-maintained). */
+const WRITABLE = [
+  'name', 'type', 'key', 'openai_organization', 'test_model', 'base_url', 'other', 'models', 'group', 'model_mapping',
+  'status_code_mapping', 'setting', 'param_override', 'auto_ban', 'priority', 'weight', 'tag', 'status', 'max_input_tokens',
+] as const;
+
+function pickWritable(input: ChannelInput): Partial<ChannelRow> {
+  const out: Record<string, unknown> = {};
+  for (const k of WRITABLE) if (input[k] !== undefined) out[k] = input[k];
+  if (input.groups !== undefined && input.group === undefined) out.group = input.groups;
+  return out as Partial<ChannelRow>;
+}
+
+function statusInfo(status: number): string {
+  return JSON.stringify({ status_reason: status === CHANNEL_STATUS.enabled ? '' : '手动禁用', status_time: nowSec() });
+}
+
+const isJsonObjectText = (s: string) => {
+  try {
+    const v: unknown = JSON.parse(s);
+    return Boolean(v) && typeof v === 'object' && !Array.isArray(v);
+  } catch {
+    return false;
+  }
+};
+
+async function insertChannel(trx: Knex.Transaction, row: Partial<ChannelRow>): Promise<ChannelRow> {
+  const [inserted] = await trx('channels').insert(row).returning('id');
+  const id = typeof inserted === 'object' ? (inserted as { id: number }).id : (inserted as number);
+  const saved = (await trx<ChannelRow>('channels').where({ id }).first())!;
+  await syncAbilities(trx, saved);
+  return saved;
+}
+
+async function loadChannel(knex: Knex | Knex.Transaction, id: number): Promise<ChannelRow> {
+  const row = await knex<ChannelRow>('channels').where({ id }).first();
+  if (!row) throw new NotFoundError('渠道不存在');
+  return row;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reads
+
+export interface ChannelListQuery {
+  id_sort?: boolean;
+  tag_mode?: boolean;
+  keyword?: string;
+  group?: string;
+  model?: string;
+  status?: number;
+  type?: number;
+}
+
+const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+function filtered(knex: Knex, q: ChannelListQuery): Knex.QueryBuilder {
+  const qb = knex('channels');
+  if (q.keyword) {
+    const kw = q.keyword;
+    const like = `%${escapeLike(kw)}%`;
+    qb.where((w) => {
+      if (/^\d+$/.test(kw) && Number(kw) < 2 ** 31) w.orWhere('id', Number(kw));
+      // Case-insensitive on both databases (SQLite LIKE already is, PostgreSQL's is not).
+      w.orWhereRaw("lower(name) like lower(?) escape '\\'", [like])
+        .orWhere('key', kw)
+        .orWhereRaw("lower(base_url) like lower(?) escape '\\'", [like])
+        .orWhereRaw("lower(tag) like lower(?) escape '\\'", [like]);
+    });
+  }
+  if (q.group) {
+    const g = escapeLike(q.group);
+    // The group column is a comma list: match whole items only.
+    qb.where((w) => {
+      w.where('group', q.group!).orWhereRaw("(',' || ?? || ',') like ? escape '\\'", ['group', `%,${g},%`]);
+    });
+  }
+  if (q.model) qb.whereRaw("(',' || models || ',') like ? escape '\\'", [`%${escapeLike(q.model)}%`]);
+  if (q.status) qb.where('status', q.status);
+  if (q.type) qb.where('type', q.type);
+  return qb;
+}
+
+interface TagAggregate {
+  key: string;
+  id: string;
+  tag: string;
+  name: string;
+  group: string;
+  used_quota: number;
+  response_time: number;
+  priority: number | null;
+  weight: number | null;
+  status: number;
+  /** Provider kind of the first child (the console shows one icon per row). */
+  type: number;
+  /** Marks an aggregate row (the console's TagRow). */
+  isTag: true;
+  children: Record<string, unknown>[];
+}
+
+function aggregate(tag: string, children: ChannelRow[]): TagAggregate {
+  const same = (vals: number[]) => (vals.every((v) => v === vals[0]) ? vals[0]! : null);
+  const groups = splitList(children.map((c) => c.group).join(','));
+  return {
+    key: `tag:${tag}`,
+    id: `tag:${tag}`,
+    tag,
+    name: tag,
+    group: groups.join(','),
+    used_quota: children.reduce((s, c) => s + Number(c.used_quota ?? 0), 0),
+    response_time: children.length ? Math.round(children.reduce((s, c) => s + Number(c.response_time ?? 0), 0) / children.length) : 0,
+    priority: same(children.map((c) => Number(c.priority))),
+    weight: same(children.map((c) => Number(c.weight))),
+    status: children.some((c) => Number(c.status) === CHANNEL_STATUS.enabled) ? CHANNEL_STATUS.enabled : CHANNEL_STATUS.manuallyDisabled,
+    type: Number(children[0]?.type ?? 0),
+    isTag: true,
+    children: children.map((c) => channelView(c, false)),
+  };
+}
+
+/** Paged channel list / search; in tag mode each tag is one row (an aggregate) and untagged channels are single rows. */
+export async function listChannels(app: AppContext, q: ChannelListQuery, paging: Paging) {
+  const order = (qb: Knex.QueryBuilder) => (q.id_sort ? qb.orderBy('id', 'desc') : qb.orderBy([{ column: 'priority', order: 'desc' }, { column: 'id', order: 'desc' }]));
+  const offset = (paging.p - 1) * paging.page_size;
+  if (!q.tag_mode) {
+    const countRow = await filtered(app.knex, q).count({ n: '*' }).first();
+    const rows: ChannelRow[] = await order(filtered(app.knex, q).select('*')).limit(paging.page_size).offset(offset);
+    return { items: rows.map((r) => channelView(r, false)), total: Number(countRow?.n ?? 0), page: paging.p, page_size: paging.page_size };
+  }
+  // Tag mode: rank units (a tag or an untagged channel) by their best priority/id, page over units.
+  const light: Array<{ id: number; tag: string | null; priority: number }> = await filtered(app.knex, q).select('id', 'tag', 'priority');
+  const units = new Map<string, { tag: string | null; id: number; priority: number; ids: number[] }>();
+  for (const c of light) {
+    const k = c.tag ? `t:${c.tag}` : `c:${c.id}`;
+    const u = units.get(k) ?? { tag: c.tag || null, id: 0, priority: -Infinity, ids: [] };
+    u.id = Math.max(u.id, Number(c.id));
+    u.priority = Math.max(u.priority, Number(c.priority));
+    u.ids.push(Number(c.id));
+    units.set(k, u);
+  }
+  const sorted = [...units.values()].sort((a, b) => (q.id_sort ? b.id - a.id : b.priority - a.priority || b.id - a.id));
+  const page = sorted.slice(offset, offset + paging.page_size);
+  const ids = page.flatMap((u) => u.ids);
+  const rows: ChannelRow[] = [];
+  for (let i = 0; i < ids.length; i += 500) rows.push(...(await order(app.knex('channels').whereIn('id', ids.slice(i, i + 500)).select('*'))));
+  const byId = new Map(rows.map((r) => [Number(r.id), r]));
+  const items = page.map((u) => {
+    const children = u.ids.map((id) => byId.get(id)).filter((r): r is ChannelRow => Boolean(r));
+    children.sort((a, b) => (q.id_sort ? b.id - a.id : Number(b.priority) - Number(a.priority) || b.id - a.id));
+    return u.tag ? aggregate(u.tag, children) : channelView(children[0]!, false);
+  });
+  return { items, total: sorted.length, page: paging.p, page_size: paging.page_size };
+}
+
+export async function getChannel(app: AppContext, id: number) {
+  return channelView(await loadChannel(app.knex, id), true);
+}
+
+/** Every model name the product knows: priced models plus models any channel serves. */
+export async function allModelNames(app: AppContext): Promise<string[]> {
+  const names = new Set<string>([
+    ...Object.keys(app.options.json<Record<string, unknown>>('ModelRatio', {})),
+    ...Object.keys(app.options.json<Record<string, unknown>>('ModelPrice', {})),
+  ]);
+  const rows: Array<{ models: string }> = await app.knex('channels').select('models');
+  for (const r of rows) for (const m of splitList(r.models)) names.add(m);
+  return [...names].sort();
+}
+
+export async function enabledModelNames(app: AppContext): Promise<string[]> {
+  const rows: Array<{ model: string }> = await app.knex('abilities').distinct('model').where({ enabled: true }).orderBy('model');
+  return rows.map((r) => r.model);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writes. Every write rewrites the abilities in the same transaction, then drops the relay caches.
+
+const createBody = z
+  .object({
+    mode: z.enum(['single', 'batch', 'multi_to_single'], { error: 'mode 只能是 single 或 batch' }).optional(),
+    channel: z.record(z.string(), z.unknown()).optional(),
+  })
+  .passthrough();
+
+export async function createChannels(app: AppContext, body: unknown): Promise<{ batch: boolean; channels: Record<string, unknown>[] }> {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new BadRequestError('请求体必须是 JSON 对象');
+  const wrapper = parseInput(createBody, body);
+  const raw = wrapper.channel ?? (body as Record<string, unknown>);
+  const input = parseInput(channelInput, raw);
+  if (!input.name || !input.key || !input.key.trim()) throw new BadRequestError('请填写渠道名称和渠道密钥！');
+  if (!input.models) throw new BadRequestError('请至少选择一个模型！');
+  const base: Partial<ChannelRow> = {
+    type: 1,
+    group: 'default',
+    auto_ban: 1,
+    priority: 0,
+    weight: 0,
+    status: CHANNEL_STATUS.enabled,
+    ...pickWritable(input),
+    created_time: nowSec(),
+  };
+  if (!base.group) base.group = 'default';
+  if (base.type === 18 && !base.other) base.other = 'v2.1';
+  if (base.status !== CHANNEL_STATUS.enabled) base.other_info = statusInfo(base.status!);
+  const key = input.key.trim();
+  const lines = key.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+  const batch = wrapper.mode === 'batch' || (wrapper.mode === undefined && lines.length > 1 && !isJsonObjectText(key));
+  const keys = batch ? Array.from(new Set(lines)) : [key];
+  if (keys.length > 1000) throw new BadRequestError('一次最多创建 1000 个渠道');
+  const saved = await app.knex.transaction(async (trx) => {
+    const out: ChannelRow[] = [];
+    for (const k of keys) out.push(await insertChannel(trx, { ...base, key: k }));
+    return out;
+  });
+  await invalidateChannels(app);
+  return { batch, channels: saved.map((c) => channelView(c, true)) };
+}
+
+const updateBody = channelInput.extend({ id: intField('id 必须是整数').refine((n) => n > 0, 'id 必须是正整数') });
+
+export async function updateChannel(app: AppContext, body: unknown): Promise<Record<string, unknown>> {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new BadRequestError('请求体必须是 JSON 对象');
+  const input = parseInput(updateBody, body);
+  if (input.name !== undefined && !input.name) throw new BadRequestError('渠道名称不能为空');
+  if (input.models !== undefined && !input.models) throw new BadRequestError('请至少选择一个模型！');
+  const patch = pickWritable(input);
+  // The edit form sends an empty key when the key is left unchanged.
+  if (patch.key !== undefined) {
+    if (!patch.key.trim()) delete patch.key;
+    else patch.key = patch.key.trim();
+  }
+  if (patch.group !== undefined && !patch.group) patch.group = 'default';
+  const saved = await app.knex.transaction(async (trx) => {
+    const old = await loadChannel(trx, input.id);
+    if (patch.status !== undefined && patch.status !== Number(old.status)) patch.other_info = mergeStatusInfo(old.other_info, patch.status);
+    if (Object.keys(patch).length) await trx('channels').where({ id: input.id }).update(patch);
+    const row = await loadChannel(trx, input.id);
+    await syncAbilities(trx, row);
+    return row;
+  });
+  await invalidateChannels(app);
+  return channelView(saved, true);
+}
+
+function mergeStatusInfo(old: string, status: number): string {
+  let base: Record<string, unknown> = {};
+  try {
+    const v: unknown = JSON.parse(old || '{}');
+    if (v && typeof v === 'object' && !Array.isArray(v)) base = v as Record<string, unknown>;
+  } catch {
+    base = {};
+  }
+  return JSON.stringify({ ...base, ...(JSON.parse(statusInfo(status)) as object) });
+}
+
+export async function deleteChannel(app: AppContext, id: number): Promise<void> {
+  await app.knex.transaction(async (trx) => {
+    const n = await trx('channels').where({ id }).delete();
+    if (!n) throw new NotFoundError('渠道不存在');
+    await trx('abilities').where({ channel_id: id }).delete();
+  });
+  await invalidateChannels(app);
+}
+
+export async function deleteChannels(app: AppContext, ids: number[]): Promise<number> {
+  const n = await app.knex.transaction(async (trx) => {
+    let count = 0;
+    for (let i = 0; i < ids.length; i += 500) {
+      const chunk = ids.slice(i, i + 500);
+      count += await trx('channels').whereIn('id', chunk).delete();
+      await trx('abilities').whereIn('channel_id', chunk).delete();
+    }
+    return count;
+  });
+  await invalidateChannels(app);
+  return n;
+}
+
+export async function deleteDisabledChannels(app: AppContext): Promise<number> {
+  const n = await app.knex.transaction(async (trx) => {
+    const ids = (await trx('channels').whereIn('status', [CHANNEL_STATUS.manuallyDisabled, CHANNEL_STATUS.autoDisabled]).select('id')).map((r: { id: number }) => r.id);
+    for (let i = 0; i < ids.length; i += 500) {
+      const chunk = ids.slice(i, i + 500);
+      await trx('channels').whereIn('id', chunk).delete();
+      await trx('abilities').whereIn('channel_id', chunk).delete();
+    }
+    return ids.length;
+  });
+  await invalidateChannels(app);
+  return n;
+}
+
+export async function fixAbilities(app: AppContext): Promise<number> {
+  const n = await app.knex.transaction((trx) => rebuildAllAbilities(trx));
+  await invalidateChannels(app);
+  return n;
+}
+
+/** Applies `patch` to every channel carrying `tag` and rewrites their abilities; returns how many. */
+async function patchTag(app: AppContext, tag: string, patch: (row: ChannelRow) => Partial<ChannelRow>): Promise<number> {
+  const n = await app.knex.transaction(async (trx) => {
+    const rows: ChannelRow[] = await trx('channels').where({ tag }).select('*');
+    if (!rows.length) throw new NotFoundError('标签不存在或没有渠道');
+    for (const row of rows) {
+      const p = patch(row);
+      if (Object.keys(p).length) await trx('channels').where({ id: row.id }).update(p);
+      await syncAbilities(trx, { ...row, ...p, status: Number(p.status ?? row.status) });
+    }
+    return rows.length;
+  });
+  await invalidateChannels(app);
+  return n;
+}
+
+const tagName = z.string({ error: '标签不能为空！' }).trim().min(1, '标签不能为空！').max(128, '标签长度不能超过 128');
+
+const tagEditBody = z.object({
+  tag: tagName,
+  new_tag: z.union([z.string().max(128, '标签长度不能超过 128'), z.null()]).optional(),
+  model_mapping: channelFields.model_mapping.optional(),
+  groups: channelFields.groups.optional(),
+  models: channelFields.models.optional(),
+  priority: intField('优先级必须是整数！').nullable().optional(),
+  weight: intField('权重必须是非负整数！').refine((w) => w >= 0, '权重必须是非负整数！').refine((w) => w <= INT_MAX, '权重过大').nullable().optional(),
+});
+
+export async function editTag(app: AppContext, body: unknown): Promise<number> {
+  const input = parseInput(tagEditBody, body ?? {});
+  const patch: Partial<ChannelRow> = {};
+  if (input.new_tag !== undefined) {
+    const nt = (input.new_tag ?? '').trim();
+    if (nt !== input.tag) patch.tag = nt || null;
+  }
+  if (input.model_mapping !== undefined) patch.model_mapping = input.model_mapping;
+  if (input.groups !== undefined) {
+    if (!input.groups) throw new BadRequestError('分组不能为空');
+    patch.group = input.groups;
+  }
+  if (input.models !== undefined) {
+    if (!input.models) throw new BadRequestError('请至少选择一个模型！');
+    patch.models = input.models;
+  }
+  if (input.priority !== undefined && input.priority !== null) patch.priority = input.priority;
+  if (input.weight !== undefined && input.weight !== null) patch.weight = input.weight;
+  if (!Object.keys(patch).length) throw new BadRequestError('没有任何修改！');
+  return patchTag(app, input.tag, () => patch);
+}
+
+export async function setTagStatus(app: AppContext, body: unknown, status: number): Promise<number> {
+  const { tag } = parseInput(z.object({ tag: tagName }), body ?? {});
+  return patchTag(app, tag, (row) => (Number(row.status) === status ? {} : { status, other_info: mergeStatusInfo(row.other_info, status) }));
+}
+
+const idList = z.array(z.number({ error: 'ids 必须是整数列表' }).int('ids 必须是整数列表').positive('ids 必须是正整数'), { error: 'ids 必须是整数列表' }).max(10_000, '一次最多 10000 个');
+
+export const batchIdsBody = z.object({ ids: idList.min(1, '请先选择要删除的通道！') });
+
+const batchTagBody = z.object({
+  ids: idList.min(1, '请先选择要设置标签的渠道！'),
+  tag: z.union([z.string().max(128, '标签长度不能超过 128'), z.null()], { error: '标签不能为空！' }),
+});
+
+export async function batchSetTag(app: AppContext, body: unknown): Promise<number> {
+  const input = parseInput(batchTagBody, body ?? {});
+  const tag = input.tag === null ? null : input.tag.trim();
+  if (tag === '') throw new BadRequestError('标签不能为空！');
+  const n = await app.knex.transaction(async (trx) => {
+    let count = 0;
+    for (let i = 0; i < input.ids.length; i += 500) {
+      const chunk = input.ids.slice(i, i + 500);
+      count += await trx('channels').whereIn('id', chunk).update({ tag });
+      await trx('abilities').whereIn('channel_id', chunk).update({ tag });
+    }
+    return count;
+  });
+  await invalidateChannels(app);
+  return n;
+}

@@ -1,0 +1,86 @@
+import { parseInput } from './consoleInput';
+import { z } from 'zod';
+import type { AppContext } from '../context';
+import { BadRequestError } from '../lib/errors';
+import { nowSec } from '../lib/time';
+import { parsePaging, qIntOpt, qStr } from '../lib/validate';
+import { deleteLogsBefore, logStats, queryLogs, type LogFilter, type LogRow } from '../repositories/logs';
+
+const nonNeg = (what: string, max = 1e13) => qIntOpt().refine((n) => n === undefined || (n >= 0 && n <= max), `${what} 必须是非负整数`);
+
+const filterQuery = z.object({
+  type: nonNeg('type').refine((n) => n === undefined || n <= 4, 'type 只能是 0-4'),
+  username: qStr(),
+  token_name: qStr(),
+  model_name: qStr(),
+  start_timestamp: nonNeg('start_timestamp'),
+  end_timestamp: nonNeg('end_timestamp'),
+  channel: nonNeg('channel', 2 ** 31 - 1),
+  group: qStr(),
+});
+
+/** Reads the console filters; `self` drops what only admins may filter on and pins the user. */
+export function parseLogFilter(query: Record<string, unknown>, self?: { userId: number }): LogFilter {
+  const q = parseInput(filterQuery, query);
+  const f: LogFilter = {
+    type: q.type || undefined,
+    token_name: q.token_name.trim() || undefined,
+    model_name: q.model_name.trim() || undefined,
+    start_timestamp: q.start_timestamp || undefined,
+    end_timestamp: q.end_timestamp || undefined,
+    group: q.group.trim() || undefined,
+  };
+  if (self) f.user_id = self.userId;
+  else {
+    f.username = q.username.trim() || undefined;
+    f.channel = q.channel || undefined;
+  }
+  return f;
+}
+
+/** A log row for the console. Non-admins never see the channel or the admin-only part of `other`. */
+export function logView(row: LogRow, admin: boolean): Record<string, unknown> {
+  const base: Record<string, unknown> = {
+    ...row,
+    id: Number(row.id),
+    created_at: Number(row.created_at),
+    quota: Number(row.quota),
+    is_stream: Boolean(row.is_stream),
+    channel: Number(row.channel_id),
+  };
+  if (admin) return base;
+  delete base.channel;
+  delete base.channel_id;
+  delete base.channel_name;
+  let other = row.other ?? '';
+  if (other) {
+    try {
+      const parsed: unknown = JSON.parse(other);
+      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
+        delete (parsed as Record<string, unknown>).admin_info;
+        other = JSON.stringify(parsed);
+      }
+    } catch {
+      other = '';
+    }
+  }
+  base.other = other;
+  return base;
+}
+
+export async function listLogs(app: AppContext, query: Record<string, unknown>, self?: { userId: number }) {
+  const filter = parseLogFilter(query, self);
+  const paging = parsePaging(query);
+  const { rows, total } = await queryLogs(app.knex, filter, paging);
+  return { items: rows.map((r) => logView(r, !self)), total, page: paging.p, page_size: paging.page_size };
+}
+
+export async function logStat(app: AppContext, query: Record<string, unknown>, self?: { userId: number }) {
+  return logStats(app.knex, parseLogFilter(query, self), nowSec());
+}
+
+export async function purgeLogs(app: AppContext, query: Record<string, unknown>): Promise<number> {
+  const raw = query.target_timestamp;
+  if (typeof raw !== 'string' || !/^\d{1,12}$/.test(raw) || Number(raw) <= 0) throw new BadRequestError('target timestamp is required / 目标时间戳必须是正整数');
+  return deleteLogsBefore(app.knex, Number(raw));
+}

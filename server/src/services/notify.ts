@@ -1,0 +1,42 @@
+import { fetch } from 'undici';
+import type { AppContext } from '../context';
+import type { UserRecord } from '../relay/auth';
+import { sendMail } from './mail';
+
+/**
+ * Quota warning: when a call takes the user's balance from at/above the threshold to below it,
+ * tell the user once (email, or webhook when the user chose one). Runs in the background; a
+ * 10-minute KV marker keeps concurrent calls from notifying twice.
+ */
+export function maybeWarnQuota(app: AppContext, user: UserRecord, before: number, after: number): void {
+  const raw = user.setting.quota_warning_threshold;
+  const threshold = typeof raw === 'number' && Number.isFinite(raw) ? raw : app.options.num('QuotaRemindThreshold', 0);
+  if (!(threshold > 0 && before >= threshold && after < threshold)) return;
+  void notifyQuota(app, user, after, threshold).catch((err: unknown) => app.log.warn({ err, user: user.id }, 'quota warning failed'));
+}
+
+async function notifyQuota(app: AppContext, user: UserRecord, remaining: number, threshold: number): Promise<void> {
+  if (!(await app.kv.setNX(`quota_warn:${user.id}`, '1', 600))) return;
+  const unit = app.options.quotaPerUnit;
+  const title = '您的额度即将用尽';
+  const content = `您的额度已低于 ${threshold}（约 $${(threshold / unit).toFixed(2)}），当前剩余额度为 ${remaining}（约 $${(remaining / unit).toFixed(2)}），请及时充值。`;
+  const s = user.setting;
+  if (s.notify_type === 'webhook' && typeof s.webhook_url === 'string' && s.webhook_url) {
+    const url = new URL(s.webhook_url);
+    const local = url.hostname === 'localhost' || url.hostname === '127.0.0.1';
+    if (url.protocol !== 'https:' && !(local && url.protocol === 'http:')) throw new Error('webhook must be https');
+    const headers: Record<string, string> = { 'content-type': 'application/json' };
+    if (typeof s.webhook_secret === 'string' && s.webhook_secret) headers.authorization = `Bearer ${s.webhook_secret}`;
+    const res = await fetch(url, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ type: 'quota_exceed', title, content, values: [remaining, threshold], timestamp: Math.floor(Date.now() / 1000) }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    await res.arrayBuffer().catch(() => undefined);
+    return;
+  }
+  const to = (typeof s.notification_email === 'string' && s.notification_email) || user.email;
+  if (!to) return;
+  await sendMail(app, to, title, `<p>${content}</p>`);
+}

@@ -1,0 +1,63 @@
+import type { AppContext } from '../../context';
+import { BadRequestError } from '../../lib/errors';
+
+/** Timeout for every call to an identity provider. */
+export const PROVIDER_TIMEOUT_MS = 10_000;
+
+export interface ProviderRequest {
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  /** Form body (application/x-www-form-urlencoded). */
+  form?: Record<string, string>;
+  /** JSON body. */
+  json?: unknown;
+}
+
+/**
+ * Calls an identity provider and parses its JSON answer. Network errors, timeouts, non-2xx
+ * answers and non-JSON bodies become BadRequestError with `label` in the message (the console
+ * shows it); the provider's own `error_description`/`message` is passed on when present.
+ * Never logs or echoes credentials: only the URL without its query string is logged.
+ */
+export async function providerJson<T = Record<string, unknown>>(app: AppContext, label: string, url: string, req: ProviderRequest = {}): Promise<T> {
+  let target: URL;
+  try {
+    target = new URL(url);
+    if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new Error('protocol');
+  } catch {
+    throw new BadRequestError(`${label} 地址配置无效`);
+  }
+  const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': 'ai-gateway', ...req.headers };
+  let body: string | undefined;
+  if (req.form) {
+    body = new URLSearchParams(req.form).toString();
+    headers['Content-Type'] = 'application/x-www-form-urlencoded';
+  } else if (req.json !== undefined) {
+    body = JSON.stringify(req.json);
+    headers['Content-Type'] = 'application/json';
+  }
+  let res: Response;
+  try {
+    res = await fetch(target, { method: req.method ?? (body ? 'POST' : 'GET'), headers, body, redirect: 'error', signal: AbortSignal.timeout(PROVIDER_TIMEOUT_MS) });
+  } catch (err) {
+    app.log.warn({ err: (err as Error).message, url: target.origin + target.pathname }, 'identity provider unreachable');
+    throw new BadRequestError(`无法连接至 ${label} 服务器，请稍后重试`);
+  }
+  const text = await res.text().catch(() => '');
+  let data: unknown;
+  try {
+    data = text ? JSON.parse(text) : {};
+  } catch {
+    data = undefined;
+  }
+  const obj = (data && typeof data === 'object' ? data : {}) as Record<string, unknown>;
+  const detail = [obj.error_description, obj.message, obj.error].find((v) => typeof v === 'string' && v) as string | undefined;
+  if (!res.ok) {
+    app.log.warn({ status: res.status, url: target.origin + target.pathname }, 'identity provider error');
+    throw new BadRequestError(`${label} 返回错误（HTTP ${res.status}）${detail ? `：${detail.slice(0, 200)}` : ''}`);
+  }
+  if (data === undefined || typeof data !== 'object' || data === null) {
+    throw new BadRequestError(`${label} 返回了无法解析的响应`);
+  }
+  return data as T;
+}

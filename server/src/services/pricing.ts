@@ -1,0 +1,67 @@
+import type { AppContext } from '../context';
+
+/**
+ * Groups a user may pick (UserUsableGroups), plus the user's own group when the map lacks it
+ * (as new-api does: a user can always use the group the admin put them in).
+ */
+export function usableGroups(app: AppContext, userGroup?: string): Record<string, string> {
+  const raw = app.options.json<Record<string, unknown>>('UserUsableGroups', {});
+  const out: Record<string, string> = {};
+  if (raw && typeof raw === 'object' && !Array.isArray(raw)) for (const [k, v] of Object.entries(raw)) out[k] = String(v ?? '');
+  if (userGroup && !(userGroup in out)) out[userGroup] = '用户分组';
+  return out;
+}
+
+export interface PricingEntry {
+  model_name: string;
+  /** 0 pay per usage (ratios), 1 pay per call (ModelPrice). */
+  quota_type: 0 | 1;
+  model_ratio: number;
+  completion_ratio: number;
+  model_price: number;
+  enable_groups: string[];
+}
+
+const numMap = (app: AppContext, key: string): Record<string, number> => {
+  const v = app.options.json<Record<string, unknown>>(key, {});
+  const out: Record<string, number> = {};
+  if (v && typeof v === 'object' && !Array.isArray(v)) for (const [k, n] of Object.entries(v)) if (typeof n === 'number' && Number.isFinite(n)) out[k] = n;
+  return out;
+};
+
+/** One entry per model that some enabled ability serves; enable_groups = the groups that serve it. */
+export async function pricingEntries(app: AppContext): Promise<PricingEntry[]> {
+  const rows: Array<{ model: string; group: string }> = await app.knex('abilities').distinct('model', 'group').where({ enabled: true });
+  const groups = new Map<string, Set<string>>();
+  for (const r of rows) {
+    const set = groups.get(r.model) ?? new Set<string>();
+    set.add(r.group);
+    groups.set(r.model, set);
+  }
+  const ratio = numMap(app, 'ModelRatio');
+  const completion = numMap(app, 'CompletionRatio');
+  const price = numMap(app, 'ModelPrice');
+  return [...groups.keys()].sort().map((model) => {
+    const perCall = Object.prototype.hasOwnProperty.call(price, model);
+    return {
+      model_name: model,
+      quota_type: perCall ? 1 : 0,
+      model_ratio: ratio[model] ?? 0,
+      completion_ratio: completion[model] ?? 1,
+      model_price: perCall ? price[model]! : 0,
+      enable_groups: [...groups.get(model)!].sort(),
+    };
+  });
+}
+
+/**
+ * The public pricing answer. With a logged-in user the usable groups are theirs (own group
+ * included), and group_ratio lists only the groups they may use.
+ */
+export async function pricing(app: AppContext, userGroup?: string) {
+  const usable = usableGroups(app, userGroup);
+  const allRatios = numMap(app, 'GroupRatio');
+  const groupRatio: Record<string, number> = {};
+  for (const [g, r] of Object.entries(allRatios)) if (g in usable) groupRatio[g] = r;
+  return { data: await pricingEntries(app), group_ratio: groupRatio, usable_group: usable };
+}

@@ -1,0 +1,142 @@
+import { parseInput } from './consoleInput';
+import { z } from 'zod';
+import type { AppContext } from '../context';
+import { BadRequestError, NotFoundError } from '../lib/errors';
+import { randomString } from '../lib/random';
+import { nowSec } from '../lib/time';
+import { type Paging } from '../lib/validate';
+import { insertLog, LOG_TYPE } from '../repositories/logs';
+import { claimRedemption, findRedemption, liveRedemptions, REDEMPTION_STATUS, redemptionView, type RedemptionRow } from '../repositories/redemptions';
+import type { UserRow } from '../repositories/users';
+import { formatQuota } from './accounts';
+import { invalidateUser } from './invalidate';
+
+export const REDEMPTION_NAME_MAX = 20;
+export const REDEMPTION_BATCH_MAX = 100;
+
+const intLike = (msg: string) =>
+  z.preprocess((v) => (typeof v === 'string' && /^\s*-?\d+\s*$/.test(v) ? Number(v) : v), z.number({ error: msg }).int(msg).min(-1e15, msg).max(1e15, msg));
+
+const nameField = z.string({ error: '兑换码名称必须是字符串' }).trim().refine((s) => [...s].length <= REDEMPTION_NAME_MAX, `兑换码名称长度必须在1-${REDEMPTION_NAME_MAX}之间`);
+const quotaField = intLike('额度必须是整数').refine((n) => n > 0, '额度必须大于 0');
+const idField = intLike('id 必须是整数').refine((n) => n > 0 && n < 2 ** 31, 'id 无效');
+
+const createBody = z.object({
+  name: nameField.optional(),
+  quota: quotaField,
+  count: intLike('兑换码个数必须是整数').refine((n) => n >= 1, '兑换码个数必须大于0').refine((n) => n <= REDEMPTION_BATCH_MAX, `一次兑换码批量生成的个数不能大于 ${REDEMPTION_BATCH_MAX}`).optional(),
+});
+const updateBody = z.object({ id: idField, name: nameField.optional(), quota: quotaField.optional() });
+const statusBody = z.object({
+  id: idField,
+  status: intLike('状态只能是 1 或 2').refine((s) => s === REDEMPTION_STATUS.unused || s === REDEMPTION_STATUS.disabled, '状态只能是 1（启用）或 2（禁用）'),
+});
+
+const esc = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+export async function listRedemptions(app: AppContext, paging: Paging, keyword = '') {
+  const q = () => {
+    const qb = liveRedemptions(app.knex);
+    if (keyword) {
+      qb.where((w) => {
+        if (/^\d{1,9}$/.test(keyword)) w.orWhere('id', Number(keyword));
+        w.orWhereRaw("?? like ? escape '\\'", ['name', `%${esc(keyword)}%`]).orWhere('key', keyword);
+      });
+    }
+    return qb;
+  };
+  const countRow = await q().count({ n: '*' }).first();
+  const rows: RedemptionRow[] = await q().select('*').orderBy('id', 'desc').limit(paging.page_size).offset((paging.p - 1) * paging.page_size);
+  return { items: rows.map(redemptionView), total: Number(countRow?.n ?? 0), page: paging.p, page_size: paging.page_size };
+}
+
+export async function getRedemption(app: AppContext, id: number) {
+  const r = await findRedemption(app.knex, id);
+  if (!r) throw new NotFoundError('兑换码不存在');
+  return redemptionView(r);
+}
+
+/** Creates `count` codes (32 random characters each); answers their keys. */
+export async function createRedemptions(app: AppContext, admin: UserRow, body: unknown): Promise<string[]> {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new BadRequestError('请求体必须是 JSON 对象');
+  const input = parseInput(createBody, body);
+  let name = input.name ?? '';
+  if (!name) name = [...formatQuota(app, input.quota)].slice(0, REDEMPTION_NAME_MAX).join('');
+  const now = nowSec();
+  const rows = Array.from({ length: input.count ?? 1 }, () => ({
+    user_id: admin.id,
+    key: randomString(32),
+    status: REDEMPTION_STATUS.unused,
+    name,
+    quota: input.quota,
+    created_time: now,
+  }));
+  await app.knex.transaction(async (trx) => {
+    for (let i = 0; i < rows.length; i += 50) await trx('redemptions').insert(rows.slice(i, i + 50));
+  });
+  return rows.map((r) => r.key);
+}
+
+/** Edits name/quota of an unused code (atomic: a code redeemed meanwhile is not touched). */
+export async function updateRedemption(app: AppContext, body: unknown) {
+  const input = parseInput(updateBody, body ?? {});
+  const patch: Partial<RedemptionRow> = {};
+  if (input.name !== undefined) {
+    if (!input.name) throw new BadRequestError(`兑换码名称长度必须在1-${REDEMPTION_NAME_MAX}之间`);
+    patch.name = input.name;
+  }
+  if (input.quota !== undefined) patch.quota = input.quota;
+  const old = await findRedemption(app.knex, input.id);
+  if (!old) throw new NotFoundError('兑换码不存在');
+  if (Number(old.status) !== REDEMPTION_STATUS.unused) throw new BadRequestError('只有未使用的兑换码可以编辑');
+  if (Object.keys(patch).length) {
+    const n = await liveRedemptions(app.knex).where({ id: input.id, status: REDEMPTION_STATUS.unused }).update(patch);
+    if (!n) throw new BadRequestError('只有未使用的兑换码可以编辑');
+  }
+  return redemptionView((await findRedemption(app.knex, input.id))!);
+}
+
+/** Enables (1) or disables (2) a code; a used code keeps its status. */
+export async function setRedemptionStatus(app: AppContext, body: unknown) {
+  const input = parseInput(statusBody, body ?? {});
+  const old = await findRedemption(app.knex, input.id);
+  if (!old) throw new NotFoundError('兑换码不存在');
+  const n = await liveRedemptions(app.knex).where({ id: input.id }).whereNot('status', REDEMPTION_STATUS.used).update({ status: input.status });
+  if (!n) throw new BadRequestError('兑换码已被使用，无法修改状态');
+  return redemptionView((await findRedemption(app.knex, input.id))!);
+}
+
+export async function deleteRedemption(app: AppContext, id: number) {
+  const n = await liveRedemptions(app.knex).where({ id }).update({ deleted_at: nowSec() });
+  if (!n) throw new NotFoundError('兑换码不存在');
+}
+
+/**
+ * Redeems a code for `user`: one transaction holding the atomic claim (status 1 → 3), the quota
+ * credit and the top-up log. Concurrent redeems of one code: exactly one succeeds.
+ */
+export async function redeem(app: AppContext, user: UserRow, body: unknown): Promise<number> {
+  const input = parseInput(z.object({ key: z.string({ error: '请输入兑换码！' }).trim().min(1, '请输入兑换码！').max(64, '无效的兑换码') }), body ?? {});
+  const quota = await app.knex.transaction(async (trx) => {
+    const claimed = await claimRedemption(trx, input.key, user.id, nowSec());
+    if (!claimed) {
+      const existing: RedemptionRow | undefined = await liveRedemptions(trx).where({ key: input.key }).first();
+      if (!existing) throw new BadRequestError('无效的兑换码');
+      if (Number(existing.status) === REDEMPTION_STATUS.used) throw new BadRequestError('该兑换码已被使用');
+      throw new BadRequestError('该兑换码已被禁用');
+    }
+    const q = Number(claimed.quota);
+    const n = await trx('users').where({ id: user.id }).whereNull('deleted_at').increment('quota', q);
+    if (!n) throw new BadRequestError('用户不存在');
+    await insertLog(trx, {
+      user_id: user.id,
+      type: LOG_TYPE.topup,
+      username: user.username,
+      quota: q,
+      content: `通过兑换码充值 ${formatQuota(app, q)}，兑换码ID ${claimed.id}`,
+    });
+    return q;
+  });
+  await invalidateUser(app, user.id);
+  return quota;
+}

@@ -1,0 +1,166 @@
+import { parseInput } from './consoleInput';
+import net from 'node:net';
+import { z } from 'zod';
+import type { AppContext } from '../context';
+import { BadRequestError, NotFoundError } from '../lib/errors';
+import { randomString } from '../lib/random';
+import { nowSec } from '../lib/time';
+import { type Paging } from '../lib/validate';
+import { splitList } from '../repositories/channels';
+import { findOwnToken, ownTokensQuery, TOKEN_STATUS, tokenView, type TokenRow } from '../repositories/tokens';
+import type { UserRow } from '../repositories/users';
+import { invalidateToken } from './invalidate';
+import { usableGroups } from './pricing';
+
+export const TOKEN_NAME_MAX = 30;
+export const TOKEN_BATCH_MAX = 100;
+
+const intLike = (msg: string) =>
+  z.preprocess((v) => (typeof v === 'string' && /^\s*-?\d+\s*$/.test(v) ? Number(v) : v), z.number({ error: msg }).int(msg).min(-1e15, msg).max(1e15, msg));
+
+const boolLike = (what: string) =>
+  z.union([z.boolean(), z.literal(0), z.literal(1), z.literal('true'), z.literal('false')], { error: `${what} 必须是布尔值` }).transform((v) => v === true || v === 1 || v === 'true');
+
+/** One IPv4/IPv6 address or CIDR range per line (commas accepted too); normalised to one per line. */
+export function normaliseAllowIps(raw: string): string {
+  const items = raw.split(/[\n,]/).map((s) => s.trim()).filter(Boolean);
+  for (const item of items) {
+    const [addr, bits, extra] = item.split('/');
+    const kind = net.isIP(addr ?? '');
+    const okBits = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (kind === 6 ? 128 : 32));
+    if (!kind || !okBits || extra !== undefined) throw new BadRequestError(`IP 白名单格式错误：${item}`);
+  }
+  return Array.from(new Set(items)).join('\n');
+}
+
+const fields = {
+  name: z.string({ error: '令牌名称必须是字符串' }).trim().refine((s) => [...s].length <= TOKEN_NAME_MAX, '令牌名称过长'),
+  remain_quota: intLike('额度必须是整数').refine((n) => n >= 0, '额度不能为负数'),
+  unlimited_quota: boolLike('unlimited_quota'),
+  expired_time: intLike('过期时间格式错误！').refine((n) => n === -1 || n > 0, '过期时间格式错误！'),
+  model_limits_enabled: boolLike('model_limits_enabled'),
+  model_limits: z
+    .union([z.string().max(100_000, '模型限制过长'), z.array(z.string().max(255, '模型名称过长')).max(5000)], { error: '模型限制必须是逗号分隔的字符串' })
+    .transform((v) => splitList(Array.isArray(v) ? v.join(',') : v).join(',')),
+  allow_ips: z.union([z.string().max(10_000, 'IP 白名单过长'), z.null()], { error: 'IP 白名单必须是字符串' }).transform((v) => normaliseAllowIps(v ?? '')),
+  group: z.string({ error: '分组必须是字符串' }).trim().max(64, '分组名称过长'),
+  status: intLike('状态只能是 1 或 2').refine((s) => s === TOKEN_STATUS.enabled || s === TOKEN_STATUS.disabled, '状态只能是 1（启用）或 2（禁用）'),
+};
+
+const createBody = z.object({
+  ...fields,
+  name: fields.name.refine((s) => s.length > 0, '令牌名称不能为空'),
+  count: intLike('数量必须是正整数').refine((n) => n >= 1 && n <= TOKEN_BATCH_MAX, `数量必须在 1 到 ${TOKEN_BATCH_MAX} 之间`).optional(),
+}).partial({ remain_quota: true, unlimited_quota: true, expired_time: true, model_limits_enabled: true, model_limits: true, allow_ips: true, group: true, status: true });
+
+const updateBody = z
+  .object(fields)
+  .partial()
+  .extend({ id: intLike('id 必须是整数').refine((n) => n > 0 && n < 2 ** 31, 'id 无效') });
+
+function checkGroup(app: AppContext, user: UserRow, group: string | undefined) {
+  if (!group) return;
+  if (!(group in usableGroups(app, user.group))) throw new BadRequestError(`无权使用分组 ${group}`);
+}
+
+function checkExpiry(expired: number | undefined) {
+  if (expired !== undefined && expired !== -1 && expired <= nowSec()) throw new BadRequestError('过期时间不能早于当前时间');
+}
+
+export async function listTokens(app: AppContext, user: UserRow, paging: Paging, filter: { keyword?: string; key?: string } = {}) {
+  const key = filter.key?.replace(/^sk-/, '');
+  const countRow = await ownTokensQuery(app.knex, user.id, { ...filter, key }).count({ n: '*' }).first();
+  const rows: TokenRow[] = await ownTokensQuery(app.knex, user.id, { ...filter, key })
+    .select('*')
+    .orderBy('id', 'desc')
+    .limit(paging.page_size)
+    .offset((paging.p - 1) * paging.page_size);
+  return { items: rows.map(tokenView), total: Number(countRow?.n ?? 0), page: paging.p, page_size: paging.page_size };
+}
+
+export async function getToken(app: AppContext, user: UserRow, id: number) {
+  const t = await findOwnToken(app.knex, user.id, id);
+  if (!t) throw new NotFoundError('令牌不存在');
+  return tokenView(t);
+}
+
+/** Creates one token, or `count` tokens (the first keeps the name, the others get a random suffix). */
+export async function createTokens(app: AppContext, user: UserRow, body: unknown) {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new BadRequestError('请求体必须是 JSON 对象');
+  const input = parseInput(createBody, body);
+  checkGroup(app, user, input.group);
+  checkExpiry(input.expired_time);
+  const count = input.count ?? 1;
+  const now = nowSec();
+  const base = {
+    user_id: user.id,
+    status: TOKEN_STATUS.enabled,
+    created_time: now,
+    accessed_time: now,
+    expired_time: input.expired_time ?? -1,
+    remain_quota: input.remain_quota ?? 0,
+    unlimited_quota: input.unlimited_quota ?? false,
+    model_limits_enabled: input.model_limits_enabled ?? false,
+    model_limits: input.model_limits ?? '',
+    allow_ips: input.allow_ips ?? '',
+    group: input.group ?? '',
+  };
+  const rows = Array.from({ length: count }, (_, i) => ({ ...base, name: i === 0 ? input.name : `${input.name}-${randomString(6)}`, key: randomString(48) }));
+  const ids = await app.knex.transaction(async (trx) => {
+    const out: number[] = [];
+    for (const row of rows) {
+      const [inserted] = await trx('tokens').insert(row).returning('id');
+      out.push(typeof inserted === 'object' ? (inserted as { id: number }).id : (inserted as number));
+    }
+    return out;
+  });
+  const saved: TokenRow[] = await app.knex('tokens').whereIn('id', ids).orderBy('id');
+  const views = saved.map(tokenView);
+  return count > 1 ? views : views[0]!;
+}
+
+/**
+ * Updates the caller's own token. `statusOnly` changes only the status (enable/disable). Enabling
+ * an expired or exhausted token is refused until its expiry or quota allows it.
+ */
+export async function updateToken(app: AppContext, user: UserRow, body: unknown, statusOnly: boolean) {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new BadRequestError('请求体必须是 JSON 对象');
+  const input = parseInput(updateBody, body);
+  if (statusOnly && input.status === undefined) throw new BadRequestError('缺少 status');
+  if (input.name !== undefined && !input.name) throw new BadRequestError('令牌名称不能为空');
+  checkGroup(app, user, input.group);
+  const patch: Partial<TokenRow> = {};
+  if (statusOnly) patch.status = input.status!;
+  else {
+    for (const k of ['name', 'remain_quota', 'unlimited_quota', 'expired_time', 'model_limits_enabled', 'model_limits', 'allow_ips', 'group', 'status'] as const) {
+      if (input[k] !== undefined) (patch as Record<string, unknown>)[k] = input[k];
+    }
+  }
+  const saved = await app.knex.transaction(async (trx) => {
+    const old = await findOwnToken(trx, user.id, input.id);
+    if (!old) throw new NotFoundError('令牌不存在');
+    if (patch.expired_time !== undefined && Number(patch.expired_time) !== Number(old.expired_time)) checkExpiry(Number(patch.expired_time));
+    const merged = { ...tokenView(old), ...patch } as ReturnType<typeof tokenView>;
+    const now = nowSec();
+    if (patch.status === TOKEN_STATUS.enabled && Number(old.status) !== TOKEN_STATUS.enabled) {
+      if (merged.expired_time !== -1 && merged.expired_time <= now) {
+        throw new BadRequestError('令牌已过期，无法启用，请先修改令牌过期时间，或者设置为永不过期');
+      }
+      if (Number(old.status) === TOKEN_STATUS.exhausted && !merged.unlimited_quota && merged.remain_quota <= 0) {
+        throw new BadRequestError('令牌可用额度已用尽，无法启用，请先修改令牌剩余额度，或者设置为无限额度');
+      }
+    }
+    if (Object.keys(patch).length) await trx('tokens').where({ id: old.id, user_id: user.id }).whereNull('deleted_at').update(patch);
+    return (await findOwnToken(trx, user.id, input.id))!;
+  });
+  await invalidateToken(app, saved.key);
+  return tokenView(saved);
+}
+
+export async function deleteToken(app: AppContext, user: UserRow, id: number) {
+  const t = await findOwnToken(app.knex, user.id, id);
+  if (!t) throw new NotFoundError('令牌不存在');
+  const n = await app.knex('tokens').where({ id, user_id: user.id }).whereNull('deleted_at').update({ deleted_at: nowSec() });
+  if (!n) throw new NotFoundError('令牌不存在');
+  await invalidateToken(app, t.key);
+}

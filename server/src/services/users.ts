@@ -1,0 +1,505 @@
+import type { AppContext } from '../context';
+import { BadRequestError, NotFoundError, RateLimitError } from '../lib/errors';
+import { hashPassword, verifyPassword } from '../lib/password';
+import { randomString } from '../lib/random';
+import { nowSec } from '../lib/time';
+import { hitLimit } from '../middleware/rateLimit';
+import { insertLog, LOG_TYPE } from '../repositories/logs';
+import {
+  findUserByEmail,
+  findUserById,
+  findUserForLogin,
+  isEmailTaken,
+  parseUserSetting,
+  ROLE,
+  USER_STATUS,
+  type UserRow,
+  type UserSetting,
+} from '../repositories/users';
+import { createAccount, formatQuota } from './accounts';
+import { invalidateUser } from './invalidate';
+import { sendMail } from './mail';
+import { consumeCode, issueCode, verifyEmailCode } from './verification';
+
+/* ------------------------------------------------------------------ messages (spec 000 §5/§8) */
+export const MSG = {
+  loginEmpty: 'Please enter username and password!',
+  loginWrong: '用户名或密码错误，或用户已被封禁',
+  loginDisabled: '管理员关闭了密码登录',
+  banned: '用户已被封禁',
+  passwordShort: 'Password length must not be less than 8 characters!',
+  passwordLong: '密码长度不能超过 20 个字符',
+  passwordMismatch: 'The two passwords do not match',
+  registerClosed: '管理员关闭了新用户注册',
+  passwordRegisterClosed: '管理员关闭了通过密码进行注册，请使用第三方账户验证的形式进行注册',
+  emailCodeRequired: '管理员开启了邮箱验证，请输入邮箱地址和验证码',
+  emailCodeWrong: '验证码错误或已过期',
+  emailTaken: '邮箱地址已被占用',
+  emailInvalid: '无效的邮箱地址',
+  emailDomain: '管理员启用了邮箱域名白名单，您的邮箱地址的域名不在白名单中',
+  emailAlias: '管理员已启用邮箱地址别名限制，您的邮箱地址由于包含特殊符号而被拒绝',
+  emailUnknown: '该邮箱地址未注册',
+  resetInvalid: '重置链接非法或已过期',
+  usernameEmpty: 'Username and password cannot be empty!',
+  usernameLong: '用户名长度不能超过 12 个字符',
+  originalPassword: '原密码错误',
+  sameOrHigher: '无权更新同权限等级或更高权限等级的用户信息',
+  createHigher: '无法创建权限大于等于自己的用户',
+  userMissing: '用户不存在',
+  rootDelete: '不能删除超级管理员账户',
+} as const;
+
+const EMAIL_RE = /^[^\s@<>(),;:"]+@[^\s@<>(),;:"]+\.[^\s@<>(),;:"]+$/;
+export const RESEND_SECONDS = 30;
+/** Password login: failed attempts per IP in a window before 429 (brute-force guard). */
+export const LOGIN_FAIL_LIMIT = 10;
+export const LOGIN_FAIL_WINDOW_SECONDS = 15 * 60;
+/** Verification / reset mails per IP per window. */
+export const MAIL_IP_LIMIT = 20;
+export const MAIL_IP_WINDOW_SECONDS = 10 * 60;
+export const RESET_TTL_SECONDS = 15 * 60;
+
+/* ------------------------------------------------------------------ checks */
+
+export function checkPassword(password: string): void {
+  if (password.length < 8) throw new BadRequestError(MSG.passwordShort);
+  if (password.length > 20) throw new BadRequestError(MSG.passwordLong);
+}
+
+export function checkUsername(username: string): string {
+  const name = username.trim();
+  if (!name) throw new BadRequestError(MSG.usernameEmpty);
+  if ([...name].length > 12) throw new BadRequestError(MSG.usernameLong);
+  if (/[\s\u0000-\u001f]/.test(name)) throw new BadRequestError('用户名不能包含空白或控制字符');
+  return name;
+}
+
+/** Format, whitelist and alias rules for an email a user wants to use (registration, codes, binding). */
+export function checkEmailAllowed(app: AppContext, email: string): string {
+  const e = email.trim();
+  if (!e || e.length > 128 || !EMAIL_RE.test(e)) throw new BadRequestError(MSG.emailInvalid);
+  const at = e.lastIndexOf('@');
+  const local = e.slice(0, at);
+  const domain = e.slice(at + 1).toLowerCase();
+  if (app.options.bool('EmailDomainRestrictionEnabled')) {
+    const allowed = app.options.get('EmailDomainWhitelist').split(',').map((d) => d.trim().toLowerCase()).filter(Boolean);
+    if (!allowed.includes(domain)) throw new BadRequestError(MSG.emailDomain);
+  }
+  if (app.options.bool('EmailAliasRestrictionEnabled') && (local.includes('+') || local.includes('='))) {
+    throw new BadRequestError(MSG.emailAlias);
+  }
+  return e;
+}
+
+/* ------------------------------------------------------------------ login */
+
+export async function passwordLogin(app: AppContext, ip: string, username: string, password: string): Promise<UserRow> {
+  if (!app.options.bool('PasswordLoginEnabled')) throw new BadRequestError(MSG.loginDisabled);
+  if (!username.trim() || !password) throw new BadRequestError(MSG.loginEmpty);
+  const failKey = `rl:loginfail:${ip}`;
+  const fails = Number((await app.kv.get(failKey)) ?? 0);
+  if (fails >= LOGIN_FAIL_LIMIT) {
+    const ttl = await app.kv.ttl(failKey);
+    throw new RateLimitError('登录失败次数过多，请稍后再试', ttl > 0 ? ttl : LOGIN_FAIL_WINDOW_SECONDS);
+  }
+  const user = await findUserForLogin(app.knex, username.trim());
+  // Unknown names cost a bcrypt comparison too, so timing does not reveal which accounts exist.
+  const dummy = app.memo('users:dummyHash', () => hashPassword(randomString(24)));
+  const ok = user?.password ? await verifyPassword(password, user.password) : (await verifyPassword(password, await dummy), false);
+  if (!user || !ok) {
+    await app.kv.incr(failKey, LOGIN_FAIL_WINDOW_SECONDS);
+    throw new BadRequestError(MSG.loginWrong);
+  }
+  if (Number(user.status) !== USER_STATUS.enabled) throw new BadRequestError(MSG.banned);
+  return user;
+}
+
+/* ------------------------------------------------------------------ registration */
+
+export interface RegisterInput {
+  username: string;
+  password: string;
+  password2?: string;
+  email?: string;
+  verification_code?: string;
+  aff_code?: string;
+}
+
+export async function register(app: AppContext, input: RegisterInput): Promise<UserRow> {
+  const o = app.options;
+  if (!o.bool('RegisterEnabled')) throw new BadRequestError(MSG.registerClosed);
+  if (!o.bool('PasswordRegisterEnabled')) throw new BadRequestError(MSG.passwordRegisterClosed);
+  if (!input.username.trim() || !input.password) throw new BadRequestError(MSG.usernameEmpty);
+  const username = checkUsername(input.username);
+  checkPassword(input.password);
+  if (input.password2 !== undefined && input.password2 !== input.password) throw new BadRequestError(MSG.passwordMismatch);
+  let email: string | undefined;
+  if (o.bool('EmailVerificationEnabled')) {
+    if (!input.email?.trim() || !input.verification_code?.trim()) throw new BadRequestError(MSG.emailCodeRequired);
+    email = checkEmailAllowed(app, input.email);
+    if (await isEmailTaken(app.knex, email)) throw new BadRequestError(MSG.emailTaken);
+  }
+  if (await app.knex('users').where({ username }).first('id')) throw new BadRequestError('用户名已存在，或已注销');
+  // The code is consumed only once everything else is known to be fine.
+  if (email && !(await verifyEmailCode(app, email, input.verification_code!.trim()))) throw new BadRequestError(MSG.emailCodeWrong);
+  try {
+    return await createAccount(app, { username, password: input.password, email, affCode: input.aff_code?.trim() || undefined });
+  } catch (err) {
+    if (err instanceof BadRequestError) throw err;
+    if (/unique|duplicate|constraint/i.test(String((err as Error)?.message))) throw new BadRequestError('用户名已存在，或已注销');
+    throw err;
+  }
+}
+
+/* ------------------------------------------------------------------ mails */
+
+async function mailLimits(app: AppContext, ip: string, purpose: string, email: string): Promise<string> {
+  await hitLimit(app, `mail:${ip}`, MAIL_IP_LIMIT, MAIL_IP_WINDOW_SECONDS);
+  const lock = `resend:${purpose}:${email.toLowerCase()}`;
+  if (!(await app.kv.setNX(lock, '1', RESEND_SECONDS))) {
+    const ttl = await app.kv.ttl(lock);
+    throw new RateLimitError(`发送过于频繁，请 ${ttl > 0 ? ttl : RESEND_SECONDS} 秒后再试`, ttl > 0 ? ttl : RESEND_SECONDS);
+  }
+  return lock;
+}
+
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** GET /api/verification: mails a 6-digit code for an email nobody uses yet. */
+export async function sendVerificationCode(app: AppContext, ip: string, rawEmail: string): Promise<void> {
+  const email = checkEmailAllowed(app, rawEmail);
+  if (await isEmailTaken(app.knex, email)) throw new BadRequestError(MSG.emailTaken);
+  const lock = await mailLimits(app, ip, 'email', email);
+  const code = await issueCode(app, 'email', email);
+  const name = escapeHtml(app.options.get('SystemName') || 'AI Gateway');
+  const html = `<p>您好，你正在进行${name}邮箱验证。</p><p>您的验证码为: <strong>${code}</strong></p><p>验证码 10 分钟内有效，如果不是本人操作，请忽略。</p>`;
+  try {
+    await sendMail(app, email, `${app.options.get('SystemName') || 'AI Gateway'}邮箱验证邮件`, html);
+  } catch (err) {
+    await app.kv.del(lock);
+    await app.kv.del(`code:email:${email.toLowerCase()}`);
+    throw err;
+  }
+}
+
+/** GET /api/reset_password: mails a one-time reset link to a registered email. */
+export async function sendPasswordReset(app: AppContext, ip: string, rawEmail: string, fallbackOrigin: string): Promise<void> {
+  const email = rawEmail.trim();
+  if (!email || !EMAIL_RE.test(email)) throw new BadRequestError(MSG.emailInvalid);
+  const user = await findUserByEmail(app.knex, email);
+  if (!user) throw new BadRequestError(MSG.emailUnknown);
+  const lock = await mailLimits(app, ip, 'reset', email);
+  const token = await issueCode(app, 'reset', email, randomString(32), RESET_TTL_SECONDS);
+  const base = (app.options.get('ServerAddress') || fallbackOrigin).replace(/\/+$/, '');
+  const link = `${base}/user/reset?email=${encodeURIComponent(email)}&token=${encodeURIComponent(token)}`;
+  const name = app.options.get('SystemName') || 'AI Gateway';
+  const html = `<p>您好，你正在进行${escapeHtml(name)}密码重置。</p><p>点击 <a href="${escapeHtml(link)}">此处</a> 进行密码重置。</p><p>如果链接无法点击，请尝试复制以下链接到浏览器中打开：<br>${escapeHtml(link)}</p><p>重置链接 ${RESET_TTL_SECONDS / 60} 分钟内有效，如果不是本人操作，请忽略。</p>`;
+  try {
+    await sendMail(app, email, `${name}密码重置`, html);
+  } catch (err) {
+    await app.kv.del(lock);
+    await app.kv.del(`code:reset:${email.toLowerCase()}`);
+    throw err;
+  }
+}
+
+/** POST /api/user/reset: consumes the token, sets and returns a new random password. */
+export async function resetPassword(app: AppContext, rawEmail: string, token: string): Promise<string> {
+  const email = rawEmail.trim();
+  if (!email || !token || !(await consumeCode(app, 'reset', email, token))) throw new BadRequestError(MSG.resetInvalid);
+  const user = await findUserByEmail(app.knex, email);
+  if (!user) throw new BadRequestError(MSG.resetInvalid);
+  const password = randomString(12);
+  await app.knex('users').where({ id: user.id }).update({ password: await hashPassword(password) });
+  await invalidateUser(app, user.id);
+  return password;
+}
+
+/* ------------------------------------------------------------------ self service */
+
+export async function updateSelf(
+  app: AppContext,
+  user: UserRow,
+  input: { display_name?: string; password?: string; original_password?: string; password2?: string },
+): Promise<{ passwordChanged: boolean }> {
+  const patch: Partial<UserRow> = {};
+  if (input.display_name !== undefined) {
+    const dn = input.display_name.trim();
+    if ([...dn].length > 20) throw new BadRequestError('显示名称长度不能超过 20 个字符');
+    patch.display_name = dn || user.username;
+  }
+  if (input.password) {
+    checkPassword(input.password);
+    if (input.password2 !== undefined && input.password2 !== input.password) throw new BadRequestError('The two passwords do not match!');
+    if (user.password && !(await verifyPassword(input.original_password ?? '', user.password))) throw new BadRequestError(MSG.originalPassword);
+    patch.password = await hashPassword(input.password);
+  }
+  if (Object.keys(patch).length) {
+    await app.knex('users').where({ id: user.id }).whereNull('deleted_at').update(patch);
+    await invalidateUser(app, user.id);
+  }
+  return { passwordChanged: Boolean(patch.password) };
+}
+
+export async function deleteSelf(app: AppContext, user: UserRow): Promise<void> {
+  if (Number(user.role) >= ROLE.root) throw new BadRequestError(MSG.rootDelete);
+  await app.knex('users').where({ id: user.id }).whereNull('deleted_at').update({ deleted_at: nowSec() });
+  await invalidateUser(app, user.id);
+}
+
+/** New 32-char system access token (unique), replacing the previous one. */
+export async function regenerateAccessToken(app: AppContext, userId: number): Promise<string> {
+  for (let i = 0; i < 5; i++) {
+    const token = randomString(32);
+    try {
+      const n = await app.knex('users').where({ id: userId }).whereNull('deleted_at').update({ access_token: token });
+      if (!n) throw new NotFoundError(MSG.userMissing);
+      await invalidateUser(app, userId);
+      return token;
+    } catch (err) {
+      if (!/unique|duplicate|constraint/i.test(String((err as Error)?.message))) throw err;
+    }
+  }
+  throw new BadRequestError('生成访问令牌失败，请重试');
+}
+
+/** The user's invitation code, created on first use. */
+export async function ensureAffCode(app: AppContext, user: UserRow): Promise<string> {
+  if (user.aff_code) return user.aff_code;
+  for (let i = 0; i < 5; i++) {
+    const code = randomString(8);
+    try {
+      await app.knex('users').where({ id: user.id }).whereNull('aff_code').update({ aff_code: code });
+      const row = await app.knex('users').where({ id: user.id }).first('aff_code');
+      if (row?.aff_code) {
+        await invalidateUser(app, user.id);
+        return row.aff_code as string;
+      }
+    } catch (err) {
+      if (!/unique|duplicate|constraint/i.test(String((err as Error)?.message))) throw err;
+    }
+  }
+  throw new BadRequestError('生成邀请码失败，请重试');
+}
+
+export function renderAmount(app: AppContext, quota: number): string {
+  if (app.options.bool('DisplayInCurrencyEnabled')) return `$${(quota / app.options.quotaPerUnit).toFixed(2)}`;
+  return String(quota);
+}
+
+/** Moves invitation earnings into the balance, atomically (never overspends aff_quota). */
+export async function transferAffQuota(app: AppContext, user: UserRow, quota: number): Promise<void> {
+  const min = app.options.quotaPerUnit;
+  if (!Number.isSafeInteger(quota) || quota < min) throw new BadRequestError(`Minimum transfer amount is ${renderAmount(app, min)}`);
+  await app.knex.transaction(async (trx) => {
+    const n = await trx('users')
+      .where({ id: user.id })
+      .whereNull('deleted_at')
+      .andWhere('aff_quota', '>=', quota)
+      .update({ aff_quota: trx.raw('aff_quota - ?', [quota]), quota: trx.raw('quota + ?', [quota]) });
+    if (!n) throw new BadRequestError('邀请额度不足！');
+    await insertLog(trx, { user_id: user.id, type: LOG_TYPE.system, username: user.username, content: `邀请额度划转到余额 ${formatQuota(app, quota)}` });
+  });
+  await invalidateUser(app, user.id);
+}
+
+export interface SettingInput {
+  notify_type?: string;
+  quota_warning_threshold?: number;
+  webhook_url?: string;
+  webhook_secret?: string;
+  notification_email?: string;
+  accept_unset_model_ratio_model?: boolean;
+}
+
+/** Validates and stores the notification/price settings; other keys in `setting` are kept. */
+export async function updateSetting(app: AppContext, user: UserRow, input: SettingInput): Promise<UserSetting> {
+  const notifyType = input.notify_type ?? 'email';
+  if (notifyType !== 'email' && notifyType !== 'webhook') throw new BadRequestError('无效的预警类型');
+  const threshold = input.quota_warning_threshold ?? 500000;
+  if (!Number.isFinite(threshold) || threshold <= 0) throw new BadRequestError('预警阈值必须大于0');
+  const webhookUrl = (input.webhook_url ?? '').trim();
+  if (notifyType === 'webhook' && !webhookUrl) throw new BadRequestError('Webhook地址不能为空');
+  if (webhookUrl) {
+    let u: URL;
+    try {
+      u = new URL(webhookUrl);
+    } catch {
+      throw new BadRequestError('无效的Webhook地址');
+    }
+    if (u.protocol !== 'https:') throw new BadRequestError('Webhook地址必须使用HTTPS');
+  }
+  const notificationEmail = (input.notification_email ?? '').trim();
+  if (notificationEmail && (!EMAIL_RE.test(notificationEmail) || notificationEmail.length > 128)) throw new BadRequestError(MSG.emailInvalid);
+  if ((input.webhook_secret ?? '').length > 512) throw new BadRequestError('Webhook 密钥过长');
+  const current = await app.knex('users').where({ id: user.id }).first('setting');
+  const setting: UserSetting = {
+    ...parseUserSetting(current?.setting as string | undefined),
+    notify_type: notifyType,
+    quota_warning_threshold: threshold,
+    webhook_url: webhookUrl,
+    webhook_secret: input.webhook_secret ?? '',
+    notification_email: notificationEmail,
+    accept_unset_model_ratio_model: Boolean(input.accept_unset_model_ratio_model),
+  };
+  await app.knex('users').where({ id: user.id }).update({ setting: JSON.stringify(setting) });
+  await invalidateUser(app, user.id);
+  return setting;
+}
+
+/* ------------------------------------------------------------------ administration */
+
+/** Throws unless `actor` outranks `target` (contract: never act on same-or-higher role). */
+export function assertOutranks(actor: UserRow, target: UserRow): void {
+  if (Number(target.role) >= Number(actor.role)) throw new BadRequestError(MSG.sameOrHigher);
+}
+
+export async function adminCreateUser(
+  app: AppContext,
+  actor: UserRow,
+  input: { username: string; password: string; display_name?: string; role?: number },
+): Promise<UserRow> {
+  if (!input.username.trim() || !input.password) throw new BadRequestError(MSG.usernameEmpty);
+  const username = checkUsername(input.username);
+  checkPassword(input.password);
+  const role = input.role ?? ROLE.user;
+  if (![ROLE.user, ROLE.admin, ROLE.root].includes(role as 1)) throw new BadRequestError('无效的用户角色');
+  if (role >= Number(actor.role)) throw new BadRequestError(MSG.createHigher);
+  const dn = (input.display_name ?? '').trim();
+  if ([...dn].length > 20) throw new BadRequestError('显示名称长度不能超过 20 个字符');
+  if (await app.knex('users').where({ username }).first('id')) throw new BadRequestError('用户名已存在，或已注销');
+  try {
+    return await createAccount(app, { username, password: input.password, display_name: dn || username, role });
+  } catch (err) {
+    if (err instanceof BadRequestError) throw err;
+    if (/unique|duplicate|constraint/i.test(String((err as Error)?.message))) throw new BadRequestError('用户名已存在，或已注销');
+    throw err;
+  }
+}
+
+export interface AdminUpdateInput {
+  id: number;
+  username?: string;
+  display_name?: string;
+  password?: string;
+  email?: string;
+  group?: string;
+  quota?: number;
+  remark?: string;
+}
+
+/** PUT /api/user/: fields left out keep their value; role changes go through manage only. */
+export async function adminUpdateUser(app: AppContext, actor: UserRow, input: AdminUpdateInput): Promise<UserRow> {
+  const target = await findUserById(app.knex, input.id);
+  if (!target) throw new BadRequestError(MSG.userMissing);
+  // Root has nobody above it, so it may edit its own record here (quota for testing, like new-api).
+  const rootOnSelf = target.id === actor.id && Number(actor.role) >= ROLE.root;
+  if (!rootOnSelf) assertOutranks(actor, target);
+  const patch: Partial<UserRow> = {};
+  if (input.username !== undefined && input.username.trim() !== target.username) {
+    const username = checkUsername(input.username);
+    if (await app.knex('users').where({ username }).whereNot({ id: target.id }).first('id')) throw new BadRequestError('用户名已存在，或已注销');
+    patch.username = username;
+  }
+  if (input.display_name !== undefined) {
+    const dn = input.display_name.trim();
+    if ([...dn].length > 20) throw new BadRequestError('显示名称长度不能超过 20 个字符');
+    patch.display_name = dn || (patch.username ?? target.username);
+  }
+  if (input.password) {
+    checkPassword(input.password);
+    patch.password = await hashPassword(input.password);
+  }
+  if (input.email !== undefined && input.email.trim() !== target.email) {
+    const email = input.email.trim();
+    if (email) {
+      if (!EMAIL_RE.test(email) || email.length > 128) throw new BadRequestError(MSG.emailInvalid);
+      if (await isEmailTaken(app.knex, email, target.id)) throw new BadRequestError(MSG.emailTaken);
+    }
+    patch.email = email;
+  }
+  if (input.group !== undefined) {
+    const g = input.group.trim();
+    if (!g || g.length > 64 || /[\s,]/.test(g)) throw new BadRequestError('无效的分组名称');
+    patch.group = g;
+  }
+  if (input.remark !== undefined) {
+    if (input.remark.length > 255) throw new BadRequestError('备注长度不能超过 255 个字符');
+    patch.remark = input.remark;
+  }
+  const changingQuota = input.quota !== undefined;
+  if (changingQuota) {
+    const q = input.quota!;
+    if (!Number.isSafeInteger(q)) throw new BadRequestError('额度必须是整数');
+    if (q < 0) throw new BadRequestError('额度不能为负数');
+  }
+  await app.knex.transaction(async (trx) => {
+    if (changingQuota) {
+      const locked = app.db.kind === 'postgres' ? trx('users').where({ id: target.id }).forUpdate() : trx('users').where({ id: target.id });
+      const row = await locked.first('quota');
+      const before = Number(row?.quota ?? 0);
+      const after = input.quota!;
+      if (before !== after) {
+        await trx('users').where({ id: target.id }).update({ quota: after });
+        await insertLog(trx, {
+          user_id: target.id,
+          type: LOG_TYPE.manage,
+          username: target.username,
+          quota: after - before,
+          content: `管理员 ${actor.username} 将用户额度从 ${formatQuota(app, before)} 修改为 ${formatQuota(app, after)}`,
+        });
+      }
+    }
+    if (Object.keys(patch).length) await trx('users').where({ id: target.id }).update(patch);
+  });
+  await invalidateUser(app, target.id);
+  return (await findUserById(app.knex, target.id))!;
+}
+
+export type ManageAction = 'promote' | 'demote' | 'disable' | 'enable' | 'delete';
+
+/** POST /api/user/manage with the contract's invariants. Answers the new status and role. */
+export async function manageUser(app: AppContext, actor: UserRow, id: number, action: ManageAction): Promise<{ status: number; role: number }> {
+  const target = await findUserById(app.knex, id);
+  if (!target) throw new BadRequestError(MSG.userMissing);
+  const isRoot = Number(target.role) >= ROLE.root;
+  // Root protections come first so that the message says what is refused.
+  if (isRoot && action === 'disable') throw new BadRequestError('无法禁用超级管理员用户');
+  if (isRoot && action === 'delete') throw new BadRequestError('无法删除超级管理员用户');
+  if (isRoot && action === 'demote') throw new BadRequestError('无法降级超级管理员用户');
+  assertOutranks(actor, target);
+  let status = Number(target.status);
+  let role = Number(target.role);
+  const patch: Partial<UserRow> = {};
+  switch (action) {
+    case 'disable':
+      status = USER_STATUS.disabled;
+      patch.status = status;
+      break;
+    case 'enable':
+      // Status 3 (spec 000 §4) is a state the enable action must not lift.
+      if (status !== USER_STATUS.enabled && status !== USER_STATUS.disabled) throw new BadRequestError('该用户状态不允许启用');
+      status = USER_STATUS.enabled;
+      patch.status = status;
+      break;
+    case 'delete':
+      patch.deleted_at = nowSec();
+      break;
+    case 'promote':
+      if (Number(actor.role) < ROLE.root) throw new BadRequestError('普通管理员用户无法提升其他用户为管理员');
+      if (role >= ROLE.admin) throw new BadRequestError('该用户已经是管理员');
+      role = ROLE.admin;
+      patch.role = role;
+      break;
+    case 'demote':
+      if (role === ROLE.user) throw new BadRequestError('该用户已经是普通用户');
+      role = ROLE.user;
+      patch.role = role;
+      break;
+  }
+  // The role condition keeps a concurrent promote/demote from being overtaken silently.
+  const n = await app.knex('users').where({ id: target.id, role: target.role }).whereNull('deleted_at').update(patch);
+  if (!n) throw new BadRequestError('用户状态已被修改，请刷新后重试');
+  await invalidateUser(app, target.id);
+  return { status, role };
+}

@@ -1,0 +1,10 @@
+import type { Flow } from './types';
+import { flow as playground } from './playground';
+import { flow as pricing } from './pricing';
+import { flow as wallet } from './wallet';
+import { flow as personal } from './personal';
+import { flow as settings } from './settings';
+import { flow as dashboard } from './dashboard';
+
+/** Feature flows run after the core flow, each in a fresh context logged in as root. */
+export const FLOWS: Flow[] = [playground, pricing, wallet, personal, settings, dashboard];

@@ -1,0 +1,12 @@
+import crypto from 'node:crypto';
+import type { TestApp } from './app';
+
+/**
+ * Headers that authenticate as `userId` with a system access token (contract: `Authorization:
+ * <token>` + `New-Api-User`), without going through the login endpoint.
+ */
+export async function accessHeaders(app: TestApp, userId: number): Promise<Record<string, string>> {
+  const token = crypto.randomBytes(16).toString('hex');
+  await app.knex('users').where({ id: userId }).update({ access_token: token });
+  return { Authorization: token, 'New-Api-User': String(userId) };
+}

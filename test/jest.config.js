@@ -1,0 +1,15 @@
+/** Server tests: jest + @swc/jest (type checking is `npm run typecheck`). */
+module.exports = {
+  rootDir: '..',
+  roots: ['<rootDir>/test/server'],
+  testMatch: ['**/*.test.ts'],
+  transform: {
+    '^.+\\.(t|j)s$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }],
+  },
+  testEnvironment: 'node',
+  // Generous: hooks build apps, hash passwords and start servers; a loaded 2-core CI box is slow.
+  testTimeout: 60000,
+  maxWorkers: 2,
+  // A worker that keeps handles (pools, sockets) open is a bug in the test; fail loudly but don't hang CI.
+  forceExit: true,
+};

@@ -1,0 +1,67 @@
+import { DB_TARGETS, describeEach, makeUser } from '../helpers/app';
+import { accessHeaders } from '../helpers/auth';
+import { epaySign } from '../../server/src/services/epay';
+
+const EPAY_KEY = 'epay-test-key';
+
+describeEach(DB_TARGETS, 'online top-up (epay)', (app) => {
+  let user: { id: number };
+  let headers: Record<string, string>;
+
+  beforeAll(async () => {
+    user = await makeUser(app(), { quota: 0 });
+    headers = await accessHeaders(app(), user.id);
+  });
+
+  it('refuses to pay while online top-up is not configured', async () => {
+    const res = await app().http().post('/api/user/pay').set(headers).send({ amount: 10, payment_method: 'zfb' });
+    expect(res.body).toMatchObject({ success: false, message: '管理员未开启在线充值！' });
+  });
+
+  it('prices an amount with Price and the group top-up ratio, and enforces the minimum', async () => {
+    await app().ctx.options.set('Price', '7.3');
+    await app().ctx.options.set('MinTopUp', '2');
+    await app().ctx.options.set('TopupGroupRatio', JSON.stringify({ default: 0.5 }));
+    const ok = await app().http().post('/api/user/amount').set(headers).send({ amount: 10 });
+    expect(ok.body).toMatchObject({ success: true, data: '36.50' });
+    const low = await app().http().post('/api/user/amount').set(headers).send({ amount: 1 });
+    expect(low.body).toMatchObject({ success: false, message: '充值数量不能小于 2' });
+    const bad = await app().http().post('/api/user/amount').set(headers).send({ amount: 'lots' });
+    expect(bad.body.success).toBe(false);
+  });
+
+  it('creates a signed payment form, and the verified notification credits exactly once', async () => {
+    await app().ctx.options.set('PayAddress', 'https://pay.example.com');
+    await app().ctx.options.set('EpayId', '1001');
+    await app().ctx.options.set('EpayKey', EPAY_KEY);
+    await app().ctx.options.set('ServerAddress', 'https://gw.example.com/');
+    const res = await app().http().post('/api/user/pay').set(headers).send({ amount: 10, payment_method: 'wx' });
+    expect(res.body.success).toBe(true);
+    expect(res.body.url).toBe('https://pay.example.com/submit.php');
+    const form = res.body.data as Record<string, string>;
+    expect(form).toMatchObject({ pid: '1001', type: 'wxpay', money: '36.50', notify_url: 'https://gw.example.com/api/user/epay/notify', sign_type: 'MD5' });
+    expect(form.sign).toBe(epaySign(form, EPAY_KEY));
+
+    const notice: Record<string, string> = { pid: '1001', trade_no: 'P123', out_trade_no: form.out_trade_no!, type: 'wxpay', name: form.name!, money: '36.50', trade_status: 'TRADE_SUCCESS' };
+    // A forged notification (bad signature) is refused and credits nothing.
+    const forged = await app().http().get('/api/user/epay/notify').query({ ...notice, sign: 'deadbeef'.repeat(4), sign_type: 'MD5' });
+    expect(forged.text).toBe('fail');
+    expect((await app().knex('users').where({ id: user.id }).first()).quota).toBe(0);
+
+    const signed = { ...notice, sign: epaySign(notice, EPAY_KEY), sign_type: 'MD5' };
+    const results = await Promise.all([1, 2, 3].map(() => app().http().get('/api/user/epay/notify').query(signed)));
+    for (const r of results) expect(r.text).toBe('success');
+    const after = await app().knex('users').where({ id: user.id }).first();
+    expect(after.quota).toBe(10 * 500000);
+    const topup = await app().knex('top_ups').where({ trade_no: form.out_trade_no }).first();
+    expect(topup.status).toBe('success');
+    const logs = await app().knex('logs').where({ user_id: user.id, type: 1 });
+    expect(logs).toHaveLength(1);
+    expect(Number(logs[0].quota)).toBe(10 * 500000);
+  });
+
+  it('needs a login', async () => {
+    const res = await app().http().post('/api/user/pay').send({ amount: 10 });
+    expect(res.status).toBe(401);
+  });
+});
