@@ -1,0 +1,689 @@
+import type Koa from 'koa';
+import type { ServerResponse } from 'node:http';
+import type { AppContext } from '../context';
+import { RelayError, UpstreamError } from './errors';
+import { checkModelAllowed, TOKEN_STATUS, type Principal } from './auth';
+import { adaptorFor, serves } from './adaptors';
+import { pickChannel, pickKey, routeTable, tiersFor, type ChannelEntry } from './routing';
+import { Aborter, readBody, sendUpstream, type UpstreamResponse } from './upstream';
+import { parseBlock, SSESplitter } from './sse';
+import { contentText, countChatPromptTokens, countInputTokens, countTextTokens, estimateTokens } from './tokenizer';
+import { responseText } from './adaptors/openai';
+import { onUpstreamFailure } from './health';
+import { usageBatcher } from './batcher';
+import type {
+  AdaptorContext,
+  ChatRequest,
+  Endpoint,
+  InboundFormat,
+  ProviderAdaptor,
+  StreamObserver,
+  StreamTranslator,
+  UpstreamRequest,
+  Usage,
+} from './types';
+import { computeQuota, estimateQuota, isPriced, preConsume, priceFor, refund, settle, type BalanceAfter, type Payer, type PriceInfo } from '../services/billing';
+import { maybeWarnQuota } from '../services/notify';
+import { invalidateToken } from '../services/invalidate';
+import { checkModelRateLimit } from '../services/modelRateLimit';
+import { checkPromptSensitive } from '../services/sensitive';
+import { formatOverhead, OVERHEAD_HEADER, recordRelay, type RelayTimer } from '../metrics';
+import { LOG_TYPE } from '../repositories/logs';
+
+/** One client call being relayed. */
+export interface RelayCall {
+  app: AppContext;
+  ctx: Koa.Context;
+  endpoint: Endpoint;
+  inbound: InboundFormat;
+  principal: Principal;
+  /** The model the client asked for (billing, logs, routing). */
+  model: string;
+  stream: boolean;
+  /** Parsed JSON body (undefined for multipart). */
+  body?: Record<string, unknown>;
+  /** The JSON body bytes as received (forwarded untouched when nothing changes). */
+  rawJson?: Buffer;
+  /** Multipart body (audio), forwarded as is. */
+  raw?: { body: Buffer; contentType: string };
+  modelFromPath?: string;
+  /** OpenAI: the client asked for `stream_options.include_usage`. */
+  includeUsage: boolean;
+  ip: string;
+  timer: RelayTimer;
+  /** Canonical request, built lazily when a conversion is needed. */
+  chat?: ChatRequest;
+}
+
+interface Tokens {
+  prompt: number;
+  completion: number;
+  cached: number;
+  calls: number;
+  /** Upstream usage object (passed to the client in converted streams). */
+  upstream?: Usage;
+}
+
+interface Outcome {
+  channel: ChannelEntry;
+  upstreamModel: string;
+  tokens: Tokens;
+  frtMs: number;
+  /** Sends or ends the client response (after billing). */
+  finish(): void;
+}
+
+const JSON_ENDPOINTS_WITH_USAGE = new Set<Endpoint>(['chat', 'completions', 'embeddings', 'responses', 'rerank']);
+
+/** Runs a relay call end to end: checks, reservation, routing with retries, billing, response. */
+export async function relay(call: RelayCall): Promise<void> {
+  const { app, principal, model, endpoint, inbound } = call;
+  let channelIdForMetrics = 0;
+  let statusForMetrics = 200;
+  let quotaForMetrics = 0;
+  let tokensForMetrics: Tokens | undefined;
+  try {
+    checkModelAllowed(principal, model);
+    if (call.body && app.options.bool('CheckSensitiveEnabled') && app.options.bool('CheckSensitiveOnPromptEnabled')) {
+      checkPromptSensitive(app, promptTexts(call));
+    }
+    const table = await routeTable(app);
+    let tiers = tiersFor(table, principal.group, model);
+    if (principal.pinnedChannel !== undefined) {
+      // Admin pin: that channel only (enabled), whatever its abilities say.
+      const pinned = table.channels.get(principal.pinnedChannel);
+      if (!pinned) throw new RelayError(503, `渠道 #${principal.pinnedChannel} 不存在或已禁用`, 'channel_not_available');
+      tiers = [{ priority: pinned.priority, channels: [pinned], weights: [1], total: 1 }];
+    }
+    const servesCall = (c: ChannelEntry) => serves(adaptorFor(c.info.type), endpoint, inbound.name);
+    if (!tiers || !tiers.some((t) => t.channels.some(servesCall))) {
+      if (!table.knownModels.has(model) && !isPriced(app, model)) {
+        throw new RelayError(404, `模型 ${model} 不存在`, 'model_not_found');
+      }
+      throw new RelayError(503, `当前分组 ${principal.group} 下对于模型 ${model} 无可用渠道`, 'model_not_available');
+    }
+    // Channels with max_input_tokens: the prompt is counted (tokenizer) only when such a channel is a candidate.
+    let promptCount: number | undefined;
+    const fits = (c: ChannelEntry) => !c.maxInputTokens || (promptCount ??= promptFallback(call)) <= c.maxInputTokens;
+    const accept = (c: ChannelEntry) => servesCall(c) && fits(c);
+    if (!tiers.some((t) => t.channels.some(accept))) {
+      throw new RelayError(400, `输入 token 数 ${promptCount ?? 0} 超过了可用渠道的上限`, 'context_length_exceeded');
+    }
+    const acceptUnset = principal.user.setting.accept_unset_model_ratio_model === true;
+    const price = priceFor(app, model, principal.group, acceptUnset);
+    const ticket = await checkModelRateLimit(app, principal.user.id);
+
+    // Claude/Gemini bodies are estimated from the canonical request (system prompt, contents,
+    // generationConfig.maxOutputTokens live elsewhere in their own shapes).
+    const body = (inbound.name !== 'openai' && endpoint === 'chat' ? (safeChat(call) as Record<string, unknown> | undefined) : undefined) ?? call.body ?? {};
+    const maxTokens = Number(body.max_tokens ?? body.max_completion_tokens ?? body.max_output_tokens ?? 0) || 0;
+    const calls = endpoint === 'images' || endpoint === 'image_edits' ? Math.max(1, Number(body.n ?? 1) || 1) : 1;
+    const reserved = estimateQuota(app, price, estimateTokens(body), maxTokens, calls);
+    const payer: Payer = { userId: principal.user.id, limitedTokenId: principal.token && !principal.token.unlimited ? principal.token.id : undefined };
+    const pre = await preConsume(app, payer, reserved);
+
+    let outcome: Outcome | undefined;
+    const tried = new Set<number>();
+    const used: number[] = [];
+    let lastErr: UpstreamError | undefined;
+    let lastChannel: ChannelEntry | undefined;
+    try {
+      const retries = Math.max(0, Math.floor(app.options.num('RetryTimes', 0)));
+      for (let attempt = 0; attempt <= retries; attempt++) {
+        const ch = pickChannel(tiers, attempt, tried, accept);
+        if (!ch) break;
+        tried.add(ch.info.id);
+        used.push(ch.info.id);
+        lastChannel = ch;
+        try {
+          outcome = await attemptChannel(call, ch, calls);
+          break;
+        } catch (err) {
+          if (!(err instanceof UpstreamError)) throw err;
+          lastErr = err;
+          if (err.upstreamCode === 'client_gone') break;
+          onUpstreamFailure(app, ch.info.id, ch.autoBan, err);
+          app.log.warn({ channel: ch.info.id, status: err.status, msg: err.message }, 'upstream failed');
+          if (!err.retryable || isClientGone(call.ctx)) break;
+        }
+      }
+    } catch (err) {
+      await refund(app, payer, reserved);
+      throw err;
+    }
+    if (!outcome) {
+      await refund(app, payer, reserved);
+      channelIdForMetrics = lastChannel?.info.id ?? 0;
+      if (!lastErr) throw new RelayError(503, `当前分组 ${principal.group} 下对于模型 ${model} 无可用渠道`, 'model_not_available');
+      const status = mapStatus(lastChannel, lastErr.status || 502);
+      throw new RelayError(status, lastErr.message, lastErr.upstreamCode || 'upstream_error', 'upstream_error');
+    }
+    channelIdForMetrics = outcome.channel.info.id;
+    tokensForMetrics = outcome.tokens;
+    const taken = await bill(call, price, payer, reserved, pre, outcome, used);
+    quotaForMetrics = taken;
+    void ticket.success().catch(() => undefined);
+    outcome.finish();
+    statusForMetrics = call.ctx.res.headersSent ? call.ctx.res.statusCode : call.ctx.status;
+  } catch (err) {
+    statusForMetrics = err instanceof RelayError || (err as { status?: number }).status ? Number((err as { status: number }).status) : 500;
+    throw err;
+  } finally {
+    recordRelay(app, {
+      channelId: channelIdForMetrics,
+      model,
+      status: statusForMetrics,
+      upstreamMs: call.timer.upstreamMs(),
+      overheadMs: call.timer.overheadMs(),
+      quota: quotaForMetrics,
+      promptTokens: tokensForMetrics?.prompt,
+      completionTokens: tokensForMetrics?.completion,
+    });
+  }
+}
+
+/** Upstream messages go to clients: never echo the channel's key. */
+function scrubKey(message: string, key: string): string {
+  return key.length >= 6 ? message.split(key).join('***') : message;
+}
+
+function mapStatus(ch: ChannelEntry | undefined, status: number): number {
+  const m = ch?.statusCodeMapping?.[String(status)];
+  const n = m === undefined ? NaN : Number(m);
+  return Number.isInteger(n) && n >= 100 && n <= 599 ? n : status;
+}
+
+function isClientGone(ctx: Koa.Context): boolean {
+  return ctx.res.destroyed && !ctx.res.writableFinished;
+}
+
+function promptTexts(call: RelayCall): string[] {
+  const out: string[] = [];
+  if (call.inbound.name !== 'openai' && call.endpoint === 'chat') {
+    // Claude `system` and Gemini `contents`/`systemInstruction` are all in the canonical messages.
+    for (const m of safeChat(call)?.messages ?? []) out.push(contentText(m?.content));
+    return out;
+  }
+  const body = call.body ?? {};
+  if (Array.isArray(body.messages)) for (const m of body.messages as Array<{ content?: unknown }>) out.push(contentText(m?.content));
+  for (const k of ['prompt', 'input']) {
+    const v = body[k];
+    if (typeof v === 'string') out.push(v);
+    else if (Array.isArray(v)) for (const x of v) if (typeof x === 'string') out.push(x);
+  }
+  return out;
+}
+
+/** Channel setting `system_prompt`: added when the request has no system/developer message. */
+function systemPromptOf(ch: ChannelEntry): string | undefined {
+  const p = ch.info.setting.system_prompt;
+  return typeof p === 'string' && p.trim() ? p : undefined;
+}
+
+function upstreamModelFor(ch: ChannelEntry, model: string): string {
+  const m = ch.modelMapping?.[model];
+  return typeof m === 'string' && m.trim() ? m.trim() : model;
+}
+
+/** Builds the upstream request for one channel. */
+function buildRequest(call: RelayCall, adaptor: ProviderAdaptor, ch: ChannelEntry, actx: AdaptorContext): { req: UpstreamRequest; passthrough: boolean } {
+  if (call.endpoint !== 'chat' && adaptor.endpointRequest && adaptor.convertedEndpoints?.includes(call.endpoint)) {
+    const b: Record<string, unknown> = { ...(call.body ?? {}), model: actx.upstreamModel };
+    if (ch.paramOverride) Object.assign(b, ch.paramOverride);
+    return { req: adaptor.endpointRequest(b, actx), passthrough: false };
+  }
+  const passthrough = adaptor.format === call.inbound.name && !!adaptor.rawRequest;
+  if (passthrough) {
+    if (call.raw) return { req: adaptor.rawRequest!(undefined, actx, call.raw), passthrough };
+    const body = call.body ?? {};
+    const mapped = actx.upstreamModel !== call.model;
+    // Pass-through mode (global option or channel setting): the body goes upstream untouched.
+    const passBody = call.app.options.bool('global.pass_through_request_enabled') || ch.info.setting.pass_through_body_enabled === true;
+    const sysPrompt = call.endpoint === 'chat' && call.inbound.name === 'openai' ? systemPromptOf(ch) : undefined;
+    if (passBody && call.rawJson && !mapped) {
+      return { req: adaptor.rawRequest!(body, actx, { body: call.rawJson, contentType: 'application/json' }), passthrough };
+    }
+    const wantsUsageOpt =
+      call.stream && call.inbound.name === 'openai' && (call.endpoint === 'chat' || call.endpoint === 'completions') && ch.info.setting.disable_stream_options !== true;
+    if (!mapped && !ch.paramOverride && !wantsUsageOpt && !sysPrompt && call.rawJson) {
+      return { req: adaptor.rawRequest!(body, actx, { body: call.rawJson, contentType: 'application/json' }), passthrough };
+    }
+    const b: Record<string, unknown> = { ...body };
+    if (mapped && (call.inbound.name === 'openai' || 'model' in b)) b.model = actx.upstreamModel;
+    if (ch.paramOverride) Object.assign(b, ch.paramOverride);
+    if (wantsUsageOpt) b.stream_options = { ...((b.stream_options as object) ?? {}), include_usage: true };
+    if (sysPrompt && Array.isArray(b.messages) && !(b.messages as Array<{ role?: string }>).some((m) => m?.role === 'system' || m?.role === 'developer')) {
+      b.messages = [{ role: 'system', content: sysPrompt }, ...(b.messages as unknown[])];
+    }
+    return { req: adaptor.rawRequest!(b, actx), passthrough };
+  }
+  const chat = (call.chat ??= call.inbound.toChat(call.body, call.modelFromPath));
+  const c: ChatRequest = { ...chat, model: actx.upstreamModel, stream: call.stream };
+  const sys = systemPromptOf(ch);
+  if (sys && !c.messages.some((m) => m.role === 'system' || m.role === 'developer')) c.messages = [{ role: 'system', content: sys }, ...c.messages];
+  if (ch.paramOverride) Object.assign(c, ch.paramOverride);
+  return { req: adaptor.chatRequest(c, actx), passthrough };
+}
+
+/** Tries one channel. Throws UpstreamError only while nothing has been sent to the client. */
+async function attemptChannel(call: RelayCall, ch: ChannelEntry, calls: number): Promise<Outcome> {
+  const { app, ctx } = call;
+  const adaptor = adaptorFor(ch.info.type);
+  const upstreamModel = upstreamModelFor(ch, call.model);
+  const channel = ch.keys.length > 1 ? { ...ch.info, key: pickKey(ch) } : ch.info;
+  const actx: AdaptorContext = {
+    channel,
+    upstreamModel,
+    requestedModel: call.model,
+    stream: call.stream,
+    endpoint: call.endpoint,
+    option: (k) => app.options.get(k),
+  };
+  const built = buildRequest(call, adaptor, ch, actx);
+  const passthrough = built.passthrough;
+  const req = adaptor.authorize ? await adaptor.authorize(built.req, actx, app) : built.req;
+
+  const abort = new Aborter();
+  const onClose = () => {
+    if (!ctx.res.writableFinished) abort.abort();
+  };
+  ctx.res.once('close', onClose);
+  call.timer.upstreamStart();
+  let res: UpstreamResponse;
+  try {
+    res = await sendUpstream(app, req, abort, typeof channel.setting.proxy === 'string' ? channel.setting.proxy : undefined);
+  } catch (err) {
+    call.timer.upstreamEnd();
+    ctx.res.off('close', onClose);
+    throw err;
+  }
+  if (res.statusCode >= 400) {
+    let text = '';
+    try {
+      text = (await readBody(res, 1024 * 1024)).toString('utf8');
+    } catch {
+      /* keep the status */
+    }
+    call.timer.upstreamEnd();
+    ctx.res.off('close', onClose);
+    throw new UpstreamError(res.statusCode, scrubKey(adaptor.errorMessage(res.statusCode, text), channel.key), text);
+  }
+  const ctype = String(res.headers['content-type'] ?? '');
+  try {
+    if (call.stream && (ctype.includes('text/event-stream') || (adaptor.streamSplitter && adaptor.streamSplitter(ctype)))) {
+      return await streamOutcome(call, ch, adaptor, actx, res, passthrough, abort);
+    }
+    if (call.endpoint === 'speech') {
+      call.timer.upstreamEnd();
+      const prompt = countTextTokens(String(call.body?.input ?? ''), call.model);
+      return {
+        channel: ch,
+        upstreamModel,
+        tokens: { prompt, completion: 0, cached: 0, calls },
+        frtMs: Math.round(call.timer.totalMs()),
+        finish() {
+          ctx.status = 200;
+          ctx.type = ctype || 'audio/mpeg';
+          ctx.set(OVERHEAD_HEADER, formatOverhead(call.timer.overheadMs()));
+          res.body.on('error', () => undefined);
+          ctx.body = res.body;
+        },
+      };
+    }
+    return await bufferedOutcome(call, ch, adaptor, actx, res, passthrough, calls, ctype);
+  } finally {
+    ctx.res.off('close', onClose);
+  }
+}
+
+function promptFallback(call: RelayCall): number {
+  const b = call.body ?? {};
+  switch (call.endpoint) {
+    case 'chat': {
+      const messages = call.chat?.messages ?? (call.inbound.name === 'openai' ? b.messages : safeChat(call)?.messages);
+      return countChatPromptTokens(messages, call.model);
+    }
+    case 'completions':
+      return countInputTokens(b.prompt, call.model);
+    case 'embeddings':
+    case 'moderations':
+    case 'responses':
+      return countInputTokens(b.input, call.model);
+    case 'rerank':
+      return countInputTokens([b.query, ...(Array.isArray(b.documents) ? b.documents : [])], call.model);
+    default:
+      return 0;
+  }
+}
+
+function safeChat(call: RelayCall): ChatRequest | undefined {
+  try {
+    return (call.chat ??= call.inbound.toChat(call.body, call.modelFromPath));
+  } catch {
+    return undefined;
+  }
+}
+
+function tokensFrom(u: Usage | undefined, call: RelayCall, completionText: string | (() => string), calls: number, delivered = true): Tokens {
+  if (u && (u.prompt_tokens > 0 || u.completion_tokens > 0)) {
+    return { prompt: u.prompt_tokens, completion: u.completion_tokens, cached: u.prompt_tokens_details?.cached_tokens ?? 0, calls, upstream: u };
+  }
+  if (!delivered) return { prompt: 0, completion: 0, cached: 0, calls: 0 };
+  const text = typeof completionText === 'function' ? completionText() : completionText;
+  return { prompt: promptFallback(call), completion: countTextTokens(text, call.model), cached: 0, calls };
+}
+
+async function bufferedOutcome(
+  call: RelayCall,
+  ch: ChannelEntry,
+  adaptor: ProviderAdaptor,
+  actx: AdaptorContext,
+  res: UpstreamResponse,
+  passthrough: boolean,
+  calls: number,
+  ctype: string,
+): Promise<Outcome> {
+  const { ctx } = call;
+  const buf = await readBody(res);
+  call.timer.upstreamEnd();
+  const textual = call.endpoint === 'transcriptions' || call.endpoint === 'translations';
+  let json: unknown;
+  if (!textual || ctype.includes('json')) {
+    try {
+      json = JSON.parse(buf.toString('utf8'));
+    } catch {
+      if (!textual) throw new UpstreamError(502, '上游返回了无效的 JSON 响应', buf.toString('utf8').slice(0, 1000), 'bad_response_body');
+    }
+  }
+  if (json !== undefined && (json === null || typeof json !== 'object')) {
+    throw new UpstreamError(502, '上游返回了无效的 JSON 响应', buf.toString('utf8').slice(0, 1000), 'bad_response_body');
+  }
+  let tokens: Tokens;
+  let out: Buffer | string = buf;
+  let outType = ctype || 'application/json';
+  if (passthrough) {
+    if (textual) {
+      const text = json && typeof (json as { text?: unknown }).text === 'string' ? String((json as { text: string }).text) : buf.toString('utf8');
+      const u = json ? adaptor.usageFromBody?.(json, actx) : undefined;
+      tokens = u && (u.prompt_tokens || u.completion_tokens) ? tokensFrom(u, call, '', calls) : { prompt: 0, completion: countTextTokens(text, call.model), cached: 0, calls };
+    } else {
+      const u = adaptor.usageFromBody?.(json, actx);
+      tokens = JSON_ENDPOINTS_WITH_USAGE.has(call.endpoint) || u ? tokensFrom(u, call, () => responseText(json), calls) : { prompt: promptFallback(call), completion: 0, cached: 0, calls };
+    }
+  } else if (call.endpoint !== 'chat' && adaptor.endpointResponse) {
+    const conv = adaptor.endpointResponse(json, actx, call.body ?? {});
+    tokens = tokensFrom(conv.usage, call, '', calls);
+    out = JSON.stringify(conv.body);
+    outType = 'application/json';
+  } else {
+    const chatRes = adaptor.chatResponse(json, actx);
+    tokens = tokensFrom(chatRes.usage, call, () => responseText(chatRes), calls);
+    out = JSON.stringify(call.inbound.fromChat(chatRes, call.model));
+    outType = 'application/json';
+  }
+  return {
+    channel: ch,
+    upstreamModel: actx.upstreamModel,
+    tokens,
+    frtMs: Math.round(call.timer.totalMs()),
+    finish() {
+      ctx.status = 200;
+      ctx.type = outType;
+      ctx.set(OVERHEAD_HEADER, formatOverhead(call.timer.overheadMs()));
+      ctx.body = out;
+    },
+  };
+}
+
+function observerFromTranslator(t: StreamTranslator): StreamObserver {
+  let text = '';
+  return {
+    push(ev) {
+      for (const c of t.push(ev)) text += responseText(c);
+    },
+    usage: () => t.usage(),
+    text: () => text,
+  };
+}
+
+function isUsageOnlyChunk(data: string): boolean {
+  // Chunks carry `"usage":null` when usage is requested: only a real usage object is worth parsing.
+  if (!data.includes('"usage":{') && !data.includes('"usage": {')) return false;
+  try {
+    const o = JSON.parse(data) as { choices?: unknown[]; usage?: unknown };
+    return !!o.usage && Array.isArray(o.choices) && o.choices.length === 0;
+  } catch {
+    return false;
+  }
+}
+
+async function writeOut(res: ServerResponse, text: string): Promise<boolean> {
+  if (res.destroyed || res.writableEnded) return false;
+  if (res.write(text)) return true;
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+  return !res.destroyed;
+}
+
+async function streamOutcome(
+  call: RelayCall,
+  ch: ChannelEntry,
+  adaptor: ProviderAdaptor,
+  actx: AdaptorContext,
+  up: UpstreamResponse,
+  passthrough: boolean,
+  abort: Aborter,
+): Promise<Outcome> {
+  const { ctx } = call;
+  const res = ctx.res;
+  res.on('error', () => undefined); // a client that vanished mid-write is handled below, never a crash
+  // Headers go out with the first bytes, so an error before any output can still be retried.
+  const ensureHead = () => {
+    if (res.headersSent) return;
+    ctx.respond = false;
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+      [OVERHEAD_HEADER]: formatOverhead(call.timer.overheadMs()),
+    });
+  };
+  const splitter = adaptor.streamSplitter?.(String(up.headers['content-type'] ?? '')) ?? new SSESplitter();
+  const openaiPassthrough = passthrough && call.inbound.name === 'openai';
+  const dropUsageOnly = openaiPassthrough && !call.includeUsage;
+  const observer: StreamObserver | undefined = passthrough ? (adaptor.observer?.(actx) ?? observerFromTranslator(adaptor.chatStream(actx))) : undefined;
+  const translator = passthrough ? undefined : adaptor.chatStream(actx);
+  const inbound = call.inbound as InboundFormat & { streamWriter(m: string, o?: { includeUsage?: boolean }): ReturnType<InboundFormat['streamWriter']> };
+  const writer = passthrough ? undefined : inbound.streamWriter(call.model, { includeUsage: call.includeUsage });
+  let convText = '';
+  let doneBlock = '';
+  let frt = 0;
+  let cut: Error | undefined;
+  let clientGone = false;
+
+  const handleBlocks = (blocks: string[]): string => {
+    let out = '';
+    for (const block of blocks) {
+      const ev = parseBlock(block);
+      if (!ev) {
+        if (passthrough) out += block;
+        continue;
+      }
+      if (passthrough) {
+        if (openaiPassthrough && ev.data === '[DONE]') {
+          doneBlock = block;
+          continue;
+        }
+        observer!.push(ev);
+        if (dropUsageOnly && isUsageOnlyChunk(ev.data)) continue;
+        out += block;
+      } else {
+        for (const c of translator!.push(ev)) {
+          convText += responseText(c);
+          out += writer!.chunk(c);
+        }
+      }
+    }
+    return out;
+  };
+
+  // Optional keep-alive comments while the upstream is silent (general_setting.ping_interval_*).
+  // The timer is re-armed for exactly `every` ms after the last write, so a silence of `every`
+  // always yields a ping (a fixed-period check could miss it by one tick).
+  let lastWrite = Date.now();
+  let ping: NodeJS.Timeout | undefined;
+  const o = call.app.options;
+  if (o.bool('general_setting.ping_interval_enabled')) {
+    const every = Math.max(1, o.num('general_setting.ping_interval_seconds', 60)) * 1000;
+    const arm = (delay: number) => {
+      ping = setTimeout(() => {
+        if (res.destroyed || res.writableEnded) return;
+        const idle = Date.now() - lastWrite;
+        if (idle >= every) {
+          ensureHead();
+          res.write(': PING\n\n');
+          lastWrite = Date.now();
+          arm(every);
+        } else arm(every - idle);
+      }, delay);
+      ping.unref();
+    };
+    arm(every);
+  }
+  try {
+    for await (const chunk of up.body) {
+      const out = handleBlocks(splitter.push(chunk as Buffer));
+      if (out) {
+        if (!frt) frt = Math.max(1, Math.round(call.timer.totalMs()));
+        ensureHead();
+        lastWrite = Date.now();
+        if (!(await writeOut(res, out))) {
+          clientGone = true;
+          abort.abort();
+          break;
+        }
+      }
+    }
+    if (!clientGone) {
+      let out = handleBlocks(splitter.end());
+      if (translator) for (const c of translator.end()) {
+        convText += responseText(c);
+        out += writer!.chunk(c);
+      }
+      if (out) {
+        if (!frt) frt = Math.max(1, Math.round(call.timer.totalMs()));
+        ensureHead();
+        if (!(await writeOut(res, out))) clientGone = true;
+      }
+    }
+  } catch (err) {
+    if (abort.aborted || res.destroyed) clientGone = true;
+    else if (!res.headersSent) {
+      // Nothing reached the client yet: let the caller retry on another channel.
+      call.timer.upstreamEnd();
+      up.body.destroy();
+      throw err instanceof UpstreamError ? err : new UpstreamError(0, `上游连接中断：${(err as Error).message}`);
+    } else cut = err as Error;
+  } finally {
+    if (ping) clearTimeout(ping);
+    call.timer.upstreamEnd();
+    if (clientGone || cut) up.body.destroy();
+  }
+  if (res.destroyed && !res.writableFinished) clientGone = true;
+
+  const usage = observer ? observer.usage() : translator!.usage();
+  const text = () => (observer ? observer.text() : convText);
+  const complete = !cut && !clientGone;
+  const deliveredAny = complete || frt > 0;
+  const tokens = tokensFrom(usage, call, text, 1, deliveredAny);
+  if (cut) call.app.log.warn({ channel: ch.info.id, err: cut.message }, 'upstream stream ended abnormally');
+  return {
+    channel: ch,
+    upstreamModel: actx.upstreamModel,
+    tokens,
+    frtMs: frt,
+    finish() {
+      if (clientGone || res.destroyed) return;
+      ensureHead();
+      let tail = '';
+      if (cut) {
+        const f = call.inbound;
+        tail += f.streamError ? f.streamError(502, '上游连接中断', 'upstream_stream_interrupted') : `data: ${JSON.stringify(f.error(502, '上游连接中断', 'upstream_stream_interrupted'))}\n\n`;
+      } else if (passthrough) {
+        tail += doneBlock;
+      } else {
+        tail += writer!.end(tokens.upstream ?? { prompt_tokens: tokens.prompt, completion_tokens: tokens.completion, total_tokens: tokens.prompt + tokens.completion });
+      }
+      res.end(tail);
+    },
+  };
+}
+
+/** Settles, queues the log row and counters, fires the quota warning. Returns the quota taken. */
+async function bill(call: RelayCall, price: PriceInfo, payer: Payer, reserved: number, pre: BalanceAfter, o: Outcome, used: number[]): Promise<number> {
+  const { app, principal } = call;
+  const actual = o.tokens.calls === 0 ? 0 : computeQuota(app, price, { promptTokens: o.tokens.prompt, completionTokens: o.tokens.completion, cachedTokens: o.tokens.cached, calls: o.tokens.calls });
+  const s = await settle(app, payer, reserved, actual);
+  const taken = s.taken;
+  const batcher = usageBatcher(app);
+  if (taken > 0 || o.tokens.calls > 0) batcher.addUsage(principal.user.id, principal.token?.id, o.channel.info.id, taken);
+  if (app.options.bool('LogConsumeEnabled')) {
+    const other: Record<string, unknown> = {
+      model_ratio: price.modelRatio,
+      completion_ratio: price.completionRatio,
+      cache_ratio: price.cacheRatio,
+      group_ratio: price.groupRatio,
+      model_price: price.usePrice ? price.modelPrice : -1,
+      frt: o.frtMs,
+      is_model_mapped: o.upstreamModel !== call.model,
+      cache_tokens: o.tokens.cached,
+      group: principal.group,
+      admin_info: { use_channel: used },
+    };
+    if (o.upstreamModel !== call.model) other.upstream_model_name = o.upstreamModel;
+    batcher.addLog({
+      user_id: principal.user.id,
+      type: LOG_TYPE.consume,
+      username: principal.user.username,
+      token_name: principal.tokenName,
+      token_id: principal.token?.id ?? 0,
+      model_name: call.model,
+      quota: taken,
+      prompt_tokens: o.tokens.prompt,
+      completion_tokens: o.tokens.completion,
+      use_time: Math.floor(call.timer.totalMs() / 1000),
+      is_stream: call.stream,
+      channel_id: o.channel.info.id,
+      channel_name: o.channel.info.name,
+      group: principal.group,
+      ip: call.ip,
+      content: price.usePrice
+        ? `模型价格 ${price.modelPrice}，分组倍率 ${price.groupRatio}`
+        : `模型倍率 ${price.modelRatio}，补全倍率 ${price.completionRatio}，分组倍率 ${price.groupRatio}`,
+      other: JSON.stringify(other),
+    });
+  }
+  const after = s.userQuota ?? (pre.userQuota !== undefined ? pre.userQuota + reserved - taken : undefined);
+  if (after !== undefined) maybeWarnQuota(app, principal.user, after + taken, after);
+  const tokenRemain = s.tokenRemain ?? pre.tokenRemain;
+  if (payer.limitedTokenId && tokenRemain !== undefined && tokenRemain <= 0 && principal.token) {
+    const token = principal.token;
+    void app
+      .knex('tokens')
+      .where({ id: token.id, status: TOKEN_STATUS.enabled })
+      .andWhere('remain_quota', '<=', 0)
+      .update({ status: TOKEN_STATUS.exhausted })
+      .then((n: number) => (n ? invalidateToken(app, token.key) : undefined))
+      .catch(() => undefined);
+  }
+  return taken;
+}
+
