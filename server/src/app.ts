@@ -4,7 +4,7 @@ import type { AppConfig } from './config';
 import type { AppContext } from './context';
 import { createDb, type Db } from './db/knex';
 import { migrate } from './db/migrate';
-import { createKV, type KV } from './cache/kv';
+import { createKV, RedisKV, type KV } from './cache/kv';
 import { createLogger, type Logger } from './lib/logger';
 import { nowSec } from './lib/time';
 import { OptionService } from './services/options';
@@ -37,6 +37,7 @@ export async function createApp(config: AppConfig, opts: CreateAppOptions = {}):
   const db: Db = createDb(config.databaseUrl, { pgSchema: config.pgSchema });
   await migrate(db.knex);
   const kv: KV = createKV(config.redisUrl, config.redisPrefix);
+  if (kv instanceof RedisKV) kv.onSubscribeError = (err) => log.error({ err }, 'redis subscribe failed');
   const options = new OptionService(db.knex, kv);
   await options.load();
 

@@ -166,11 +166,19 @@ export class RedisKV implements KV {
     }
     const ch = this.k(channel);
     const list = this.handlers.get(ch) ?? [];
-    if (!list.length) void this.sub.subscribe(ch);
+    // A subscribe still in flight when the app closes is rejected ("Connection is closed"): that
+    // is expected then, not an error worth an unhandled rejection.
+    if (!list.length) this.sub.subscribe(ch).catch((err: Error) => {
+      if (!this.closing) this.onSubscribeError?.(err);
+    });
     list.push(handler);
     this.handlers.set(ch, list);
   }
+  private closing = false;
+  /** Called when a subscription fails while the KV is open (logged by the owner). */
+  onSubscribeError?: (err: Error) => void;
   async close() {
+    this.closing = true;
     this.handlers.clear();
     if (this.sub) this.sub.disconnect();
     await this.redis.quit().catch(() => this.redis.disconnect());
