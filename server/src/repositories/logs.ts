@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { nowSec } from '../lib/time';
+import { DIM, ROLLUP_DIMS_002, rollupUpsertSql } from '../../../migrations/002_log_rollups';
 
 export const LOG_TYPE = { unknown: 0, topup: 1, consume: 2, manage: 3, system: 4 } as const;
 
@@ -82,15 +83,137 @@ function applyLogFilter(qb: Knex.QueryBuilder, f: LogFilter, opts: { time?: bool
   return qb;
 }
 
+/**
+ * Rollups (migrations/002_log_rollups.ts, docs/logs.md): per hour × type × dimension counts and sums,
+ * kept by triggers on `logs`. A filter whose exact-match part is one maintained dimension is
+ * answered from whole hours of rollups plus the partial edge hours read from `logs`; any other
+ * filter reads `logs` directly. Both give the same numbers.
+ */
+const DIM_OF: Array<[keyof LogFilter, number]> = [
+  ['user_id', DIM.user_id],
+  ['username', DIM.username],
+  ['token_name', DIM.token_name],
+  ['model_name', DIM.model_name],
+  ['channel', DIM.channel_id],
+  ['group', DIM.group],
+];
+const MAINTAINED = new Map<number, number>(ROLLUP_DIMS_002.map((d) => [d.dim, d.secs]));
+
+/** The rollup dimension (and its bucket size) that answers this filter's exact-match part, if maintained. */
+export function rollupDim(f: LogFilter): { dim: number; secs: number } | undefined {
+  let dim = 0;
+  for (const [k, bit] of DIM_OF) if (isSet(f, k)) dim |= bit;
+  const secs = MAINTAINED.get(dim);
+  return secs === undefined ? undefined : { dim, secs };
+}
+
+function isSet(f: LogFilter, k: keyof LogFilter): boolean {
+  if (k === 'user_id') return f.user_id !== undefined;
+  return Boolean(f[k]);
+}
+
+type Term = { sign: 1 | -1; rollup?: { from?: number; to?: number }; raw?: { from: number; to: number } };
+
+/**
+ * Splits the inclusive time range into rollup buckets and raw edge pieces: each partial edge hour is
+ * read either directly (its inside part) or as the whole bucket minus its outside part, whichever
+ * covers less time, so a range ending now only reads the few seconds after `end` in the current hour.
+ */
+export function planRange(start: number | undefined, end: number | undefined, H: number): Term[] {
+  const s = start ?? 0;
+  const terms: Term[] = [];
+  if (end !== undefined && s > end) return terms;
+  const bs = s - (s % H);
+  if (end !== undefined && end - (end % H) === bs) {
+    // One bucket.
+    if (end - s + 1 <= H / 2) return [{ sign: 1, raw: { from: s, to: end } }];
+    terms.push({ sign: 1, rollup: { from: bs, to: bs } });
+    if (s > bs) terms.push({ sign: -1, raw: { from: bs, to: s - 1 } });
+    if (end < bs + H - 1) terms.push({ sign: -1, raw: { from: end + 1, to: bs + H - 1 } });
+    return terms;
+  }
+  let from = bs;
+  if (s > bs) {
+    if (s - bs <= H / 2) terms.push({ sign: -1, raw: { from: bs, to: s - 1 } });
+    else {
+      terms.push({ sign: 1, raw: { from: s, to: bs + H - 1 } });
+      from = bs + H;
+    }
+  }
+  let to: number | undefined;
+  if (end !== undefined) {
+    const be = end - (end % H);
+    to = be;
+    if (end < be + H - 1) {
+      if (be + H - 1 - end <= H / 2) terms.push({ sign: -1, raw: { from: end + 1, to: be + H - 1 } });
+      else {
+        terms.push({ sign: 1, raw: { from: be, to: end } });
+        to = be - H;
+      }
+    }
+  }
+  if (to === undefined || from <= to) terms.push({ sign: 1, rollup: { from: from || undefined, to } });
+  return terms;
+}
+
+/**
+ * Exact count (`what` = 'n') or quota sum ('quota') of the logs matching `f`, with `type` (when
+ * given) instead of f.type. One statement, so on PostgreSQL every part reads the same snapshot.
+ */
+async function countOrQuota(knex: Knex, f: LogFilter, type: number | undefined, what: 'n' | 'quota'): Promise<number> {
+  const noTime = { ...f, start_timestamp: undefined, end_timestamp: undefined };
+  const rawQ = (from?: number, to?: number) => {
+    const qb = applyLogFilter(knex('logs'), noTime, { type: false, time: false });
+    if (type) qb.where('type', type);
+    if (from !== undefined) qb.where('created_at', '>=', from);
+    if (to !== undefined) qb.where('created_at', '<=', to);
+    return qb.select(knex.raw(what === 'n' ? 'count(*)' : 'coalesce(sum(quota), 0)'));
+  };
+  const start = f.start_timestamp || undefined;
+  const end = f.end_timestamp || undefined;
+  const rd = rollupDim(f);
+  const parts: Array<{ sign: number; qb: Knex.QueryBuilder }> = [];
+  if (rd === undefined) parts.push({ sign: 1, qb: rawQ(start, end) });
+  else {
+    const dim = rd.dim;
+    for (const t of planRange(start, end, rd.secs)) {
+      if (t.raw) {
+        parts.push({ sign: t.sign, qb: rawQ(t.raw.from, t.raw.to) });
+        continue;
+      }
+      const qb = knex('log_rollups').where({
+        dim,
+        user_id: dim & DIM.user_id ? f.user_id : 0,
+        username: dim & DIM.username ? f.username : '',
+        token_name: dim & DIM.token_name ? f.token_name : '',
+        model_name: dim & DIM.model_name ? f.model_name : '',
+        channel_id: dim & DIM.channel_id ? f.channel : 0,
+        group: dim & DIM.group ? f.group : '',
+      });
+      if (t.rollup!.from !== undefined) qb.where('bucket', '>=', t.rollup!.from);
+      if (t.rollup!.to !== undefined) qb.where('bucket', '<=', t.rollup!.to);
+      if (type) qb.where('type', type);
+      parts.push({ sign: t.sign, qb: qb.select(knex.raw(what === 'n' ? 'coalesce(sum(n), 0)' : 'coalesce(sum(quota), 0)')) });
+    }
+  }
+  if (!parts.length) return 0;
+  // select (…) as v0, (…) as v1, … : every part is a one-value subquery.
+  const row = (await knex.first(parts.map((p, i) => knex.raw('(?) as ??', [p.qb, `v${i}`])))) as Record<string, number | string | null>;
+  return parts.reduce((acc, p, i) => acc + p.sign * Number(row[`v${i}`] ?? 0), 0);
+}
+
 /** A page of logs, newest first, plus the total count under the same filter. */
 export async function queryLogs(knex: Knex, f: LogFilter, page: { p: number; page_size: number }): Promise<{ rows: LogRow[]; total: number }> {
-  const countRow = await applyLogFilter(knex('logs'), f).count({ n: '*' }).first();
-  const rows: LogRow[] = await applyLogFilter(knex('logs'), f)
-    .select('*')
-    .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
-    .limit(page.page_size)
-    .offset((page.p - 1) * page.page_size);
-  return { rows, total: Number(countRow?.n ?? 0) };
+  const n = await countOrQuota(knex, f, f.type || undefined, 'n');
+  const rows: LogRow[] =
+    n === 0 || (page.p - 1) * page.page_size >= n
+      ? []
+      : await applyLogFilter(knex('logs'), f)
+          .select('*')
+          .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+          .limit(page.page_size)
+          .offset((page.p - 1) * page.page_size);
+  return { rows, total: n };
 }
 
 /**
@@ -98,16 +221,33 @@ export async function queryLogs(knex: Knex, f: LogFilter, page: { p: number; pag
  * rpm / tpm = consumption requests / tokens in the last 60 seconds (time range ignored).
  */
 export async function logStats(knex: Knex, f: LogFilter, now: number): Promise<{ quota: number; rpm: number; tpm: number }> {
-  const quotaRow = await applyLogFilter(knex('logs'), f, { type: false }).where('type', LOG_TYPE.consume).sum({ q: 'quota' }).first();
+  const quota = await countOrQuota(knex, f, LOG_TYPE.consume, 'quota');
   const recent = await applyLogFilter(knex('logs'), f, { type: false, time: false })
     .where('type', LOG_TYPE.consume)
     .where('created_at', '>=', now - 60)
     .first(knex.raw('count(*) as n'), knex.raw('coalesce(sum(prompt_tokens + completion_tokens), 0) as t'));
   const r = (recent ?? {}) as { n?: number | string; t?: number | string };
-  return { quota: Number(quotaRow?.q ?? 0), rpm: Number(r.n ?? 0), tpm: Number(r.t ?? 0) };
+  return { quota, rpm: Number(r.n ?? 0), tpm: Number(r.t ?? 0) };
 }
 
-/** Deletes logs created before `target` (epoch s); returns how many. */
+/**
+ * Deletes logs created before `target` (epoch s); returns how many. The delete triggers take the
+ * rows out of the rollups in the same transaction; rollup rows left at zero are then dropped.
+ */
 export async function deleteLogsBefore(knex: Knex, target: number): Promise<number> {
-  return knex('logs').where('created_at', '<', target).delete();
+  return knex.transaction(async (trx) => {
+    const n = await trx('logs').where('created_at', '<', target).delete();
+    if (n) await trx('log_rollups').where('bucket', '<', target).where({ n: 0, quota: 0, tokens: 0 }).delete();
+    return n;
+  });
+}
+
+/**
+ * Recomputes every rollup from `logs` (after a bulk load with the triggers disabled, or to repair).
+ * Run it in a transaction that no log writer can interleave with (the bench holds the only connection).
+ */
+export async function rebuildLogRollups(knex: Knex): Promise<void> {
+  await knex('log_rollups').delete();
+  const dims = (await knex('log_rollup_dims').select('dim').orderBy('dim')) as Array<{ dim: number }>;
+  for (const { dim } of dims) await knex.raw(rollupUpsertSql('(SELECT logs.*, 1 AS s FROM logs)', 'log_rollups', 'log_rollup_dims', `d.dim = ${Number(dim)}`));
 }
