@@ -136,7 +136,8 @@ export function startMock(port: number, host = '127.0.0.1'): Promise<http.Server
   return new Promise((resolve) => server.listen(port, host, () => resolve(server)));
 }
 
-if (require.main === module) {
+// Run as a program only when started as mock.ts itself (the gateway bundle inlines this module).
+if (require.main === module && /(^|[\\/])mock\.[cm]?[jt]s$/.test(process.argv[1] ?? '')) {
   const i = process.argv.indexOf('--port');
   const port = i > 0 ? Number(process.argv[i + 1]) : 0;
   void startMock(port).then((s) => {

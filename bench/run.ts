@@ -167,6 +167,17 @@ function start(label: string, core: string | undefined, nodeArgs: string[]): Chi
   return c;
 }
 const TSX = ['--import', 'tsx', '--import', path.join(BENCH, 'probe.mjs')];
+const PROBE = ['--import', path.join(BENCH, 'probe.mjs')];
+
+/**
+ * B and C run as production does (`npm start`): bundled by server/build.mjs and started with plain
+ * `node`, no TypeScript loader in the measured process.
+ */
+function bundle(entry: string): string {
+  const out = path.join(BENCH, 'tmp', `${path.basename(entry, '.ts')}.cjs`);
+  execFileSync(process.execPath, [path.join(ROOT, 'server', 'build.mjs'), path.join(BENCH, entry), out], { stdio: 'inherit' });
+  return out;
+}
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -375,14 +386,14 @@ async function main() {
     );
   };
 
-  if (WANT.has('B')) await launch('B', 'minimal proxy (node:http + undici)', (port) => ({ child: start('proxy', GATEWAY_CORE, [...TSX, path.join(BENCH, 'proxy.ts'), '--port', String(port), '--upstream', mockOrigin]), headers: openaiHeaders('sk-mock') }));
+  if (WANT.has('B')) await launch('B', 'minimal proxy (node:http + undici)', (port) => ({ child: start('proxy', GATEWAY_CORE, [...PROBE, bundle('proxy.ts'), '--port', String(port), '--upstream', mockOrigin]), headers: openaiHeaders('sk-mock') }));
 
   const runId = `${Date.now().toString(36)}${crypto.randomBytes(3).toString('hex')}`;
   const sqliteFile = path.join(BENCH, 'tmp', `gateway-${runId}.db`);
   if (WANT.has('C')) {
     const key = crypto.randomBytes(24).toString('hex');
     await launch('C', 'gateway, SQLite', (port) => ({
-      child: start('gateway-sqlite', GATEWAY_CORE, [...TSX, path.join(BENCH, 'gateway.ts'), '--port', String(port), '--upstream', mockOrigin, '--key', key, '--db', `sqlite:${sqliteFile}`]),
+      child: start('gateway-sqlite', GATEWAY_CORE, [...PROBE, bundle('gateway.ts'), '--port', String(port), '--upstream', mockOrigin, '--key', key, '--db', `sqlite:${sqliteFile}`]),
       headers: openaiHeaders(`sk-${key}`),
     }));
   }
@@ -395,7 +406,7 @@ async function main() {
       usedPg = true;
       const key = crypto.randomBytes(24).toString('hex');
       await launch('C2', 'gateway, PostgreSQL + Redis', (port) => ({
-        child: start('gateway-pg', GATEWAY_CORE, [...TSX, path.join(BENCH, 'gateway.ts'), '--port', String(port), '--upstream', mockOrigin, '--key', key, '--db', PG_URL, '--schema', pgSchema, '--redis', REDIS_URL, '--redis-prefix', redisPrefix]),
+        child: start('gateway-pg', GATEWAY_CORE, [...PROBE, bundle('gateway.ts'), '--port', String(port), '--upstream', mockOrigin, '--key', key, '--db', PG_URL, '--schema', pgSchema, '--redis', REDIS_URL, '--redis-prefix', redisPrefix]),
         headers: openaiHeaders(`sk-${key}`),
       }));
     } else {
