@@ -35,30 +35,52 @@ async function sqliteConn(app: AppContext): Promise<SqliteConn | undefined> {
   return conn;
 }
 
-export async function runFast(app: AppContext, sql: string, params: unknown[]): Promise<Array<Record<string, unknown>> | undefined> {
-  const conn = await sqliteConn(app);
-  if (!conn || !conn.open || conn.inTransaction) return undefined;
-  const st = sqliteState(app);
-  let stmt = st.stmts.get(sql);
-  if (!stmt) {
-    stmt = conn.prepare(sql);
-    st.stmts.set(sql, stmt);
-  }
-  return stmt.all(...params) as Array<Record<string, unknown>>;
+type Run = (sql: string, params: unknown[]) => Array<Record<string, unknown>>;
+
+interface PendingWrite {
+  /** Runs inside the group transaction; `savepoint` wraps it so a failure undoes only its own work. */
+  fn: (run: Run) => unknown;
+  savepoint: boolean;
+  resolve(v: unknown): void;
+  reject(err: unknown): void;
 }
 
-export class Rollback extends Error {}
+function groupState(app: AppContext) {
+  return app.memo('billing:sqliteGroup', () => ({ queue: [] as PendingWrite[], scheduled: false }));
+}
 
 /**
- * Runs `fn` as one synchronous SQLite transaction on the direct connection (nothing can interleave).
- * `run(sql, params)` executes a cached statement. Throwing `Rollback` undoes it and returns
- * undefined, as does an unavailable fast path (PostgreSQL, or a knex transaction in progress).
+ * Group commit. A SQLite commit costs ≈ 25–35 µs (the WAL frame write), far more than a balance
+ * UPDATE on a cached page (≈ 3 µs). Hot writes are therefore queued and run together, once per
+ * event-loop turn, in ONE transaction: each caller's statements keep their own atomicity (a
+ * single statement is atomic; multi-statement work runs under its own SAVEPOINT) and every caller
+ * is answered only after the COMMIT, so nothing is acknowledged before it is durable — exactly as
+ * with one transaction per call, for a fraction of the cost under load.
  */
-export async function fastTx<T>(app: AppContext, fn: (run: (sql: string, params: unknown[]) => Array<Record<string, unknown>>) => T): Promise<T | undefined> {
-  const conn = await sqliteConn(app);
-  if (!conn || !conn.open || conn.inTransaction) return undefined;
+function enqueue(app: AppContext, conn: SqliteConn, fn: (run: Run) => unknown, savepoint: boolean): Promise<unknown> {
+  const g = groupState(app);
+  return new Promise((resolve, reject) => {
+    g.queue.push({ fn, savepoint, resolve, reject });
+    if (!g.scheduled) {
+      g.scheduled = true;
+      setImmediate(() => flushGroup(app, conn));
+    }
+  });
+}
+
+function flushGroup(app: AppContext, conn: SqliteConn): void {
+  const g = groupState(app);
+  g.scheduled = false;
+  const items = g.queue;
+  g.queue = [];
+  // A knex transaction holds the (single) connection: our statements would join it. Callers then
+  // take their knex path, which waits for the connection like any other query.
+  if (!conn.open || conn.inTransaction) {
+    for (const it of items) it.resolve(undefined);
+    return;
+  }
   const st = sqliteState(app);
-  const run = (sql: string, params: unknown[]) => {
+  const run: Run = (sql, params) => {
     let stmt = st.stmts.get(sql);
     if (!stmt) {
       stmt = conn.prepare(sql);
@@ -70,12 +92,53 @@ export async function fastTx<T>(app: AppContext, fn: (run: (sql: string, params:
     }
     return stmt.all(...params) as Array<Record<string, unknown>>;
   };
+  const results: Array<{ ok: boolean; v: unknown }> = new Array(items.length);
   try {
-    return conn.transaction(() => fn(run))();
+    conn.transaction(() => {
+      for (let i = 0; i < items.length; i++) {
+        const it = items[i]!;
+        try {
+          // better-sqlite3 runs a nested transaction() as a SAVEPOINT.
+          results[i] = { ok: true, v: it.savepoint ? conn.transaction(() => it.fn(run))() : it.fn(run) };
+        } catch (err) {
+          results[i] = err instanceof Rollback ? { ok: true, v: undefined } : { ok: false, v: err };
+        }
+      }
+    })();
   } catch (err) {
-    if (err instanceof Rollback) return undefined;
-    throw err;
+    // The COMMIT itself failed: nothing of the group was written.
+    for (const it of items) it.reject(err);
+    return;
   }
+  for (let i = 0; i < items.length; i++) {
+    const r = results[i]!;
+    if (r.ok) items[i]!.resolve(r.v);
+    else items[i]!.reject(r.v);
+  }
+}
+
+/**
+ * One hot statement on SQLite (group-committed). Undefined when the fast path is unavailable
+ * (PostgreSQL, or a knex transaction holds the connection): the caller then uses knex.
+ */
+export async function runFast(app: AppContext, sql: string, params: unknown[]): Promise<Array<Record<string, unknown>> | undefined> {
+  const conn = await sqliteConn(app);
+  if (!conn || !conn.open) return undefined;
+  return (await enqueue(app, conn, (run) => run(sql, params), false)) as Array<Record<string, unknown>> | undefined;
+}
+
+export class Rollback extends Error {}
+
+/**
+ * Runs `fn` atomically on SQLite (synchronous, nothing interleaves; group-committed with other
+ * hot writes under its own SAVEPOINT). `run(sql, params)` executes a cached statement. Throwing
+ * `Rollback` undoes `fn`'s work and returns undefined, as does an unavailable fast path
+ * (PostgreSQL, or a knex transaction in progress) — callers tell the two apart themselves.
+ */
+export async function fastTx<T>(app: AppContext, fn: (run: Run) => T): Promise<T | undefined> {
+  const conn = await sqliteConn(app);
+  if (!conn || !conn.open) return undefined;
+  return (await enqueue(app, conn, fn, true)) as T | undefined;
 }
 
 

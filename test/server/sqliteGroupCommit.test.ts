@@ -1,0 +1,93 @@
+import { buildApp, type TestApp } from '../helpers/app';
+import { fastTx, Rollback, runFast } from '../../server/src/relay/sqliteFast';
+
+/** The SQLite hot-write path: statements of one event-loop turn share one transaction. */
+describe('SQLite group commit (sqliteFast)', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await buildApp({ name: 'sqlite', db: 'sqlite', redis: false });
+    await app.knex.schema.createTable('gc_items', (t) => {
+      t.integer('id').primary();
+      t.integer('n').notNullable();
+    });
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+  beforeEach(async () => {
+    await app.knex('gc_items').delete();
+    await app.knex('gc_items').insert([
+      { id: 1, n: 100 },
+      { id: 2, n: 0 },
+    ]);
+  });
+
+  const dec = 'update "gc_items" set "n" = "n" - ? where "id" = ? and "n" >= ? returning "n" as v';
+  const nOf = async (id: number) => Number((await app.knex('gc_items').where({ id }).first('n'))?.n);
+
+  test('concurrent conditional decrements: each sees the balance left by the ones before it, none overspends', async () => {
+    const results = await Promise.all(Array.from({ length: 30 }, () => runFast(app.ctx, dec, [7, 1, 7])));
+    const won = results.filter((r) => r && r.length === 1).map((r) => Number(r![0]!.v));
+    // 100 / 7 → 14 succeed, in order 93, 86, … 2; the other 16 find too little and change nothing.
+    expect(won).toEqual(Array.from({ length: 14 }, (_, i) => 100 - 7 * (i + 1)));
+    expect(results.filter((r) => r && r.length === 0)).toHaveLength(16);
+    expect(await nOf(1)).toBe(2);
+  });
+
+  test('a failing statement rejects only its caller; the rest of the group is committed', async () => {
+    const ok1 = runFast(app.ctx, 'update "gc_items" set "n" = "n" + 1 where "id" = 1 returning "n" as v', []);
+    const bad = runFast(app.ctx, 'insert into "gc_items" ("id", "n") values (?, ?)', [1, 5]); // duplicate key
+    const ok2 = runFast(app.ctx, 'update "gc_items" set "n" = "n" + 1 where "id" = 2 returning "n" as v', []);
+    await expect(bad).rejects.toThrow(/UNIQUE|constraint/i);
+    expect((await ok1)![0]!.v).toBe(101);
+    expect((await ok2)![0]!.v).toBe(1);
+    expect(await nOf(1)).toBe(101);
+    expect(await nOf(2)).toBe(1);
+  });
+
+  test('Rollback undoes only that unit of work (its SAVEPOINT), not its neighbours', async () => {
+    const [a, b, c] = await Promise.all([
+      fastTx(app.ctx, (run) => {
+        run(dec, [10, 1, 10]);
+        return 'a';
+      }),
+      fastTx(app.ctx, (run) => {
+        run(dec, [50, 1, 50]); // applied, then undone
+        if (run(dec, [1, 2, 1]).length === 0) throw new Rollback(); // id 2 has 0: roll back
+        return 'b';
+      }),
+      fastTx(app.ctx, (run) => {
+        run(dec, [5, 1, 5]);
+        return 'c';
+      }),
+    ]);
+    expect([a, b, c]).toEqual(['a', undefined, 'c']);
+    expect(await nOf(1)).toBe(85);
+    expect(await nOf(2)).toBe(0);
+  });
+
+  test('an error thrown inside a unit of work undoes it and reaches the caller', async () => {
+    const p = fastTx(app.ctx, (run) => {
+      run(dec, [40, 1, 40]);
+      throw new Error('boom');
+    });
+    await expect(p).rejects.toThrow('boom');
+    expect(await nOf(1)).toBe(100);
+  });
+
+  test('while a knex transaction holds the connection the fast path steps aside (undefined → knex path)', async () => {
+    let inside: unknown = 'unset';
+    await app.knex.transaction(async (trx) => {
+      await trx('gc_items').where({ id: 2 }).update({ n: 9 });
+      inside = await runFast(app.ctx, dec, [1, 1, 1]);
+    });
+    expect(inside).toBeUndefined();
+    expect(await nOf(1)).toBe(100); // not applied by the fast path
+    expect(await nOf(2)).toBe(9);
+  });
+
+  test('writes are durable when the promise resolves (visible to a fresh read)', async () => {
+    await runFast(app.ctx, dec, [3, 1, 3]);
+    expect(await nOf(1)).toBe(97);
+  });
+});
