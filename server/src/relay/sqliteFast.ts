@@ -9,7 +9,7 @@ import type { AppContext } from '../context';
 interface SqliteStatement {
   reader: boolean;
   all(...params: unknown[]): unknown[];
-  run(...params: unknown[]): unknown;
+  run(...params: unknown[]): { changes: number };
 }
 interface SqliteConn {
   open: boolean;
@@ -19,7 +19,11 @@ interface SqliteConn {
 }
 
 function sqliteState(app: AppContext) {
-  return app.memo('billing:sqlite', () => ({ conn: undefined as SqliteConn | undefined, stmts: new Map<string, SqliteStatement>() }));
+  return app.memo('billing:sqlite', () => ({
+    conn: undefined as SqliteConn | undefined,
+    stmts: new Map<string, SqliteStatement>(),
+    splits: new Map<string, SplitStatement | null>(),
+  }));
 }
 
 async function sqliteConn(app: AppContext): Promise<SqliteConn | undefined> {
@@ -32,6 +36,7 @@ async function sqliteConn(app: AppContext): Promise<SqliteConn | undefined> {
   if (typeof conn?.prepare !== 'function' || typeof conn.inTransaction !== 'boolean') return undefined;
   st.conn = conn;
   st.stmts.clear();
+  st.splits.clear();
   return conn;
 }
 
@@ -43,6 +48,52 @@ interface PendingWrite {
   savepoint: boolean;
   resolve(v: unknown): void;
   reject(err: unknown): void;
+}
+
+/**
+ * SQLite evaluates RETURNING through a temporary table: ≈ 10 µs on top of a ≈ 2 µs UPDATE. Inside
+ * our synchronous transaction nothing can run in between, so a hot
+ * `update "T" set … where "id" = ? … returning "c" as v` runs as the UPDATE and then a primary-key
+ * SELECT of `c` — the same result for a fifth of the cost. Other statements run as written.
+ */
+const RETURNING_BY_ID = /^(update "(\w+)" set (.+?) where "id" = \?.*?) returning "(\w+)" as v$/i;
+
+interface SplitStatement {
+  update: SqliteStatement;
+  select: SqliteStatement;
+  idIndex: number;
+}
+
+function runner(app: AppContext, conn: SqliteConn): Run {
+  const st = sqliteState(app);
+  const prepared = (sql: string) => {
+    let stmt = st.stmts.get(sql);
+    if (!stmt) {
+      stmt = conn.prepare(sql);
+      st.stmts.set(sql, stmt);
+    }
+    return stmt;
+  };
+  return (sql, params) => {
+    let split = st.splits.get(sql);
+    if (split === undefined) {
+      const m = RETURNING_BY_ID.exec(sql);
+      split = m
+        ? { update: prepared(m[1]!), select: prepared(`select "${m[4]}" as v from "${m[2]}" where "id" = ?`), idIndex: (m[3]!.match(/\?/g) ?? []).length }
+        : null;
+      st.splits.set(sql, split);
+    }
+    if (split) {
+      if (split.update.run(...params).changes === 0) return [];
+      return split.select.all(params[split.idIndex]) as Array<Record<string, unknown>>;
+    }
+    const stmt = prepared(sql);
+    if (!stmt.reader) {
+      stmt.run(...params);
+      return [];
+    }
+    return stmt.all(...params) as Array<Record<string, unknown>>;
+  };
 }
 
 function groupState(app: AppContext) {
@@ -79,19 +130,7 @@ function flushGroup(app: AppContext, conn: SqliteConn): void {
     for (const it of items) it.resolve(undefined);
     return;
   }
-  const st = sqliteState(app);
-  const run: Run = (sql, params) => {
-    let stmt = st.stmts.get(sql);
-    if (!stmt) {
-      stmt = conn.prepare(sql);
-      st.stmts.set(sql, stmt);
-    }
-    if (!stmt.reader) {
-      stmt.run(...params);
-      return [];
-    }
-    return stmt.all(...params) as Array<Record<string, unknown>>;
-  };
+  const run = runner(app, conn);
   const results: Array<{ ok: boolean; v: unknown }> = new Array(items.length);
   try {
     conn.transaction(() => {
