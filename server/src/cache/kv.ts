@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import Redis from 'ioredis';
+import type Redis from 'ioredis';
 
 /**
  * Shared key-value store: Redis when configured (global across nodes), in-process otherwise.
@@ -121,7 +121,9 @@ export class RedisKV implements KV {
   private readonly handlers = new Map<string, Array<(m: string) => void>>();
 
   constructor(url: string, readonly prefix: string) {
-    this.redis = new Redis(url, { maxRetriesPerRequest: 3, enableAutoPipelining: true, lazyConnect: false });
+    // Required here, not at the top: deployments without Redis never load the client.
+    const RedisClient = require('ioredis') as typeof Redis; // eslint-disable-line @typescript-eslint/no-require-imports
+    this.redis = new RedisClient(url, { maxRetriesPerRequest: 3, enableAutoPipelining: true, lazyConnect: false });
     this.redis.defineCommand('incrWithTtl', { numberOfKeys: 1, lua: INCR_WITH_TTL });
   }
 

@@ -1,11 +1,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import knexFactory, { type Knex } from 'knex';
-import pg from 'pg';
+import type pgModule from 'pg';
 
-// BIGINT (quota) and NUMERIC come back as strings by default; every value we keep fits a JS number.
-pg.types.setTypeParser(20, (v) => Number(v));
-pg.types.setTypeParser(1700, (v) => Number(v));
+/** The pg driver, loaded only for PostgreSQL (SQLite deployments never load it). */
+function loadPg(): typeof pgModule {
+  const pg = require('pg') as typeof pgModule; // eslint-disable-line @typescript-eslint/no-require-imports
+  // BIGINT (quota) and NUMERIC come back as strings by default; every value we keep fits a JS number.
+  pg.types.setTypeParser(20, (v) => Number(v));
+  pg.types.setTypeParser(1700, (v) => Number(v));
+  return pg;
+}
 
 export type DbKind = 'sqlite' | 'postgres';
 
@@ -41,6 +46,7 @@ export function createDb(url: string, opts: { pgSchema?: string } = {}): Db {
   }
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) {
     const schema = opts.pgSchema;
+    loadPg();
     const knex = knexFactory({
       client: 'pg',
       connection: url,

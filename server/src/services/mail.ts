@@ -1,4 +1,7 @@
-import nodemailer from 'nodemailer';
+import type nodemailerModule from 'nodemailer';
+
+// Loaded on first send: most gateways send mail rarely, and the module is ≈ 8 MB of memory.
+const loadNodemailer = () => require('nodemailer') as typeof nodemailerModule; // eslint-disable-line @typescript-eslint/no-require-imports
 import type { AppContext } from '../context';
 import { BadRequestError } from '../lib/errors';
 
@@ -18,7 +21,7 @@ export async function sendMail(app: AppContext, to: string, subject: string, htm
   if (!from) throw new BadRequestError('SMTP 未配置发件人地址（SMTPFrom 或 SMTPAccount）');
   const port = o.num('SMTPPort', 587) || 587;
   const secure = o.bool('SMTPSSLEnabled') || port === 465;
-  const transport = nodemailer.createTransport({
+  const transport = loadNodemailer().createTransport({
     host,
     port,
     secure,
