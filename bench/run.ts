@@ -169,6 +169,15 @@ function start(label: string, core: string | undefined, nodeArgs: string[]): Chi
 const TSX = ['--import', 'tsx', '--import', path.join(BENCH, 'probe.mjs')];
 const PROBE = ['--import', path.join(BENCH, 'probe.mjs')];
 
+/** The V8/node flags `npm start` gives the gateway (root package.json), so C runs as deployed. */
+function startFlags(): string[] {
+  const start = String((JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts?: Record<string, string> }).scripts?.start ?? '');
+  return start
+    .split(/\s+/)
+    .filter((a) => a.startsWith('--') && a !== '--enable-source-maps');
+}
+const GATEWAY_FLAGS = startFlags();
+
 /**
  * B and C run as production does (`npm start`): bundled by server/build.mjs and started with plain
  * `node`, no TypeScript loader in the measured process.
@@ -393,7 +402,7 @@ async function main() {
   if (WANT.has('C')) {
     const key = crypto.randomBytes(24).toString('hex');
     await launch('C', 'gateway, SQLite', (port) => ({
-      child: start('gateway-sqlite', GATEWAY_CORE, [...PROBE, bundle('gateway.ts'), '--port', String(port), '--upstream', mockOrigin, '--key', key, '--db', `sqlite:${sqliteFile}`]),
+      child: start('gateway-sqlite', GATEWAY_CORE, [...GATEWAY_FLAGS, ...PROBE, bundle('gateway.ts'), '--port', String(port), '--upstream', mockOrigin, '--key', key, '--db', `sqlite:${sqliteFile}`]),
       headers: openaiHeaders(`sk-${key}`),
     }));
   }
@@ -406,7 +415,7 @@ async function main() {
       usedPg = true;
       const key = crypto.randomBytes(24).toString('hex');
       await launch('C2', 'gateway, PostgreSQL + Redis', (port) => ({
-        child: start('gateway-pg', GATEWAY_CORE, [...PROBE, bundle('gateway.ts'), '--port', String(port), '--upstream', mockOrigin, '--key', key, '--db', PG_URL, '--schema', pgSchema, '--redis', REDIS_URL, '--redis-prefix', redisPrefix]),
+        child: start('gateway-pg', GATEWAY_CORE, [...GATEWAY_FLAGS, ...PROBE, bundle('gateway.ts'), '--port', String(port), '--upstream', mockOrigin, '--key', key, '--db', PG_URL, '--schema', pgSchema, '--redis', REDIS_URL, '--redis-prefix', redisPrefix]),
         headers: openaiHeaders(`sk-${key}`),
       }));
     } else {
@@ -661,7 +670,7 @@ async function main() {
     date: new Date().toISOString(),
     quick: QUICK,
     rounds: ROUNDS,
-    config: { ...CFG, connections: CONNECTIONS, p99BudgetMs: P99_BUDGET_MS },
+    config: { ...CFG, connections: CONNECTIONS, p99BudgetMs: P99_BUDGET_MS, gatewayNodeFlags: GATEWAY_FLAGS },
     machine: { cpus: os.cpus().map((c) => c.model)[0], cores, pinned: PIN, node: process.version, platform: `${os.platform()} ${os.release()}` },
     mock: { cpuUsPerRequest: median(mockCpuPerReq), ceilingRpsPerCore: mockCeilingPerCore, loadSideCeilingRps: base.rps },
     targets: summary,
