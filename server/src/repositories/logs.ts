@@ -84,10 +84,10 @@ function applyLogFilter(qb: Knex.QueryBuilder, f: LogFilter, opts: { time?: bool
 }
 
 /**
- * Rollups (migrations/002_log_rollups.ts, docs/logs.md): per hour × type × dimension counts and sums,
- * kept by triggers on `logs`. A filter whose exact-match part is one maintained dimension is
- * answered from whole hours of rollups plus the partial edge hours read from `logs`; any other
- * filter reads `logs` directly. Both give the same numbers.
+ * Rollups (migrations/002_log_rollups.ts, docs/logs.md): per bucket (hour or day) × type × dimension
+ * counts and sums, kept by triggers on `logs`. A filter whose exact-match part is one maintained
+ * dimension is answered from whole buckets of rollups plus the partial edge buckets read from
+ * `logs`; any other filter reads `logs` directly. Both give the same numbers.
  */
 const DIM_OF: Array<[keyof LogFilter, number]> = [
   ['user_id', DIM.user_id],
