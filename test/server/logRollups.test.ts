@@ -187,6 +187,10 @@ describeEach(DB_TARGETS, 'log rollups', (getApp) => {
     const b = usageBatcher(a.ctx);
     for (let i = 0; i < 700; i++) b.addLog(randomLog(r)); // more than one batch (500)
     await b.flush();
+    // SQLite: the batch went in with the row trigger bypassed and one aggregated upsert; the flag
+    // is cleared again, so the writers below go through the trigger.
+    if (a.target.db === 'sqlite') expect(Number((await a.knex('log_rollup_bypass').first('bypass'))?.bypass)).toBe(0);
+    await expectRollupsInStep(a);
     for (let i = 0; i < 20; i++) await insertLog(a.knex, randomLog(r));
     await a.knex.transaction(async (trx) => {
       for (let i = 0; i < 10; i++) await insertLog(trx, randomLog(r));

@@ -2,9 +2,17 @@ import type { AppContext } from '../context';
 import { logRow, type NewLog, type LogRow } from '../repositories/logs';
 import { nowSec } from '../lib/time';
 import { fastTx } from './sqliteFast';
+import { rollupUpsertSql, SQLITE_BYPASS_TABLE } from '../../../migrations/002_log_rollups';
 
 const LOG_COLUMNS = ['user_id', 'created_at', 'type', 'content', 'username', 'token_name', 'token_id', 'model_name', 'quota', 'prompt_tokens', 'completion_tokens', 'use_time', 'is_stream', 'channel_id', 'channel_name', 'group', 'ip', 'other'] as const;
 const SQL_LOG = `insert into "logs" (${LOG_COLUMNS.map((c) => `"${c}"`).join(', ')}) values (${LOG_COLUMNS.map(() => '?').join(', ')})`;
+// Rollups for a batch (SQLite fast path): the per-row trigger is bypassed and the batch's rows —
+// contiguous ids, nothing else writes inside this synchronous transaction — are added in one
+// aggregated upsert instead of ten upserts per row (migrations/002_log_rollups.ts).
+const SQL_BYPASS_ON = `update "${SQLITE_BYPASS_TABLE}" set "bypass" = 1`;
+const SQL_BYPASS_OFF = `update "${SQLITE_BYPASS_TABLE}" set "bypass" = 0`;
+const SQL_LAST_ID = 'select last_insert_rowid() as v';
+const SQL_ROLLUP_BATCH = rollupUpsertSql('(SELECT l.*, 1 AS s FROM logs l WHERE l.id BETWEEN ? AND ?)');
 const SQL_USER = 'update "users" set "used_quota" = "used_quota" + ?, "request_count" = "request_count" + ? where "id" = ?';
 const SQL_TOKEN = 'update "tokens" set "used_quota" = "used_quota" + ?, "request_count" = "request_count" + ?, "accessed_time" = ? where "id" = ?';
 const SQL_CHANNEL = 'update "channels" set "used_quota" = "used_quota" + ?, "request_count" = "request_count" + ? where "id" = ?';
@@ -85,7 +93,13 @@ export class UsageBatcher {
       const now = nowSec();
       // SQLite: one synchronous transaction with cached statements; else knex.
       const done = await fastTx(this.app, (run) => {
-        for (const l of logs) run(SQL_LOG, LOG_COLUMNS.map((c) => (c === 'is_stream' ? (l.is_stream ? 1 : 0) : l[c])));
+        if (logs.length) {
+          run(SQL_BYPASS_ON, []);
+          for (const l of logs) run(SQL_LOG, LOG_COLUMNS.map((c) => (c === 'is_stream' ? (l.is_stream ? 1 : 0) : l[c])));
+          const last = Number(run(SQL_LAST_ID, [])[0]!.v);
+          run(SQL_ROLLUP_BATCH, [last - logs.length + 1, last]);
+          run(SQL_BYPASS_OFF, []);
+        }
         for (const [id, c] of users) run(SQL_USER, [c.quota, c.count, id]);
         for (const [id, c] of tokens) run(SQL_TOKEN, [c.quota, c.count, now, id]);
         for (const [id, c] of channels) run(SQL_CHANNEL, [c.quota, c.count, id]);
