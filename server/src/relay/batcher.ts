@@ -2,17 +2,53 @@ import type { AppContext } from '../context';
 import { logRow, type NewLog, type LogRow } from '../repositories/logs';
 import { nowSec } from '../lib/time';
 import { fastTx } from './sqliteFast';
-import { rollupUpsertSql, SQLITE_BYPASS_TABLE } from '../../../migrations/002_log_rollups';
+import { DIM, SQLITE_BYPASS_TABLE } from '../../../migrations/002_log_rollups';
 
 const LOG_COLUMNS = ['user_id', 'created_at', 'type', 'content', 'username', 'token_name', 'token_id', 'model_name', 'quota', 'prompt_tokens', 'completion_tokens', 'use_time', 'is_stream', 'channel_id', 'channel_name', 'group', 'ip', 'other'] as const;
 const SQL_LOG = `insert into "logs" (${LOG_COLUMNS.map((c) => `"${c}"`).join(', ')}) values (${LOG_COLUMNS.map(() => '?').join(', ')})`;
-// Rollups for a batch (SQLite fast path): the per-row trigger is bypassed and the batch's rows —
-// contiguous ids, nothing else writes inside this synchronous transaction — are added in one
-// aggregated upsert instead of ten upserts per row (migrations/002_log_rollups.ts).
+// Rollups for a batch (SQLite fast path): the per-row trigger is bypassed (it would run ten
+// upserts per row) and the batch is aggregated here, one upsert per distinct rollup key — the
+// same rows the trigger would have written (migrations/002_log_rollups.ts). The dimensions are
+// the rows of log_rollup_dims, read once.
 const SQL_BYPASS_ON = `update "${SQLITE_BYPASS_TABLE}" set "bypass" = 1`;
 const SQL_BYPASS_OFF = `update "${SQLITE_BYPASS_TABLE}" set "bypass" = 0`;
-const SQL_LAST_ID = 'select last_insert_rowid() as v';
-const SQL_ROLLUP_BATCH = rollupUpsertSql('(SELECT l.*, 1 AS s FROM logs l WHERE l.id BETWEEN ? AND ?)');
+const SQL_DIMS = 'select "dim", "secs" from "log_rollup_dims" order by "dim"';
+const ROLLUP_KEY = ['dim', 'user_id', 'username', 'token_name', 'model_name', 'channel_id', 'group', 'bucket', 'type'] as const;
+const SQL_ROLLUP_ADD =
+  `insert into "log_rollups" (${[...ROLLUP_KEY, 'n', 'quota', 'tokens'].map((c) => `"${c}"`).join(', ')}) values (${[...ROLLUP_KEY, 1, 2, 3].map(() => '?').join(', ')}) ` +
+  `on conflict (${ROLLUP_KEY.map((c) => `"${c}"`).join(', ')}) do update set "n" = "n" + excluded."n", "quota" = "quota" + excluded."quota", "tokens" = "tokens" + excluded."tokens"`;
+
+type RollupKey = [dim: number, userId: number, username: string, tokenName: string, model: string, channelId: number, group: string, bucket: number, type: number];
+
+/** Sums a batch of logs per rollup key: the rows one aggregated trigger run would upsert. */
+export function aggregateRollups(logs: LogRow[], dims: Array<{ dim: number; secs: number }>): Array<{ key: RollupKey; n: number; quota: number; tokens: number }> {
+  const acc = new Map<string, { key: RollupKey; n: number; quota: number; tokens: number }>();
+  for (const l of logs) {
+    const tokens = Number(l.prompt_tokens) + Number(l.completion_tokens);
+    for (const { dim, secs } of dims) {
+      const key: RollupKey = [
+        dim,
+        dim & DIM.user_id ? l.user_id : 0,
+        dim & DIM.username ? l.username : '',
+        dim & DIM.token_name ? l.token_name : '',
+        dim & DIM.model_name ? l.model_name : '',
+        dim & DIM.channel_id ? l.channel_id : 0,
+        dim & DIM.group ? l.group : '',
+        Math.floor(l.created_at / secs) * secs,
+        l.type,
+      ];
+      const k = key.join('\u0000');
+      const a = acc.get(k);
+      if (a) {
+        a.n += 1;
+        a.quota += Number(l.quota);
+        a.tokens += tokens;
+      } else acc.set(k, { key, n: 1, quota: Number(l.quota), tokens });
+    }
+  }
+  return [...acc.values()];
+}
+
 const SQL_USER = 'update "users" set "used_quota" = "used_quota" + ?, "request_count" = "request_count" + ? where "id" = ?';
 const SQL_TOKEN = 'update "tokens" set "used_quota" = "used_quota" + ?, "request_count" = "request_count" + ?, "accessed_time" = ? where "id" = ?';
 const SQL_CHANNEL = 'update "channels" set "used_quota" = "used_quota" + ?, "request_count" = "request_count" + ? where "id" = ?';
@@ -35,6 +71,9 @@ export class UsageBatcher {
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
   private closed = false;
+  private fullFlushQueued = false;
+  /** Rollup dimensions (log_rollup_dims), read on the first SQLite fast-path flush. */
+  private dims: Array<{ dim: number; secs: number }> | undefined;
 
   constructor(private readonly app: AppContext) {}
 
@@ -57,7 +96,12 @@ export class UsageBatcher {
 
   private schedule(): void {
     if (this.size >= 500) {
-      void this.flush();
+      // One full-batch flush queued at a time: while it waits its turn, new items join it (else
+      // every call past 500 would queue its own flush and the batches would shrink to a few rows).
+      if (!this.fullFlushQueued) {
+        this.fullFlushQueued = true;
+        void this.flush();
+      }
       return;
     }
     if (this.timer || this.closed) return;
@@ -75,6 +119,7 @@ export class UsageBatcher {
   }
 
   private async doFlush(): Promise<void> {
+    this.fullFlushQueued = false;
     if (this.timer) {
       clearTimeout(this.timer);
       this.timer = undefined;
@@ -94,10 +139,10 @@ export class UsageBatcher {
       // SQLite: one synchronous transaction with cached statements; else knex.
       const done = await fastTx(this.app, (run) => {
         if (logs.length) {
+          this.dims ??= run(SQL_DIMS, []).map((d) => ({ dim: Number(d.dim), secs: Number(d.secs) }));
           run(SQL_BYPASS_ON, []);
           for (const l of logs) run(SQL_LOG, LOG_COLUMNS.map((c) => (c === 'is_stream' ? (l.is_stream ? 1 : 0) : l[c])));
-          const last = Number(run(SQL_LAST_ID, [])[0]!.v);
-          run(SQL_ROLLUP_BATCH, [last - logs.length + 1, last]);
+          for (const r of aggregateRollups(logs, this.dims)) run(SQL_ROLLUP_ADD, [...r.key, r.n, r.quota, r.tokens]);
           run(SQL_BYPASS_OFF, []);
         }
         for (const [id, c] of users) run(SQL_USER, [c.quota, c.count, id]);
