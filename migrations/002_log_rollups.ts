@@ -6,11 +6,12 @@ import type { Knex } from 'knex';
  * of quota and the sum of prompt + completion tokens. The console answers counts and quota sums
  * from it for whole hours and reads only the partial edge hours from `logs`.
  *
- * The rollups are kept by database triggers on `logs` (insert, update, delete, and truncate on
- * PostgreSQL), in the same transaction as the change, so every writer — the usage batcher and its
- * SQLite fast path, insertLog, purge, and plain SQL — keeps them exact. PostgreSQL uses statement-level
- * triggers with transition tables (one aggregated upsert per statement); SQLite has only row-level
- * triggers (one upsert per maintained dimension per row).
+ * The rollups are kept in the same transaction as the change. PostgreSQL: statement-level triggers
+ * with transition tables on insert, update, delete and truncate (one aggregated upsert per
+ * statement), so every writer, plain SQL included, keeps them exact. SQLite has only row-level
+ * triggers, which cost ≈ 10 µs per inserted row even when idle: there, inserts must go through
+ * insertLogs() / the usage batcher (which aggregate in code), while updates and deletes keep row
+ * triggers.
  *
  * `dim` is a bit mask of the key columns that are part of the key; the others hold their default
  * (0 / ''). The maintained dimensions and their bucket sizes are the rows of `log_rollup_dims`
@@ -87,9 +88,6 @@ function sqliteRowUpsert(row: 'NEW' | 'OLD', sign: 1 | -1): string {
   );
 }
 
-/** SQLite only: a one-row table whose `bypass` = 1 turns the per-row insert trigger off. */
-export const SQLITE_BYPASS_TABLE = 'log_rollup_bypass';
-
 const isPg = (knex: Knex) => /^(pg|postgres)/.test(String(knex.client.config.client));
 
 export async function up(knex: Knex): Promise<void> {
@@ -151,18 +149,11 @@ export async function up(knex: Knex): Promise<void> {
     );
     await knex.raw(`CREATE TRIGGER logs_rollup_trunc AFTER TRUNCATE ON logs FOR EACH STATEMENT EXECUTE FUNCTION ${S}.logs_rollup_trunc()`);
   } else {
-    // SQLite triggers are per row (10 upserts per log ≈ +40 µs). The usage batcher's fast path
-    // inserts a whole batch with `bypass` set, inside its own transaction, and then adds the batch
-    // to the rollups in ONE aggregated upsert (see relay/batcher.ts); every other writer goes
-    // through the trigger. The flag is set and cleared inside that synchronous transaction, so no
-    // other writer can ever see it set.
-    await knex.schema.createTable(SQLITE_BYPASS_TABLE, (t) => {
-      t.integer('bypass').notNullable().defaultTo(0);
-    });
-    await knex(SQLITE_BYPASS_TABLE).insert({ bypass: 0 });
-    await knex.raw(
-      `CREATE TRIGGER logs_rollup_ins AFTER INSERT ON logs WHEN (SELECT bypass FROM ${SQLITE_BYPASS_TABLE}) = 0 BEGIN ${sqliteRowUpsert('NEW', 1)} END`,
-    );
+    // No INSERT trigger on SQLite: a row trigger costs ≈ 10 µs per inserted log even when it does
+    // nothing (WHEN false), and ten upserts per row when it does. Inserts go through insertLogs()
+    // or the usage batcher (server/src/repositories/logRollups.ts), which add each batch to the
+    // rollups in the same transaction, one upsert per key. Updates and deletes (rare: purge,
+    // repairs) keep their row triggers.
     await knex.raw(`CREATE TRIGGER logs_rollup_del AFTER DELETE ON logs BEGIN ${sqliteRowUpsert('OLD', -1)} END`);
     await knex.raw(`CREATE TRIGGER logs_rollup_upd AFTER UPDATE ON logs BEGIN ${sqliteRowUpsert('OLD', -1)} ${sqliteRowUpsert('NEW', 1)} END`);
   }
@@ -187,7 +178,6 @@ export async function down(knex: Knex): Promise<void> {
     }
   } else {
     for (const t of ['ins', 'del', 'upd']) await knex.raw(`DROP TRIGGER IF EXISTS logs_rollup_${t}`);
-    await knex.schema.dropTableIfExists(SQLITE_BYPASS_TABLE);
   }
   for (const [name, col] of INDEXES) {
     await knex.schema.alterTable('logs', (t) => {

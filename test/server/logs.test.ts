@@ -1,6 +1,6 @@
 import crypto from 'node:crypto';
 import { DB_TARGETS, describeEach, makeUser, setupRoot, type TestApp } from '../helpers/app';
-import { logRow, type NewLog } from '../../server/src/repositories/logs';
+import { insertLogs, type NewLog } from '../../server/src/repositories/logs';
 
 async function as(app: TestApp, id: number) {
   const token = crypto.randomBytes(16).toString('hex');
@@ -44,7 +44,7 @@ describeEach(DB_TARGETS, 'usage logs', (getApp) => {
       { user_id: b.id, username: 'bob', type: 2, created_at: t - 3, model_name: 'o3', token_name: 'tb', channel_id: 4, group: 'vip', quota: 3000, prompt_tokens: 300, completion_tokens: 70, other },
       { user_id: a.id, username: 'alice', type: 4, created_at: t - 2, content: 'system note' },
     ];
-    await app.knex('logs').insert(seeded.map((l) => logRow(l)));
+    await insertLogs(app.knex, seeded);
   });
 
   it('enforces roles: user 403 on admin endpoints, anonymous 401', async () => {

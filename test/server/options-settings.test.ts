@@ -1,4 +1,5 @@
 import { DB_TARGETS, describeEach, loginAgent, setupRoot, type LoggedIn } from '../helpers/app';
+import { insertLogs } from '../../server/src/repositories/logs';
 
 /** Settings page rules enforced by PUT /api/option/ (spec 001 §5) and the log purge it offers. */
 describeEach(DB_TARGETS, 'settings page options', (app) => {
@@ -45,7 +46,7 @@ describeEach(DB_TARGETS, 'settings page options', (app) => {
   it('clears logs before a timestamp (DELETE /api/log/?target_timestamp=) and needs the time', async () => {
     const now = Math.floor(Date.now() / 1000);
     const base = { user_id: 1, username: 'x', type: 2, content: 'c', model_name: 'm', token_name: '', quota: 0, prompt_tokens: 0, completion_tokens: 0, channel_id: 0, use_time: 0, is_stream: false, group: 'default', other: '' };
-    await app().knex('logs').insert([
+    await insertLogs(app().knex, [
       { ...base, created_at: now - 90 * 86400 },
       { ...base, created_at: now - 60 * 86400 },
       { ...base, created_at: now - 60 },

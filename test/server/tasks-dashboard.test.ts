@@ -1,6 +1,6 @@
 import { DB_TARGETS, describeEach, makeUser } from '../helpers/app';
 import { accessHeaders } from '../helpers/auth';
-import { logRow } from '../../server/src/repositories/logs';
+import { insertLogs } from '../../server/src/repositories/logs';
 
 describeEach(DB_TARGETS, 'drawing/task logs, dashboard data, performance', (app) => {
   let admin: Record<string, string>;
@@ -29,7 +29,7 @@ describeEach(DB_TARGETS, 'drawing/task logs, dashboard data, performance', (app)
       logs.push({ user_id: i < 4 ? alice.id : bob.id, username: i < 4 ? 'alice' : 'bob', type: 2, model_name: i % 2 ? 'gpt-4o' : 'gpt-4o-mini', quota: 100 + i, prompt_tokens: 10, completion_tokens: 5, created_at: t0 + i * 1800 });
     }
     logs.push({ user_id: alice.id, type: 1, quota: 99999, created_at: t0 });
-    await app().knex('logs').insert(logs.map((l) => logRow(l)));
+    await insertLogs(app().knex, logs);
   });
 
   it('pages drawing logs for admins with filters, and limits users to their own without channel', async () => {

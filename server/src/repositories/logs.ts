@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { nowSec } from '../lib/time';
 import { DIM, ROLLUP_DIMS_002, rollupUpsertSql } from '../../../migrations/002_log_rollups';
+import { addRollupsSqlite, isSqlite } from './logRollups';
 
 export const LOG_TYPE = { unknown: 0, topup: 1, consume: 2, manage: 3, system: 4 } as const;
 
@@ -52,7 +53,23 @@ export function logRow(log: NewLog): LogRow {
 
 /** Writes one log row now (top-up, admin and system logs; consume logs go through the batcher). */
 export async function insertLog(knex: Knex, log: NewLog): Promise<void> {
-  await knex('logs').insert(logRow(log));
+  await insertLogs(knex, [log]);
+}
+
+/**
+ * Writes log rows with their rollups in one transaction (`knex` may be a transaction already).
+ * The one way to insert logs besides the usage batcher: on SQLite the rollups are kept here, not by
+ * a trigger (logRollups.ts).
+ */
+export async function insertLogs(knex: Knex, logs: NewLog[]): Promise<void> {
+  if (!logs.length) return;
+  const rows = logs.map(logRow);
+  const write = async (trx: Knex) => {
+    for (let i = 0; i < rows.length; i += 200) await trx('logs').insert(rows.slice(i, i + 200));
+    if (isSqlite(trx)) await addRollupsSqlite(trx, rows);
+  };
+  if (!isSqlite(knex) || knex.isTransaction) await write(knex);
+  else await knex.transaction(write);
 }
 
 /** Console log filters (all optional; exact matches except the time range, which is inclusive). */

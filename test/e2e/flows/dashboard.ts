@@ -1,7 +1,7 @@
 import type { Page } from 'playwright-core';
 import { assert, expectText, shot, step } from '../lib';
 import { formatQuota } from '../../../admin/src/resources/shared/format';
-import { logRow } from '../../../server/src/repositories/logs';
+import { insertLogs } from '../../../server/src/repositories/logs';
 import { createAccount } from '../../../server/src/services/accounts';
 import type { Flow, FlowContext } from './types';
 
@@ -28,7 +28,7 @@ async function seed(ctx: FlowContext): Promise<{ quota: number; count: number; t
     { model_name: 'dash-model-a', quota: qpu / 2, prompt_tokens: 300, completion_tokens: 200, created_at: now - 3600 },
     { model_name: 'dash-model-b', quota: qpu / 4, prompt_tokens: 100, completion_tokens: 100, created_at: now - 600 },
   ];
-  await app.knex('logs').insert(logs.map((l) => logRow({ ...l, type: 2, user_id: 99_001, username: DASH_USER, token_name: 'dash', channel_id: 1 })));
+  await insertLogs(app.knex, logs.map((l) => ({ ...l, type: 2, user_id: 99_001, username: DASH_USER, token_name: 'dash', channel_id: 1 })));
   const root = await app.knex('users').where({ username: ctx.admin.username }).first('id');
   const uid = Number(root?.id ?? 1);
   const nowMs = Date.now();
@@ -156,7 +156,7 @@ export const flow: Flow = {
       const user = await createAccount(app, { username: 'e2edash', password: 'e2e-dash-pass-1' });
       const nowMs = Date.now();
       await app.knex('midjourneys').insert({ user_id: user.id, code: 1, action: 'IMAGINE', mj_id: 'e2e-user-mj', status: 'IN_PROGRESS', progress: '30%', submit_time: nowMs - 5000, channel_id: 3, created_at: Math.floor(nowMs / 1000) });
-      await app.knex('logs').insert(logRow({ type: 2, user_id: user.id, username: 'e2edash', model_name: 'dash-user-model', quota: 1000, prompt_tokens: 7, completion_tokens: 3, created_at: Math.floor(nowMs / 1000) - 60 }));
+      await insertLogs(app.knex, [{ type: 2, user_id: user.id, username: 'e2edash', model_name: 'dash-user-model', quota: 1000, prompt_tokens: 7, completion_tokens: 3, created_at: Math.floor(nowMs / 1000) - 60 }]);
       const browser = page.context().browser();
       assert(browser, 'a browser');
       const uctx = await browser.newContext({ viewport: { width: 1366, height: 820 }, locale: 'zh-CN' });

@@ -1,0 +1,66 @@
+import type { Knex } from 'knex';
+import { DIM } from '../../../migrations/002_log_rollups';
+import type { LogRow } from './logs';
+
+/**
+ * Insert-side rollup maintenance on SQLite (docs/logs.md). PostgreSQL keeps `log_rollups` with
+ * statement triggers; on SQLite a row trigger would cost ≈ 10 µs per inserted log even when idle,
+ * so every insert path (insertLogs, the usage batcher) adds its rows here, in its own transaction,
+ * one upsert per distinct rollup key — exactly what the PostgreSQL trigger adds.
+ */
+
+export const isSqlite = (knex: Knex) => /sqlite/.test(String(knex.client.config.client));
+
+const ROLLUP_KEY = ['dim', 'user_id', 'username', 'token_name', 'model_name', 'channel_id', 'group', 'bucket', 'type'] as const;
+
+/** Adds one aggregate to a rollup row (insert, or add to the existing counts). Both dialects. */
+export const SQL_ROLLUP_ADD =
+  `insert into "log_rollups" (${[...ROLLUP_KEY, 'n', 'quota', 'tokens'].map((c) => `"${c}"`).join(', ')}) values (${[...ROLLUP_KEY, 1, 2, 3].map(() => '?').join(', ')}) ` +
+  `on conflict (${ROLLUP_KEY.map((c) => `"${c}"`).join(', ')}) do update set "n" = "log_rollups"."n" + excluded."n", ` +
+  `"quota" = "log_rollups"."quota" + excluded."quota", "tokens" = "log_rollups"."tokens" + excluded."tokens"`;
+
+export const SQL_ROLLUP_DIMS = 'select "dim", "secs" from "log_rollup_dims" order by "dim"';
+
+export interface RollupDim {
+  dim: number;
+  secs: number;
+}
+
+type RollupKey = [dim: number, userId: number, username: string, tokenName: string, model: string, channelId: number, group: string, bucket: number, type: number];
+
+/** Sums rows per rollup key (every maintained dimension × bucket × type): the upsert parameters. */
+export function aggregateRollups(logs: LogRow[], dims: RollupDim[]): unknown[][] {
+  const acc = new Map<string, { key: RollupKey; n: number; quota: number; tokens: number }>();
+  for (const l of logs) {
+    const quota = Number(l.quota);
+    const tokens = Number(l.prompt_tokens) + Number(l.completion_tokens);
+    for (const { dim, secs } of dims) {
+      const key: RollupKey = [
+        dim,
+        dim & DIM.user_id ? l.user_id : 0,
+        dim & DIM.username ? l.username : '',
+        dim & DIM.token_name ? l.token_name : '',
+        dim & DIM.model_name ? l.model_name : '',
+        dim & DIM.channel_id ? l.channel_id : 0,
+        dim & DIM.group ? l.group : '',
+        Math.floor(l.created_at / secs) * secs,
+        l.type,
+      ];
+      const k = key.join('\u0000');
+      const a = acc.get(k);
+      if (a) {
+        a.n += 1;
+        a.quota += quota;
+        a.tokens += tokens;
+      } else acc.set(k, { key, n: 1, quota, tokens });
+    }
+  }
+  return [...acc.values()].map((a) => [...a.key, a.n, a.quota, a.tokens]);
+}
+
+/** SQLite: adds inserted rows to the rollups through `trx` (the transaction that inserted them). */
+export async function addRollupsSqlite(trx: Knex | Knex.Transaction, logs: LogRow[]): Promise<void> {
+  if (!logs.length) return;
+  const dims = ((await trx.raw(SQL_ROLLUP_DIMS)) as Array<{ dim: number; secs: number }>).map((d) => ({ dim: Number(d.dim), secs: Number(d.secs) }));
+  for (const params of aggregateRollups(logs, dims)) await trx.raw(SQL_ROLLUP_ADD, params as Knex.RawBinding[]);
+}
