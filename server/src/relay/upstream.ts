@@ -71,26 +71,44 @@ export async function sendUpstream(app: AppContext, req: UpstreamRequest, signal
   }
 }
 
-/** Reads a whole body (bounded), swallowing stream errors into an UpstreamError. */
-export async function readBody(res: UpstreamResponse, limit = 64 * 1024 * 1024): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const c of res.body) {
-      const b = c as Buffer;
-      size += b.length;
+/**
+ * Reads a whole body (bounded), swallowing stream errors into an UpstreamError. Event listeners
+ * rather than `for await`: the async iterator allocates per chunk and per call (hot path).
+ */
+export function readBody(res: UpstreamResponse, limit = 64 * 1024 * 1024): Promise<Buffer> {
+  const body = res.body;
+  return new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = () => {
+      body.off('data', onData);
+      body.off('end', onEnd);
+      body.off('error', onError);
+    };
+    const onData = (c: Buffer) => {
+      size += c.length;
       if (size > limit) {
-        res.body.destroy();
-        throw new UpstreamError(502, '上游响应过大');
+        done();
+        body.on('error', () => undefined);
+        body.destroy();
+        reject(new UpstreamError(502, '上游响应过大'));
+        return;
       }
-      chunks.push(b);
-    }
-  } catch (err) {
-    if (err instanceof UpstreamError) throw err;
-    const e = err as Error & { code?: string };
-    throw new UpstreamError(0, e.code === 'UND_ERR_BODY_TIMEOUT' ? '上游响应超时' : `读取上游响应失败：${e.code ?? e.message}`);
-  }
-  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+      chunks.push(c);
+    };
+    const onEnd = () => {
+      done();
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
+    };
+    const onError = (err: Error & { code?: string }) => {
+      done();
+      body.on('error', () => undefined);
+      reject(new UpstreamError(0, err.code === 'UND_ERR_BODY_TIMEOUT' ? '上游响应超时' : `读取上游响应失败：${err.code ?? err.message}`));
+    };
+    body.on('data', onData);
+    body.on('end', onEnd);
+    body.on('error', onError);
+  });
 }
 
 /** Discards a body (so the connection returns to the pool). */

@@ -35,24 +35,20 @@ export function aggregateRollups(logs: LogRow[], dims: RollupDim[]): unknown[][]
     const quota = Number(l.quota);
     const tokens = Number(l.prompt_tokens) + Number(l.completion_tokens);
     for (const { dim, secs } of dims) {
-      const key: RollupKey = [
-        dim,
-        dim & DIM.user_id ? l.user_id : 0,
-        dim & DIM.username ? l.username : '',
-        dim & DIM.token_name ? l.token_name : '',
-        dim & DIM.model_name ? l.model_name : '',
-        dim & DIM.channel_id ? l.channel_id : 0,
-        dim & DIM.group ? l.group : '',
-        Math.floor(l.created_at / secs) * secs,
-        l.type,
-      ];
-      const k = key.join('\u0000');
+      const userId = dim & DIM.user_id ? l.user_id : 0;
+      const username = dim & DIM.username ? l.username : '';
+      const tokenName = dim & DIM.token_name ? l.token_name : '';
+      const model = dim & DIM.model_name ? l.model_name : '';
+      const channelId = dim & DIM.channel_id ? l.channel_id : 0;
+      const group = dim & DIM.group ? l.group : '';
+      const bucket = Math.floor(l.created_at / secs) * secs;
+      const k = `${dim}\u0000${userId}\u0000${username}\u0000${tokenName}\u0000${model}\u0000${channelId}\u0000${group}\u0000${bucket}\u0000${l.type}`;
       const a = acc.get(k);
       if (a) {
         a.n += 1;
         a.quota += quota;
         a.tokens += tokens;
-      } else acc.set(k, { key, n: 1, quota, tokens });
+      } else acc.set(k, { key: [dim, userId, username, tokenName, model, channelId, group, bucket, l.type], n: 1, quota, tokens });
     }
   }
   return [...acc.values()].map((a) => [...a.key, a.n, a.quota, a.tokens]);
