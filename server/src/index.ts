@@ -2,6 +2,7 @@ import http from 'node:http';
 import { loadConfig } from './config';
 import { createApp } from './app';
 import { createLogger } from './lib/logger';
+import { startIdleGc } from './lib/idleGc';
 
 async function main() {
   const config = loadConfig();
@@ -14,6 +15,7 @@ async function main() {
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   server.requestTimeout = 0; // streams may run long; upstream timeouts guard them
+  startIdleGc(server);
   // A deep accept queue: bursts of thousands of new streams must queue, not be reset.
   server.listen({ port: config.port, backlog: 4096 }, () => {
     log.info({ port: config.port, db: gateway.ctx.db.kind, cache: gateway.ctx.kv.kind }, 'gateway listening');

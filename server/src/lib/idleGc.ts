@@ -1,0 +1,47 @@
+import type { Server } from 'node:http';
+import v8 from 'node:v8';
+import vm from 'node:vm';
+
+/**
+ * Gives memory back after a burst. Under load V8 grows the old generation (in-flight requests
+ * and streams get promoted), and a process that then goes quiet keeps those pages: V8 only
+ * shrinks the heap on a later full GC, which an idle server does not trigger. So when the server
+ * has seen traffic and then no request for `idleMs`, run one full GC (tens of ms, only when idle).
+ */
+export function startIdleGc(server: Server, opts: { idleMs?: number; minRequests?: number; gc?: () => void } = {}): () => void {
+  const idleMs = opts.idleMs ?? 5000;
+  const minRequests = opts.minRequests ?? 200;
+  const gc = opts.gc ?? exposeGc();
+  if (!gc) return () => undefined;
+  let sinceGc = 0;
+  let lastRequest = Date.now();
+  const onRequest = () => {
+    sinceGc++;
+    lastRequest = Date.now();
+  };
+  server.on('request', onRequest);
+  const timer = setInterval(() => {
+    if (sinceGc < minRequests || Date.now() - lastRequest < idleMs) return;
+    sinceGc = 0;
+    // Two passes: the first frees the garbage, the second can release the emptied pages.
+    gc();
+    setTimeout(gc, 100).unref();
+  }, Math.max(250, Math.floor(idleMs / 2)));
+  timer.unref();
+  return () => {
+    clearInterval(timer);
+    server.off('request', onRequest);
+  };
+}
+
+export function exposeGc(): (() => void) | undefined {
+  const existing = (globalThis as { gc?: () => void }).gc;
+  if (typeof existing === 'function') return existing;
+  try {
+    v8.setFlagsFromString('--expose-gc');
+    const fn = vm.runInNewContext('gc') as unknown;
+    return typeof fn === 'function' ? (fn as () => void) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,52 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { exposeGc, startIdleGc } from '../../server/src/lib/idleGc';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('idle GC after a burst', () => {
+  let server: http.Server;
+  let url: string;
+  beforeEach(async () => {
+    server = http.createServer((_req, res) => res.end('ok'));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  });
+  afterEach(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+
+  test('collects (two passes) once the burst is over and the server has been quiet for idleMs', async () => {
+    let calls = 0;
+    const stop = startIdleGc(server, { idleMs: 200, minRequests: 5, gc: () => calls++ });
+    try {
+      for (let i = 0; i < 6; i++) await (await fetch(url)).text();
+      expect(calls).toBe(0); // still busy
+      await sleep(800);
+      expect(calls).toBe(2);
+      await sleep(500);
+      expect(calls).toBe(2); // once per burst, not every tick
+    } finally {
+      stop();
+    }
+  });
+
+  test('a trickle below minRequests never triggers it, and busy servers are left alone', async () => {
+    let calls = 0;
+    const stop = startIdleGc(server, { idleMs: 300, minRequests: 50, gc: () => calls++ });
+    try {
+      for (let i = 0; i < 10; i++) await (await fetch(url)).text();
+      await sleep(900);
+      expect(calls).toBe(0);
+    } finally {
+      stop();
+    }
+  });
+
+  test('without an injected collector it obtains V8’s own (no --expose-gc needed) and it runs', () => {
+    const gc = exposeGc();
+    expect(typeof gc).toBe('function');
+    expect(() => gc!()).not.toThrow();
+  });
+});
