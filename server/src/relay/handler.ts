@@ -565,20 +565,63 @@ async function streamOutcome(
     };
     arm(every);
   }
-  try {
-    for await (const chunk of up.body) {
-      const out = handleBlocks(splitter.push(chunk as Buffer));
-      if (out) {
+  // The upstream body is pumped with listeners, not `for await`: the async iterator costs a
+  // promise and a microtask per chunk, which at thousands of concurrent streams is a good part of
+  // the CPU. Backpressure: a full client socket pauses the upstream until it drains.
+  const pump = () =>
+    new Promise<void>((resolve, reject) => {
+      const body = up.body;
+      let settled = false;
+      const done = (err?: unknown) => {
+        if (settled) return;
+        settled = true;
+        body.off('data', onData);
+        body.off('end', onEnd);
+        body.off('error', onError);
+        res.off('close', onClientClose);
+        res.off('drain', onDrain);
+        if (err !== undefined) reject(err);
+        else resolve();
+      };
+      const onData = (chunk: Buffer) => {
+        let out: string;
+        try {
+          out = handleBlocks(splitter.push(chunk));
+        } catch (err) {
+          done(err);
+          return;
+        }
+        if (!out) return;
         if (!frt) frt = Math.max(1, Math.round(call.timer.totalMs()));
         ensureHead();
         lastWrite = Date.now();
-        if (!(await writeOut(res, out))) {
+        if (res.destroyed || res.writableEnded) {
           clientGone = true;
           abort.abort();
-          break;
+          done();
+          return;
         }
-      }
-    }
+        if (!res.write(out)) {
+          body.pause();
+          res.once('drain', onDrain);
+        }
+      };
+      const onDrain = () => body.resume();
+      const onEnd = () => done();
+      const onError = (err: Error) => done(err);
+      const onClientClose = () => {
+        if (res.writableFinished) return;
+        clientGone = true;
+        abort.abort();
+        done();
+      };
+      body.on('data', onData);
+      body.on('end', onEnd);
+      body.on('error', onError);
+      res.on('close', onClientClose);
+    });
+  try {
+    await pump();
     if (!clientGone) {
       let out = handleBlocks(splitter.end());
       if (translator) for (const c of translator.end()) {
