@@ -15,6 +15,7 @@ import {
 } from '../../server/src/repositories/logs';
 import { listLogs, logStat } from '../../server/src/services/logs';
 import { usageBatcher } from '../../server/src/relay/batcher';
+import { runFast } from '../../server/src/relay/sqliteFast';
 
 /** Deterministic PRNG so a failure can be replayed. */
 function rng(seed: number) {
@@ -213,6 +214,23 @@ describeEach(DB_TARGETS, 'log rollups', (getApp) => {
       })
       .catch(() => undefined);
     expect(await rollupSnapshot(a)).toEqual(before);
+  });
+
+  it('the batcher’s knex path (SQLite connection busy in a transaction at flush time) keeps rollups in step', async () => {
+    const a = app();
+    const before = await reference(a, {}, false);
+    const b = usageBatcher(a.ctx);
+    await runFast(a.ctx, 'select 1 as v', []); // the fast path holds its connection handle from now on
+    for (let i = 0; i < 30; i++) b.addLog(randomLog(r));
+    let flushed: Promise<void> | undefined;
+    await a.knex.transaction(async (trx) => {
+      flushed = b.flush(); // SQLite: the fast path finds the connection in this transaction and steps aside
+      await trx('logs').count({ n: '*' });
+      await new Promise((res) => setTimeout(res, 30));
+    });
+    await flushed;
+    expect(await reference(a, {}, false)).toBe(before + 30);
+    await expectRollupsInStep(a);
   });
 
   it('concurrent writers do not lose counts', async () => {

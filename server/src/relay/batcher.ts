@@ -1,8 +1,8 @@
 import type { AppContext } from '../context';
-import { logRow, type NewLog, type LogRow } from '../repositories/logs';
+import { insertLogs, logRow, type NewLog, type LogRow } from '../repositories/logs';
 import { nowSec } from '../lib/time';
 import { fastTx } from './sqliteFast';
-import { addRollupsSqlite, aggregateRollups, isSqlite, SQL_ROLLUP_ADD, SQL_ROLLUP_DIMS, type RollupDim } from '../repositories/logRollups';
+import { aggregateRollups, SQL_ROLLUP_ADD, SQL_ROLLUP_DIMS, type RollupDim } from '../repositories/logRollups';
 
 const LOG_COLUMNS = ['user_id', 'created_at', 'type', 'content', 'username', 'token_name', 'token_id', 'model_name', 'quota', 'prompt_tokens', 'completion_tokens', 'use_time', 'is_stream', 'channel_id', 'channel_name', 'group', 'ip', 'other'] as const;
 const SQL_LOG = `insert into "logs" (${LOG_COLUMNS.map((c) => `"${c}"`).join(', ')}) values (${LOG_COLUMNS.map(() => '?').join(', ')})`;
@@ -108,8 +108,7 @@ export class UsageBatcher {
       });
       if (done) return;
       await knex.transaction(async (trx) => {
-        for (let i = 0; i < logs.length; i += 200) await trx('logs').insert(logs.slice(i, i + 200));
-        if (isSqlite(knex)) await addRollupsSqlite(trx, logs); // (PostgreSQL: the insert trigger)
+        await insertLogs(trx, logs); // rows and (SQLite) their rollups
         for (const [id, c] of users) {
           await trx('users').where({ id }).update({ used_quota: trx.raw('used_quota + ?', [c.quota]), request_count: trx.raw('request_count + ?', [c.count]) });
         }
