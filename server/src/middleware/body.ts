@@ -1,5 +1,6 @@
 import type Koa from 'koa';
 import { AppError, BadRequestError } from '../lib/errors';
+import { collectStream, type CollectErrors } from '../lib/collectStream';
 
 declare module 'koa' {
   interface Request {
@@ -16,19 +17,24 @@ export class PayloadTooLargeError extends AppError {
   }
 }
 
-/** Reads the whole body, refusing more than `limit` bytes without buffering the excess. */
-export async function readRawBody(ctx: Koa.Context, limit: number): Promise<Buffer> {
+const consoleBodyErrors = (limit: number): CollectErrors => ({
+  tooLarge: () => new PayloadTooLargeError(limit),
+  failed: (err) => new BadRequestError(`读取请求体失败：${err.message}`),
+  closed: () => new BadRequestError('请求体不完整'),
+});
+
+/**
+ * Reads the whole request body, refusing more than `limit` bytes without buffering the excess
+ * (the rest is drained so the refusal can still be delivered). `errors` shapes the failures
+ * (the relay answers them in its callers' formats).
+ */
+export function readRawBody(ctx: Koa.Context, limit: number, errors: CollectErrors = consoleBodyErrors(limit)): Promise<Buffer> {
   const declared = Number(ctx.get('content-length') || 0);
-  if (declared > limit) throw new PayloadTooLargeError(limit);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of ctx.req) {
-    const buf = chunk as Buffer;
-    size += buf.length;
-    if (size > limit) throw new PayloadTooLargeError(limit);
-    chunks.push(buf);
+  if (declared > limit) {
+    ctx.req.resume();
+    return Promise.reject(errors.tooLarge());
   }
-  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+  return collectStream(ctx.req, limit, errors, 'drain');
 }
 
 /** JSON body parser for the console API: malformed JSON is a handled `success:false`. */

@@ -1,7 +1,8 @@
 import type Koa from 'koa';
 import type { AppContext } from '../context';
 import { AppError } from '../lib/errors';
-import { PayloadTooLargeError } from '../middleware/body';
+import { PayloadTooLargeError, readRawBody } from '../middleware/body';
+import type { CollectErrors } from '../lib/collectStream';
 import { resolveUser } from '../middleware/auth';
 import { startTimer } from '../metrics';
 import { authenticateKey, checkModelAllowed, loadUser, usableGroups, type Principal } from './auth';
@@ -97,57 +98,19 @@ function respondError(app: AppContext, ctx: Koa.Context, format: InboundFormat, 
   ctx.body = body;
 }
 
-/**
- * Reads the request body (event listeners rather than an async iterator: cheaper per call).
- * Over `limit` → 413; the rest of the upload is drained so the answer can still be delivered.
- */
-function readRawBody(ctx: Koa.Context, limit: number): Promise<Buffer> {
-  const declared = Number(ctx.get('content-length') || 0);
-  const req = ctx.req;
-  if (declared > limit) {
-    req.resume();
-    return Promise.reject(new PayloadTooLargeError(limit));
-  }
-  return new Promise<Buffer>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const cleanup = () => {
-      req.off('data', onData);
-      req.off('end', onEnd);
-      req.off('error', onError);
-      req.off('close', onClose);
-    };
-    const onData = (c: Buffer) => {
-      size += c.length;
-      if (size > limit) {
-        cleanup();
-        req.resume();
-        reject(new PayloadTooLargeError(limit));
-        return;
-      }
-      chunks.push(c);
-    };
-    const onEnd = () => {
-      cleanup();
-      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
-    };
-    const onError = (err: Error) => {
-      cleanup();
-      reject(new RelayError(400, `读取请求体失败：${err.message}`, 'invalid_request'));
-    };
-    const onClose = () => {
-      cleanup();
-      reject(new RelayError(400, '请求体不完整', 'invalid_request'));
-    };
-    req.on('data', onData);
-    req.on('end', onEnd);
-    req.on('error', onError);
-    req.on('close', onClose);
-  });
+/** Request-body failures on the relay: 413 past the limit, 400 for a broken upload. */
+const relayBodyErrors = (limit: number): CollectErrors => ({
+  tooLarge: () => new PayloadTooLargeError(limit),
+  failed: (err) => new RelayError(400, `读取请求体失败：${err.message}`, 'invalid_request'),
+  closed: () => new RelayError(400, '请求体不完整', 'invalid_request'),
+});
+
+function readRelayBody(ctx: Koa.Context, limit: number): Promise<Buffer> {
+  return readRawBody(ctx, limit, relayBodyErrors(limit));
 }
 
 async function readJson(app: AppContext, ctx: Koa.Context): Promise<{ body: Record<string, unknown>; raw: Buffer }> {
-  const raw = await readRawBody(ctx, app.config.relayBodyLimit);
+  const raw = await readRelayBody(ctx, app.config.relayBodyLimit);
   if (!raw.length) throw new RelayError(400, '请求体不能为空', 'invalid_request');
   let body: unknown;
   try {
@@ -196,7 +159,7 @@ async function buildOpenAICall(app: AppContext, ctx: Koa.Context, endpoint: Endp
   if (endpoint === 'transcriptions' || endpoint === 'translations' || endpoint === 'image_edits') {
     const ctype = ctx.get('content-type');
     if (!ctype.toLowerCase().startsWith('multipart/form-data')) throw new RelayError(400, '请求必须是 multipart/form-data', 'invalid_request');
-    const raw = await readRawBody(ctx, app.config.relayBodyLimit);
+    const raw = await readRelayBody(ctx, app.config.relayBodyLimit);
     const model = multipartField(raw, ctype, 'model');
     if (!model) throw new RelayError(400, '缺少 model 参数', 'invalid_request');
     const n = endpoint === 'image_edits' ? Number(multipartField(raw, ctype, 'n') ?? 1) || 1 : undefined;

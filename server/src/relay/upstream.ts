@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { Agent, ProxyAgent, request, type Dispatcher } from 'undici';
 import type { AppContext } from '../context';
 import { UpstreamError } from './errors';
+import { collectStream, type CollectErrors } from '../lib/collectStream';
 import type { UpstreamRequest } from './types';
 
 /** One keep-alive agent per app (undici pools connections per origin inside it, no cap: the clients' concurrency decides). */
@@ -71,45 +72,15 @@ export async function sendUpstream(app: AppContext, req: UpstreamRequest, signal
   }
 }
 
-/**
- * Reads a whole body (bounded), swallowing stream errors into an UpstreamError. Event listeners
- * rather than `for await`: the async iterator allocates per chunk and per call (hot path).
- */
+/** Reads a whole upstream body (bounded); stream failures become an UpstreamError. */
 export function readBody(res: UpstreamResponse, limit = 64 * 1024 * 1024): Promise<Buffer> {
-  const body = res.body;
-  return new Promise<Buffer>((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const done = () => {
-      body.off('data', onData);
-      body.off('end', onEnd);
-      body.off('error', onError);
-    };
-    const onData = (c: Buffer) => {
-      size += c.length;
-      if (size > limit) {
-        done();
-        body.on('error', () => undefined);
-        body.destroy();
-        reject(new UpstreamError(502, '上游响应过大'));
-        return;
-      }
-      chunks.push(c);
-    };
-    const onEnd = () => {
-      done();
-      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks));
-    };
-    const onError = (err: Error & { code?: string }) => {
-      done();
-      body.on('error', () => undefined);
-      reject(new UpstreamError(0, err.code === 'UND_ERR_BODY_TIMEOUT' ? '上游响应超时' : `读取上游响应失败：${err.code ?? err.message}`));
-    };
-    body.on('data', onData);
-    body.on('end', onEnd);
-    body.on('error', onError);
-  });
+  return collectStream(res.body, limit, UPSTREAM_BODY_ERRORS, 'destroy');
 }
+
+const UPSTREAM_BODY_ERRORS: CollectErrors = {
+  tooLarge: () => new UpstreamError(502, '上游响应过大'),
+  failed: (err) => new UpstreamError(0, err.code === 'UND_ERR_BODY_TIMEOUT' ? '上游响应超时' : `读取上游响应失败：${err.code ?? err.message}`),
+};
 
 /** Discards a body (so the connection returns to the pool). */
 export function discard(res: UpstreamResponse): void {
