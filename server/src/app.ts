@@ -1,4 +1,5 @@
 import Koa from 'koa';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import session from 'koa-session';
 import type { AppConfig } from './config';
 import type { AppContext } from './context';
@@ -9,7 +10,7 @@ import { createLogger, type Logger } from './lib/logger';
 import { nowSec } from './lib/time';
 import { OptionService } from './services/options';
 import { apiMiddleware } from './api';
-import { relayMiddleware } from './relay';
+import { relayHttpHandler, relayMiddleware } from './relay';
 import { metricsMiddleware } from './metrics';
 import { serveConsole } from './static';
 
@@ -17,7 +18,7 @@ export interface GatewayApp {
   koa: Koa;
   ctx: AppContext;
   /** Node request handler (for http.createServer / supertest). */
-  callback: ReturnType<Koa['callback']>;
+  callback: (req: IncomingMessage, res: ServerResponse) => Promise<void> | undefined;
   /** Flushes batches, closes DB and Redis. */
   close(): Promise<void>;
 }
@@ -87,11 +88,16 @@ export async function createApp(config: AppConfig, opts: CreateAppOptions = {}):
   for (const mw of apiMiddleware(ctx)) koa.use(mw);
   if (opts.serveConsole !== false) koa.use(serveConsole(config.adminDist));
 
+  // Relay calls skip Koa (see relay/httpContext.ts); the console, the playground and /metrics use it.
+  const koaCallback = koa.callback();
+  const relayHttp = relayHttpHandler(ctx);
+  const callback = (req: IncomingMessage, res: ServerResponse): Promise<void> | undefined => (relayHttp(req, res) ? undefined : koaCallback(req, res));
+
   let closed = false;
   return {
     koa,
     ctx,
-    callback: koa.callback(),
+    callback,
     async close() {
       if (closed) return;
       closed = true;

@@ -28,7 +28,7 @@ const consoleBodyErrors = (limit: number): CollectErrors => ({
  * (the rest is drained so the refusal can still be delivered). `errors` shapes the failures
  * (the relay answers them in its callers' formats).
  */
-export function readRawBody(ctx: Koa.Context, limit: number, errors: CollectErrors = consoleBodyErrors(limit)): Promise<Buffer> {
+export function readRawBody(ctx: Pick<Koa.Context, 'get' | 'req'>, limit: number, errors: CollectErrors = consoleBodyErrors(limit)): Promise<Buffer> {
   const declared = Number(ctx.get('content-length') || 0);
   if (declared > limit) {
     ctx.req.resume();

@@ -1,5 +1,6 @@
-import type Koa from 'koa';
 import type { ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream';
+import type { RelayHttp } from './httpContext';
 import type { AppContext } from '../context';
 import { RelayError, UpstreamError } from './errors';
 import { checkModelAllowed, TOKEN_STATUS, type Principal } from './auth';
@@ -33,7 +34,7 @@ import { LOG_TYPE } from '../repositories/logs';
 /** One client call being relayed. */
 export interface RelayCall {
   app: AppContext;
-  ctx: Koa.Context;
+  ctx: RelayHttp;
   endpoint: Endpoint;
   inbound: InboundFormat;
   principal: Principal;
@@ -193,7 +194,7 @@ function mapStatus(ch: ChannelEntry | undefined, status: number): number {
   return Number.isInteger(n) && n >= 100 && n <= 599 ? n : status;
 }
 
-function isClientGone(ctx: Koa.Context): boolean {
+function isClientGone(ctx: RelayHttp): boolean {
   return ctx.res.destroyed && !ctx.res.writableFinished;
 }
 
@@ -322,11 +323,13 @@ async function attemptChannel(call: RelayCall, ch: ChannelEntry, calls: number):
         tokens: { prompt, completion: 0, cached: 0, calls },
         frtMs: Math.round(call.timer.totalMs()),
         finish() {
-          ctx.status = 200;
-          ctx.type = ctype || 'audio/mpeg';
-          ctx.set(OVERHEAD_HEADER, formatOverhead(call.timer.overheadMs()));
-          res.body.on('error', () => undefined);
-          ctx.body = res.body;
+          const out = ctx.res;
+          ctx.respond = false;
+          out.statusCode = 200;
+          out.setHeader('content-type', ctype || 'audio/mpeg');
+          out.setHeader(OVERHEAD_HEADER, formatOverhead(call.timer.overheadMs()));
+          // Either side failing (upstream cut, client gone) ends both.
+          pipeline(res.body, out, () => undefined);
         },
       };
     }

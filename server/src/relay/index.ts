@@ -1,4 +1,6 @@
 import type Koa from 'koa';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { RelayHttpContext, type RelayHttp } from './httpContext';
 import type { AppContext } from '../context';
 import { AppError } from '../lib/errors';
 import { PayloadTooLargeError, readRawBody } from '../middleware/body';
@@ -40,42 +42,73 @@ const BILLING_PATHS = new Set(['/dashboard/billing/subscription', '/dashboard/bi
 const isRelayPath = (p: string) =>
   p.startsWith('/v1/') || p === '/v1' || p.startsWith('/v1beta/') || p.startsWith('/pg/') || (p.startsWith('/dashboard/billing/') && BILLING_PATHS.has(p));
 
-/** The relay: /v1/*, /v1beta/*, /pg/*. Returns a middleware that handles those paths. */
+/** The relay: /v1/*, /v1beta/*, /pg/*, inside Koa (the playground needs the console session). */
 export function relayMiddleware(app: AppContext): Koa.Middleware {
   return async (ctx, next) => {
-    const path = ctx.path;
-    if (!isRelayPath(path)) return next();
-    // Browser clients (web chat UIs) call the relay directly: allow any origin; keys are bearer tokens.
-    ctx.set('Access-Control-Allow-Origin', '*');
-    if (ctx.method === 'OPTIONS') {
-      ctx.set('Access-Control-Allow-Methods', 'GET, POST, OPTIONS');
-      ctx.set('Access-Control-Allow-Headers', ctx.get('Access-Control-Request-Headers') || '*');
-      ctx.set('Access-Control-Max-Age', '86400');
-      ctx.status = 204;
-      return;
-    }
-    let format: InboundFormat = openaiFormat;
-    try {
-      for (const route of inboundRoutes) {
-        if (route.method !== ctx.method) continue;
-        const m = route.match(path);
-        if (!m) continue;
-        format = route.format;
-        await handleInbound(app, ctx, route, m);
-        return;
-      }
-      if (ctx.method === 'POST' && OPENAI_POST[path]) return await handleOpenAI(app, ctx, OPENAI_POST[path]);
-      if (ctx.method === 'POST' && path === '/pg/chat/completions') return await handlePlayground(app, ctx);
-      if (ctx.method === 'GET' && (path === '/v1/models' || path.startsWith('/v1/models/'))) return await handleModels(app, ctx);
-      if (ctx.method === 'GET' && BILLING_PATHS.has(path)) return await handleBilling(app, ctx, path.endsWith('/usage'));
-      throw new RelayError(404, `Invalid URL (${ctx.method} ${path})`, 'not_found');
-    } catch (err) {
-      respondError(app, ctx, format, err);
-    }
+    if (!isRelayPath(ctx.path)) return next();
+    await handleRelay(app, ctx, ctx.path === '/pg/chat/completions' ? () => handlePlayground(app, ctx) : undefined);
   };
 }
 
-function respondError(app: AppContext, ctx: Koa.Context, format: InboundFormat, err: unknown): void {
+/**
+ * The relay straight on node:http, without Koa, for every relay path but the playground's.
+ * Returns false for a request it does not take (the caller hands it to Koa).
+ */
+export function relayHttpHandler(app: AppContext): (req: IncomingMessage, res: ServerResponse) => boolean {
+  const trustProxy = app.config.trustProxy;
+  return (req, res) => {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const path = q < 0 ? url : url.slice(0, q);
+    if (!isRelayPath(path) || path.startsWith('/pg/')) return false;
+    const ctx = new RelayHttpContext(req, res, trustProxy);
+    handleRelay(app, ctx).then(
+      () => ctx.finish(),
+      (err: unknown) => {
+        // handleRelay answers its own errors; this is only a failure while doing so.
+        app.log.error({ err, path }, 'relay response failed');
+        if (!res.headersSent) {
+          res.statusCode = 500;
+          res.end();
+        } else res.destroy();
+      },
+    );
+    return true;
+  };
+}
+
+async function handleRelay(app: AppContext, ctx: RelayHttp, playground?: () => Promise<void>): Promise<void> {
+  const path = ctx.path;
+  // Browser clients (web chat UIs) call the relay directly: allow any origin; keys are bearer tokens.
+  ctx.set('Access-Control-Allow-Origin', '*');
+  if (ctx.method === 'OPTIONS') {
+    ctx.set('Access-Control-Allow-Methods', 'GET, POST, OPTIONS');
+    ctx.set('Access-Control-Allow-Headers', ctx.get('Access-Control-Request-Headers') || '*');
+    ctx.set('Access-Control-Max-Age', '86400');
+    ctx.status = 204;
+    return;
+  }
+  let format: InboundFormat = openaiFormat;
+  try {
+    for (const route of inboundRoutes) {
+      if (route.method !== ctx.method) continue;
+      const m = route.match(path);
+      if (!m) continue;
+      format = route.format;
+      await handleInbound(app, ctx, route, m);
+      return;
+    }
+    if (ctx.method === 'POST' && OPENAI_POST[path]) return await handleOpenAI(app, ctx, OPENAI_POST[path]);
+    if (ctx.method === 'POST' && playground) return await playground();
+    if (ctx.method === 'GET' && (path === '/v1/models' || path.startsWith('/v1/models/'))) return await handleModels(app, ctx);
+    if (ctx.method === 'GET' && BILLING_PATHS.has(path)) return await handleBilling(app, ctx, path.endsWith('/usage'));
+    throw new RelayError(404, `Invalid URL (${ctx.method} ${path})`, 'not_found');
+  } catch (err) {
+    respondError(app, ctx, format, err);
+  }
+}
+
+function respondError(app: AppContext, ctx: RelayHttp, format: InboundFormat, err: unknown): void {
   let status = 500;
   let message = '服务器内部错误，请联系管理员';
   let code = 'internal_error';
@@ -105,11 +138,11 @@ const relayBodyErrors = (limit: number): CollectErrors => ({
   closed: () => new RelayError(400, '请求体不完整', 'invalid_request'),
 });
 
-function readRelayBody(ctx: Koa.Context, limit: number): Promise<Buffer> {
+function readRelayBody(ctx: RelayHttp, limit: number): Promise<Buffer> {
   return readRawBody(ctx, limit, relayBodyErrors(limit));
 }
 
-async function readJson(app: AppContext, ctx: Koa.Context): Promise<{ body: Record<string, unknown>; raw: Buffer }> {
+async function readJson(app: AppContext, ctx: RelayHttp): Promise<{ body: Record<string, unknown>; raw: Buffer }> {
   const raw = await readRelayBody(ctx, app.config.relayBodyLimit);
   if (!raw.length) throw new RelayError(400, '请求体不能为空', 'invalid_request');
   let body: unknown;
@@ -143,11 +176,11 @@ export function multipartField(raw: Buffer, contentType: string, name: string): 
   return undefined;
 }
 
-function clientIp(ctx: Koa.Context): string {
+function clientIp(ctx: RelayHttp): string {
   return ctx.ip || ctx.req.socket.remoteAddress || '';
 }
 
-async function handleOpenAI(app: AppContext, ctx: Koa.Context, endpoint: Endpoint): Promise<void> {
+async function handleOpenAI(app: AppContext, ctx: RelayHttp, endpoint: Endpoint): Promise<void> {
   const timer = startTimer();
   const ip = clientIp(ctx);
   const principal = await authenticateKey(app, extractKey(ctx, 'openai'), ip);
@@ -155,7 +188,7 @@ async function handleOpenAI(app: AppContext, ctx: Koa.Context, endpoint: Endpoin
   await relay(call);
 }
 
-async function buildOpenAICall(app: AppContext, ctx: Koa.Context, endpoint: Endpoint, principal: Principal, ip: string, timer: ReturnType<typeof startTimer>): Promise<RelayCall> {
+async function buildOpenAICall(app: AppContext, ctx: RelayHttp, endpoint: Endpoint, principal: Principal, ip: string, timer: ReturnType<typeof startTimer>): Promise<RelayCall> {
   if (endpoint === 'transcriptions' || endpoint === 'translations' || endpoint === 'image_edits') {
     const ctype = ctx.get('content-type');
     if (!ctype.toLowerCase().startsWith('multipart/form-data')) throw new RelayError(400, '请求必须是 multipart/form-data', 'invalid_request');
@@ -276,7 +309,7 @@ async function handlePlayground(app: AppContext, ctx: Koa.Context): Promise<void
   });
 }
 
-async function handleModels(app: AppContext, ctx: Koa.Context): Promise<void> {
+async function handleModels(app: AppContext, ctx: RelayHttp): Promise<void> {
   // Claude clients list models with x-api-key (+ anthropic-version) and expect Claude's shape.
   const claude = !!ctx.get('x-api-key') || !!ctx.get('anthropic-version');
   const principal = await authenticateKey(app, extractKey(ctx, claude ? 'claude' : 'openai'), clientIp(ctx));
@@ -303,7 +336,7 @@ async function handleModels(app: AppContext, ctx: Koa.Context): Promise<void> {
  * OpenAI's legacy dashboard billing endpoints, for clients that show a key's balance (NextChat…).
  * With DisplayTokenStatEnabled a limited token reports its own figures, otherwise the user's.
  */
-async function handleBilling(app: AppContext, ctx: Koa.Context, usage: boolean): Promise<void> {
+async function handleBilling(app: AppContext, ctx: RelayHttp, usage: boolean): Promise<void> {
   const principal = await authenticateKey(app, extractKey(ctx, 'openai'), clientIp(ctx));
   const unit = app.options.quotaPerUnit;
   let used: number;
@@ -328,7 +361,7 @@ async function handleBilling(app: AppContext, ctx: Koa.Context, usage: boolean):
 }
 
 /** Claude/Gemini (and any other registered) client formats. */
-async function handleInbound(app: AppContext, ctx: Koa.Context, route: InboundRoute, m: { modelFromPath?: string; stream?: boolean }): Promise<void> {
+async function handleInbound(app: AppContext, ctx: RelayHttp, route: InboundRoute, m: { modelFromPath?: string; stream?: boolean }): Promise<void> {
   const timer = startTimer();
   const ip = clientIp(ctx);
   const principal = await authenticateKey(app, extractKey(ctx, route.keyStyle), ip);

@@ -1,4 +1,4 @@
-import type Koa from 'koa';
+import type { RelayHttp } from './httpContext';
 
 export type KeyStyle = 'openai' | 'claude' | 'gemini';
 
@@ -7,7 +7,7 @@ export type KeyStyle = 'openai' | 'claude' | 'gemini';
  * Bearer sk-<key>` (the prefix is optional), or `api-key` as Azure clients send it. Claude style also accepts `x-api-key`; Gemini style
  * `x-goog-api-key` or `?key=`. Returns '' when none was sent.
  */
-export function extractKey(ctx: Koa.Context, style: KeyStyle): string {
+export function extractKey(ctx: Pick<RelayHttp, 'get' | 'query'>, style: KeyStyle): string {
   let raw = '';
   if (style === 'claude') raw = ctx.get('x-api-key');
   else if (style === 'gemini') raw = ctx.get('x-goog-api-key') || (typeof ctx.query.key === 'string' ? ctx.query.key : '');
