@@ -6,6 +6,27 @@ import { aggregateRollups, SQL_ROLLUP_ADD, SQL_ROLLUP_DIMS, type RollupDim } fro
 
 const LOG_COLUMNS = ['user_id', 'created_at', 'type', 'content', 'username', 'token_name', 'token_id', 'model_name', 'quota', 'prompt_tokens', 'completion_tokens', 'use_time', 'is_stream', 'channel_id', 'channel_name', 'group', 'ip', 'other'] as const;
 const SQL_LOG = `insert into "logs" (${LOG_COLUMNS.map((c) => `"${c}"`).join(', ')}) values (${LOG_COLUMNS.map(() => '?').join(', ')})`;
+/** Statement parameters of one row, in LOG_COLUMNS order (plain property reads: `l[c]` over 18 keys is a megamorphic lookup per column). */
+const logParams = (l: LogRow): unknown[] => [
+  l.user_id,
+  l.created_at,
+  l.type,
+  l.content,
+  l.username,
+  l.token_name,
+  l.token_id,
+  l.model_name,
+  l.quota,
+  l.prompt_tokens,
+  l.completion_tokens,
+  l.use_time,
+  l.is_stream ? 1 : 0,
+  l.channel_id,
+  l.channel_name,
+  l.group,
+  l.ip,
+  l.other,
+];
 const SQL_USER = 'update "users" set "used_quota" = "used_quota" + ?, "request_count" = "request_count" + ? where "id" = ?';
 const SQL_TOKEN = 'update "tokens" set "used_quota" = "used_quota" + ?, "request_count" = "request_count" + ?, "accessed_time" = ? where "id" = ?';
 const SQL_CHANNEL = 'update "channels" set "used_quota" = "used_quota" + ?, "request_count" = "request_count" + ? where "id" = ?';
@@ -18,7 +39,8 @@ interface Counter {
 /**
  * Consume logs and usage counters (used_quota / request_count of users, tokens, channels) are
  * written in batches: every second, when 500 items queue up, and on app close. Balances are NOT
- * batched (billing.ts moves them synchronously).
+ * batched (billing.ts moves them synchronously). (Flushing in every SQLite group commit instead
+ * was measured: batches of a few rows cost ≈ 10 % more CPU per call in counter and rollup upserts.)
  */
 export class UsageBatcher {
   private logs: LogRow[] = [];
@@ -98,7 +120,7 @@ export class UsageBatcher {
         if (logs.length) {
           // SQLite has no insert trigger for the rollups: the batch adds itself, one upsert per key.
           this.dims ??= run(SQL_ROLLUP_DIMS, []).map((d) => ({ dim: Number(d.dim), secs: Number(d.secs) }));
-          for (const l of logs) run(SQL_LOG, LOG_COLUMNS.map((c) => (c === 'is_stream' ? (l.is_stream ? 1 : 0) : l[c])));
+          for (const l of logs) run(SQL_LOG, logParams(l));
           for (const params of aggregateRollups(logs, this.dims)) run(SQL_ROLLUP_ADD, params);
         }
         for (const [id, c] of users) run(SQL_USER, [c.quota, c.count, id]);
