@@ -8,7 +8,16 @@ describe('idle GC after a burst', () => {
   let server: http.Server;
   let url: string;
   beforeEach(async () => {
-    server = http.createServer((_req, res) => res.end('ok'));
+    server = http.createServer((req, res) => {
+      // /slow: a long answer (a stream), written in parts over 900 ms.
+      if (req.url === '/slow') {
+        res.write('a');
+        setTimeout(() => res.write('b'), 400);
+        setTimeout(() => res.end('c'), 900);
+        return;
+      }
+      res.end('ok');
+    });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
   });
@@ -39,6 +48,22 @@ describe('idle GC after a burst', () => {
       for (let i = 0; i < 10; i++) await (await fetch(url)).text();
       await sleep(900);
       expect(calls).toBe(0);
+    } finally {
+      stop();
+    }
+  });
+
+  test('a response still in flight (a long stream) is traffic: no collection until it has closed and idleMs passed', async () => {
+    let calls = 0;
+    const stop = startIdleGc(server, { idleMs: 200, minRequests: 5, gc: () => calls++ });
+    try {
+      for (let i = 0; i < 5; i++) await (await fetch(url)).text();
+      const slow = fetch(`${url}slow`).then((r) => r.text());
+      await sleep(700); // 700 ms since the last request started, longer than idleMs
+      expect(calls).toBe(0);
+      expect(await slow).toBe('abc');
+      await sleep(700);
+      expect(calls).toBe(2);
     } finally {
       stop();
     }

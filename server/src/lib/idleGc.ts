@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 
@@ -6,7 +6,8 @@ import vm from 'node:vm';
  * Gives memory back after a burst. Under load V8 grows the old generation (in-flight requests
  * and streams get promoted), and a process that then goes quiet keeps those pages: V8 only
  * shrinks the heap on a later full GC, which an idle server does not trigger. So when the server
- * has seen traffic and then no request for `idleMs`, run one full GC (tens of ms, only when idle).
+ * has seen traffic and then nothing in flight for `idleMs`, run one full GC (tens of ms, only when
+ * idle). "In flight" counts responses not yet closed: a stream that runs for minutes is traffic.
  */
 export function startIdleGc(server: Server, opts: { idleMs?: number; minRequests?: number; gc?: () => void } = {}): () => void {
   const idleMs = opts.idleMs ?? 5000;
@@ -14,14 +15,21 @@ export function startIdleGc(server: Server, opts: { idleMs?: number; minRequests
   const gc = opts.gc ?? exposeGc();
   if (!gc) return () => undefined;
   let sinceGc = 0;
-  let lastRequest = Date.now();
-  const onRequest = () => {
+  let inFlight = 0;
+  let lastActivity = Date.now();
+  const onClose = () => {
+    inFlight--;
+    lastActivity = Date.now();
+  };
+  const onRequest = (_req: IncomingMessage, res: ServerResponse) => {
     sinceGc++;
-    lastRequest = Date.now();
+    inFlight++;
+    lastActivity = Date.now();
+    res.once('close', onClose);
   };
   server.on('request', onRequest);
   const timer = setInterval(() => {
-    if (sinceGc < minRequests || Date.now() - lastRequest < idleMs) return;
+    if (sinceGc < minRequests || inFlight > 0 || Date.now() - lastActivity < idleMs) return;
     sinceGc = 0;
     // Two passes: the first frees the garbage, the second can release the emptied pages.
     gc();
