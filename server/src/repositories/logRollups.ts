@@ -28,12 +28,27 @@ export interface RollupDim {
 
 type RollupKey = [dim: number, userId: number, username: string, tokenName: string, model: string, channelId: number, group: string, bucket: number, type: number];
 
-/** Sums rows per rollup key (every maintained dimension × bucket × type): the upsert parameters. */
+/**
+ * Sums rows per rollup key (every maintained dimension × bucket × type): the upsert parameters.
+ * Two steps: rows are first summed per distinct (attributes, second, type) — one key per row;
+ * a batch of a second's calls has few of them — and only those sums are spread over the
+ * dimensions (building a key per row × dimension cost ≈ 1 µs per dimension per row).
+ */
 export function aggregateRollups(logs: LogRow[], dims: RollupDim[]): unknown[][] {
-  const acc = new Map<string, { key: RollupKey; n: number; quota: number; tokens: number }>();
+  const rows = new Map<string, { l: LogRow; n: number; quota: number; tokens: number }>();
   for (const l of logs) {
     const quota = Number(l.quota);
     const tokens = Number(l.prompt_tokens) + Number(l.completion_tokens);
+    const k = `${l.user_id}\u0000${l.username}\u0000${l.token_name}\u0000${l.model_name}\u0000${l.channel_id}\u0000${l.group}\u0000${l.created_at}\u0000${l.type}`;
+    const r = rows.get(k);
+    if (r) {
+      r.n += 1;
+      r.quota += quota;
+      r.tokens += tokens;
+    } else rows.set(k, { l, n: 1, quota, tokens });
+  }
+  const acc = new Map<string, { key: RollupKey; n: number; quota: number; tokens: number }>();
+  for (const { l, n, quota, tokens } of rows.values()) {
     for (const { dim, secs } of dims) {
       const userId = dim & DIM.user_id ? l.user_id : 0;
       const username = dim & DIM.username ? l.username : '';
@@ -45,10 +60,10 @@ export function aggregateRollups(logs: LogRow[], dims: RollupDim[]): unknown[][]
       const k = `${dim}\u0000${userId}\u0000${username}\u0000${tokenName}\u0000${model}\u0000${channelId}\u0000${group}\u0000${bucket}\u0000${l.type}`;
       const a = acc.get(k);
       if (a) {
-        a.n += 1;
+        a.n += n;
         a.quota += quota;
         a.tokens += tokens;
-      } else acc.set(k, { key: [dim, userId, username, tokenName, model, channelId, group, bucket, l.type], n: 1, quota, tokens });
+      } else acc.set(k, { key: [dim, userId, username, tokenName, model, channelId, group, bucket, l.type], n, quota, tokens });
     }
   }
   return [...acc.values()].map((a) => [...a.key, a.n, a.quota, a.tokens]);
