@@ -26,6 +26,13 @@ function sqliteState(app: AppContext) {
   }));
 }
 
+/** The connection once known (the hot path: no await), else undefined. */
+function knownConn(app: AppContext): SqliteConn | undefined {
+  if (app.db.kind !== 'sqlite') return undefined;
+  const conn = sqliteState(app).conn;
+  return conn?.open ? conn : undefined;
+}
+
 async function sqliteConn(app: AppContext): Promise<SqliteConn | undefined> {
   if (app.db.kind !== 'sqlite') return undefined;
   const st = sqliteState(app);
@@ -160,10 +167,13 @@ function flushGroup(app: AppContext, conn: SqliteConn): void {
  * One hot statement on SQLite (group-committed). Undefined when the fast path is unavailable
  * (PostgreSQL, or a knex transaction holds the connection): the caller then uses knex.
  */
-export async function runFast(app: AppContext, sql: string, params: unknown[]): Promise<Array<Record<string, unknown>> | undefined> {
-  const conn = await sqliteConn(app);
-  if (!conn || !conn.open) return undefined;
-  return (await enqueue(app, conn, (run) => run(sql, params), false)) as Array<Record<string, unknown>> | undefined;
+export function runFast(app: AppContext, sql: string, params: unknown[]): Promise<Array<Record<string, unknown>> | undefined> {
+  // Not async, and no await once the connection is known: each async layer is a promise and a
+  // microtask per call on the hottest path.
+  const known = knownConn(app);
+  if (known) return enqueue(app, known, (run) => run(sql, params), false) as Promise<Array<Record<string, unknown>> | undefined>;
+  if (app.db.kind !== 'sqlite') return Promise.resolve(undefined);
+  return sqliteConn(app).then((conn) => (conn?.open ? (enqueue(app, conn, (run) => run(sql, params), false) as Promise<Array<Record<string, unknown>> | undefined>) : undefined));
 }
 
 export class Rollback extends Error {}
@@ -174,10 +184,11 @@ export class Rollback extends Error {}
  * `Rollback` undoes `fn`'s work and returns undefined, as does an unavailable fast path
  * (PostgreSQL, or a knex transaction in progress) — callers tell the two apart themselves.
  */
-export async function fastTx<T>(app: AppContext, fn: (run: Run) => T): Promise<T | undefined> {
-  const conn = await sqliteConn(app);
-  if (!conn || !conn.open) return undefined;
-  return (await enqueue(app, conn, fn, true)) as T | undefined;
+export function fastTx<T>(app: AppContext, fn: (run: Run) => T): Promise<T | undefined> {
+  const known = knownConn(app);
+  if (known) return enqueue(app, known, fn, true) as Promise<T | undefined>;
+  if (app.db.kind !== 'sqlite') return Promise.resolve(undefined);
+  return sqliteConn(app).then((conn) => (conn?.open ? (enqueue(app, conn, fn, true) as Promise<T | undefined>) : undefined));
 }
 
 

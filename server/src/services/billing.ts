@@ -120,11 +120,13 @@ const SQL_ADD: Record<string, string> = {
 const firstV = (rows: Array<Record<string, unknown>>) => (rows.length ? Number(rows[0]!.v) : undefined);
 
 /** Runs one hot statement: on SQLite outside a transaction directly, else through knex (or the trx). */
-async function hot(app: AppContext, trx: Knex | Knex.Transaction, sql: string, params: unknown[]): Promise<Array<Record<string, unknown>>> {
-  if (trx === app.knex) {
-    const fast = app.db.kind === 'postgres' ? await pgFast(app, sql, params) : await runFast(app, sql, params);
-    if (fast) return fast;
-  }
+function hot(app: AppContext, trx: Knex | Knex.Transaction, sql: string, params: unknown[]): Promise<Array<Record<string, unknown>>> {
+  if (trx !== app.knex) return viaKnex(trx, sql, params);
+  const fast = app.db.kind === 'postgres' ? pgFast(app, sql, params) : runFast(app, sql, params);
+  return fast.then((rows) => rows ?? viaKnex(trx, sql, params));
+}
+
+async function viaKnex(trx: Knex | Knex.Transaction, sql: string, params: unknown[]): Promise<Array<Record<string, unknown>>> {
   return rowsOf(await trx.raw(sql, params as Knex.RawBinding[]));
 }
 
