@@ -5,6 +5,7 @@ import { startMockUpstream, type MockUpstream } from '../mock-upstream';
 import { flushUsage, listen, seedChannel, seedToken, setOptions, setUser } from '../mock-upstream/seed';
 import { computeQuota, estimateQuota, preConsume, priceFor, refund, settle } from '../../server/src/services/billing';
 import { startSmtp } from '../helpers/smtp';
+import { balanceView } from '../../server/src/relay/balanceView';
 
 const PRICING = {
   ModelRatio: JSON.stringify({ 'pause-model': 1, 'test-model': 2, 'drip-model': 1, 'cut-model': 1, 'fail-model': 1, 'junk-model': 1 }),
@@ -68,7 +69,7 @@ describeEach(DB_TARGETS, 'relay billing', (getApp) => {
     const t = await seedToken(app, id, { unlimited_quota: false, remain_quota: 15 });
     const payer = { userId: id, limitedTokenId: t.id };
     const tokenRemain = async () => Number((await app.knex('tokens').where({ id: t.id }).first()).remain_quota);
-    expect(await preConsume(app.ctx, payer, 5)).toEqual({ userQuota: 1000, tokenRemain: 10 });
+    expect(await preConsume(app.ctx, payer, 5)).toMatchObject({ userQuota: 1000, tokenRemain: 10 });
     const s1 = await settle(app.ctx, payer, 5, 50);
     expect(s1.taken).toBe(15);
     expect(await quotaOf(id)).toBe(990);
@@ -109,6 +110,55 @@ describeEach(DB_TARGETS, 'relay billing', (getApp) => {
     const logs = await logsOf(id);
     expect(logs).toHaveLength(ok);
     expect(logs.reduce((s: number, l: { quota: number }) => s + Number(l.quota), 0)).toBe(5 * 64 - final);
+  });
+
+  // The gateway may send the upstream request while the reservation commits (SQLite, when its
+  // balance view says the reservation fits: relay/balanceView.ts). These hold on every database.
+  test('a balance lowered behind the gateway: refused (403), nothing taken or logged, no further upstream calls', async () => {
+    const id = await user(1_000_000);
+    const t = await seedToken(app, id);
+    const c = sdk(t.key);
+    await c.chat.completions.create({ model: 'test-model', messages: msg, max_tokens: 10 }); // the gateway has seen this balance now
+    await app.knex('users').where({ id }).update({ quota: 5 }); // an admin lowers it in the console
+    mock.reset();
+    const view = balanceView(app.ctx);
+    const refusedBefore = view?.stats.refused ?? 0;
+    await expect(c.chat.completions.create({ model: 'test-model', messages: msg, max_tokens: 10 })).rejects.toMatchObject({ status: 403, error: { type: 'insufficient_quota' } });
+    expect(await quotaOf(id)).toBe(5);
+    const upstreamCalls = () => mock.requests.filter((r) => r.path.endsWith('/chat/completions')).length;
+    expect(upstreamCalls()).toBeLessThanOrEqual(1); // at most the one aborted when the refusal came in
+    // SQLite: that call did start early and was refused by the database; PostgreSQL never starts early.
+    if (app.ctx.db.kind === 'sqlite') expect(view!.stats.refused).toBe(refusedBefore + 1);
+    else expect(view).toBeUndefined();
+    const before = upstreamCalls();
+    await expect(c.chat.completions.create({ model: 'test-model', messages: msg, max_tokens: 10, stream: true })).rejects.toMatchObject({ status: 403 });
+    expect(upstreamCalls()).toBe(before); // the refusal reset the view: this one waited for the database
+    expect(await quotaOf(id)).toBe(5);
+    expect(await logsOf(id)).toHaveLength(1);
+  });
+
+  test('concurrent calls of a known balance: every upstream request made is a paid call', async () => {
+    // cost 64 per call, estimate 70: after the warm-up 5 × 64 + 20 are left
+    const id = await user(6 * 64 + 20);
+    const t = await seedToken(app, id);
+    const c = sdk(t.key);
+    await c.chat.completions.create({ model: 'test-model', messages: msg, max_tokens: 10 });
+    mock.reset();
+    const overlappedBefore = balanceView(app.ctx)?.stats.overlapped ?? 0;
+    const results = await Promise.allSettled(Array.from({ length: 30 }, (_, i) => c.chat.completions.create({ model: 'test-model', messages: msg, max_tokens: 10, stream: i % 2 === 1 }).then(async (r) => {
+      if (Symbol.asyncIterator in (r as object)) for await (const _chunk of r as AsyncIterable<unknown>) void _chunk;
+      return r;
+    })));
+    const ok = results.filter((r) => r.status === 'fulfilled').length;
+    for (const r of results) if (r.status === 'rejected') expect(r.reason).toMatchObject({ status: 403 });
+    expect(ok).toBeGreaterThanOrEqual(4);
+    if (app.ctx.db.kind === 'sqlite') expect(balanceView(app.ctx)!.stats.overlapped).toBeGreaterThanOrEqual(overlappedBefore + 4); // the known balance covered four at once
+    expect(mock.requests.filter((r) => r.path.endsWith('/chat/completions'))).toHaveLength(ok);
+    const final = await quotaOf(id);
+    expect(final).toBeGreaterThanOrEqual(0);
+    const logs = await logsOf(id);
+    expect(logs).toHaveLength(ok + 1);
+    expect(logs.reduce((s: number, l: { quota: number }) => s + Number(l.quota), 0)).toBe(6 * 64 + 20 - final);
   });
 
   test('a limited token is charged like the user, atomically; sums of logs match both', async () => {

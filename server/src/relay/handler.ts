@@ -12,6 +12,7 @@ import { contentText, countChatPromptTokens, countInputTokens, countTextTokens, 
 import { responseText } from './adaptors/openai';
 import { onUpstreamFailure } from './health';
 import { usageBatcher } from './batcher';
+import { balanceView } from './balanceView';
 import type {
   AdaptorContext,
   ChatRequest,
@@ -121,7 +122,35 @@ export async function relay(call: RelayCall): Promise<void> {
     const calls = endpoint === 'images' || endpoint === 'image_edits' ? Math.max(1, Number(body.n ?? 1) || 1) : 1;
     const reserved = estimateQuota(app, price, estimateTokens(body), maxTokens, calls);
     const payer: Payer = { userId: principal.user.id, limitedTokenId: principal.token && !principal.token.unlimited ? principal.token.id : undefined };
-    const pre = await preConsume(app, payer, reserved);
+    // The reservation is committed while the first upstream request is already on its way when
+    // this process's balance view says it fits (balanceView.ts): the commit then costs the call
+    // nothing. `gate` is awaited before anything reaches the client, is billed, retried or
+    // refunded; a refusal aborts the upstream request and answers the 403.
+    const view = reserved > 0 ? balanceView(app) : undefined;
+    let pre: BalanceAfter = {};
+    let gate: Promise<BalanceAfter> | undefined;
+    let reservationTaken = true;
+    if (view?.tryReserve(payer, reserved)) {
+      reservationTaken = false;
+      gate = preConsume(app, payer, reserved).then(
+        (after) => {
+          view.settleReserve(payer, reserved, after);
+          pre = after;
+          reservationTaken = true;
+          return after;
+        },
+        (err: unknown) => {
+          view.settleReserve(payer, reserved, undefined);
+          throw err;
+        },
+      );
+      gate.catch(() => undefined); // awaited below; this only keeps it from counting as unhandled meanwhile
+    } else {
+      pre = await preConsume(app, payer, reserved);
+      view?.note(payer, pre);
+    }
+    /** Resolves once the reservation is taken; throws its refusal (then there is nothing to refund). */
+    const reservation = () => gate;
 
     let outcome: Outcome | undefined;
     const tried = new Set<number>();
@@ -137,9 +166,10 @@ export async function relay(call: RelayCall): Promise<void> {
         used.push(ch.info.id);
         lastChannel = ch;
         try {
-          outcome = await attemptChannel(call, ch, calls);
+          outcome = await attemptChannel(call, ch, calls, attempt === 0 ? gate : undefined);
           break;
         } catch (err) {
+          await reservation(); // a refusal wins over the upstream's own failure
           if (!(err instanceof UpstreamError)) throw err;
           lastErr = err;
           if (err.upstreamCode === 'client_gone') break;
@@ -148,12 +178,18 @@ export async function relay(call: RelayCall): Promise<void> {
           if (!err.retryable || isClientGone(call.ctx)) break;
         }
       }
+      await reservation();
     } catch (err) {
-      await refund(app, payer, reserved);
+      if (!reservationTaken && gate) await gate.then(() => undefined, () => undefined);
+      if (reservationTaken) {
+        const after = await refund(app, payer, reserved);
+        view?.note(payer, after);
+      }
       throw err;
     }
     if (!outcome) {
-      await refund(app, payer, reserved);
+      const after = await refund(app, payer, reserved);
+      view?.note(payer, after);
       channelIdForMetrics = lastChannel?.info.id ?? 0;
       if (!lastErr) throw new RelayError(503, `当前分组 ${principal.group} 下对于模型 ${model} 无可用渠道`, 'model_not_available');
       const status = mapStatus(lastChannel, lastErr.status || 502);
@@ -267,7 +303,7 @@ function buildRequest(call: RelayCall, adaptor: ProviderAdaptor, ch: ChannelEntr
 }
 
 /** Tries one channel. Throws UpstreamError only while nothing has been sent to the client. */
-async function attemptChannel(call: RelayCall, ch: ChannelEntry, calls: number): Promise<Outcome> {
+async function attemptChannel(call: RelayCall, ch: ChannelEntry, calls: number, gate?: Promise<unknown>): Promise<Outcome> {
   const { app, ctx } = call;
   const adaptor = adaptorFor(ch.info.type);
   const upstreamModel = upstreamModelFor(ch, call.model);
@@ -297,6 +333,18 @@ async function attemptChannel(call: RelayCall, ch: ChannelEntry, calls: number):
     call.timer.upstreamEnd();
     ctx.res.off('close', onClose);
     throw err;
+  }
+  if (gate) {
+    // Nothing of this answer is used before the reservation is known to be taken.
+    try {
+      await gate;
+    } catch (err) {
+      abort.abort();
+      res.body.destroy();
+      call.timer.upstreamEnd();
+      ctx.res.off('close', onClose);
+      throw err;
+    }
   }
   if (res.statusCode >= 400) {
     let text = '';
@@ -685,6 +733,7 @@ async function bill(call: RelayCall, price: PriceInfo, payer: Payer, reserved: n
   const { app, principal } = call;
   const actual = o.tokens.calls === 0 ? 0 : computeQuota(app, price, { promptTokens: o.tokens.prompt, completionTokens: o.tokens.completion, cachedTokens: o.tokens.cached, calls: o.tokens.calls });
   const s = await settle(app, payer, reserved, actual);
+  balanceView(app)?.note(payer, s);
   const taken = s.taken;
   const batcher = usageBatcher(app);
   if (taken > 0 || o.tokens.calls > 0) batcher.addUsage(principal.user.id, principal.token?.id, o.channel.info.id, taken);

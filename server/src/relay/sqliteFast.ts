@@ -104,7 +104,22 @@ function runner(app: AppContext, conn: SqliteConn): Run {
 }
 
 function groupState(app: AppContext) {
-  return app.memo('billing:sqliteGroup', () => ({ queue: [] as PendingWrite[], scheduled: false }));
+  return app.memo('billing:sqliteGroup', () => ({ queue: [] as PendingWrite[], scheduled: false, seq: 0 }));
+}
+
+/**
+ * Order of execution of hot writes: a unit calls it while it runs (inside the group
+ * transaction, where units run one after the other), so a larger number is a later state of the
+ * database. Callers are answered in order too, but through different numbers of promise hops, so
+ * results may be *noticed* out of order (relay/balanceView.ts uses this to keep the newest).
+ */
+export function writeSeq(app: AppContext): number {
+  return ++groupState(app).seq;
+}
+
+/** The last number handed out by writeSeq (0 before any). */
+export function lastWriteSeq(app: AppContext): number {
+  return groupState(app).seq;
 }
 
 /**
@@ -168,12 +183,12 @@ function flushGroup(app: AppContext, conn: SqliteConn): void {
  * (PostgreSQL, or a knex transaction holds the connection): the caller then uses knex.
  */
 export function runFast(app: AppContext, sql: string, params: unknown[]): Promise<Array<Record<string, unknown>> | undefined> {
-  // Not async, and no await once the connection is known: each async layer is a promise and a
-  // microtask per call on the hottest path.
-  const known = knownConn(app);
-  if (known) return enqueue(app, known, (run) => run(sql, params), false) as Promise<Array<Record<string, unknown>> | undefined>;
-  if (app.db.kind !== 'sqlite') return Promise.resolve(undefined);
-  return sqliteConn(app).then((conn) => (conn?.open ? (enqueue(app, conn, (run) => run(sql, params), false) as Promise<Array<Record<string, unknown>> | undefined>) : undefined));
+  return submit(app, (run) => run(sql, params), false);
+}
+
+/** Like fastTx for work that is atomic without a SAVEPOINT (one statement, or a read after it). */
+export function fastUnit<T>(app: AppContext, fn: (run: Run) => T): Promise<T | undefined> {
+  return submit(app, fn, false);
 }
 
 export class Rollback extends Error {}
@@ -185,10 +200,18 @@ export class Rollback extends Error {}
  * (PostgreSQL, or a knex transaction in progress) — callers tell the two apart themselves.
  */
 export function fastTx<T>(app: AppContext, fn: (run: Run) => T): Promise<T | undefined> {
+  return submit(app, fn, true);
+}
+
+/**
+ * Queues `fn` for the next group commit. Not async, and no await once the connection is known:
+ * each async layer is a promise and a microtask per call on the hottest path.
+ */
+function submit<T>(app: AppContext, fn: (run: Run) => T, savepoint: boolean): Promise<T | undefined> {
   const known = knownConn(app);
-  if (known) return enqueue(app, known, fn, true) as Promise<T | undefined>;
+  if (known) return enqueue(app, known, fn, savepoint) as Promise<T | undefined>;
   if (app.db.kind !== 'sqlite') return Promise.resolve(undefined);
-  return sqliteConn(app).then((conn) => (conn?.open ? (enqueue(app, conn, fn, true) as Promise<T | undefined>) : undefined));
+  return sqliteConn(app).then((conn) => (conn?.open ? (enqueue(app, conn, fn, savepoint) as Promise<T | undefined>) : undefined));
 }
 
 

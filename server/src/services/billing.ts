@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { AppContext } from '../context';
 import { RelayError } from '../relay/errors';
-import { fastTx, pgFast, Rollback, runFast } from '../relay/sqliteFast';
+import { fastTx, fastUnit, pgFast, Rollback, writeSeq } from '../relay/sqliteFast';
 
 /**
  * Pricing and atomic balance moves for the relay.
@@ -119,11 +119,10 @@ const SQL_ADD: Record<string, string> = {
 
 const firstV = (rows: Array<Record<string, unknown>>) => (rows.length ? Number(rows[0]!.v) : undefined);
 
-/** Runs one hot statement: on SQLite outside a transaction directly, else through knex (or the trx). */
+/** Runs one hot statement: on PostgreSQL outside a transaction as a prepared statement (pgFast), else through knex (or the trx). */
 function hot(app: AppContext, trx: Knex | Knex.Transaction, sql: string, params: unknown[]): Promise<Array<Record<string, unknown>>> {
-  if (trx !== app.knex) return viaKnex(trx, sql, params);
-  const fast = app.db.kind === 'postgres' ? pgFast(app, sql, params) : runFast(app, sql, params);
-  return fast.then((rows) => rows ?? viaKnex(trx, sql, params));
+  if (trx !== app.knex || app.db.kind !== 'postgres') return viaKnex(trx, sql, params);
+  return pgFast(app, sql, params).then((rows) => rows ?? viaKnex(trx, sql, params));
 }
 
 async function viaKnex(trx: Knex | Knex.Transaction, sql: string, params: unknown[]): Promise<Array<Record<string, unknown>>> {
@@ -151,6 +150,15 @@ export interface BalanceAfter {
   /** The user's quota after the move (undefined if unknown). */
   userQuota?: number;
   tokenRemain?: number;
+  /** SQLite: when the move ran, in write order (sqliteFast.writeSeq); absent on other paths. */
+  seq?: number;
+}
+
+/** One conditional/relative balance statement outside a transaction: group-committed on SQLite (with its write order), else knex / pg. */
+async function oneStatement(app: AppContext, sql: string, params: unknown[]): Promise<{ v: number | undefined; seq?: number }> {
+  const fast = await fastUnit(app, (run) => ({ v: firstV(run(sql, params)), seq: writeSeq(app) }));
+  if (fast) return fast;
+  return { v: firstV(app.db.kind === 'postgres' ? await hot(app, app.knex, sql, params) : await viaKnex(app.knex, sql, params)) };
 }
 
 /**
@@ -161,9 +169,9 @@ export async function preConsume(app: AppContext, payer: Payer, amount: number):
   const insufficientUser = () => new RelayError(403, '用户额度不足', 'insufficient_user_quota', 'insufficient_quota');
   if (!payer.limitedTokenId) {
     // One conditional statement: no transaction needed.
-    const userQuota = await decrementIf(app, app.knex, 'users', payer.userId, amount);
-    if (userQuota === undefined) throw insufficientUser();
-    return { userQuota };
+    const r = await oneStatement(app, SQL_DEC.users!, [amount, payer.userId, amount]);
+    if (r.v === undefined) throw insufficientUser();
+    return { userQuota: r.v, seq: r.seq };
   }
   let failure: RelayError | undefined;
   const fast = await fastTx(app, (run) => {
@@ -177,7 +185,7 @@ export async function preConsume(app: AppContext, payer: Payer, amount: number):
       failure = new RelayError(403, '令牌额度不足', 'insufficient_token_quota', 'insufficient_quota');
       throw new Rollback();
     }
-    return { userQuota, tokenRemain };
+    return { userQuota, tokenRemain, seq: writeSeq(app) };
   });
   if (fast) return fast;
   if (failure) throw failure;
@@ -193,10 +201,14 @@ export async function preConsume(app: AppContext, payer: Payer, amount: number):
 /** Gives a reservation back (failed request). */
 export async function refund(app: AppContext, payer: Payer, amount: number): Promise<BalanceAfter> {
   if (amount <= 0) return {};
-  if (!payer.limitedTokenId) return { userQuota: await add(app, app.knex, 'users', payer.userId, amount) };
+  if (!payer.limitedTokenId) {
+    const r = await oneStatement(app, SQL_ADD.users!, [amount, payer.userId]);
+    return { userQuota: r.v, seq: r.seq };
+  }
   const fast = await fastTx(app, (run) => ({
     userQuota: firstV(run(SQL_ADD.users!, [amount, payer.userId])),
     tokenRemain: firstV(run(SQL_ADD.tokens!, [amount, payer.limitedTokenId])),
+    seq: writeSeq(app),
   }));
   if (fast) return fast;
   return app.knex.transaction(async (trx) => {
@@ -217,14 +229,14 @@ export async function settle(app: AppContext, payer: Payer, reserved: number, ac
   if (delta < 0) return { ...(await refund(app, payer, -delta)), taken: actual };
   if (!payer.limitedTokenId) {
     // Fast path: one conditional statement; the clamped path below only when the balance ran out.
-    const userQuota = await decrementIf(app, app.knex, 'users', payer.userId, delta);
-    if (userQuota !== undefined) return { userQuota, taken: actual };
+    const r = await oneStatement(app, SQL_DEC.users!, [delta, payer.userId, delta]);
+    if (r.v !== undefined) return { userQuota: r.v, seq: r.seq, taken: actual };
   } else {
     const both = await fastTx(app, (run) => {
       const userQuota = firstV(run(SQL_DEC.users!, [delta, payer.userId, delta]));
       const tokenRemain = userQuota === undefined ? undefined : firstV(run(SQL_DEC.tokens!, [delta, payer.limitedTokenId, delta]));
       if (userQuota === undefined || tokenRemain === undefined) throw new Rollback();
-      return { userQuota, tokenRemain, taken: actual };
+      return { userQuota, tokenRemain, taken: actual, seq: writeSeq(app) };
     });
     if (both) return both;
   }
