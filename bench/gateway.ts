@@ -92,7 +92,7 @@ async function main() {
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   server.requestTimeout = 0;
-  startIdleGc(server); // as server/src/index.ts does
+  startIdleGc(server, { onIdle: () => gw.releaseIdle() }); // as server/src/index.ts does
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve()));
   log.info({ port, db: gw.ctx.db.kind, kv: gw.ctx.kv.kind }, 'bench gateway listening');
 

@@ -11,6 +11,7 @@ import { nowSec } from './lib/time';
 import { OptionService } from './services/options';
 import { apiMiddleware } from './api';
 import { relayHttpHandler, relayMiddleware } from './relay';
+import { releaseIdleUpstreams } from './relay/upstream';
 import { metricsMiddleware } from './metrics';
 import { serveConsole } from './static';
 
@@ -21,6 +22,8 @@ export interface GatewayApp {
   callback: (req: IncomingMessage, res: ServerResponse) => Promise<void> | undefined;
   /** Flushes batches, closes DB and Redis. */
   close(): Promise<void>;
+  /** The server went quiet after a burst: let go of per-burst resources (lib/idleGc.ts calls it). */
+  releaseIdle(): Promise<void>;
 }
 
 export interface CreateAppOptions {
@@ -98,6 +101,7 @@ export async function createApp(config: AppConfig, opts: CreateAppOptions = {}):
     koa,
     ctx,
     callback,
+    releaseIdle: () => releaseIdleUpstreams(ctx),
     async close() {
       if (closed) return;
       closed = true;

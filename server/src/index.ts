@@ -15,7 +15,7 @@ async function main() {
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   server.requestTimeout = 0; // streams may run long; upstream timeouts guard them
-  startIdleGc(server);
+  startIdleGc(server, { onIdle: () => gateway.releaseIdle() });
   // A deep accept queue: bursts of thousands of new streams must queue, not be reset.
   server.listen({ port: config.port, backlog: 4096 }, () => {
     log.info({ port: config.port, db: gateway.ctx.db.kind, cache: gateway.ctx.kv.kind }, 'gateway listening');

@@ -69,6 +69,28 @@ describe('idle GC after a burst', () => {
     }
   });
 
+  test('onIdle runs first and the collection waits for it (what it let go of is then collected)', async () => {
+    const order: string[] = [];
+    const stop = startIdleGc(server, {
+      idleMs: 200,
+      minRequests: 5,
+      gc: () => order.push('gc'),
+      onIdle: () => {
+        order.push('idle');
+        return sleep(800).then(() => void order.push('released'));
+      },
+    });
+    try {
+      for (let i = 0; i < 5; i++) await (await fetch(url)).text();
+      await sleep(650);
+      expect(order).toEqual(['idle']); // still releasing: no collection yet
+      await sleep(900);
+      expect(order).toEqual(['idle', 'released', 'gc', 'gc']);
+    } finally {
+      stop();
+    }
+  });
+
   test('without an injected collector it obtains V8’s own (no --expose-gc needed) and it runs', () => {
     const gc = exposeGc();
     expect(typeof gc).toBe('function');

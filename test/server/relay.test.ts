@@ -2,6 +2,7 @@ import OpenAI from 'openai';
 import { describeEach, DB_TARGETS, makeUser, type TestApp } from '../helpers/app';
 import { startMockUpstream, type MockUpstream } from '../mock-upstream';
 import { flushUsage, listen, seedChannel, seedToken, setOptions, setUser } from '../mock-upstream/seed';
+import { releaseIdleUpstreams, upstreamAgent } from '../../server/src/relay/upstream';
 
 const PRICING = {
   ModelRatio: JSON.stringify({ 'test-model': 2, 'test-cheap': 0.5, 'other-model': 1, 'text-embedding-3-small': 0.01, 'omni-moderation-latest': 0.1, 'tts-1': 7.5, 'whisper-1': 15 }),
@@ -264,6 +265,19 @@ describeEach(DB_TARGETS, 'relay: OpenAI-compatible core', (getApp) => {
     const unknownPath = await app.http().post('/v1/nothing').set('authorization', `Bearer ${key}`).send({});
     expect(unknownPath.status).toBe(404);
     expect(unknownPath.body.error).toBeDefined();
+  });
+
+  test('after a burst the upstream pool is let go (idle GC hook) and the next call opens a fresh one', async () => {
+    const raw = key.slice(3);
+    const call = () => app.http().post('/v1/chat/completions').set('authorization', `Bearer ${raw}`).send({ model: 'test-model', messages: [{ role: 'user', content: 'x' }] });
+    expect((await call()).status).toBe(200);
+    const before = upstreamAgent(app.ctx);
+    await releaseIdleUpstreams(app.ctx);
+    expect(before.closed).toBe(true);
+    const res = await call();
+    expect(res.status).toBe(200);
+    expect(res.body.choices[0].message.content).toBeTruthy();
+    expect(upstreamAgent(app.ctx)).not.toBe(before);
   });
 
   test('key without sk- prefix is accepted; non-relay paths fall through', async () => {

@@ -9,7 +9,7 @@ import vm from 'node:vm';
  * has seen traffic and then nothing in flight for `idleMs`, run one full GC (tens of ms, only when
  * idle). "In flight" counts responses not yet closed: a stream that runs for minutes is traffic.
  */
-export function startIdleGc(server: Server, opts: { idleMs?: number; minRequests?: number; gc?: () => void } = {}): () => void {
+export function startIdleGc(server: Server, opts: { idleMs?: number; minRequests?: number; gc?: () => void; onIdle?: () => void | Promise<void> } = {}): () => void {
   const idleMs = opts.idleMs ?? 5000;
   const minRequests = opts.minRequests ?? 200;
   const gc = opts.gc ?? exposeGc();
@@ -31,9 +31,16 @@ export function startIdleGc(server: Server, opts: { idleMs?: number; minRequests
   const timer = setInterval(() => {
     if (sinceGc < minRequests || inFlight > 0 || Date.now() - lastActivity < idleMs) return;
     sinceGc = 0;
-    // Two passes: the first frees the garbage, the second can release the emptied pages.
-    gc();
-    setTimeout(gc, 100).unref();
+    // First let go of what the burst left behind (e.g. pooled upstream clients; at most 2 s), then
+    // collect it. Two passes: the first frees the garbage, the second can release the emptied pages.
+    const released = Promise.resolve()
+      .then(() => opts.onIdle?.())
+      .catch(() => undefined);
+    const bounded = new Promise<void>((resolve) => setTimeout(resolve, 2000).unref());
+    void Promise.race([released, bounded]).then(() => {
+      gc();
+      setTimeout(gc, 100).unref();
+    });
   }, Math.max(250, Math.floor(idleMs / 2)));
   timer.unref();
   return () => {
