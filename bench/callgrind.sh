@@ -1,0 +1,82 @@
+#!/bin/bash
+# Instructions per relayed call, counted by valgrind (callgrind): unlike CPU time on this VM, the
+# count repeats within ~1 % between runs, so a change of a few % can be seen in one run.
+#
+#   bash bench/callgrind.sh [gateway|proxy] [warm-up calls] [measured calls]
+#
+# Builds the bundle the harness runs (bench/tmp/<target>.cjs), starts the mock on CPU 1 and the
+# target under callgrind on CPU 0 with instrumentation off, warms it up (the JIT must settle:
+# 6000 calls), then counts N calls at c=10. Prints Ir per call and a split by area (JIT compiler,
+# V8 runtime, builtins, JIT code, SQLite, GC, libc). Needs valgrind (Debian package).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TARGET=${1:-gateway}
+WARM=${2:-6000}
+N=${3:-2000}
+OUT=$(mktemp -d)
+PORT=$((40000 + RANDOM % 20000))
+node server/build.mjs "bench/$TARGET.ts" "bench/tmp/$TARGET.cjs" > /dev/null
+taskset -c 1 node --import tsx bench/mock.ts --port $((PORT - 1)) > "$OUT/mock.log" 2>&1 &
+MOCK=$!
+KEY=callgrind0123456789abcdef0123456789abcdef
+taskset -c 0 valgrind --tool=callgrind --instr-atstart=no --smc-check=all-non-file --callgrind-out-file="$OUT/cg.%p" \
+  node --max-semi-space-size=8 --heap-growing-percent=60 "bench/tmp/$TARGET.cjs" --port $PORT --upstream "http://127.0.0.1:$((PORT - 1))" \
+  --key $KEY --db "sqlite:$OUT/g.db" > "$OUT/target.log" 2>&1 &
+VG=$!
+trap 'kill $MOCK $VG 2>/dev/null || true; rm -rf "$OUT"' EXIT
+BODY='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hello there"}]}'
+for _ in $(seq 1 240); do
+  code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $KEY" -H 'content-type: application/json' -d "$BODY" "http://127.0.0.1:$PORT/v1/chat/completions" || true)
+  [ "$code" = 200 ] && break
+  sleep 1
+done
+load() {
+  taskset -c 1 node -e "
+require('autocannon')({ url: 'http://127.0.0.1:$PORT/v1/chat/completions', method: 'POST', connections: 10, amount: $1,
+  headers: { authorization: 'Bearer $KEY', 'content-type': 'application/json' }, body: '$BODY' },
+  (e, r) => { if (e || r.non2xx || r.errors) { console.error('load failed', e ?? r.non2xx + ' non-2xx'); process.exit(1); } })"
+}
+load "$WARM"
+callgrind_control -i on $VG > /dev/null 2>&1
+load "$N"
+callgrind_control -i off $VG > /dev/null 2>&1
+callgrind_control -d $VG > /dev/null 2>&1
+sleep 1
+python3 - "$OUT" "$N" <<'PY'
+import collections, glob, re, subprocess, sys
+out, n = sys.argv[1], int(sys.argv[2])
+total = 0
+areas = collections.Counter()
+for f in glob.glob(out + '/cg.*'):
+    text = subprocess.run(['callgrind_annotate', '--inclusive=no', '--threshold=100', f], capture_output=True, text=True).stdout
+    for line in text.splitlines():
+        m = re.match(r'\s*([\d,]+) \(\s*[\d.]+%\)\s+(.*)', line)
+        if not m:
+            continue
+        ir, name = int(m.group(1).replace(',', '')), m.group(2)
+        if 'PROGRAM TOTALS' in name:
+            total += ir
+            continue
+        if 'compiler::' in name or 'maglev' in name.lower():
+            a = 'JIT compiler'
+        elif 'better_sqlite3' in name:
+            a = 'SQLite'
+        elif re.search(r'Heap|Scaveng|MarkCompact|Sweeper|Marking|Evacuat|heap::|MemoryAllocator|RememberedSet|SlotSet', name):
+            a = 'GC'
+        elif 'Builtins_' in name:
+            a = 'V8 builtins'
+        elif 'libc.so' in name or 'ld-linux' in name:
+            a = 'libc'
+        elif '/usr/bin/node' in name and ('node::' in name or 'llhttp' in name or 'uv_' in name):
+            a = 'node/libuv'
+        elif '/usr/bin/node' in name:
+            a = 'V8 runtime'
+        elif name.startswith('???:0x') or '???:???' in name:
+            a = 'JIT code'
+        else:
+            a = 'other'
+        areas[a] += ir
+print(f'Ir per call: {total // n}  (JIT compiler varies ±20 k between runs; compare the rest)')
+for a, ir in areas.most_common():
+    print(f'  {a:13s} {ir // n:8d}  {100 * ir / total:5.1f} %')
+PY
