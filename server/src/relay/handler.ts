@@ -149,8 +149,6 @@ export async function relay(call: RelayCall): Promise<void> {
       pre = await preConsume(app, payer, reserved);
       view?.note(payer, pre);
     }
-    /** Resolves once the reservation is taken; throws its refusal (then there is nothing to refund). */
-    const reservation = () => gate;
 
     let outcome: Outcome | undefined;
     const tried = new Set<number>();
@@ -169,7 +167,7 @@ export async function relay(call: RelayCall): Promise<void> {
           outcome = await attemptChannel(call, ch, calls, attempt === 0 ? gate : undefined);
           break;
         } catch (err) {
-          await reservation(); // a refusal wins over the upstream's own failure
+          await gate; // a refusal (nothing to refund) wins over the upstream's own failure
           if (!(err instanceof UpstreamError)) throw err;
           lastErr = err;
           if (err.upstreamCode === 'client_gone') break;
@@ -178,7 +176,7 @@ export async function relay(call: RelayCall): Promise<void> {
           if (!err.retryable || isClientGone(call.ctx)) break;
         }
       }
-      await reservation();
+      await gate; // settled before anything is billed, retried or refunded
     } catch (err) {
       if (!reservationTaken && gate) await gate.then(() => undefined, () => undefined);
       if (reservationTaken) {

@@ -62,17 +62,16 @@ export function relayHttpHandler(app: AppContext): (req: IncomingMessage, res: S
     const path = q < 0 ? url : url.slice(0, q);
     if (!isRelayPath(path) || path.startsWith('/pg/')) return false;
     const ctx = new RelayHttpContext(req, res, trustProxy);
-    handleRelay(app, ctx).then(
-      () => ctx.finish(),
-      (err: unknown) => {
+    handleRelay(app, ctx)
+      .then(() => ctx.finish())
+      .catch((err: unknown) => {
         // handleRelay answers its own errors; this is only a failure while doing so.
         app.log.error({ err, path }, 'relay response failed');
         if (!res.headersSent) {
           res.statusCode = 500;
           res.end();
         } else res.destroy();
-      },
-    );
+      });
     return true;
   };
 }
