@@ -158,7 +158,7 @@ export interface BalanceAfter {
 async function oneStatement(app: AppContext, sql: string, params: unknown[]): Promise<{ v: number | undefined; seq?: number }> {
   const fast = await fastUnit(app, (run) => ({ v: firstV(run(sql, params)), seq: writeSeq(app) }));
   if (fast) return fast;
-  return { v: firstV(app.db.kind === 'postgres' ? await hot(app, app.knex, sql, params) : await viaKnex(app.knex, sql, params)) };
+  return { v: firstV(await hot(app, app.knex, sql, params)) };
 }
 
 /**
