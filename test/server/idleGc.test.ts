@@ -26,69 +26,65 @@ describe('idle GC after a burst', () => {
     await new Promise((r) => server.close(r));
   });
 
+  /** Runs `body` with the idle GC watching the test server; `burst(n)` makes n quick requests. */
+  async function watching(opts: Parameters<typeof startIdleGc>[1], body: (burst: (n: number) => Promise<void>) => Promise<void>) {
+    const stop = startIdleGc(server, opts);
+    try {
+      await body(async (n) => {
+        for (let i = 0; i < n; i++) await (await fetch(url)).text();
+      });
+    } finally {
+      stop();
+    }
+  }
+
   test('collects (two passes) once the burst is over and the server has been quiet for idleMs', async () => {
     let calls = 0;
-    const stop = startIdleGc(server, { idleMs: 200, minRequests: 5, gc: () => calls++ });
-    try {
-      for (let i = 0; i < 6; i++) await (await fetch(url)).text();
+    await watching({ idleMs: 200, minRequests: 5, gc: () => calls++ }, async (burst) => {
+      await burst(6);
       expect(calls).toBe(0); // still busy
       await sleep(800);
       expect(calls).toBe(2);
       await sleep(500);
       expect(calls).toBe(2); // once per burst, not every tick
-    } finally {
-      stop();
-    }
+    });
   });
 
   test('a trickle below minRequests never triggers it, and busy servers are left alone', async () => {
     let calls = 0;
-    const stop = startIdleGc(server, { idleMs: 300, minRequests: 50, gc: () => calls++ });
-    try {
-      for (let i = 0; i < 10; i++) await (await fetch(url)).text();
+    await watching({ idleMs: 300, minRequests: 50, gc: () => calls++ }, async (burst) => {
+      await burst(10);
       await sleep(900);
       expect(calls).toBe(0);
-    } finally {
-      stop();
-    }
+    });
   });
 
   test('a response still in flight (a long stream) is traffic: no collection until it has closed and idleMs passed', async () => {
     let calls = 0;
-    const stop = startIdleGc(server, { idleMs: 200, minRequests: 5, gc: () => calls++ });
-    try {
-      for (let i = 0; i < 5; i++) await (await fetch(url)).text();
+    await watching({ idleMs: 200, minRequests: 5, gc: () => calls++ }, async (burst) => {
+      await burst(5);
       const slow = fetch(`${url}slow`).then((r) => r.text());
       await sleep(700); // 700 ms since the last request started, longer than idleMs
       expect(calls).toBe(0);
       expect(await slow).toBe('abc');
       await sleep(700);
       expect(calls).toBe(2);
-    } finally {
-      stop();
-    }
+    });
   });
 
   test('onIdle runs first and the collection waits for it (what it let go of is then collected)', async () => {
     const order: string[] = [];
-    const stop = startIdleGc(server, {
-      idleMs: 200,
-      minRequests: 5,
-      gc: () => order.push('gc'),
-      onIdle: () => {
-        order.push('idle');
-        return sleep(800).then(() => void order.push('released'));
-      },
-    });
-    try {
-      for (let i = 0; i < 5; i++) await (await fetch(url)).text();
+    const onIdle = () => {
+      order.push('idle');
+      return sleep(800).then(() => void order.push('released'));
+    };
+    await watching({ idleMs: 200, minRequests: 5, gc: () => order.push('gc'), onIdle }, async (burst) => {
+      await burst(5);
       await sleep(650);
       expect(order).toEqual(['idle']); // still releasing: no collection yet
       await sleep(900);
       expect(order).toEqual(['idle', 'released', 'gc', 'gc']);
-    } finally {
-      stop();
-    }
+    });
   });
 
   test('without an injected collector it obtains V8’s own (no --expose-gc needed) and it runs', () => {
