@@ -86,7 +86,6 @@ export function metrics(app: AppContext): GatewayMetrics {
   });
 }
 
-/** Records one finished relay request. Cheap: a few map lookups, no I/O. Never throws. */
 interface SeriesChildren {
   requests: { inc(v?: number): void };
   upstream: { observe(v: number): void };
@@ -119,6 +118,7 @@ function seriesFor(app: AppContext, m: GatewayMetrics, channel: string, model: s
   return c;
 }
 
+/** Records one finished relay request. Cheap: a few map lookups, no I/O. Never throws. */
 export function recordRelay(app: AppContext, o: RelayObservation): void {
   try {
     const m = metrics(app);
@@ -134,6 +134,7 @@ export function recordRelay(app: AppContext, o: RelayObservation): void {
   }
 }
 
+/** Header carrying the gateway's own time for a relay answer (ms, 3 decimals). */
 export const OVERHEAD_HEADER = 'X-Gateway-Overhead-Ms';
 
 /** Formats an overhead value for OVERHEAD_HEADER. */

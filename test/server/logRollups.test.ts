@@ -15,7 +15,7 @@ import {
 } from '../../server/src/repositories/logs';
 import { listLogs, logStat } from '../../server/src/services/logs';
 import { usageBatcher } from '../../server/src/relay/batcher';
-import { runFast } from '../../server/src/relay/sqliteFast';
+import { fastUnit } from '../../server/src/relay/sqliteFast';
 
 /** Deterministic PRNG so a failure can be replayed. */
 function rng(seed: number) {
@@ -220,7 +220,7 @@ describeEach(DB_TARGETS, 'log rollups', (getApp) => {
     const a = app();
     const before = await reference(a, {}, false);
     const b = usageBatcher(a.ctx);
-    await runFast(a.ctx, 'select 1 as v', []); // the fast path holds its connection handle from now on
+    await fastUnit(a.ctx, (run) => run('select 1 as v', [])); // the fast path holds its connection handle from now on
     for (let i = 0; i < 30; i++) b.addLog(randomLog(r));
     let flushed: Promise<void> | undefined;
     await a.knex.transaction(async (trx) => {

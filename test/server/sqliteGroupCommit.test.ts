@@ -1,5 +1,9 @@
 import { buildApp, type TestApp } from '../helpers/app';
-import { fastTx, Rollback, runFast } from '../../server/src/relay/sqliteFast';
+import { fastTx, fastUnit, Rollback } from '../../server/src/relay/sqliteFast';
+import type { AppContext } from '../../server/src/context';
+
+/** One statement through the group commit (what the balance moves do). */
+const runFast = (app: AppContext, sql: string, params: unknown[]) => fastUnit(app, (run) => run(sql, params));
 
 /** The SQLite hot-write path: statements of one event-loop turn share one transaction. */
 describe('SQLite group commit (sqliteFast)', () => {

@@ -6,8 +6,8 @@ import vm from 'node:vm';
  * Gives memory back after a burst. Under load V8 grows the old generation (in-flight requests
  * and streams get promoted), and a process that then goes quiet keeps those pages: V8 only
  * shrinks the heap on a later full GC, which an idle server does not trigger. So when the server
- * has seen traffic and then nothing in flight for `idleMs`, run one full GC (tens of ms, only when
- * idle). "In flight" counts responses not yet closed: a stream that runs for minutes is traffic.
+ * has seen traffic and then nothing in flight for `idleMs`, run a full GC (two passes, tens of ms,
+ * only when idle). "In flight" counts responses not yet closed: a stream that runs for minutes is traffic.
  */
 export function startIdleGc(server: Server, opts: { idleMs?: number; minRequests?: number; gc?: () => void; onIdle?: () => void | Promise<void> } = {}): () => void {
   const idleMs = opts.idleMs ?? 5000;

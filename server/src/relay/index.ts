@@ -57,11 +57,9 @@ export function relayMiddleware(app: AppContext): Koa.Middleware {
 export function relayHttpHandler(app: AppContext): (req: IncomingMessage, res: ServerResponse) => boolean {
   const trustProxy = app.config.trustProxy;
   return (req, res) => {
-    const url = req.url ?? '/';
-    const q = url.indexOf('?');
-    const path = q < 0 ? url : url.slice(0, q);
-    if (!isRelayPath(path) || path.startsWith('/pg/')) return false;
     const ctx = new RelayHttpContext(req, res, trustProxy);
+    const path = ctx.path;
+    if (!isRelayPath(path) || path.startsWith('/pg/')) return false;
     handleRelay(app, ctx)
       .then(() => ctx.finish())
       .catch((err: unknown) => {

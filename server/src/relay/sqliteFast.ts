@@ -179,14 +179,10 @@ function flushGroup(app: AppContext, conn: SqliteConn): void {
 }
 
 /**
- * One hot statement on SQLite (group-committed). Undefined when the fast path is unavailable
- * (PostgreSQL, or a knex transaction holds the connection): the caller then uses knex.
+ * Like fastTx for work that is atomic without a SAVEPOINT (one statement, or a read after it).
+ * Undefined when the fast path is unavailable (PostgreSQL, or a knex transaction holds the
+ * connection): the caller then uses knex.
  */
-export function runFast(app: AppContext, sql: string, params: unknown[]): Promise<Array<Record<string, unknown>> | undefined> {
-  return submit(app, (run) => run(sql, params), false);
-}
-
-/** Like fastTx for work that is atomic without a SAVEPOINT (one statement, or a read after it). */
 export function fastUnit<T>(app: AppContext, fn: (run: Run) => T): Promise<T | undefined> {
   return submit(app, fn, false);
 }

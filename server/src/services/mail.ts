@@ -1,9 +1,9 @@
 import type nodemailerModule from 'nodemailer';
+import type { AppContext } from '../context';
+import { BadRequestError } from '../lib/errors';
 
 // Loaded on first send: most gateways send mail rarely, and the module is ≈ 8 MB of memory.
 const loadNodemailer = () => require('nodemailer') as typeof nodemailerModule; // eslint-disable-line @typescript-eslint/no-require-imports
-import type { AppContext } from '../context';
-import { BadRequestError } from '../lib/errors';
 
 /**
  * Sends one HTML mail through the SMTP server configured in the options (SMTPServer, SMTPPort,
