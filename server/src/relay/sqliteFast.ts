@@ -9,7 +9,9 @@ import type { AppContext } from '../context';
 interface SqliteStatement {
   reader: boolean;
   all(...params: unknown[]): unknown[];
+  get(...params: unknown[]): unknown;
   run(...params: unknown[]): { changes: number };
+  pluck(on?: boolean): SqliteStatement;
 }
 interface SqliteConn {
   open: boolean;
@@ -21,6 +23,8 @@ interface SqliteConn {
 function sqliteState(app: AppContext) {
   return app.memo('billing:sqlite', () => ({
     conn: undefined as SqliteConn | undefined,
+    /** The runner of `conn` (one per connection: a new closure per group would be optimized anew by V8). */
+    run: undefined as Run | undefined,
     stmts: new Map<string, SqliteStatement>(),
     splits: new Map<string, SplitStatement | null>(),
   }));
@@ -42,12 +46,22 @@ async function sqliteConn(app: AppContext): Promise<SqliteConn | undefined> {
   await client.releaseConnection(conn);
   if (typeof conn?.prepare !== 'function' || typeof conn.inTransaction !== 'boolean') return undefined;
   st.conn = conn;
+  st.run = undefined;
   st.stmts.clear();
   st.splits.clear();
   return conn;
 }
 
-type Run = (sql: string, params: unknown[]) => Array<Record<string, unknown>>;
+/** Runs a cached statement inside the group transaction. */
+export interface Run {
+  /** Its rows (none for a write). */
+  (sql: string, params: unknown[]): Array<Record<string, unknown>>;
+  /**
+   * The one value of a `… returning "c" as v` write (or of a one-column read): undefined when no
+   * row matched. No row objects are built for it.
+   */
+  value(sql: string, params: unknown[]): unknown;
+}
 
 interface PendingWrite {
   /** Runs inside the group transaction; `savepoint` wraps it so a failure undoes only its own work. */
@@ -73,6 +87,7 @@ interface SplitStatement {
 
 function runner(app: AppContext, conn: SqliteConn): Run {
   const st = sqliteState(app);
+  if (st.run && st.conn === conn) return st.run;
   const prepared = (sql: string) => {
     let stmt = st.stmts.get(sql);
     if (!stmt) {
@@ -81,18 +96,22 @@ function runner(app: AppContext, conn: SqliteConn): Run {
     }
     return stmt;
   };
-  return (sql, params) => {
+  const splitOf = (sql: string) => {
     let split = st.splits.get(sql);
     if (split === undefined) {
       const m = RETURNING_BY_ID.exec(sql);
       split = m
-        ? { update: prepared(m[1]!), select: prepared(`select "${m[4]}" as v from "${m[2]}" where "id" = ?`), idIndex: (m[3]!.match(/\?/g) ?? []).length }
+        ? { update: prepared(m[1]!), select: conn.prepare(`select "${m[4]}" as v from "${m[2]}" where "id" = ?`).pluck(), idIndex: (m[3]!.match(/\?/g) ?? []).length }
         : null;
       st.splits.set(sql, split);
     }
+    return split;
+  };
+  const run = ((sql: string, params: unknown[]) => {
+    const split = splitOf(sql);
     if (split) {
       if (split.update.run(...params).changes === 0) return [];
-      return split.select.all(params[split.idIndex]) as Array<Record<string, unknown>>;
+      return [{ v: split.select.get(params[split.idIndex]) }];
     }
     const stmt = prepared(sql);
     if (!stmt.reader) {
@@ -100,7 +119,15 @@ function runner(app: AppContext, conn: SqliteConn): Run {
       return [];
     }
     return stmt.all(...params) as Array<Record<string, unknown>>;
+  }) as Run;
+  run.value = (sql, params) => {
+    const split = splitOf(sql);
+    if (split) return split.update.run(...params).changes === 0 ? undefined : split.select.get(params[split.idIndex]);
+    const row = prepared(sql).get(...params) as Record<string, unknown> | undefined;
+    return row === undefined ? undefined : row[Object.keys(row)[0]!];
   };
+  st.run = run;
+  return run;
 }
 
 function groupState(app: AppContext) {

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { AppContext } from '../context';
 import { RelayError } from '../relay/errors';
-import { fastTx, fastUnit, pgFast, Rollback, writeSeq } from '../relay/sqliteFast';
+import { fastTx, fastUnit, pgFast, Rollback, writeSeq, type Run } from '../relay/sqliteFast';
 
 /**
  * Pricing and atomic balance moves for the relay.
@@ -154,68 +154,84 @@ export interface BalanceAfter {
   seq?: number;
 }
 
-/** One conditional/relative balance statement outside a transaction: group-committed on SQLite (with its write order), else knex / pg. */
-async function oneStatement(app: AppContext, sql: string, params: unknown[]): Promise<{ v: number | undefined; seq?: number }> {
-  const fast = await fastUnit(app, (run) => ({ v: firstV(run(sql, params)), seq: writeSeq(app) }));
-  if (fast) return fast;
-  return { v: firstV(await hot(app, app.knex, sql, params)) };
+const asNumber = (v: unknown): number | undefined => (v === undefined || v === null ? undefined : Number(v));
+
+/**
+ * The SQLite fast path of a balance move (sqliteFast: group-committed, with its write order), then
+ * — when that path is unavailable (PostgreSQL, or a knex transaction holds the connection) — the
+ * knex path. Not async: on the hot path each async layer is one more promise and microtask.
+ */
+function fastOrSlow<T>(fast: Promise<T | undefined>, slow: () => Promise<T>): Promise<T> {
+  return fast.then((r) => (r === undefined ? slow() : r));
 }
+
+const insufficientUser = () => new RelayError(403, '用户额度不足', 'insufficient_user_quota', 'insufficient_quota');
+const insufficientToken = () => new RelayError(403, '令牌额度不足', 'insufficient_token_quota', 'insufficient_quota');
 
 /**
  * Atomically takes `amount` from the user and (limited) token, or nothing: 403 when either lacks it.
  */
-export async function preConsume(app: AppContext, payer: Payer, amount: number): Promise<BalanceAfter> {
-  if (amount <= 0) return {};
-  const insufficientUser = () => new RelayError(403, '用户额度不足', 'insufficient_user_quota', 'insufficient_quota');
-  if (!payer.limitedTokenId) {
-    // One conditional statement: no transaction needed.
-    const r = await oneStatement(app, SQL_DEC.users!, [amount, payer.userId, amount]);
-    if (r.v === undefined) throw insufficientUser();
-    return { userQuota: r.v, seq: r.seq };
+export function preConsume(app: AppContext, payer: Payer, amount: number): Promise<BalanceAfter> {
+  if (amount <= 0) return Promise.resolve({});
+  const tokenId = payer.limitedTokenId;
+  if (!tokenId) {
+    // One conditional statement: no transaction needed. A refusal rejects the unit (nothing written).
+    return fastOrSlow(
+      fastUnit(app, (run): BalanceAfter => {
+        const userQuota = asNumber(run.value(SQL_DEC.users!, [amount, payer.userId, amount]));
+        if (userQuota === undefined) throw insufficientUser();
+        return { userQuota, seq: writeSeq(app) };
+      }),
+      async () => {
+        const userQuota = firstV(await hot(app, app.knex, SQL_DEC.users!, [amount, payer.userId, amount]));
+        if (userQuota === undefined) throw insufficientUser();
+        return { userQuota };
+      },
+    );
   }
-  let failure: RelayError | undefined;
-  const fast = await fastTx(app, (run) => {
-    const userQuota = firstV(run(SQL_DEC.users!, [amount, payer.userId, amount]));
-    if (userQuota === undefined) {
-      failure = insufficientUser();
-      throw new Rollback();
-    }
-    const tokenRemain = firstV(run(SQL_DEC.tokens!, [amount, payer.limitedTokenId, amount]));
-    if (tokenRemain === undefined) {
-      failure = new RelayError(403, '令牌额度不足', 'insufficient_token_quota', 'insufficient_quota');
-      throw new Rollback();
-    }
-    return { userQuota, tokenRemain, seq: writeSeq(app) };
-  });
-  if (fast) return fast;
-  if (failure) throw failure;
-  return app.knex.transaction(async (trx) => {
-    const userQuota = await decrementIf(app, trx, 'users', payer.userId, amount);
-    if (userQuota === undefined) throw insufficientUser();
-    const tokenRemain = await decrementIf(app, trx, 'tokens', payer.limitedTokenId!, amount);
-    if (tokenRemain === undefined) throw new RelayError(403, '令牌额度不足', 'insufficient_token_quota', 'insufficient_quota');
-    return { userQuota, tokenRemain };
-  });
+  // Throwing inside fastTx undoes the unit's SAVEPOINT: the user's part is given back too.
+  return fastOrSlow(
+    fastTx(app, (run): BalanceAfter => {
+      const userQuota = asNumber(run.value(SQL_DEC.users!, [amount, payer.userId, amount]));
+      if (userQuota === undefined) throw insufficientUser();
+      const tokenRemain = asNumber(run.value(SQL_DEC.tokens!, [amount, tokenId, amount]));
+      if (tokenRemain === undefined) throw insufficientToken();
+      return { userQuota, tokenRemain, seq: writeSeq(app) };
+    }),
+    () =>
+      app.knex.transaction(async (trx) => {
+        const userQuota = await decrementIf(app, trx, 'users', payer.userId, amount);
+        if (userQuota === undefined) throw insufficientUser();
+        const tokenRemain = await decrementIf(app, trx, 'tokens', tokenId, amount);
+        if (tokenRemain === undefined) throw insufficientToken();
+        return { userQuota, tokenRemain };
+      }),
+  );
 }
 
 /** Gives a reservation back (failed request). */
-export async function refund(app: AppContext, payer: Payer, amount: number): Promise<BalanceAfter> {
-  if (amount <= 0) return {};
-  if (!payer.limitedTokenId) {
-    const r = await oneStatement(app, SQL_ADD.users!, [amount, payer.userId]);
-    return { userQuota: r.v, seq: r.seq };
+export function refund(app: AppContext, payer: Payer, amount: number): Promise<BalanceAfter> {
+  if (amount <= 0) return Promise.resolve({});
+  const tokenId = payer.limitedTokenId;
+  if (!tokenId) {
+    return fastOrSlow(
+      fastUnit(app, (run): BalanceAfter => ({ userQuota: asNumber(run.value(SQL_ADD.users!, [amount, payer.userId])), seq: writeSeq(app) })),
+      async () => ({ userQuota: firstV(await hot(app, app.knex, SQL_ADD.users!, [amount, payer.userId])) }),
+    );
   }
-  const fast = await fastTx(app, (run) => ({
-    userQuota: firstV(run(SQL_ADD.users!, [amount, payer.userId])),
-    tokenRemain: firstV(run(SQL_ADD.tokens!, [amount, payer.limitedTokenId])),
-    seq: writeSeq(app),
-  }));
-  if (fast) return fast;
-  return app.knex.transaction(async (trx) => {
-    const userQuota = await add(app, trx, 'users', payer.userId, amount);
-    const tokenRemain = await add(app, trx, 'tokens', payer.limitedTokenId!, amount);
-    return { userQuota, tokenRemain };
-  });
+  return fastOrSlow(
+    fastTx(app, (run): BalanceAfter => ({
+      userQuota: asNumber(run.value(SQL_ADD.users!, [amount, payer.userId])),
+      tokenRemain: asNumber(run.value(SQL_ADD.tokens!, [amount, tokenId])),
+      seq: writeSeq(app),
+    })),
+    () =>
+      app.knex.transaction(async (trx) => {
+        const userQuota = await add(app, trx, 'users', payer.userId, amount);
+        const tokenRemain = await add(app, trx, 'tokens', tokenId, amount);
+        return { userQuota, tokenRemain };
+      }),
+  );
 }
 
 /**
@@ -223,23 +239,28 @@ export async function refund(app: AppContext, payer: Payer, amount: number): Pro
  * (never below zero: concurrent calls cannot overspend), so the result `taken` — what the log row
  * records — may be below `actual` when the balance ran out mid-call.
  */
-export async function settle(app: AppContext, payer: Payer, reserved: number, actual: number): Promise<BalanceAfter & { taken: number }> {
+export function settle(app: AppContext, payer: Payer, reserved: number, actual: number): Promise<BalanceAfter & { taken: number }> {
   const delta = actual - reserved;
-  if (delta === 0) return { taken: actual };
-  if (delta < 0) return { ...(await refund(app, payer, -delta)), taken: actual };
-  if (!payer.limitedTokenId) {
-    // Fast path: one conditional statement; the clamped path below only when the balance ran out.
-    const r = await oneStatement(app, SQL_DEC.users!, [delta, payer.userId, delta]);
-    if (r.v !== undefined) return { userQuota: r.v, seq: r.seq, taken: actual };
-  } else {
-    const both = await fastTx(app, (run) => {
-      const userQuota = firstV(run(SQL_DEC.users!, [delta, payer.userId, delta]));
-      const tokenRemain = userQuota === undefined ? undefined : firstV(run(SQL_DEC.tokens!, [delta, payer.limitedTokenId, delta]));
-      if (userQuota === undefined || tokenRemain === undefined) throw new Rollback();
-      return { userQuota, tokenRemain, taken: actual, seq: writeSeq(app) };
-    });
-    if (both) return both;
-  }
+  if (delta === 0) return Promise.resolve({ taken: actual });
+  if (delta < 0) return refund(app, payer, -delta).then((after) => ({ ...after, taken: actual }));
+  const tokenId = payer.limitedTokenId;
+  // Fast path: the whole extra cost in one go; the clamped path below only when a balance ran out
+  // (a Rollback answers undefined and leaves nothing written).
+  const unit = (run: Run) => {
+    const userQuota = asNumber(run.value(SQL_DEC.users!, [delta, payer.userId, delta]));
+    if (userQuota === undefined) throw new Rollback();
+    if (!tokenId) return { userQuota, taken: actual, seq: writeSeq(app) };
+    const tokenRemain = asNumber(run.value(SQL_DEC.tokens!, [delta, tokenId, delta]));
+    if (tokenRemain === undefined) throw new Rollback();
+    return { userQuota, tokenRemain, taken: actual, seq: writeSeq(app) };
+  };
+  // One statement needs no SAVEPOINT: a refused conditional UPDATE wrote nothing.
+  const fast = tokenId ? fastTx(app, unit) : fastUnit(app, unit);
+  return fastOrSlow(fast, () => settleClamped(app, payer, reserved, delta));
+}
+
+/** Takes the extra cost `delta` as far as the balances reach, in one transaction. */
+function settleClamped(app: AppContext, payer: Payer, reserved: number, delta: number): Promise<BalanceAfter & { taken: number }> {
   return app.knex.transaction(async (trx) => {
     let extra = delta;
     let userQuota = await decrementIf(app, trx, 'users', payer.userId, delta);
