@@ -57,7 +57,12 @@ export class UsageBatcher {
   constructor(private readonly app: AppContext) {}
 
   addLog(log: NewLog): void {
-    this.logs.push(logRow(log));
+    this.addRow(logRow(log));
+  }
+
+  /** A complete row (the relay's consume log). */
+  addRow(row: LogRow): void {
+    this.logs.push(row);
     this.schedule();
   }
 

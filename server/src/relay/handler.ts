@@ -31,6 +31,7 @@ import { checkModelRateLimit } from '../services/modelRateLimit';
 import { checkPromptSensitive } from '../services/sensitive';
 import { formatOverhead, OVERHEAD_HEADER, recordRelay, type RelayTimer } from '../metrics';
 import { LOG_TYPE } from '../repositories/logs';
+import { nowSec } from '../lib/time';
 
 /** One client call being relayed. */
 export interface RelayCall {
@@ -749,8 +750,10 @@ async function bill(call: RelayCall, price: PriceInfo, payer: Payer, reserved: n
       admin_info: { use_channel: used },
     };
     if (o.upstreamModel !== call.model) other.upstream_model_name = o.upstreamModel;
-    batcher.addLog({
+    // A complete row (no defaults to merge in): this runs once per relayed call.
+    batcher.addRow({
       user_id: principal.user.id,
+      created_at: nowSec(),
       type: LOG_TYPE.consume,
       username: principal.user.username,
       token_name: principal.tokenName,
