@@ -17,7 +17,6 @@ interface SqliteConn {
   open: boolean;
   inTransaction: boolean;
   prepare(sql: string): SqliteStatement;
-  transaction<T>(fn: () => T): () => T;
 }
 
 function sqliteState(app: AppContext) {
@@ -25,6 +24,7 @@ function sqliteState(app: AppContext) {
     conn: undefined as SqliteConn | undefined,
     /** The runner of `conn` (one per connection: a new closure per group would be optimized anew by V8). */
     run: undefined as Run | undefined,
+    tx: undefined as { conn: SqliteConn; begin: SqliteStatement; commit: SqliteStatement; rollback: SqliteStatement; savepoint: SqliteStatement; release: SqliteStatement; rollbackTo: SqliteStatement } | undefined,
     stmts: new Map<string, SqliteStatement>(),
     splits: new Map<string, SplitStatement | null>(),
   }));
@@ -168,6 +168,25 @@ function enqueue(app: AppContext, conn: SqliteConn, fn: (run: Run) => unknown, s
   });
 }
 
+/** BEGIN/COMMIT/SAVEPOINT statements of `conn`, prepared once (better-sqlite3's `transaction()` builds four wrapper functions per call: ≈ 4 KB of garbage per group). */
+function txStatements(app: AppContext, conn: SqliteConn) {
+  const st = sqliteState(app);
+  if (st.tx?.conn !== conn) {
+    st.tx = {
+      conn,
+      begin: conn.prepare('BEGIN'),
+      commit: conn.prepare('COMMIT'),
+      rollback: conn.prepare('ROLLBACK'),
+      savepoint: conn.prepare('SAVEPOINT gw_unit'),
+      release: conn.prepare('RELEASE gw_unit'),
+      rollbackTo: conn.prepare('ROLLBACK TO gw_unit'),
+    };
+  }
+  return st.tx;
+}
+
+const FAILED = Symbol('failed');
+
 function flushGroup(app: AppContext, conn: SqliteConn): void {
   const g = groupState(app);
   g.scheduled = false;
@@ -180,28 +199,44 @@ function flushGroup(app: AppContext, conn: SqliteConn): void {
     return;
   }
   const run = runner(app, conn);
-  const results: Array<{ ok: boolean; v: unknown }> = new Array(items.length);
+  const tx = txStatements(app, conn);
+  // values[i]: the unit's result; errors[i] (sparse): why it failed (values[i] is then FAILED).
+  const values: unknown[] = new Array(items.length);
+  let errors: unknown[] | undefined;
   try {
-    conn.transaction(() => {
-      for (let i = 0; i < items.length; i++) {
-        const it = items[i]!;
-        try {
-          // better-sqlite3 runs a nested transaction() as a SAVEPOINT.
-          results[i] = { ok: true, v: it.savepoint ? conn.transaction(() => it.fn(run))() : it.fn(run) };
-        } catch (err) {
-          results[i] = err instanceof Rollback ? { ok: true, v: undefined } : { ok: false, v: err };
+    tx.begin.run();
+    for (let i = 0; i < items.length; i++) {
+      const it = items[i]!;
+      if (it.savepoint) tx.savepoint.run();
+      try {
+        values[i] = it.fn(run);
+        if (it.savepoint) tx.release.run();
+      } catch (err) {
+        // An error that ended the transaction (SQLite rolled it all back): the whole group failed.
+        if (!conn.inTransaction) throw err;
+        // The unit's own work is undone (SAVEPOINT), the group goes on.
+        if (it.savepoint) {
+          tx.rollbackTo.run();
+          tx.release.run();
+        }
+        if (err instanceof Rollback) values[i] = undefined;
+        else {
+          values[i] = FAILED;
+          (errors ??= [])[i] = err;
         }
       }
-    })();
+    }
+    tx.commit.run();
   } catch (err) {
-    // The COMMIT itself failed: nothing of the group was written.
+    // BEGIN, a SAVEPOINT or the COMMIT itself failed: nothing of the group was written.
+    if (conn.inTransaction) tx.rollback.run();
     for (const it of items) it.reject(err);
     return;
   }
   for (let i = 0; i < items.length; i++) {
-    const r = results[i]!;
-    if (r.ok) items[i]!.resolve(r.v);
-    else items[i]!.reject(r.v);
+    const v = values[i];
+    if (v === FAILED) items[i]!.reject(errors![i]);
+    else items[i]!.resolve(v);
   }
 }
 
