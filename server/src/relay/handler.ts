@@ -5,7 +5,7 @@ import type { AppContext } from '../context';
 import { RelayError, UpstreamError } from './errors';
 import { checkModelAllowed, TOKEN_STATUS, type Principal } from './auth';
 import { adaptorFor, serves } from './adaptors';
-import { pickChannel, pickKey, routeTable, tiersFor, type ChannelEntry } from './routing';
+import { loadedRouteTable, pickChannel, pickKey, routeTable, tiersFor, type ChannelEntry } from './routing';
 import { Aborter, readBody, sendUpstream, type UpstreamResponse } from './upstream';
 import { parseBlock, SSESplitter } from './sse';
 import { contentText, countChatPromptTokens, countInputTokens, countTextTokens, estimateTokens } from './tokenizer';
@@ -90,7 +90,7 @@ export async function relay(call: RelayCall): Promise<void> {
     if (call.body && app.options.bool('CheckSensitiveEnabled') && app.options.bool('CheckSensitiveOnPromptEnabled')) {
       checkPromptSensitive(app, promptTexts(call));
     }
-    const table = await routeTable(app);
+    const table = loadedRouteTable(app) ?? (await routeTable(app));
     let tiers = tiersFor(table, principal.group, model);
     if (principal.pinnedChannel !== undefined) {
       // Admin pin: that channel only (enabled), whatever its abilities say.
@@ -114,7 +114,8 @@ export async function relay(call: RelayCall): Promise<void> {
     }
     const acceptUnset = principal.user.setting.accept_unset_model_ratio_model === true;
     const price = priceFor(app, model, principal.group, acceptUnset);
-    const ticket = await checkModelRateLimit(app, principal.user.id);
+    // Checked only when enabled: most installations never turn it on, and this runs per call.
+    const ticket = app.options.bool('ModelRequestRateLimitEnabled') ? await checkModelRateLimit(app, principal.user.id) : undefined;
 
     // Claude/Gemini bodies are estimated from the canonical request (system prompt, contents,
     // generationConfig.maxOutputTokens live elsewhere in their own shapes).
@@ -198,7 +199,7 @@ export async function relay(call: RelayCall): Promise<void> {
     tokensForMetrics = outcome.tokens;
     const taken = await bill(call, price, payer, reserved, pre, outcome, used);
     quotaForMetrics = taken;
-    void ticket.success().catch(() => undefined);
+    if (ticket) void ticket.success().catch(() => undefined);
     outcome.finish();
     statusForMetrics = call.ctx.res.headersSent ? call.ctx.res.statusCode : call.ctx.status;
   } catch (err) {

@@ -132,10 +132,27 @@ async function loadTable(app: AppContext): Promise<RouteTable> {
 }
 
 /** The routing table (cached per process; H2's channel writes call invalidateChannels). */
+interface TableHolder {
+  p: Promise<RouteTable>;
+  /** Set once `p` resolved: the hot path then reads it without awaiting. */
+  table?: RouteTable;
+}
+
+/** The route table when it is loaded and fresh (no await on the hot path), else undefined. */
+export function loadedRouteTable(app: AppContext): RouteTable | undefined {
+  return (channelCache(app).peek('table') as TableHolder | undefined)?.table;
+}
+
 export async function routeTable(app: AppContext): Promise<RouteTable> {
   const cache = channelCache(app);
+  const loaded = loadedRouteTable(app);
+  if (loaded) return loaded;
   // The cached value is the load promise itself, so concurrent cold callers share one load.
-  const holder = (await cache.get('table', async () => ({ p: loadTable(app) }))) as { p: Promise<RouteTable> };
+  const holder = (await cache.get('table', async (): Promise<TableHolder> => {
+    const h: TableHolder = { p: loadTable(app) };
+    h.p.then((t) => (h.table = t), () => undefined);
+    return h;
+  })) as TableHolder;
   try {
     return await holder.p;
   } catch (err) {
