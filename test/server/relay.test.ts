@@ -71,6 +71,31 @@ describeEach(DB_TARGETS, 'relay: OpenAI-compatible core', (getApp) => {
     expect(Number(tok.used_quota)).toBeGreaterThanOrEqual(64);
   });
 
+  test('a price change applies to the very next call (prices and their log text are kept only until the options change)', async () => {
+    const lastLog = async () => {
+      await flushUsage(app);
+      return app.knex('logs').where({ user_id: userId, type: 2 }).orderBy('id', 'desc').first();
+    };
+    const call = () => client.chat.completions.create({ model: 'test-cheap', messages: [{ role: 'user', content: 'hi there' }] });
+    const ratios = JSON.parse(PRICING.ModelRatio) as Record<string, number>;
+    try {
+      await call();
+      const first = await lastLog();
+      expect(JSON.parse(first.other).model_ratio).toBe(ratios['test-cheap']);
+      await setOptions(app, { ModelRatio: JSON.stringify({ ...ratios, 'test-cheap': 0.25 }) });
+      const before = await quotaOf(userId);
+      await call();
+      const second = await lastLog();
+      // 1 × 0.25 × (11 + 7 × completion ratio)
+      expect(JSON.parse(second.other).model_ratio).toBe(0.25);
+      expect(second.content).toContain('模型倍率 0.25');
+      expect(Number(second.quota)).toBe(before - (await quotaOf(userId)));
+      expect(Number(second.quota)).not.toBe(Number(first.quota));
+    } finally {
+      await setOptions(app, { ModelRatio: PRICING.ModelRatio });
+    }
+  });
+
   test('cache tokens are billed at the cache ratio', async () => {
     mock.options.cachedTokens = 8; // prompt 11 of which 8 cached
     const before = await quotaOf(userId);

@@ -219,6 +219,26 @@ export async function relay(call: RelayCall): Promise<void> {
   }
 }
 
+/** A number as JSON.stringify writes it (NaN/Infinity → null). */
+const jsonNum = (n: number) => (Number.isFinite(n) ? n : null);
+
+/** The consume log's text for one price: the `content` line and the head of the `other` JSON. */
+function priceLogText(price: PriceInfo): { content: string; otherHead: string } {
+  const head = {
+    model_ratio: price.modelRatio,
+    completion_ratio: price.completionRatio,
+    cache_ratio: price.cacheRatio,
+    group_ratio: price.groupRatio,
+    model_price: price.usePrice ? price.modelPrice : -1,
+  };
+  return {
+    content: price.usePrice
+      ? `模型价格 ${price.modelPrice}，分组倍率 ${price.groupRatio}`
+      : `模型倍率 ${price.modelRatio}，补全倍率 ${price.completionRatio}，分组倍率 ${price.groupRatio}`,
+    otherHead: `${JSON.stringify(head).slice(0, -1)},`,
+  };
+}
+
 /** Upstream messages go to clients: never echo the channel's key. */
 function scrubKey(message: string, key: string): string {
   return key.length >= 6 ? message.split(key).join('***') : message;
@@ -738,19 +758,14 @@ async function bill(call: RelayCall, price: PriceInfo, payer: Payer, reserved: n
   const batcher = usageBatcher(app);
   if (taken > 0 || o.tokens.calls > 0) batcher.addUsage(principal.user.id, principal.token?.id, o.channel.info.id, taken);
   if (app.options.bool('LogConsumeEnabled')) {
-    const other: Record<string, unknown> = {
-      model_ratio: price.modelRatio,
-      completion_ratio: price.completionRatio,
-      cache_ratio: price.cacheRatio,
-      group_ratio: price.groupRatio,
-      model_price: price.usePrice ? price.modelPrice : -1,
-      frt: o.frtMs,
-      is_model_mapped: o.upstreamModel !== call.model,
-      cache_tokens: o.tokens.cached,
-      group: principal.group,
-      admin_info: { use_channel: used },
-    };
-    if (o.upstreamModel !== call.model) other.upstream_model_name = o.upstreamModel;
+    const text = (price.logText ??= priceLogText(price));
+    const mapped = o.upstreamModel !== call.model;
+    // The `other` JSON: the price's part is built once per price (PriceInfo is cached until the
+    // options change); the rest are integers, booleans and JSON-quoted strings.
+    const other =
+      `${text.otherHead}"frt":${jsonNum(o.frtMs)},"is_model_mapped":${mapped},"cache_tokens":${jsonNum(o.tokens.cached)},` +
+      `"group":${JSON.stringify(principal.group)},"admin_info":{"use_channel":[${used.join(',')}]}` +
+      `${mapped ? `,"upstream_model_name":${JSON.stringify(o.upstreamModel)}` : ''}}`;
     // A complete row (no defaults to merge in): this runs once per relayed call.
     batcher.addRow({
       user_id: principal.user.id,
@@ -769,10 +784,8 @@ async function bill(call: RelayCall, price: PriceInfo, payer: Payer, reserved: n
       channel_name: o.channel.info.name,
       group: principal.group,
       ip: call.ip,
-      content: price.usePrice
-        ? `模型价格 ${price.modelPrice}，分组倍率 ${price.groupRatio}`
-        : `模型倍率 ${price.modelRatio}，补全倍率 ${price.completionRatio}，分组倍率 ${price.groupRatio}`,
-      other: JSON.stringify(other),
+      content: text.content,
+      other,
     });
   }
   const after = s.userQuota ?? (pre.userQuota !== undefined ? pre.userQuota + reserved - taken : undefined);

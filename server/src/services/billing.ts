@@ -24,6 +24,8 @@ export interface PriceInfo {
   groupRatio: number;
   /** The model had neither price nor ratio (accepted by user setting / self-use mode). */
   unset: boolean;
+  /** Consume-log text of this price, built on first use (relay handler; formatting fractions costs per call). */
+  logText?: { content: string; otherHead: string };
 }
 
 type NumMap = Record<string, number>;
@@ -46,6 +48,11 @@ export function isPriced(app: AppContext, model: string): boolean {
  * `acceptUnset` (user setting accept_unset_model_ratio_model, or SelfUseModeEnabled).
  */
 export function priceFor(app: AppContext, model: string, group: string, acceptUnset: boolean): PriceInfo {
+  // Kept until the options change (a refusal is not kept: it throws each time).
+  return app.options.derived(`price\n${model}\n${group}\n${acceptUnset ? 1 : 0}`, () => computePrice(app, model, group, acceptUnset));
+}
+
+function computePrice(app: AppContext, model: string, group: string, acceptUnset: boolean): PriceInfo {
   const o = app.options;
   const price = num(o.json<NumMap>('ModelPrice', {}), model);
   const gr = groupRatio(app, group);

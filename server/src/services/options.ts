@@ -151,6 +151,19 @@ export class OptionService {
     return v;
   }
 
+  /**
+   * A value derived from options (e.g. a model's price), built once and kept until the next
+   * change, like the parsed JSON. Bounded: past 10 000 entries everything is rebuilt on demand.
+   */
+  derived<T>(key: string, build: () => T): T {
+    const k = `\u0000${key}`;
+    if (this.parsed.has(k)) return this.parsed.get(k) as T;
+    const v = build();
+    if (this.parsed.size >= 10_000) this.parsed.clear();
+    this.parsed.set(k, v);
+    return v;
+  }
+
   get quotaPerUnit(): number {
     return this.num('QuotaPerUnit', 500000) || 500000;
   }
