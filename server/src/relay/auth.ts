@@ -125,8 +125,23 @@ export interface Principal {
  * Validates a key for a relay call (401 bad/disabled/expired key or user, 403 exhausted token or
  * IP not allowed or unusable group). Model limits are checked later (`checkModelAllowed`).
  */
-export async function authenticateKey(app: AppContext, key: string, ip: string): Promise<Principal> {
+/**
+ * The caller of a relay request, from its API key (`key-<channel id>` pins a channel for admins).
+ * Answers synchronously when the token and its user are cached (the usual case: no promise on the
+ * hot path), else a promise that loads them.
+ */
+export function authenticateKey(app: AppContext, key: string, ip: string): Principal | Promise<Principal> {
   if (!key) throw new RelayError(401, '未提供令牌', 'invalid_api_key');
+  const token = key.length <= 64 ? (tokenCache(app).peek(key) as TokenRecord | undefined) : undefined;
+  const user = token ? (userCache(app).peek(String(token.userId)) as UserRecord | undefined) : undefined;
+  if (token && user) {
+    checkToken(app, token, ip);
+    return principalOf(app, token, user, undefined);
+  }
+  return loadPrincipal(app, key, ip);
+}
+
+async function loadPrincipal(app: AppContext, key: string, ip: string): Promise<Principal> {
   let pinned: number | undefined;
   let token = await loadToken(app, key);
   if (!token) {
@@ -137,6 +152,13 @@ export async function authenticateKey(app: AppContext, key: string, ip: string):
     }
   }
   if (!token) throw new RelayError(401, '无效的令牌', 'invalid_api_key');
+  checkToken(app, token, ip);
+  const user = await loadUser(app, token.userId);
+  return principalOf(app, token, user, pinned);
+}
+
+/** The token's own refusals (status, expiry, quota, IP), in this order. */
+function checkToken(app: AppContext, token: TokenRecord, ip: string): void {
   if (token.status === TOKEN_STATUS.expired) throw new RelayError(401, '该令牌已过期', 'token_expired');
   if (token.status === TOKEN_STATUS.exhausted) throw new RelayError(403, '该令牌额度已用尽', 'token_quota_exhausted', 'insufficient_quota');
   if (token.status !== TOKEN_STATUS.enabled) throw new RelayError(401, '该令牌状态不可用', 'token_disabled');
@@ -151,7 +173,10 @@ export async function authenticateKey(app: AppContext, key: string, ip: string):
   if (token.allowIps && !token.allowIps.allows(ip)) {
     throw new RelayError(403, `您的 IP 不在令牌允许访问的列表中：${ip}`, 'ip_not_allowed');
   }
-  const user = await loadUser(app, token.userId);
+}
+
+/** The user's refusals and the resulting principal (the token was checked before). */
+function principalOf(app: AppContext, token: TokenRecord, user: UserRecord | undefined, pinned: number | undefined): Principal {
   if (!user) throw new RelayError(401, '无效的令牌', 'invalid_api_key');
   if (user.status !== USER_STATUS.enabled) throw new RelayError(401, '用户已被封禁', 'user_banned');
   const group = token.group || user.group;

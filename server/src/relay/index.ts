@@ -180,7 +180,8 @@ function clientIp(ctx: RelayHttp): string {
 async function handleOpenAI(app: AppContext, ctx: RelayHttp, endpoint: Endpoint): Promise<void> {
   const timer = startTimer();
   const ip = clientIp(ctx);
-  const principal = await authenticateKey(app, extractKey(ctx, 'openai'), ip);
+  const auth = authenticateKey(app, extractKey(ctx, 'openai'), ip);
+  const principal = auth instanceof Promise ? await auth : auth; // cached key: no await
   const call = await buildOpenAICall(app, ctx, endpoint, principal, ip, timer);
   await relay(call);
 }
