@@ -139,7 +139,14 @@ async function chat(req: MockRequest, res: http.ServerResponse, mock: MockUpstre
     legacy
       ? { id, object: 'text_completion', created, model, choices: [{ index: 0, text, finish_reason: finish }] }
       : { id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta: text ? { content: text } : {}, finish_reason: finish }] };
-  const write = (obj: unknown) => res.write(`data: ${JSON.stringify(obj)}\n\n`);
+  // `ragged`: the whole stream is sent at the end in 7-byte pieces (blocks split anywhere).
+  const ragged = req.fault === 'ragged';
+  let pending = '';
+  const write = (obj: unknown) => {
+    const block = `data: ${JSON.stringify(obj)}\n\n`;
+    if (ragged) pending += block;
+    else res.write(block);
+  };
   if (!legacy) write({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
   if (req.fault === 'drip') {
     for (let i = 0; i < 200; i++) {
@@ -160,6 +167,15 @@ async function chat(req: MockRequest, res: http.ServerResponse, mock: MockUpstre
   write(piece('', 'stop'));
   if (body.stream_options?.include_usage && req.fault !== 'nousage') {
     write({ id, object: 'chat.completion.chunk', created, model, choices: [], usage: usageOf(mock) });
+  }
+  if (ragged) {
+    pending += 'data: [DONE]\n\n';
+    for (let i = 0; i < pending.length; i += 7) {
+      res.write(pending.slice(i, i + 7));
+      await sleep(1);
+    }
+    res.end();
+    return;
   }
   res.end('data: [DONE]\n\n');
 }

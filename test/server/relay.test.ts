@@ -143,6 +143,36 @@ describeEach(DB_TARGETS, 'relay: OpenAI-compatible core', (getApp) => {
     expect(before - (await quotaOf(userId))).toBe(64);
   });
 
+  test('a stream whose blocks arrive split at any byte reads and bills like one of whole blocks', async () => {
+    // Whole blocks are forwarded as bytes; split ones go through the SSE splitter: both must agree.
+    await setOptions(app, { ModelRatio: JSON.stringify({ ...JSON.parse(PRICING.ModelRatio), 'ragged-model': 1 }) });
+    await seedChannel(app, { base_url: mock.url, models: 'ragged-model', key: 'sk-fault-ragged', name: 'ragged' });
+    try {
+      const before = await quotaOf(userId);
+      const stream = await client.chat.completions.create({ model: 'ragged-model', messages: [{ role: 'user', content: 'x' }], stream: true, stream_options: { include_usage: true } });
+      let text = '';
+      let usage: OpenAI.CompletionUsage | undefined | null;
+      for await (const c of stream) {
+        text += c.choices[0]?.delta?.content ?? '';
+        if (c.usage) usage = c.usage;
+      }
+      expect(text).toBe('Hello from the mock');
+      expect(usage).toMatchObject({ prompt_tokens: 11, completion_tokens: 7 });
+      expect(before - (await quotaOf(userId))).toBe(18); // 1 × (11 + 7)
+      const res = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'ragged-model', messages: [{ role: 'user', content: 'x' }], stream: true }),
+      });
+      const raw = await res.text();
+      expect(raw).not.toContain('"prompt_tokens"'); // the usage-only chunk the client did not ask for is dropped
+      expect(raw.trim().endsWith('data: [DONE]')).toBe(true);
+      expect(raw.match(/\n\n/g)).toHaveLength(7); // role, 4 pieces, finish, [DONE]
+    } finally {
+      await setOptions(app, { ModelRatio: PRICING.ModelRatio });
+    }
+  });
+
   test('stream without upstream usage: counted with the tokenizer', async () => {
     await seedChannel(app, { base_url: mock.url, models: 'test-cheap', key: 'sk-fault-nousage', name: 'nousage', priority: 10 });
     const before = await quotaOf(userId);

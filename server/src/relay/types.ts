@@ -163,6 +163,11 @@ export interface AdaptorContext {
  */
 export interface StreamObserver {
   push(event: SSEEvent): void;
+  /**
+   * Whole SSE blocks forwarded as bytes without being split (OpenAI pass-through: none of them
+   * carries a usage object or `[DONE]`). Optional: observers without it see every event via `push`.
+   */
+  pushRaw?(blocks: Uint8Array): void;
   usage(): Usage | undefined;
   /** Text delivered so far (for the tokenizer fallback when upstream reports no usage). */
   text(): string;

@@ -12,6 +12,7 @@ import type {
   UpstreamRequest,
   Usage,
 } from '../types';
+import { parseBlock, SSESplitter } from '../sse';
 
 /** Default base URL per channel type (OpenAI-compatible kinds; empty = base_url required). */
 export const DEFAULT_BASE_URL: Record<number, string> = {
@@ -152,7 +153,8 @@ export function responseText(body: unknown): string {
  */
 export class OpenAIObserver implements StreamObserver {
   private u: Usage | undefined;
-  private readonly datas: string[] = [];
+  /** Until usage arrives: event data, or raw whole blocks (pushRaw), in stream order. */
+  private readonly datas: Array<string | Uint8Array> = [];
   private textCache: string | undefined;
 
   push(ev: SSEEvent): void {
@@ -170,17 +172,32 @@ export class OpenAIObserver implements StreamObserver {
     if (!this.u) this.datas.push(d);
     this.textCache = undefined;
   }
+  pushRaw(blocks: Uint8Array): void {
+    // A copy: the chunk may be a view into a buffer the HTTP client reuses.
+    if (!this.u) this.datas.push(Uint8Array.prototype.slice.call(blocks));
+    this.textCache = undefined;
+  }
   usage(): Usage | undefined {
     return this.u;
   }
   text(): string {
     if (this.textCache !== undefined) return this.textCache;
     let s = '';
-    for (const d of this.datas) {
+    const add = (d: string) => {
       try {
         s += choiceText(JSON.parse(d) as { choices?: Array<Record<string, unknown>> });
       } catch {
         /* skip */
+      }
+    };
+    for (const d of this.datas) {
+      if (typeof d === 'string') add(d);
+      else {
+        // Raw blocks are whole (they end with a blank line), so one splitter per piece sees them all.
+        for (const block of new SSESplitter().push(d)) {
+          const ev = parseBlock(block);
+          if (ev && ev.data !== '[DONE]') add(ev.data);
+        }
       }
     }
     this.textCache = s;
