@@ -528,9 +528,20 @@ const LF = 0x0a;
 const CR = 0x0d;
 const endsWithBlankLine = (b: Buffer) => b.length >= 2 && b[b.length - 1] === LF && b[b.length - 2] === LF;
 
+// Needles as bytes: a string needle is encoded anew on every search.
+const DONE_BYTES = Buffer.from('[DONE]');
+const USAGE_BYTES = Buffer.from('"usage":');
+
 /** Whole SSE blocks that the pass-through forwards unchanged (see streamOutcome). */
 function passesAsBytes(chunk: Buffer): boolean {
-  return endsWithBlankLine(chunk) && chunk.indexOf(CR) < 0 && !chunk.includes('[DONE]') && !chunk.includes('"usage":{') && !chunk.includes('"usage": {');
+  if (!endsWithBlankLine(chunk) || chunk.indexOf(CR) >= 0 || chunk.includes(DONE_BYTES)) return false;
+  // `"usage":null` (in every chunk when usage is asked for) passes; a usage object does not.
+  for (let at = chunk.indexOf(USAGE_BYTES); at >= 0; at = chunk.indexOf(USAGE_BYTES, at + USAGE_BYTES.length)) {
+    let i = at + USAGE_BYTES.length;
+    while (chunk[i] === 0x20) i++;
+    if (chunk[i] !== 0x6e /* n(ull) */) return false;
+  }
+  return true;
 }
 
 function isUsageOnlyChunk(data: string): boolean {
