@@ -43,6 +43,16 @@ describeEach(DB_TARGETS, 'relay: OpenAI-compatible core', (getApp) => {
   beforeEach(() => mock.reset());
 
   const quotaOf = async (id: number) => Number((await app.knex('users').where({ id }).first()).quota);
+  /** The text and usage an SDK stream delivered. */
+  const readStream = async (stream: AsyncIterable<OpenAI.ChatCompletionChunk>) => {
+    let text = '';
+    let usage: OpenAI.CompletionUsage | undefined;
+    for await (const c of stream) {
+      text += c.choices[0]?.delta?.content ?? '';
+      if (c.usage) usage = c.usage;
+    }
+    return { text, usage };
+  };
 
   test('non-stream chat: forwards the body, answers upstream JSON, bills exactly by the formula', async () => {
     const before = await quotaOf(userId);
@@ -111,12 +121,7 @@ describeEach(DB_TARGETS, 'relay: OpenAI-compatible core', (getApp) => {
   test('stream with include_usage: chunks pass through, usage chunk delivered, billed from it', async () => {
     const before = await quotaOf(userId);
     const stream = await client.chat.completions.create({ model: 'test-model', messages: [{ role: 'user', content: 'stream' }], stream: true, stream_options: { include_usage: true } });
-    let text = '';
-    let usage: OpenAI.CompletionUsage | undefined | null;
-    for await (const c of stream) {
-      text += c.choices[0]?.delta?.content ?? '';
-      if (c.usage) usage = c.usage;
-    }
+    const { text, usage } = await readStream(stream);
     expect(text).toBe('Hello from the mock');
     expect(usage).toMatchObject({ prompt_tokens: 11, completion_tokens: 7 });
     expect(mock.received('/v1/chat/completions')[0]!.json.stream_options).toEqual({ include_usage: true });
@@ -150,12 +155,7 @@ describeEach(DB_TARGETS, 'relay: OpenAI-compatible core', (getApp) => {
     try {
       const before = await quotaOf(userId);
       const stream = await client.chat.completions.create({ model: 'ragged-model', messages: [{ role: 'user', content: 'x' }], stream: true, stream_options: { include_usage: true } });
-      let text = '';
-      let usage: OpenAI.CompletionUsage | undefined | null;
-      for await (const c of stream) {
-        text += c.choices[0]?.delta?.content ?? '';
-        if (c.usage) usage = c.usage;
-      }
+      const { text, usage } = await readStream(stream);
       expect(text).toBe('Hello from the mock');
       expect(usage).toMatchObject({ prompt_tokens: 11, completion_tokens: 7 });
       expect(before - (await quotaOf(userId))).toBe(18); // 1 × (11 + 7)
