@@ -45,7 +45,7 @@ class HistogramSeries {
   readonly counts: number[];
   sum = 0;
   count = 0;
-  constructor(private readonly bounds: number[]) {
+  constructor(readonly bounds: number[]) {
     this.counts = new Array<number>(bounds.length + 1).fill(0);
   }
   observe(v: number): void {
@@ -80,7 +80,7 @@ function scrapedMetric(registry: Registry, name: string, help: string, type: 'co
     type,
     aggregator: 'sum',
     get: async () => ({ name, help, type, aggregator: 'sum', values: samples() }),
-    reset() {},
+    reset() {}, // counters only grow (Prometheus handles restarts); nothing here calls resetMetrics
   };
   registry.registerMetric(metric as unknown as Metric);
 }
@@ -89,14 +89,14 @@ function eachSeries(m: GatewayMetrics, fn: (s: RelaySeries) => void): void {
   for (const byModel of m.relay.values()) for (const s of byModel.values()) fn(s);
 }
 
-function histogramSamples(m: GatewayMetrics, name: string, bounds: number[], pick: (s: RelaySeries) => HistogramSeries): Sample[] {
+function histogramSamples(m: GatewayMetrics, name: string, pick: (s: RelaySeries) => HistogramSeries): Sample[] {
   const out: Sample[] = [];
   eachSeries(m, (s) => {
     const h = pick(s);
     if (!h.count) return;
     const labels = { channel: s.channel, model: s.model };
     let cumulative = 0;
-    bounds.forEach((le, i) => {
+    h.bounds.forEach((le, i) => {
       cumulative += h.counts[i]!;
       out.push({ labels: { ...labels, le }, value: cumulative, metricName: `${name}_bucket` });
     });
@@ -123,10 +123,10 @@ export function metrics(app: AppContext): GatewayMetrics {
       return out;
     });
     scrapedMetric(registry, 'gateway_upstream_duration_seconds', 'Time spent waiting on the upstream provider', 'histogram', () =>
-      histogramSamples(m, 'gateway_upstream_duration_seconds', UPSTREAM_BUCKETS, (s) => s.upstream),
+      histogramSamples(m, 'gateway_upstream_duration_seconds', (s) => s.upstream),
     );
     scrapedMetric(registry, 'gateway_overhead_duration_seconds', 'Time spent in the gateway itself (total minus upstream)', 'histogram', () =>
-      histogramSamples(m, 'gateway_overhead_duration_seconds', OVERHEAD_BUCKETS, (s) => s.overhead),
+      histogramSamples(m, 'gateway_overhead_duration_seconds', (s) => s.overhead),
     );
     scrapedMetric(registry, 'gateway_quota_spent_total', 'Quota charged at settlement', 'counter', () => {
       const out: Sample[] = [];

@@ -123,12 +123,9 @@ export interface Principal {
 
 /**
  * Validates a key for a relay call (401 bad/disabled/expired key or user, 403 exhausted token or
- * IP not allowed or unusable group). Model limits are checked later (`checkModelAllowed`).
- */
-/**
- * The caller of a relay request, from its API key (`key-<channel id>` pins a channel for admins).
- * Answers synchronously when the token and its user are cached (the usual case: no promise on the
- * hot path), else a promise that loads them.
+ * IP not allowed or unusable group); `key-<channel id>` pins a channel for admins. Model limits are
+ * checked later (`checkModelAllowed`). Answers synchronously when the token and its user are cached
+ * (the usual case: no promise on the hot path), else with a promise that loads them.
  */
 export function authenticateKey(app: AppContext, key: string, ip: string): Principal | Promise<Principal> {
   if (!key) throw new RelayError(401, '未提供令牌', 'invalid_api_key');

@@ -362,7 +362,8 @@ async function handleBilling(app: AppContext, ctx: RelayHttp, usage: boolean): P
 async function handleInbound(app: AppContext, ctx: RelayHttp, route: InboundRoute, m: { modelFromPath?: string; stream?: boolean }): Promise<void> {
   const timer = startTimer();
   const ip = clientIp(ctx);
-  const principal = await authenticateKey(app, extractKey(ctx, route.keyStyle), ip);
+  const auth = authenticateKey(app, extractKey(ctx, route.keyStyle), ip);
+  const principal = auth instanceof Promise ? await auth : auth; // cached key: no await
   const { body, raw } = await readJson(app, ctx);
   const format = route.format;
   const chat = format.toChat(body, m.modelFromPath); // validates the body; reused when converting

@@ -131,7 +131,6 @@ async function loadTable(app: AppContext): Promise<RouteTable> {
   return { routes, knownModels, modelsByGroup, channels: byId };
 }
 
-/** The routing table (cached per process; H2's channel writes call invalidateChannels). */
 interface TableHolder {
   p: Promise<RouteTable>;
   /** Set once `p` resolved: the hot path then reads it without awaiting. */
@@ -143,6 +142,7 @@ export function loadedRouteTable(app: AppContext): RouteTable | undefined {
   return (channelCache(app).peek('table') as TableHolder | undefined)?.table;
 }
 
+/** The routing table (cached per process; H2's channel writes call invalidateChannels). */
 export async function routeTable(app: AppContext): Promise<RouteTable> {
   const cache = channelCache(app);
   const loaded = loadedRouteTable(app);

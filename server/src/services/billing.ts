@@ -137,13 +137,11 @@ async function viaKnex(trx: Knex | Knex.Transaction, sql: string, params: unknow
 }
 
 async function decrementIf(app: AppContext, trx: Knex | Knex.Transaction, table: 'users' | 'tokens', id: number, amount: number): Promise<number | undefined> {
-  const rows = await hot(app, trx, SQL_DEC[table]!, [amount, id, amount]);
-  return rows.length ? Number(rows[0]!.v) : undefined;
+  return firstV(await hot(app, trx, SQL_DEC[table]!, [amount, id, amount]));
 }
 
 async function add(app: AppContext, trx: Knex | Knex.Transaction, table: 'users' | 'tokens', id: number, amount: number): Promise<number | undefined> {
-  const rows = await hot(app, trx, SQL_ADD[table]!, [amount, id]);
-  return rows.length ? Number(rows[0]!.v) : undefined;
+  return firstV(await hot(app, trx, SQL_ADD[table]!, [amount, id]));
 }
 
 async function readLocked(app: AppContext, trx: Knex | Knex.Transaction, table: 'users' | 'tokens', column: 'quota' | 'remain_quota', id: number): Promise<number> {
@@ -190,7 +188,7 @@ export function preConsume(app: AppContext, payer: Payer, amount: number): Promi
         return { userQuota, seq: writeSeq(app) };
       }),
       async () => {
-        const userQuota = firstV(await hot(app, app.knex, SQL_DEC.users!, [amount, payer.userId, amount]));
+        const userQuota = await decrementIf(app, app.knex, 'users', payer.userId, amount);
         if (userQuota === undefined) throw insufficientUser();
         return { userQuota };
       },
@@ -223,7 +221,7 @@ export function refund(app: AppContext, payer: Payer, amount: number): Promise<B
   if (!tokenId) {
     return fastOrSlow(
       fastUnit(app, (run): BalanceAfter => ({ userQuota: asNumber(run.value(SQL_ADD.users!, [amount, payer.userId])), seq: writeSeq(app) })),
-      async () => ({ userQuota: firstV(await hot(app, app.knex, SQL_ADD.users!, [amount, payer.userId])) }),
+      async () => ({ userQuota: await add(app, app.knex, 'users', payer.userId, amount) }),
     );
   }
   return fastOrSlow(
