@@ -1,12 +1,11 @@
 import type { ServerResponse } from 'node:http';
-import { pipeline } from 'node:stream';
 import type { RelayHttp } from './httpContext';
 import type { AppContext } from '../context';
 import { RelayError, UpstreamError } from './errors';
 import { checkModelAllowed, TOKEN_STATUS, type Principal } from './auth';
 import { adaptorFor, serves } from './adaptors';
 import { loadedRouteTable, pickChannel, pickKey, routeTable, tiersFor, type ChannelEntry } from './routing';
-import { Aborter, readBody, sendUpstream, type UpstreamResponse } from './upstream';
+import { UpstreamExchange } from './upstreamExchange';
 import { parseBlock, SSESplitter } from './sse';
 import { contentText, countChatPromptTokens, countInputTokens, countTextTokens, estimateTokens } from './tokenizer';
 import { responseText } from './adaptors/openai';
@@ -340,47 +339,36 @@ async function attemptChannel(call: RelayCall, ch: ChannelEntry, calls: number, 
   const passthrough = built.passthrough;
   const req = adaptor.authorize ? await adaptor.authorize(built.req, actx, app) : built.req;
 
-  const abort = new Aborter();
+  call.timer.upstreamStart();
+  const up = UpstreamExchange.open(app, req, typeof channel.setting.proxy === 'string' ? channel.setting.proxy : undefined);
+  // A client that hangs up stops the upstream request (and, later, its billing at what was delivered).
   const onClose = () => {
-    if (!ctx.res.writableFinished) abort.abort();
+    if (!ctx.res.writableFinished) up.abort();
   };
   ctx.res.once('close', onClose);
-  call.timer.upstreamStart();
-  let res: UpstreamResponse;
   try {
-    res = await sendUpstream(app, req, abort, typeof channel.setting.proxy === 'string' ? channel.setting.proxy : undefined);
-  } catch (err) {
-    call.timer.upstreamEnd();
-    ctx.res.off('close', onClose);
-    throw err;
-  }
-  if (gate) {
-    // Nothing of this answer is used before the reservation is known to be taken.
-    try {
-      await gate;
-    } catch (err) {
-      abort.abort();
-      res.body.destroy();
-      call.timer.upstreamEnd();
-      ctx.res.off('close', onClose);
-      throw err;
+    await up.ready;
+    if (gate) {
+      // Nothing of this answer is used before the reservation is known to be taken.
+      try {
+        await gate;
+      } catch (err) {
+        up.abort();
+        throw err;
+      }
     }
-  }
-  if (res.statusCode >= 400) {
-    let text = '';
-    try {
-      text = (await readBody(res, 1024 * 1024)).toString('utf8');
-    } catch {
-      /* keep the status */
+    if (up.statusCode >= 400) {
+      let text = '';
+      try {
+        text = (await up.collect(1024 * 1024)).toString('utf8');
+      } catch {
+        /* keep the status */
+      }
+      throw new UpstreamError(up.statusCode, scrubKey(adaptor.errorMessage(up.statusCode, text), channel.key), text);
     }
-    call.timer.upstreamEnd();
-    ctx.res.off('close', onClose);
-    throw new UpstreamError(res.statusCode, scrubKey(adaptor.errorMessage(res.statusCode, text), channel.key), text);
-  }
-  const ctype = String(res.headers['content-type'] ?? '');
-  try {
+    const ctype = up.header('content-type');
     if (call.stream && (ctype.includes('text/event-stream') || (adaptor.streamSplitter && adaptor.streamSplitter(ctype)))) {
-      return await streamOutcome(call, ch, adaptor, actx, res, passthrough, abort);
+      return await streamOutcome(call, ch, adaptor, actx, up, ctype, passthrough);
     }
     if (call.endpoint === 'speech') {
       call.timer.upstreamEnd();
@@ -396,15 +384,43 @@ async function attemptChannel(call: RelayCall, ch: ChannelEntry, calls: number, 
           out.statusCode = 200;
           out.setHeader('content-type', ctype || 'audio/mpeg');
           out.setHeader(OVERHEAD_HEADER, formatOverhead(call.timer.overheadMs()));
-          // Either side failing (upstream cut, client gone) ends both.
-          pipeline(res.body, out, () => undefined);
+          pipeToResponse(up, out);
         },
       };
     }
-    return await bufferedOutcome(call, ch, adaptor, actx, res, passthrough, calls, ctype);
+    return await bufferedOutcome(call, ch, adaptor, actx, up, passthrough, calls, ctype);
+  } catch (err) {
+    call.timer.upstreamEnd();
+    throw err;
   } finally {
     ctx.res.off('close', onClose);
   }
+}
+
+/** Audio answers: the upstream body to the client as it comes, with backpressure; either side failing ends both. */
+function pipeToResponse(up: UpstreamExchange, out: ServerResponse): void {
+  const onDrain = () => up.resume();
+  const onClose = () => {
+    if (!out.writableFinished) up.abort();
+  };
+  const stop = () => {
+    out.off('drain', onDrain);
+    out.off('close', onClose);
+  };
+  out.on('drain', onDrain);
+  out.on('close', onClose);
+  out.on('error', () => undefined);
+  up.pipe({
+    data: (chunk) => out.write(chunk),
+    end: () => {
+      stop();
+      out.end();
+    },
+    error: () => {
+      stop();
+      out.destroy();
+    },
+  });
 }
 
 function promptFallback(call: RelayCall): number {
@@ -449,13 +465,13 @@ async function bufferedOutcome(
   ch: ChannelEntry,
   adaptor: ProviderAdaptor,
   actx: AdaptorContext,
-  res: UpstreamResponse,
+  up: UpstreamExchange,
   passthrough: boolean,
   calls: number,
   ctype: string,
 ): Promise<Outcome> {
   const { ctx } = call;
-  const buf = await readBody(res);
+  const buf = await up.collect();
   call.timer.upstreamEnd();
   const textual = call.endpoint === 'transcriptions' || call.endpoint === 'translations';
   let json: unknown;
@@ -575,9 +591,9 @@ async function streamOutcome(
   ch: ChannelEntry,
   adaptor: ProviderAdaptor,
   actx: AdaptorContext,
-  up: UpstreamResponse,
+  up: UpstreamExchange,
+  ctype: string,
   passthrough: boolean,
-  abort: Aborter,
 ): Promise<Outcome> {
   const { ctx } = call;
   const res = ctx.res;
@@ -594,7 +610,7 @@ async function streamOutcome(
       [OVERHEAD_HEADER]: formatOverhead(call.timer.overheadMs()),
     });
   };
-  const splitter = adaptor.streamSplitter?.(String(up.headers['content-type'] ?? '')) ?? new SSESplitter();
+  const splitter = adaptor.streamSplitter?.(ctype) ?? new SSESplitter();
   const openaiPassthrough = passthrough && call.inbound.name === 'openai';
   const dropUsageOnly = openaiPassthrough && !call.includeUsage;
   const observer: StreamObserver | undefined = passthrough ? (adaptor.observer?.(actx) ?? observerFromTranslator(adaptor.chatStream(actx))) : undefined;
@@ -662,67 +678,62 @@ async function streamOutcome(
   // every earlier byte ended a block (`wholeSoFar`): then the splitter and its decoder hold nothing.
   const rawObserver = openaiPassthrough && observer?.pushRaw ? observer : undefined;
   let wholeSoFar = true;
-  // The upstream body is pumped with listeners, not `for await`: the async iterator costs a
-  // promise and a microtask per chunk, which at thousands of concurrent streams is a good part of
-  // the CPU. Backpressure: a full client socket pauses the upstream until it drains.
+  // The upstream body comes chunk by chunk from the exchange (no stream objects, no promise per
+  // chunk: at thousands of concurrent streams that is a good part of the CPU). Backpressure: a full
+  // client socket pauses the upstream until it drains.
   const pump = () =>
     new Promise<void>((resolve, reject) => {
-      const body = up.body;
       let settled = false;
       const done = (err?: unknown) => {
         if (settled) return;
         settled = true;
-        body.off('data', onData);
-        body.off('end', onEnd);
-        body.off('error', onError);
         res.off('close', onClientClose);
         res.off('drain', onDrain);
         if (err !== undefined) reject(err);
         else resolve();
       };
-      const onData = (chunk: Buffer) => {
-        let out: string | Buffer;
-        if (rawObserver && wholeSoFar && passesAsBytes(chunk)) {
-          // Whole blocks that need no change: forwarded as received, watched later only if needed.
-          rawObserver.pushRaw!(chunk);
-          out = chunk;
-        } else {
-          try {
-            out = handleBlocks(splitter.push(chunk));
-          } catch (err) {
-            done(err);
-            return;
-          }
-          wholeSoFar = endsWithBlankLine(chunk);
-        }
-        if (!out.length) return;
-        if (!frt) frt = Math.max(1, Math.round(call.timer.totalMs()));
-        ensureHead();
-        lastWrite = Date.now();
-        if (res.destroyed || res.writableEnded) {
-          clientGone = true;
-          abort.abort();
-          done();
-          return;
-        }
-        if (!res.write(out)) {
-          body.pause();
-          res.once('drain', onDrain);
-        }
-      };
-      const onDrain = () => body.resume();
-      const onEnd = () => done();
-      const onError = (err: Error) => done(err);
+      const onDrain = () => up.resume();
       const onClientClose = () => {
         if (res.writableFinished) return;
         clientGone = true;
-        abort.abort();
+        up.abort();
         done();
       };
-      body.on('data', onData);
-      body.on('end', onEnd);
-      body.on('error', onError);
       res.on('close', onClientClose);
+      up.pipe({
+        data(chunk) {
+          if (settled) return true;
+          let out: string | Buffer;
+          if (rawObserver && wholeSoFar && passesAsBytes(chunk)) {
+            // Whole blocks that need no change: forwarded as received, watched later only if needed.
+            rawObserver.pushRaw!(chunk);
+            out = chunk;
+          } else {
+            try {
+              out = handleBlocks(splitter.push(chunk));
+            } catch (err) {
+              done(err); // the catch below retries, or cuts the stream, and stops the upstream
+              return true;
+            }
+            wholeSoFar = endsWithBlankLine(chunk);
+          }
+          if (!out.length) return true;
+          if (!frt) frt = Math.max(1, Math.round(call.timer.totalMs()));
+          ensureHead();
+          lastWrite = Date.now();
+          if (res.destroyed || res.writableEnded) {
+            clientGone = true;
+            up.abort();
+            done();
+            return true;
+          }
+          if (res.write(out)) return true;
+          res.once('drain', onDrain);
+          return false;
+        },
+        end: () => done(),
+        error: (err) => done(err),
+      });
     });
   try {
     await pump();
@@ -739,17 +750,17 @@ async function streamOutcome(
       }
     }
   } catch (err) {
-    if (abort.aborted || res.destroyed) clientGone = true;
+    if (up.aborted || res.destroyed) clientGone = true;
     else if (!res.headersSent) {
       // Nothing reached the client yet: let the caller retry on another channel.
       call.timer.upstreamEnd();
-      up.body.destroy();
+      up.abort();
       throw err instanceof UpstreamError ? err : new UpstreamError(0, `上游连接中断：${(err as Error).message}`);
     } else cut = err as Error;
   } finally {
     if (ping) clearTimeout(ping);
     call.timer.upstreamEnd();
-    if (clientGone || cut) up.body.destroy();
+    if (clientGone || cut) up.abort();
   }
   if (res.destroyed && !res.writableFinished) clientGone = true;
 

@@ -1,4 +1,3 @@
-import { EventEmitter } from 'node:events';
 import { Agent, ProxyAgent, request, type Dispatcher } from 'undici';
 import type { AppContext } from '../context';
 import { UpstreamError } from './errors';
@@ -68,36 +67,26 @@ function proxyAgent(app: AppContext, proxy: string): Dispatcher {
   return a;
 }
 
-export type UpstreamResponse = Dispatcher.ResponseData;
-
-/**
- * A cheap abort signal for undici (an EventEmitter with `aborted`, which undici accepts): an
- * AbortController per relay call costs noticeably more on Node 20.
- */
-export class Aborter extends EventEmitter {
-  aborted = false;
-  abort(): void {
-    if (this.aborted) return;
-    this.aborted = true;
-    this.emit('abort');
-  }
+/** The agent for a channel: its `proxy` setting (http(s) URL) when set, else the shared keep-alive agent. */
+export function upstreamDispatcher(app: AppContext, proxy?: string): Dispatcher {
+  return proxy && /^https?:\/\//.test(proxy) ? proxyAgent(app, proxy) : upstreamAgent(app);
 }
 
+export type UpstreamResponse = Dispatcher.ResponseData;
+
 /** Sends one upstream request; network failures and timeouts become UpstreamError(0). */
-export async function sendUpstream(app: AppContext, req: UpstreamRequest, signal?: AbortSignal | Aborter, proxy?: string): Promise<UpstreamResponse> {
+export async function sendUpstream(app: AppContext, req: UpstreamRequest, signal?: AbortSignal, proxy?: string): Promise<UpstreamResponse> {
   try {
     return await request(req.url, {
       method: req.method,
       headers: req.headers,
       body: req.body,
-      dispatcher: proxy && /^https?:\/\//.test(proxy) ? proxyAgent(app, proxy) : upstreamAgent(app),
+      dispatcher: upstreamDispatcher(app, proxy),
       signal,
     });
   } catch (err) {
-    const e = err as Error & { code?: string };
-    if (signal?.aborted) throw new UpstreamError(0, '客户端已断开连接', '', 'client_gone');
-    const msg = e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_CONNECT_TIMEOUT' ? '上游响应超时' : `上游请求失败：${e.code ?? e.message}`;
-    throw new UpstreamError(0, msg, '', e.code ?? 'upstream_unreachable');
+    if (signal?.aborted) throw upstreamClientGone();
+    throw upstreamRequestError(err as Error);
   }
 }
 
@@ -106,13 +95,19 @@ export function readBody(res: UpstreamResponse, limit = 64 * 1024 * 1024): Promi
   return collectStream(res.body, limit, UPSTREAM_BODY_ERRORS, 'destroy');
 }
 
-const UPSTREAM_BODY_ERRORS: CollectErrors = {
-  tooLarge: () => new UpstreamError(502, '上游响应过大'),
-  failed: (err) => new UpstreamError(0, err.code === 'UND_ERR_BODY_TIMEOUT' ? '上游响应超时' : `读取上游响应失败：${err.code ?? err.message}`),
-};
+const UPSTREAM_BODY_ERRORS: CollectErrors = { tooLarge: () => upstreamTooLarge(), failed: (err) => upstreamBodyError(err) };
 
-/** Discards a body (so the connection returns to the pool). */
-export function discard(res: UpstreamResponse): void {
-  res.body.resume();
-  res.body.on('error', () => undefined);
+/** The relay's words for upstream failures (UpstreamError: status 0 = network, retried elsewhere). */
+export const upstreamTooLarge = () => new UpstreamError(502, '上游响应过大');
+export const upstreamClientGone = () => new UpstreamError(0, '客户端已断开连接', '', 'client_gone');
+
+/** No answer: refused, unreachable, or no headers in time. */
+export function upstreamRequestError(e: Error & { code?: string }): UpstreamError {
+  const msg = e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_CONNECT_TIMEOUT' ? '上游响应超时' : `上游请求失败：${e.code ?? e.message}`;
+  return new UpstreamError(0, msg, '', e.code ?? 'upstream_unreachable');
+}
+
+/** The answer's body broke off or stalled. */
+export function upstreamBodyError(e: Error & { code?: string }): UpstreamError {
+  return new UpstreamError(0, e.code === 'UND_ERR_BODY_TIMEOUT' ? '上游响应超时' : `读取上游响应失败：${e.code ?? e.message}`);
 }
