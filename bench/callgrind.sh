@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 TARGET=${1:-gateway}
 WARM=${2:-6000}
-N=${3:-2000}
+N=${3:-10000}
 OUT=$(mktemp -d)
 PORT=$((40000 + RANDOM % 20000))
 node server/build.mjs "bench/$TARGET.ts" "bench/tmp/$TARGET.cjs" > /dev/null

@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
 import type { AppContext } from '../context';
 import { RelayError } from '../relay/errors';
-import { fastTx, fastUnit, pgFast, Rollback, writeSeq, type Run } from '../relay/sqliteFast';
+import { pgFast } from '../relay/sqliteFast';
+import { fastMove, SQL_ADD, SQL_DEC, type MoveOutcome } from '../relay/balanceMoves';
 
 /**
  * Pricing and atomic balance moves for the relay.
@@ -114,16 +115,6 @@ function rowsOf(res: unknown): Array<Record<string, unknown>> {
   return Array.isArray(rows) ? (rows as Array<Record<string, unknown>>) : [];
 }
 
-// Hot-path statements as fixed SQL (no query-builder work per call). Table/column names are constants.
-const SQL_DEC: Record<string, string> = {
-  users: 'update "users" set "quota" = "quota" - ? where "id" = ? and "quota" >= ? returning "quota" as v',
-  tokens: 'update "tokens" set "remain_quota" = "remain_quota" - ? where "id" = ? and "remain_quota" >= ? returning "remain_quota" as v',
-};
-const SQL_ADD: Record<string, string> = {
-  users: 'update "users" set "quota" = "quota" + ? where "id" = ? returning "quota" as v',
-  tokens: 'update "tokens" set "remain_quota" = "remain_quota" + ? where "id" = ? returning "remain_quota" as v',
-};
-
 const firstV = (rows: Array<Record<string, unknown>>) => (rows.length ? Number(rows[0]!.v) : undefined);
 
 /** Runs one hot statement: on PostgreSQL outside a transaction as a prepared statement (pgFast), else through knex (or the trx). */
@@ -159,84 +150,55 @@ export interface BalanceAfter {
   seq?: number;
 }
 
-const asNumber = (v: unknown): number | undefined => (v === undefined || v === null ? undefined : Number(v));
-
-/**
- * The SQLite fast path of a balance move (sqliteFast: group-committed, with its write order), then
- * — when that path is unavailable (PostgreSQL, or a knex transaction holds the connection) — the
- * knex path. Not async: on the hot path each async layer is one more promise and microtask.
- */
-function fastOrSlow<T>(fast: Promise<T | undefined>, slow: () => Promise<T>): Promise<T> {
-  return fast.then((r) => (r === undefined ? slow() : r));
-}
-
 const insufficientUser = () => new RelayError(403, '用户额度不足', 'insufficient_user_quota', 'insufficient_quota');
 const insufficientToken = () => new RelayError(403, '令牌额度不足', 'insufficient_token_quota', 'insufficient_quota');
 
 /**
  * Atomically takes `amount` from the user and (limited) token, or nothing: 403 when either lacks it.
+ * SQLite: a move of the next group commit (relay/balanceMoves.ts); else one knex transaction.
  */
 export function preConsume(app: AppContext, payer: Payer, amount: number): Promise<BalanceAfter> {
   if (amount <= 0) return Promise.resolve({});
+  // Not async: on the hot path each async layer is one more promise and microtask.
+  return fastMove(app, payer.userId, payer.limitedTokenId, amount, true).then((r) => {
+    if (r === 'user') throw insufficientUser();
+    if (r === 'token') throw insufficientToken();
+    return r ?? slowPreConsume(app, payer, amount);
+  });
+}
+
+function slowPreConsume(app: AppContext, payer: Payer, amount: number): Promise<BalanceAfter> {
   const tokenId = payer.limitedTokenId;
   if (!tokenId) {
-    // One conditional statement: no transaction needed. A refusal rejects the unit (nothing written).
-    return fastOrSlow(
-      fastUnit(app, (run): BalanceAfter => {
-        const userQuota = asNumber(run.value(SQL_DEC.users!, [amount, payer.userId, amount]));
-        if (userQuota === undefined) throw insufficientUser();
-        return { userQuota, seq: writeSeq(app) };
-      }),
-      async () => {
-        const userQuota = await decrementIf(app, app.knex, 'users', payer.userId, amount);
-        if (userQuota === undefined) throw insufficientUser();
-        return { userQuota };
-      },
-    );
-  }
-  // Throwing inside fastTx undoes the unit's SAVEPOINT: the user's part is given back too.
-  return fastOrSlow(
-    fastTx(app, (run): BalanceAfter => {
-      const userQuota = asNumber(run.value(SQL_DEC.users!, [amount, payer.userId, amount]));
+    // One conditional statement: no transaction needed.
+    return decrementIf(app, app.knex, 'users', payer.userId, amount).then((userQuota) => {
       if (userQuota === undefined) throw insufficientUser();
-      const tokenRemain = asNumber(run.value(SQL_DEC.tokens!, [amount, tokenId, amount]));
-      if (tokenRemain === undefined) throw insufficientToken();
-      return { userQuota, tokenRemain, seq: writeSeq(app) };
-    }),
-    () =>
-      app.knex.transaction(async (trx) => {
-        const userQuota = await decrementIf(app, trx, 'users', payer.userId, amount);
-        if (userQuota === undefined) throw insufficientUser();
-        const tokenRemain = await decrementIf(app, trx, 'tokens', tokenId, amount);
-        if (tokenRemain === undefined) throw insufficientToken();
-        return { userQuota, tokenRemain };
-      }),
-  );
+      return { userQuota };
+    });
+  }
+  return app.knex.transaction(async (trx) => {
+    const userQuota = await decrementIf(app, trx, 'users', payer.userId, amount);
+    if (userQuota === undefined) throw insufficientUser();
+    const tokenRemain = await decrementIf(app, trx, 'tokens', tokenId, amount);
+    if (tokenRemain === undefined) throw insufficientToken();
+    return { userQuota, tokenRemain };
+  });
 }
 
 /** Gives a reservation back (failed request). */
 export function refund(app: AppContext, payer: Payer, amount: number): Promise<BalanceAfter> {
   if (amount <= 0) return Promise.resolve({});
+  return fastMove(app, payer.userId, payer.limitedTokenId, amount, false).then((r) => (r as BalanceAfter | undefined) ?? slowRefund(app, payer, amount));
+}
+
+function slowRefund(app: AppContext, payer: Payer, amount: number): Promise<BalanceAfter> {
   const tokenId = payer.limitedTokenId;
-  if (!tokenId) {
-    return fastOrSlow(
-      fastUnit(app, (run): BalanceAfter => ({ userQuota: asNumber(run.value(SQL_ADD.users!, [amount, payer.userId])), seq: writeSeq(app) })),
-      async () => ({ userQuota: await add(app, app.knex, 'users', payer.userId, amount) }),
-    );
-  }
-  return fastOrSlow(
-    fastTx(app, (run): BalanceAfter => ({
-      userQuota: asNumber(run.value(SQL_ADD.users!, [amount, payer.userId])),
-      tokenRemain: asNumber(run.value(SQL_ADD.tokens!, [amount, tokenId])),
-      seq: writeSeq(app),
-    })),
-    () =>
-      app.knex.transaction(async (trx) => {
-        const userQuota = await add(app, trx, 'users', payer.userId, amount);
-        const tokenRemain = await add(app, trx, 'tokens', tokenId, amount);
-        return { userQuota, tokenRemain };
-      }),
-  );
+  if (!tokenId) return add(app, app.knex, 'users', payer.userId, amount).then((userQuota) => ({ userQuota }));
+  return app.knex.transaction(async (trx) => {
+    const userQuota = await add(app, trx, 'users', payer.userId, amount);
+    const tokenRemain = await add(app, trx, 'tokens', tokenId, amount);
+    return { userQuota, tokenRemain };
+  });
 }
 
 /**
@@ -248,20 +210,11 @@ export function settle(app: AppContext, payer: Payer, reserved: number, actual: 
   const delta = actual - reserved;
   if (delta === 0) return Promise.resolve({ taken: actual });
   if (delta < 0) return refund(app, payer, -delta).then((after) => ({ ...after, taken: actual }));
-  const tokenId = payer.limitedTokenId;
-  // Fast path: the whole extra cost in one go; the clamped path below only when a balance ran out
-  // (a Rollback answers undefined and leaves nothing written).
-  const unit = (run: Run) => {
-    const userQuota = asNumber(run.value(SQL_DEC.users!, [delta, payer.userId, delta]));
-    if (userQuota === undefined) throw new Rollback();
-    if (!tokenId) return { userQuota, taken: actual, seq: writeSeq(app) };
-    const tokenRemain = asNumber(run.value(SQL_DEC.tokens!, [delta, tokenId, delta]));
-    if (tokenRemain === undefined) throw new Rollback();
-    return { userQuota, tokenRemain, taken: actual, seq: writeSeq(app) };
-  };
-  // One statement needs no SAVEPOINT: a refused conditional UPDATE wrote nothing.
-  const fast = tokenId ? fastTx(app, unit) : fastUnit(app, unit);
-  return fastOrSlow(fast, () => settleClamped(app, payer, reserved, delta));
+  // The whole extra cost in one go; the clamped path only when a balance ran out (the refused
+  // take wrote nothing) or the fast path is unavailable.
+  return fastMove(app, payer.userId, payer.limitedTokenId, delta, true).then((r: MoveOutcome | undefined) =>
+    r === undefined || typeof r === 'string' ? settleClamped(app, payer, reserved, delta) : { ...r, taken: actual },
+  );
 }
 
 /** Takes the extra cost `delta` as far as the balances reach, in one transaction. */

@@ -1,0 +1,189 @@
+import type { AppContext } from '../context';
+import { fastTx, writeSeq, type Run } from './sqliteFast';
+
+/**
+ * Balance moves on the SQLite fast path, aggregated per payer within one group commit.
+ *
+ * Every relayed call moves a balance twice (the reservation, then the settle or refund), and
+ * under load many calls of the same key land in the same group commit. Instead of two
+ * statements per call, the moves of one payer (user, or user + limited token) in one group
+ * become ONE conditional statement per balance row:
+ *
+ *   quota = quota − (takes − adds)   where quota + adds ≥ takes
+ *
+ * which is exactly "all the adds (refunds) first, then every take (reservations, extra cost)":
+ * a serial order of concurrent moves, and the only one in which no take is refused that another
+ * order would let through. When that statement does not fit (a balance is nearly spent) the
+ * group's moves of that payer run one by one instead — adds first, then each take on its own,
+ * refused alone — so the outcome never depends on the batching. Each move gets the balance
+ * after it in that order and its own write order (`writeSeq`), as if it had run alone.
+ */
+
+/** The balances after one move, and when it ran (sqliteFast.writeSeq). */
+export interface MoveResult {
+  userQuota?: number;
+  tokenRemain?: number;
+  seq: number;
+}
+
+/** A take the user's (`'user'`) or the limited token's (`'token'`) balance did not cover: nothing was taken. */
+export type MoveOutcome = MoveResult | 'user' | 'token';
+
+// Hot statements as fixed SQL (table/column names are constants). The `update … where "id" = ?
+// … returning "c" as v` shape lets sqliteFast run them as UPDATE + primary-key SELECT.
+export const SQL_DEC = {
+  users: 'update "users" set "quota" = "quota" - ? where "id" = ? and "quota" >= ? returning "quota" as v',
+  tokens: 'update "tokens" set "remain_quota" = "remain_quota" - ? where "id" = ? and "remain_quota" >= ? returning "remain_quota" as v',
+} as const;
+export const SQL_ADD = {
+  users: 'update "users" set "quota" = "quota" + ? where "id" = ? returning "quota" as v',
+  tokens: 'update "tokens" set "remain_quota" = "remain_quota" + ? where "id" = ? returning "remain_quota" as v',
+} as const;
+const SQL_NET = {
+  users: 'update "users" set "quota" = "quota" - ? where "id" = ? and "quota" + ? >= ? returning "quota" as v',
+  tokens: 'update "tokens" set "remain_quota" = "remain_quota" - ? where "id" = ? and "remain_quota" + ? >= ? returning "remain_quota" as v',
+} as const;
+
+interface Move {
+  userId: number;
+  /** A limited token charged with the user (undefined: unlimited token or playground). */
+  tokenId: number | undefined;
+  amount: number;
+  /** true: conditional take; false: unconditional add (refund). */
+  take: boolean;
+  outcome: MoveOutcome | undefined;
+}
+
+interface PendingBatch {
+  moves: Move[];
+  /** Resolves after the COMMIT of the group the batch ran in; false when the fast path was unavailable. */
+  done: Promise<boolean>;
+}
+
+const num = (v: unknown): number | undefined => (v === undefined || v === null ? undefined : Number(v));
+
+function pending(app: AppContext): { batch: PendingBatch | undefined } {
+  return app.memo('billing:moves', () => ({ batch: undefined as PendingBatch | undefined }));
+}
+
+/**
+ * Queues a move for the next group commit. Resolves with its outcome once committed, or with
+ * undefined when the fast path is unavailable (PostgreSQL, or a knex transaction holds the
+ * SQLite connection): the caller then takes its knex path.
+ */
+export function fastMove(app: AppContext, userId: number, tokenId: number | undefined, amount: number, take: boolean): Promise<MoveOutcome | undefined> {
+  if (app.db.kind !== 'sqlite') return Promise.resolve(undefined);
+  const st = pending(app);
+  let batch = st.batch;
+  if (!batch) {
+    const moves: Move[] = [];
+    const created: PendingBatch = {
+      moves,
+      // One unit of work for all the moves queued until it runs; its SAVEPOINT undoes them all if a
+      // statement fails unexpectedly (every move of the batch is then rejected with that error).
+      done: fastTx(app, (run) => {
+        if (st.batch === created) st.batch = undefined;
+        applyMoves(app, run, moves);
+        return true;
+      }).then((ran) => {
+        if (st.batch === created) st.batch = undefined; // never ran: the next move starts afresh
+        return ran === true;
+      }),
+    };
+    batch = st.batch = created;
+  }
+  const move: Move = { userId, tokenId, amount, take, outcome: undefined };
+  batch.moves.push(move);
+  return batch.done.then((ran) => (ran ? move.outcome : undefined));
+}
+
+function applyMoves(app: AppContext, run: Run, moves: Move[]): void {
+  if (moves.length === 1) return serial(app, run, moves);
+  // Per payer, in the order payers first appear (a Map keeps insertion order).
+  const byPayer = new Map<number | string, Move[]>();
+  for (const m of moves) {
+    const key = m.tokenId === undefined ? m.userId : `${m.userId}:${m.tokenId}`;
+    const list = byPayer.get(key);
+    if (list) list.push(m);
+    else byPayer.set(key, [m]);
+  }
+  for (const list of byPayer.values()) {
+    if (list.length === 1 || !aggregated(app, run, list)) serial(app, run, list);
+  }
+}
+
+/** All moves of one payer in one statement per balance row; false (nothing written) when it does not fit. */
+function aggregated(app: AppContext, run: Run, list: Move[]): boolean {
+  const { userId, tokenId } = list[0]!;
+  let adds = 0;
+  let takes = 0;
+  for (const m of list) {
+    if (m.take) takes += m.amount;
+    else adds += m.amount;
+  }
+  const net = takes - adds;
+  let user: number | undefined;
+  let token: number | undefined;
+  if (takes === 0) {
+    user = num(run.value(SQL_ADD.users, [adds, userId]));
+    if (tokenId !== undefined) token = num(run.value(SQL_ADD.tokens, [adds, tokenId]));
+  } else {
+    if (tokenId !== undefined) run('SAVEPOINT gw_moves', []);
+    user = num(run.value(SQL_NET.users, [net, userId, adds, takes]));
+    if (user === undefined) {
+      if (tokenId !== undefined) run('RELEASE gw_moves', []);
+      return false;
+    }
+    if (tokenId !== undefined) {
+      token = num(run.value(SQL_NET.tokens, [net, tokenId, adds, takes]));
+      if (token === undefined) {
+        run('ROLLBACK TO gw_moves', []);
+        run('RELEASE gw_moves', []);
+        return false;
+      }
+      run('RELEASE gw_moves', []);
+    }
+  }
+  // The balance each move leaves, in the serial order the statement stands for: adds, then takes.
+  let u = user === undefined ? undefined : user + net;
+  let t = token === undefined ? undefined : token + net;
+  const leave = (m: Move, d: number) => {
+    if (u !== undefined) u += d;
+    if (t !== undefined) t += d;
+    m.outcome = tokenId === undefined ? { userQuota: u, seq: writeSeq(app) } : { userQuota: u, tokenRemain: t, seq: writeSeq(app) };
+  };
+  for (const m of list) if (!m.take) leave(m, m.amount);
+  for (const m of list) if (m.take) leave(m, -m.amount);
+  return true;
+}
+
+/** The payer's moves one at a time: adds first, then each take conditional on its own. */
+function serial(app: AppContext, run: Run, list: Move[]): void {
+  for (const m of list) if (!m.take) m.outcome = addOne(app, run, m);
+  for (const m of list) if (m.take) m.outcome = takeOne(app, run, m);
+}
+
+function addOne(app: AppContext, run: Run, m: Move): MoveOutcome {
+  const userQuota = num(run.value(SQL_ADD.users, [m.amount, m.userId]));
+  if (m.tokenId === undefined) return { userQuota, seq: writeSeq(app) };
+  return { userQuota, tokenRemain: num(run.value(SQL_ADD.tokens, [m.amount, m.tokenId])), seq: writeSeq(app) };
+}
+
+function takeOne(app: AppContext, run: Run, m: Move): MoveOutcome {
+  if (m.tokenId === undefined) {
+    // One conditional statement: a refusal wrote nothing.
+    const userQuota = num(run.value(SQL_DEC.users, [m.amount, m.userId, m.amount]));
+    return userQuota === undefined ? 'user' : { userQuota, seq: writeSeq(app) };
+  }
+  run('SAVEPOINT gw_move', []);
+  const userQuota = num(run.value(SQL_DEC.users, [m.amount, m.userId, m.amount]));
+  const tokenRemain = userQuota === undefined ? undefined : num(run.value(SQL_DEC.tokens, [m.amount, m.tokenId, m.amount]));
+  if (tokenRemain === undefined) {
+    // The user's part (if any) is given back with the token's refusal.
+    run('ROLLBACK TO gw_move', []);
+    run('RELEASE gw_move', []);
+    return userQuota === undefined ? 'user' : 'token';
+  }
+  run('RELEASE gw_move', []);
+  return { userQuota, tokenRemain, seq: writeSeq(app) };
+}

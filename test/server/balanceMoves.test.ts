@@ -1,0 +1,108 @@
+import { buildApp, makeUser, type TestApp } from '../helpers/app';
+import { fastMove, type MoveOutcome } from '../../server/src/relay/balanceMoves';
+import { preConsume, refund, settle } from '../../server/src/services/billing';
+
+/**
+ * Balance moves of one payer that land in the same SQLite group commit run as one net statement
+ * per balance row, with exactly the outcome of a serial order (adds first, then takes).
+ */
+describe('balance moves aggregated per payer in a group commit (SQLite)', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await buildApp({ name: 'sqlite', db: 'sqlite', redis: false });
+  });
+  afterAll(async () => {
+    await app.close();
+  });
+
+  /** Rows changed on the connection so far: one UPDATE of one row counts 1. */
+  const totalChanges = async () => Number(((await app.knex.raw('select total_changes() as n')) as Array<{ n: number }>)[0]!.n);
+  const quotaOf = async (id: number) => Number((await app.knex('users').where({ id }).first('quota')).quota);
+  const remainOf = async (id: number) => Number((await app.knex('tokens').where({ id }).first('remain_quota')).remain_quota);
+  async function limitedToken(userId: number, remain: number): Promise<number> {
+    const [row] = await app.knex('tokens').insert({ user_id: userId, key: `k${Date.now()}${Math.random()}`.replace('.', ''), name: 't', remain_quota: remain, unlimited_quota: false }).returning('id');
+    return Number(typeof row === 'object' ? (row as { id: number }).id : row);
+  }
+  const userOf = (o: MoveOutcome | undefined) => (typeof o === 'object' ? o.userQuota : o);
+
+  test('moves that fit: one statement; each move sees the balance the serial order leaves; write order follows it', async () => {
+    const u = await makeUser(app, { quota: 1000 });
+    const before = await totalChanges();
+    // Queued in one turn: they share the next group commit.
+    const out = await Promise.all([
+      fastMove(app.ctx, u.id, undefined, 100, true),
+      fastMove(app.ctx, u.id, undefined, 50, false),
+      fastMove(app.ctx, u.id, undefined, 200, true),
+      fastMove(app.ctx, u.id, undefined, 300, true),
+    ]);
+    expect(await totalChanges()).toBe(before + 1);
+    expect(await quotaOf(u.id)).toBe(450);
+    // Serial order: the add (1000 + 50), then the takes in the order they were asked for.
+    expect(out.map(userOf)).toEqual([950, 1050, 750, 450]);
+    const seqs = out.map((o) => (o as { seq: number }).seq);
+    expect([seqs[1], seqs[0], seqs[2], seqs[3]]).toEqual([...seqs].sort((a, b) => a - b));
+  });
+
+  test('moves that do not fit together run one by one: adds first, each take refused alone', async () => {
+    const u = await makeUser(app, { quota: 500 });
+    const out = await Promise.all([
+      fastMove(app.ctx, u.id, undefined, 300, true),
+      fastMove(app.ctx, u.id, undefined, 300, true),
+      fastMove(app.ctx, u.id, undefined, 100, false),
+      fastMove(app.ctx, u.id, undefined, 250, true),
+    ]);
+    // 500 + 100 = 600; 300 → 300; 300 → 0; 250 does not fit and takes nothing.
+    expect(out.map(userOf)).toEqual([300, 0, 600, 'user']);
+    expect(await quotaOf(u.id)).toBe(0);
+  });
+
+  test('a limited token: the token can refuse the batch; then each take alone, the user part given back with a refusal', async () => {
+    const u = await makeUser(app, { quota: 10_000 });
+    const t = await limitedToken(u.id, 400);
+    const out = await Promise.all([fastMove(app.ctx, u.id, t, 300, true), fastMove(app.ctx, u.id, t, 300, true)]);
+    expect(out[0]).toMatchObject({ userQuota: 9700, tokenRemain: 100 });
+    expect(out[1]).toBe('token');
+    expect(await quotaOf(u.id)).toBe(9700);
+    expect(await remainOf(t)).toBe(100);
+
+    // Both balances fit: one statement each for user and token.
+    const before = await totalChanges();
+    const ok = await Promise.all([fastMove(app.ctx, u.id, t, 40, true), fastMove(app.ctx, u.id, t, 60, false), fastMove(app.ctx, u.id, t, 70, true)]);
+    expect(await totalChanges()).toBe(before + 2);
+    expect(ok).toEqual([
+      expect.objectContaining({ userQuota: 9720, tokenRemain: 120 }),
+      expect.objectContaining({ userQuota: 9760, tokenRemain: 160 }),
+      expect.objectContaining({ userQuota: 9650, tokenRemain: 50 }),
+    ]);
+    expect(await remainOf(t)).toBe(50);
+  });
+
+  test('payers in one group are independent: one refused, the others taken', async () => {
+    const rich = await makeUser(app, { quota: 1000 });
+    const poor = await makeUser(app, { quota: 10 });
+    const out = await Promise.all([
+      fastMove(app.ctx, poor.id, undefined, 20, true),
+      fastMove(app.ctx, rich.id, undefined, 20, true),
+      fastMove(app.ctx, poor.id, undefined, 5, true),
+      fastMove(app.ctx, rich.id, undefined, 30, true),
+    ]);
+    expect(out.map(userOf)).toEqual(['user', 980, 5, 950]);
+    expect(await quotaOf(poor.id)).toBe(5);
+    expect(await quotaOf(rich.id)).toBe(950);
+  });
+
+  test('billing on top: concurrent reservations never overspend; settles and refunds land exactly', async () => {
+    const u = await makeUser(app, { quota: 300 });
+    const payer = { userId: u.id };
+    const results = await Promise.allSettled(Array.from({ length: 40 }, () => preConsume(app.ctx, payer, 10)));
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(30);
+    expect(results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason.status)).toEqual(Array(10).fill(403));
+    expect(await quotaOf(u.id)).toBe(0);
+    // 30 calls settle in one turn: 10 cost 4 (refund 6 each), 10 cost 10, 10 cost 12 (2 extra each).
+    const settled = await Promise.all(Array.from({ length: 30 }, (_, i) => settle(app.ctx, payer, 10, i < 10 ? 4 : i < 20 ? 10 : 12)));
+    expect(settled.map((s) => s.taken)).toEqual([...Array(10).fill(4), ...Array(10).fill(10), ...Array(10).fill(12)]);
+    expect(await quotaOf(u.id)).toBe(60 - 20);
+    await refund(app.ctx, payer, 5);
+    expect(await quotaOf(u.id)).toBe(45);
+  });
+});
