@@ -346,6 +346,17 @@ describeEach(DB_TARGETS, 'relay: OpenAI-compatible core', (getApp) => {
     expect(pre.headers['access-control-allow-origin']).toBe('*');
     expect(pre.headers['access-control-allow-headers']).toBe('authorization,content-type');
     expect(res.headers['access-control-allow-origin']).toBe('*');
+    // Every kind of relay answer carries it: streams, errors, lists.
+    const sse = await app.http().post('/v1/chat/completions').set('authorization', `Bearer ${key}`).send({ model: 'test-model', messages: [{ role: 'user', content: 'x' }], stream: true });
+    expect(sse.status).toBe(200);
+    expect(sse.headers['content-type']).toMatch(/^text\/event-stream/);
+    expect(sse.headers['access-control-allow-origin']).toBe('*');
+    const denied = await app.http().post('/v1/chat/completions').set('authorization', 'Bearer sk-nope').send({ model: 'test-model', messages: [] });
+    expect(denied.status).toBe(401);
+    expect(denied.headers['access-control-allow-origin']).toBe('*');
+    const models = await app.http().get('/v1/models').set('authorization', `Bearer ${key}`);
+    expect(models.status).toBe(200);
+    expect(models.headers['access-control-allow-origin']).toBe('*');
     const status = await app.http().get('/api/status');
     expect(status.body.success).toBe(true);
   });

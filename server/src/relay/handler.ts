@@ -75,6 +75,9 @@ interface Outcome {
   finish(): void;
 }
 
+/** Relay answers are for any origin (browser chat UIs call the relay with bearer keys): in every head the relay writes itself. */
+const RELAY_CORS = ['access-control-allow-origin', '*'] as const;
+
 const JSON_ENDPOINTS_WITH_USAGE = new Set<Endpoint>(['chat', 'completions', 'embeddings', 'responses', 'rerank']);
 
 /** Runs a relay call end to end: checks, reservation, routing with retries, billing, response. */
@@ -125,27 +128,36 @@ export async function relay(call: RelayCall): Promise<void> {
     const payer: Payer = { userId: principal.user.id, limitedTokenId: principal.token && !principal.token.unlimited ? principal.token.id : undefined };
     // The reservation is committed while the first upstream request is already on its way when
     // this process's balance view says it fits (balanceView.ts): the commit then costs the call
-    // nothing. `gate` is awaited before anything reaches the client, is billed, retried or
-    // refunded; a refusal aborts the upstream request and answers the 403.
+    // nothing. It is started right after that request is handed to the HTTP client (`startGate`,
+    // called by attemptChannel): undici writes a request on a reused keep-alive connection from a
+    // setImmediate, and the group commit also runs from one — queued first, the commit would
+    // delay the upstream request by its own duration. `gate` is awaited before anything reaches
+    // the client, is billed, retried or refunded; a refusal aborts the upstream request and
+    // answers the 403.
     const view = reserved > 0 ? balanceView(app) : undefined;
     let pre: BalanceAfter = {};
     let gate: Promise<BalanceAfter> | undefined;
+    let startGate: (() => Promise<BalanceAfter>) | undefined;
     let reservationTaken = true;
     if (view?.tryReserve(payer, reserved)) {
       reservationTaken = false;
-      gate = preConsume(app, payer, reserved).then(
-        (after) => {
-          view.settleReserve(payer, reserved, after);
-          pre = after;
-          reservationTaken = true;
-          return after;
-        },
-        (err: unknown) => {
-          view.settleReserve(payer, reserved, undefined);
-          throw err;
-        },
-      );
-      gate.catch(() => undefined); // awaited below; this only keeps it from counting as unhandled meanwhile
+      startGate = () => {
+        if (gate) return gate;
+        gate = preConsume(app, payer, reserved).then(
+          (after) => {
+            view.settleReserve(payer, reserved, after);
+            pre = after;
+            reservationTaken = true;
+            return after;
+          },
+          (err: unknown) => {
+            view.settleReserve(payer, reserved, undefined);
+            throw err;
+          },
+        );
+        gate.catch(() => undefined); // awaited below; this only keeps it from counting as unhandled meanwhile
+        return gate;
+      };
     } else {
       pre = await preConsume(app, payer, reserved);
       view?.note(payer, pre);
@@ -165,9 +177,10 @@ export async function relay(call: RelayCall): Promise<void> {
         used.push(ch.info.id);
         lastChannel = ch;
         try {
-          outcome = await attemptChannel(call, ch, calls, attempt === 0 ? gate : undefined);
+          outcome = await attemptChannel(call, ch, calls, attempt === 0 ? startGate : undefined);
           break;
         } catch (err) {
+          startGate?.(); // (a failure before the first request left: the reservation is taken now)
           await gate; // a refusal (nothing to refund) wins over the upstream's own failure
           if (!(err instanceof UpstreamError)) throw err;
           lastErr = err;
@@ -177,8 +190,10 @@ export async function relay(call: RelayCall): Promise<void> {
           if (!err.retryable || isClientGone(call.ctx)) break;
         }
       }
+      startGate?.();
       await gate; // settled before anything is billed, retried or refunded
     } catch (err) {
+      startGate?.();
       if (!reservationTaken && gate) await gate.then(() => undefined, () => undefined);
       if (reservationTaken) {
         const after = await refund(app, payer, reserved);
@@ -299,8 +314,13 @@ function buildRequest(call: RelayCall, adaptor: ProviderAdaptor, ch: ChannelEntr
     if (passBody && call.rawJson && !mapped) {
       return { req: adaptor.rawRequest!(body, actx, { body: call.rawJson, contentType: 'application/json' }), passthrough };
     }
+    // Upstream usage is asked for unless the client did already (then its bytes can go as they are).
     const wantsUsageOpt =
-      call.stream && call.inbound.name === 'openai' && (call.endpoint === 'chat' || call.endpoint === 'completions') && ch.info.setting.disable_stream_options !== true;
+      call.stream &&
+      !call.includeUsage &&
+      call.inbound.name === 'openai' &&
+      (call.endpoint === 'chat' || call.endpoint === 'completions') &&
+      ch.info.setting.disable_stream_options !== true;
     if (!mapped && !ch.paramOverride && !wantsUsageOpt && !sysPrompt && call.rawJson) {
       return { req: adaptor.rawRequest!(body, actx, { body: call.rawJson, contentType: 'application/json' }), passthrough };
     }
@@ -322,7 +342,13 @@ function buildRequest(call: RelayCall, adaptor: ProviderAdaptor, ch: ChannelEntr
 }
 
 /** Tries one channel. Throws UpstreamError only while nothing has been sent to the client. */
-async function attemptChannel(call: RelayCall, ch: ChannelEntry, calls: number, gate?: Promise<unknown>): Promise<Outcome> {
+async function attemptChannel(
+  call: RelayCall,
+  ch: ChannelEntry,
+  calls: number,
+  /** Starts the reservation (relay) once the request has been handed to the HTTP client; its answer is awaited before the upstream's is used. */
+  startGate?: () => Promise<unknown>,
+): Promise<Outcome> {
   const { app, ctx } = call;
   const adaptor = adaptorFor(ch.info.type);
   const upstreamModel = upstreamModelFor(ch, call.model);
@@ -341,6 +367,7 @@ async function attemptChannel(call: RelayCall, ch: ChannelEntry, calls: number, 
 
   call.timer.upstreamStart();
   const up = UpstreamExchange.open(app, req, typeof channel.setting.proxy === 'string' ? channel.setting.proxy : undefined);
+  const gate = startGate?.();
   // A client that hangs up stops the upstream request (and, later, its billing at what was delivered).
   const onClose = () => {
     if (!ctx.res.writableFinished) up.abort();
@@ -384,6 +411,7 @@ async function attemptChannel(call: RelayCall, ch: ChannelEntry, calls: number, 
           out.statusCode = 200;
           out.setHeader('content-type', ctype || 'audio/mpeg');
           out.setHeader(OVERHEAD_HEADER, formatOverhead(call.timer.overheadMs()));
+          out.setHeader(RELAY_CORS[0], RELAY_CORS[1]);
           pipeToResponse(up, out);
         },
       };
@@ -520,10 +548,17 @@ async function bufferedOutcome(
       if (res.destroyed || res.writableEnded) return;
       ctx.respond = false;
       const body = typeof out === 'string' ? Buffer.from(out) : out;
-      res.statusCode = 200;
-      res.setHeader('content-type', outType === 'application/json' ? 'application/json; charset=utf-8' : outType);
-      res.setHeader('content-length', body.length);
-      res.setHeader(OVERHEAD_HEADER, formatOverhead(call.timer.overheadMs()));
+      // The whole head in one call (no header set before on the Koa-free path): Node then formats
+      // it straight from this list instead of going through setHeader per field.
+      res.writeHead(200, [
+        'content-type',
+        outType === 'application/json' ? 'application/json; charset=utf-8' : outType,
+        'content-length',
+        String(body.length),
+        OVERHEAD_HEADER,
+        formatOverhead(call.timer.overheadMs()),
+        ...RELAY_CORS,
+      ]);
       res.end(body);
     },
   };
@@ -544,18 +579,34 @@ const LF = 0x0a;
 const CR = 0x0d;
 const endsWithBlankLine = (b: Buffer) => b.length >= 2 && b[b.length - 1] === LF && b[b.length - 2] === LF;
 
-// Needles as bytes: a string needle is encoded anew on every search.
-const DONE_BYTES = Buffer.from('[DONE]');
-const USAGE_BYTES = Buffer.from('"usage":');
+const USAGE_KEY = Buffer.from('"usage":');
+const DONE_KEY = Buffer.from('[DONE]');
 
-/** Whole SSE blocks that the pass-through forwards unchanged (see streamOutcome). */
+/** `needle` sits in `b` at `at` (bytes). */
+function bytesAt(b: Buffer, at: number, needle: Buffer): boolean {
+  if (at + needle.length > b.length) return false;
+  for (let j = 0; j < needle.length; j++) if (b[at + j] !== needle[j]) return false;
+  return true;
+}
+
+/**
+ * Whole SSE blocks that the pass-through forwards unchanged (see streamOutcome): the chunk ends a
+ * block, has no CR, no `[DONE]` (held back until billed) and no usage object (`"usage":null`,
+ * which every chunk carries when usage is asked for, passes). One pass over the bytes: three
+ * Buffer searches cost a native call each, more than reading a frame's few hundred bytes here.
+ */
 function passesAsBytes(chunk: Buffer): boolean {
-  if (!endsWithBlankLine(chunk) || chunk.indexOf(CR) >= 0 || chunk.includes(DONE_BYTES)) return false;
-  // `"usage":null` (in every chunk when usage is asked for) passes; a usage object does not.
-  for (let at = chunk.indexOf(USAGE_BYTES); at >= 0; at = chunk.indexOf(USAGE_BYTES, at + USAGE_BYTES.length)) {
-    let i = at + USAGE_BYTES.length;
-    while (chunk[i] === 0x20) i++;
-    if (chunk[i] !== 0x6e /* n(ull) */) return false;
+  const n = chunk.length;
+  if (n < 2 || chunk[n - 1] !== LF || chunk[n - 2] !== LF) return false;
+  for (let i = 0; i < n; i++) {
+    const c = chunk[i];
+    if (c === CR) return false;
+    if (c === 0x5b /* [ */ && bytesAt(chunk, i, DONE_KEY)) return false;
+    if (c === 0x22 /* " */ && chunk[i + 1] === 0x75 /* u */ && bytesAt(chunk, i, USAGE_KEY)) {
+      i += USAGE_KEY.length;
+      while (chunk[i] === 0x20) i++;
+      if (chunk[i] !== 0x6e /* n(ull) */) return false;
+    }
   }
   return true;
 }
@@ -608,6 +659,7 @@ async function streamOutcome(
       connection: 'keep-alive',
       'x-accel-buffering': 'no',
       [OVERHEAD_HEADER]: formatOverhead(call.timer.overheadMs()),
+      [RELAY_CORS[0]]: RELAY_CORS[1],
     });
   };
   const splitter = adaptor.streamSplitter?.(ctype) ?? new SSESplitter();
@@ -655,7 +707,8 @@ async function streamOutcome(
   let lastWrite = Date.now();
   let ping: NodeJS.Timeout | undefined;
   const o = call.app.options;
-  if (o.bool('general_setting.ping_interval_enabled')) {
+  const pings = o.bool('general_setting.ping_interval_enabled');
+  if (pings) {
     const every = Math.max(1, o.num('general_setting.ping_interval_seconds', 60)) * 1000;
     const arm = (delay: number) => {
       ping = setTimeout(() => {
@@ -720,7 +773,7 @@ async function streamOutcome(
           if (!out.length) return true;
           if (!frt) frt = Math.max(1, Math.round(call.timer.totalMs()));
           ensureHead();
-          lastWrite = Date.now();
+          if (pings) lastWrite = Date.now();
           if (res.destroyed || res.writableEnded) {
             clientGone = true;
             up.abort();

@@ -75,9 +75,18 @@ export function relayHttpHandler(app: AppContext): (req: IncomingMessage, res: S
 }
 
 async function handleRelay(app: AppContext, ctx: RelayHttp, playground?: () => Promise<void>): Promise<void> {
+  try {
+    await routeRelay(app, ctx, playground);
+  } finally {
+    // Browser clients (web chat UIs) call the relay directly: any origin; keys are bearer tokens.
+    // Answers the relay writes itself (completions, streams) carry the header in their head
+    // (RELAY_CORS); the rest (errors, lists, preflight) get it here, before they are written.
+    if (ctx.respond !== false && !ctx.res.headersSent) ctx.set('Access-Control-Allow-Origin', '*');
+  }
+}
+
+async function routeRelay(app: AppContext, ctx: RelayHttp, playground?: () => Promise<void>): Promise<void> {
   const path = ctx.path;
-  // Browser clients (web chat UIs) call the relay directly: allow any origin; keys are bearer tokens.
-  ctx.set('Access-Control-Allow-Origin', '*');
   if (ctx.method === 'OPTIONS') {
     ctx.set('Access-Control-Allow-Methods', 'GET, POST, OPTIONS');
     ctx.set('Access-Control-Allow-Headers', ctx.get('Access-Control-Request-Headers') || '*');

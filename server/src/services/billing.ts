@@ -49,8 +49,17 @@ export function isPriced(app: AppContext, model: string): boolean {
  * `acceptUnset` (user setting accept_unset_model_ratio_model, or SelfUseModeEnabled).
  */
 export function priceFor(app: AppContext, model: string, group: string, acceptUnset: boolean): PriceInfo {
-  // Kept until the options change (a refusal is not kept: it throws each time).
-  return app.options.derived(`price\n${model}\n${group}\n${acceptUnset ? 1 : 0}`, () => computePrice(app, model, group, acceptUnset));
+  // Kept until the options change (a refusal is not kept: it throws each time), in nested maps:
+  // a per-call key string would be built and hashed on every call.
+  const byModel = app.options.derived('billing:prices', () => [new Map<string, Map<string, PriceInfo>>(), new Map<string, Map<string, PriceInfo>>()] as const)[acceptUnset ? 1 : 0];
+  let byGroup = byModel.get(model);
+  if (!byGroup) {
+    if (byModel.size >= 10_000) byModel.clear(); // a bound, not a policy: prices are rebuilt on demand
+    byModel.set(model, (byGroup = new Map()));
+  }
+  let price = byGroup.get(group);
+  if (!price) byGroup.set(group, (price = computePrice(app, model, group, acceptUnset)));
+  return price;
 }
 
 function computePrice(app: AppContext, model: string, group: string, acceptUnset: boolean): PriceInfo {
@@ -209,11 +218,11 @@ function slowRefund(app: AppContext, payer: Payer, amount: number): Promise<Bala
 export function settle(app: AppContext, payer: Payer, reserved: number, actual: number): Promise<BalanceAfter & { taken: number }> {
   const delta = actual - reserved;
   if (delta === 0) return Promise.resolve({ taken: actual });
-  if (delta < 0) return refund(app, payer, -delta).then((after) => ({ ...after, taken: actual }));
+  if (delta < 0) return refund(app, payer, -delta).then((after) => Object.assign(after, { taken: actual }));
   // The whole extra cost in one go; the clamped path only when a balance ran out (the refused
   // take wrote nothing) or the fast path is unavailable.
   return fastMove(app, payer.userId, payer.limitedTokenId, delta, true).then((r: MoveOutcome | undefined) =>
-    r === undefined || typeof r === 'string' ? settleClamped(app, payer, reserved, delta) : { ...r, taken: actual },
+    r === undefined || typeof r === 'string' ? settleClamped(app, payer, reserved, delta) : Object.assign(r, { taken: actual }),
   );
 }
 

@@ -99,6 +99,9 @@ export function normaliseOption(key: string, raw: unknown): string {
 export class OptionService {
   private values: Record<string, string> = { ...DEFAULT_OPTIONS };
   private parsed = new Map<string, unknown>();
+  /** Numeric options as parsed (NaN: not a number), until the next change: the relay reads some per call. */
+  private numbers = new Map<string, number>();
+  private derivedValues = new Map<string, unknown>();
   private listeners: Array<(keys: string[]) => void> = [];
 
   constructor(
@@ -117,6 +120,8 @@ export class OptionService {
     const changed = Object.keys(next).filter((k) => next[k] !== this.values[k]);
     this.values = next;
     this.parsed.clear();
+    this.numbers.clear();
+    this.derivedValues.clear();
     if (changed.length) for (const l of this.listeners) l(changed);
   }
 
@@ -135,8 +140,13 @@ export class OptionService {
     return this.get(key) === 'true';
   }
   num(key: string, fallback = 0): number {
-    const n = Number(this.get(key));
-    return Number.isFinite(n) && this.get(key).trim() !== '' ? n : fallback;
+    let n = this.numbers.get(key);
+    if (n === undefined) {
+      const raw = this.get(key);
+      n = raw.trim() === '' ? NaN : Number(raw);
+      this.numbers.set(key, n);
+    }
+    return Number.isFinite(n) ? n : fallback;
   }
   json<T>(key: string, fallback: T): T {
     if (this.parsed.has(key)) return this.parsed.get(key) as T;
@@ -156,11 +166,11 @@ export class OptionService {
    * change, like the parsed JSON. Bounded: past 10 000 entries everything is rebuilt on demand.
    */
   derived<T>(key: string, build: () => T): T {
-    const k = `\u0000${key}`;
-    if (this.parsed.has(k)) return this.parsed.get(k) as T;
+    const hit = this.derivedValues.get(key);
+    if (hit !== undefined || this.derivedValues.has(key)) return hit as T;
     const v = build();
-    if (this.parsed.size >= 10_000) this.parsed.clear();
-    this.parsed.set(k, v);
+    if (this.derivedValues.size >= 10_000) this.derivedValues.clear();
+    this.derivedValues.set(key, v);
     return v;
   }
 
