@@ -32,14 +32,18 @@ const SQL_TOKEN = 'update "tokens" set "used_quota" = "used_quota" + ?, "request
 const SQL_CHANNEL = 'update "channels" set "used_quota" = "used_quota" + ?, "request_count" = "request_count" + ? where "id" = ?';
 
 /**
- * Items (log rows + counter keys) that trigger a flush before the second is up. Small on purpose:
- * a queued row that lives through two young-generation GCs is copied to the old generation, which
- * then has to be marked and swept — with 500-row batches that was ≈ 18 k instructions per relayed
- * call in GC alone (callgrind), with 100 it is ≈ 2 k. A flush is one more unit in the next SQLite
- * group commit (no commit of its own), so smaller batches cost only their rollup and counter
- * upserts: ≈ +1 k per call.
+ * Items (log rows + counter keys) that trigger a flush before the second is up.
+ *
+ * SQLite: small on purpose. A queued row that lives through two young-generation GCs is copied to
+ * the old generation, which then has to be marked and swept — with 500-row batches that was ≈ 18 k
+ * instructions per relayed call in GC alone (callgrind), with 100 it is ≈ 2 k. A flush there is one
+ * more unit in the next group commit (no commit of its own), so smaller batches cost only their
+ * rollup and counter upserts: ≈ +1 k per call.
+ *
+ * PostgreSQL: every flush is a transaction of its own (round trips, and the rollup trigger runs
+ * once per INSERT statement), which outweighs the GC saving: 500.
  */
-export const FLUSH_AT = 100;
+export const FLUSH_AT = { sqlite: 100, postgres: 500 } as const;
 
 interface Counter {
   quota: number;
@@ -89,7 +93,7 @@ export class UsageBatcher {
   }
 
   private schedule(): void {
-    if (this.size >= FLUSH_AT) {
+    if (this.size >= FLUSH_AT[this.app.db.kind]) {
       // One full-batch flush queued at a time: while it waits its turn, new items join it (else
       // every call past FLUSH_AT would queue its own flush and the batches would shrink to a few rows).
       if (!this.fullFlushQueued) {

@@ -211,11 +211,14 @@ export async function relay(call: RelayCall): Promise<void> {
     }
     channelIdForMetrics = outcome.channel.info.id;
     tokensForMetrics = outcome.tokens;
-    const taken = await bill(call, price, payer, reserved, pre, outcome, used);
-    quotaForMetrics = taken;
+    // The balance is settled before the answer is (ended) — it is exact when the client has it;
+    // the rest of the bookkeeping (usage counters, the log row, the quota warning) comes after.
+    const settled = await settleCall(call, price, payer, reserved, outcome);
+    quotaForMetrics = settled.taken;
     if (ticket) void ticket.success().catch(() => undefined);
     outcome.finish();
     statusForMetrics = call.ctx.res.headersSent ? call.ctx.res.statusCode : call.ctx.status;
+    recordUsage(call, price, payer, reserved, pre, outcome, used, settled);
   } catch (err) {
     statusForMetrics = err instanceof RelayError || (err as { status?: number }).status ? Number((err as { status: number }).status) : 500;
     throw err;
@@ -845,12 +848,18 @@ async function streamOutcome(
   };
 }
 
-/** Settles, queues the log row and counters, fires the quota warning. Returns the quota taken. */
-async function bill(call: RelayCall, price: PriceInfo, payer: Payer, reserved: number, pre: BalanceAfter, o: Outcome, used: number[]): Promise<number> {
-  const { app, principal } = call;
+/** Moves the reservation to the call's real cost. */
+async function settleCall(call: RelayCall, price: PriceInfo, payer: Payer, reserved: number, o: Outcome): Promise<BalanceAfter & { taken: number }> {
+  const { app } = call;
   const actual = o.tokens.calls === 0 ? 0 : computeQuota(app, price, { promptTokens: o.tokens.prompt, completionTokens: o.tokens.completion, cachedTokens: o.tokens.cached, calls: o.tokens.calls });
   const s = await settle(app, payer, reserved, actual);
   balanceView(app)?.note(payer, s);
+  return s;
+}
+
+/** After the answer: usage counters and the consume log row (batched), the quota warning, an exhausted token. */
+function recordUsage(call: RelayCall, price: PriceInfo, payer: Payer, reserved: number, pre: BalanceAfter, o: Outcome, used: number[], s: BalanceAfter & { taken: number }): void {
+  const { app, principal } = call;
   const taken = s.taken;
   const batcher = usageBatcher(app);
   if (taken > 0 || o.tokens.calls > 0) batcher.addUsage(principal.user.id, principal.token?.id, o.channel.info.id, taken);
@@ -898,6 +907,5 @@ async function bill(call: RelayCall, price: PriceInfo, payer: Payer, reserved: n
       .then((n: number) => (n ? invalidateToken(app, token.key) : undefined))
       .catch(() => undefined);
   }
-  return taken;
 }
 
