@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exposeGc, startIdleGc } from '../../server/src/lib/idleGc';
+import { mallocTrim } from '../../server/src/lib/mallocTrim';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -85,6 +86,67 @@ describe('idle GC after a burst', () => {
       await sleep(900);
       expect(order).toEqual(['idle', 'released', 'gc', 'gc']);
     });
+  });
+
+  test('the malloc trim runs once, after both passes of the collection', async () => {
+    const order: string[] = [];
+    await watching({ idleMs: 200, minRequests: 5, gc: () => order.push('gc'), trim: () => order.push('trim') }, async (burst) => {
+      await burst(6);
+      expect(order).toEqual([]); // still busy
+      await sleep(800);
+      expect(order).toEqual(['gc', 'gc', 'trim']);
+      await sleep(500);
+      expect(order).toEqual(['gc', 'gc', 'trim']); // once per burst
+    });
+  });
+
+  test('no trim below minRequests, nor while a response is in flight', async () => {
+    let trims = 0;
+    await watching({ idleMs: 200, minRequests: 5, gc: () => undefined, trim: () => trims++ }, async (burst) => {
+      await burst(4); // below minRequests
+      await sleep(700);
+      expect(trims).toBe(0);
+      await burst(1);
+      const slow = fetch(`${url}slow`).then((r) => r.text());
+      await sleep(700); // longer than idleMs, but /slow is still streaming
+      expect(trims).toBe(0);
+      expect(await slow).toBe('abc');
+      await sleep(700);
+      expect(trims).toBe(1);
+    });
+  });
+
+  test('a trim that throws does not break the collector', async () => {
+    let calls = 0;
+    const trim = () => {
+      throw new Error('boom');
+    };
+    await watching({ idleMs: 200, minRequests: 5, gc: () => calls++, trim }, async (burst) => {
+      await burst(5);
+      await sleep(800);
+      expect(calls).toBe(2);
+      await burst(5);
+      await sleep(800);
+      expect(calls).toBe(4); // the next burst is collected as usual
+    });
+  });
+
+  test('the native malloc_trim addon is built and loads here (Linux/glibc), and trims after churned Buffers', () => {
+    const trim = mallocTrim();
+    expect(typeof trim).toBe('function');
+    // Allocate and drop many native-backed (non-pooled) buffers, then trim.
+    let keep: Buffer[] = [];
+    for (let round = 0; round < 4; round++) {
+      keep = [];
+      for (let i = 0; i < 2000; i++) keep.push(Buffer.alloc(16 * 1024 + i));
+    }
+    expect(keep.length).toBe(2000);
+    keep = [];
+    exposeGc()?.();
+    let released: unknown;
+    expect(() => (released = trim!())).not.toThrow();
+    expect(typeof released).toBe('boolean');
+    expect(typeof trim!()).toBe('boolean');
   });
 
   test('without an injected collector it obtains V8’s own (no --expose-gc needed) and it runs', () => {

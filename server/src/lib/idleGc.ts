@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import v8 from 'node:v8';
 import vm from 'node:vm';
+import { mallocTrim } from './mallocTrim';
 
 /**
  * Gives memory back after a burst. Under load V8 grows the old generation (in-flight requests
@@ -8,12 +9,20 @@ import vm from 'node:vm';
  * shrinks the heap on a later full GC, which an idle server does not trigger. So when the server
  * has seen traffic and then nothing in flight for `idleMs`, run a full GC (two passes, tens of ms,
  * only when idle). "In flight" counts responses not yet closed: a stream that runs for minutes is traffic.
+ * After the second pass, `trim` (glibc's `malloc_trim(0)`, optional native addon, see mallocTrim.ts):
+ * `free()` keeps freed memory in the middle of glibc's heap (the socket buffers of thousands of
+ * connections, freed by the GC), malloc_trim gives its whole free pages back to the OS. Measured
+ * after 2 000 concurrent streams: 162 → 110 MB RSS (idle 104).
  */
-export function startIdleGc(server: Server, opts: { idleMs?: number; minRequests?: number; gc?: () => void; onIdle?: () => void | Promise<void> } = {}): () => void {
+export function startIdleGc(
+  server: Server,
+  opts: { idleMs?: number; minRequests?: number; gc?: () => void; onIdle?: () => void | Promise<void>; trim?: () => unknown } = {},
+): () => void {
   const idleMs = opts.idleMs ?? 5000;
   const minRequests = opts.minRequests ?? 200;
   const gc = opts.gc ?? exposeGc();
   if (!gc) return () => undefined;
+  const trim = opts.trim ?? mallocTrim();
   let sinceGc = 0;
   let inFlight = 0;
   let lastActivity = Date.now();
@@ -33,13 +42,21 @@ export function startIdleGc(server: Server, opts: { idleMs?: number; minRequests
     sinceGc = 0;
     // First let go of what the burst left behind (e.g. pooled upstream clients; at most 2 s), then
     // collect it. Two passes: the first frees the garbage, the second can release the emptied pages.
+    // Then trim: only now are the native buffers that JS objects held back in malloc's free lists.
     const released = Promise.resolve()
       .then(() => opts.onIdle?.())
       .catch(() => undefined);
     const bounded = new Promise<void>((resolve) => setTimeout(resolve, 2000).unref());
     void Promise.race([released, bounded]).then(() => {
       gc();
-      setTimeout(gc, 100).unref();
+      setTimeout(() => {
+        gc();
+        try {
+          trim?.();
+        } catch {
+          // best effort: a failed trim only leaves memory where it was
+        }
+      }, 100).unref();
     });
   }, Math.max(250, Math.floor(idleMs / 2)));
   timer.unref();
