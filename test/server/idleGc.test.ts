@@ -29,7 +29,8 @@ describe('idle GC after a burst', () => {
 
   /** Runs `body` with the idle GC watching the test server; `burst(n)` makes n quick requests. */
   async function watching(opts: Parameters<typeof startIdleGc>[1], body: (burst: (n: number) => Promise<void>) => Promise<void>) {
-    const stop = startIdleGc(server, opts);
+    // RSS growth is its own test below; the others look at when, not whether, memory grew.
+    const stop = startIdleGc(server, { minGrowthBytes: 0, ...opts });
     try {
       await body(async (n) => {
         for (let i = 0; i < n; i++) await (await fetch(url)).text();
@@ -48,6 +49,29 @@ describe('idle GC after a burst', () => {
       expect(calls).toBe(2);
       await sleep(500);
       expect(calls).toBe(2); // once per burst, not every tick
+    });
+  });
+
+  test('only a process that grew by minGrowthBytes since the last collection (or the start) is collected', async () => {
+    let calls = 0;
+    let rss = 100;
+    await watching({ idleMs: 200, minRequests: 5, minGrowthBytes: 30, rss: () => rss, gc: () => calls++, trim: () => undefined }, async (burst) => {
+      await burst(6);
+      rss = 120; // grew by 20 < 30: nothing to give back
+      await new Promise((r) => setTimeout(r, 700));
+      expect(calls).toBe(0);
+      rss = 140; // grew by 40 since the start
+      await new Promise((r) => setTimeout(r, 600));
+      expect(calls).toBe(2);
+      // The new baseline is the RSS after that collection (140): another burst that leaves it at
+      // 160 is not collected, one that leaves it at 175 is.
+      await burst(6);
+      rss = 160;
+      await new Promise((r) => setTimeout(r, 700));
+      expect(calls).toBe(2);
+      rss = 175;
+      await new Promise((r) => setTimeout(r, 600));
+      expect(calls).toBe(4);
     });
   });
 
