@@ -38,15 +38,12 @@ const SQL_CHANNEL = 'update "channels" set "used_quota" = "used_quota" + ?, "req
  * the old generation, which then has to be marked and swept — with 500-row batches that was ≈ 18 k
  * instructions per relayed call in GC alone (callgrind), with 100 it is ≈ 2 k. A flush there is one
  * more unit in the next group commit (no commit of its own), so smaller batches cost only their
- * rollup and counter upserts: ≈ +1 k per call. And the flush runs inside a group commit that
- * callers wait on (≈ 11 µs per row with the console's indexes): at one connection, 100 rows made
- * 1 % of calls ≈ 1 ms slower — exactly the p99. With 50, 2 % of calls wait ≈ 0.5 ms (c=1 p99 in
- * steady rounds 1.41 → 1.17 ms).
+ * rollup and counter upserts: ≈ +1 k per call.
  *
  * PostgreSQL: every flush is a transaction of its own (round trips, and the rollup trigger runs
  * once per INSERT statement), which outweighs the GC saving: 500.
  */
-export const FLUSH_AT = { sqlite: 50, postgres: 500 } as const;
+export const FLUSH_AT = { sqlite: 100, postgres: 500 } as const;
 
 interface Counter {
   quota: number;
