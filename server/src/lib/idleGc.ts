@@ -34,7 +34,11 @@ export function startIdleGc(
   if (!gc) return () => undefined;
   const trim = opts.trim ?? mallocTrim();
   const rss = opts.rss ?? (() => process.memoryUsage.rss());
-  const minGrowth = opts.minGrowthBytes ?? 32 * 1024 * 1024;
+  // Default: more than normal traffic grows back anyway after a collection — the young generation
+  // (2 × --max-semi-space-size = 16 MB, shrunk by the full GC) plus the old generation's headroom
+  // until its next major GC (--heap-growing-percent=60 of a ≈ 24 MB live heap ≈ 15 MB). At 32 MB a
+  // light load between two idle spells crossed it and paid the collection each time.
+  const minGrowth = opts.minGrowthBytes ?? 48 * 1024 * 1024;
   let baseline = rss();
   let sinceGc = 0;
   let inFlight = 0;
