@@ -58,19 +58,19 @@ describe('idle GC after a burst', () => {
     await watching({ idleMs: 200, minRequests: 5, minGrowthBytes: 30, rss: () => rss, gc: () => calls++, trim: () => undefined }, async (burst) => {
       await burst(6);
       rss = 120; // grew by 20 < 30: nothing to give back
-      await new Promise((r) => setTimeout(r, 700));
+      await sleep(700);
       expect(calls).toBe(0);
       rss = 140; // grew by 40 since the start
-      await new Promise((r) => setTimeout(r, 600));
+      await sleep(600);
       expect(calls).toBe(2);
       // The new baseline is the RSS after that collection (140): another burst that leaves it at
       // 160 is not collected, one that leaves it at 175 is.
       await burst(6);
       rss = 160;
-      await new Promise((r) => setTimeout(r, 700));
+      await sleep(700);
       expect(calls).toBe(2);
       rss = 175;
-      await new Promise((r) => setTimeout(r, 600));
+      await sleep(600);
       expect(calls).toBe(4);
     });
   });
@@ -164,13 +164,11 @@ describe('idle GC after a burst', () => {
       keep = [];
       for (let i = 0; i < 2000; i++) keep.push(Buffer.alloc(16 * 1024 + i));
     }
-    expect(keep.length).toBe(2000);
     keep = [];
     exposeGc()?.();
     let released: unknown;
     expect(() => (released = trim!())).not.toThrow();
     expect(typeof released).toBe('boolean');
-    expect(typeof trim!()).toBe('boolean');
   });
 
   test('without an injected collector it obtains V8’s own (no --expose-gc needed) and it runs', () => {

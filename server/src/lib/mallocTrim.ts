@@ -4,19 +4,18 @@
  * Undefined when the addon is not installed (no compiler at `npm install`) or did not build; on
  * non-glibc platforms the addon's `trim()` just returns false.
  */
-let loaded: { fn: (() => boolean) | undefined } | undefined;
+/** undefined: not looked up yet; null: not available. */
+let trimFn: (() => boolean) | null | undefined;
 
 export function mallocTrim(): (() => boolean) | undefined {
-  if (!loaded) {
-    let fn: (() => boolean) | undefined;
+  if (trimFn === undefined) {
     try {
       // Required here, not at the top: optional, and only the idle GC needs it.
       const addon = require('@gateway/malloc-trim') as { trim?: unknown } | null; // eslint-disable-line @typescript-eslint/no-require-imports
-      if (addon && typeof addon.trim === 'function') fn = addon.trim as () => boolean;
+      trimFn = typeof addon?.trim === 'function' ? (addon.trim as () => boolean) : null;
     } catch {
-      fn = undefined;
+      trimFn = null;
     }
-    loaded = { fn };
   }
-  return loaded.fn;
+  return trimFn ?? undefined;
 }
