@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import session from 'koa-session';
 import type { AppConfig } from './config';
 import type { AppContext } from './context';
-import { createDb, type Db } from './db/knex';
+import { createDb, releaseDbMemory, type Db } from './db/knex';
 import { migrate } from './db/migrate';
 import { createKV, RedisKV, type KV } from './cache/kv';
 import { createLogger, type Logger } from './lib/logger';
@@ -101,7 +101,9 @@ export async function createApp(config: AppConfig, opts: CreateAppOptions = {}):
     koa,
     ctx,
     callback,
-    releaseIdle: () => releaseIdleUpstreams(ctx),
+    releaseIdle: async () => {
+      await Promise.all([releaseIdleUpstreams(ctx), releaseDbMemory(db)]);
+    },
     async close() {
       if (closed) return;
       closed = true;

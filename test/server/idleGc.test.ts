@@ -1,7 +1,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import v8 from 'node:v8';
 import { exposeGc, startIdleGc } from '../../server/src/lib/idleGc';
-import { mallocTrim } from '../../server/src/lib/mallocTrim';
+import { nativeMemory } from '../../server/src/lib/releaseMemory';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -155,8 +156,8 @@ describe('idle GC after a burst', () => {
     });
   });
 
-  test('the native malloc_trim addon is built and loads here (Linux/glibc), and trims after churned Buffers', () => {
-    const trim = mallocTrim();
+  test('the native addon is built and loads here (Linux/glibc) and trims after churned Buffers', () => {
+    const trim = nativeMemory()?.trim;
     expect(typeof trim).toBe('function');
     // Allocate and drop many native-backed (non-pooled) buffers, then trim.
     let keep: Buffer[] = [];
@@ -169,6 +170,27 @@ describe('idle GC after a burst', () => {
     let released: unknown;
     expect(() => (released = trim!())).not.toThrow();
     expect(typeof released).toBe('boolean');
+  });
+
+  test('its lowMemoryNotification shrinks the young generation and gives free old-generation pages back, which gc() does not', () => {
+    const lowMemory = nativeMemory()?.lowMemoryNotification;
+    expect(typeof lowMemory).toBe('function');
+    const space = (name: string) => v8.getHeapSpaceStatistics().find((s) => s.space_name === name)!.space_size;
+    // Grow the young generation with short-lived objects, and the old one with objects that survive
+    // two scavenges and are then dropped.
+    let survivors: Array<{ i: number; s: string }> = [];
+    for (let i = 0; i < 300_000; i++) survivors.push({ i, s: `x${i}` });
+    for (let round = 0; round < 20; round++) {
+      let garbage: number[][] = [];
+      for (let i = 0; i < 20_000; i++) garbage.push([i, i + 1, i + 2]);
+      garbage = [];
+    }
+    survivors = [];
+    exposeGc()!();
+    const afterGc = { young: space('new_space'), old: space('old_space') };
+    lowMemory!();
+    expect(space('new_space')).toBeLessThan(afterGc.young);
+    expect(space('old_space')).toBeLessThanOrEqual(afterGc.old);
   });
 
   test('without an injected collector it obtains V8’s own (no --expose-gc needed) and it runs', () => {

@@ -2,7 +2,7 @@ import OpenAI from 'openai';
 import { describeEach, DB_TARGETS, makeUser, type TestApp } from '../helpers/app';
 import { startMockUpstream, type MockUpstream } from '../mock-upstream';
 import { flushUsage, listen, seedChannel, seedToken, setOptions, setUser } from '../mock-upstream/seed';
-import { releaseIdleUpstreams, upstreamAgent } from '../../server/src/relay/upstream';
+import { upstreamAgent } from '../../server/src/relay/upstream';
 
 const PRICING = {
   ModelRatio: JSON.stringify({ 'test-model': 2, 'test-cheap': 0.5, 'other-model': 1, 'text-embedding-3-small': 0.01, 'omni-moderation-latest': 0.1, 'tts-1': 7.5, 'whisper-1': 15 }),
@@ -322,12 +322,12 @@ describeEach(DB_TARGETS, 'relay: OpenAI-compatible core', (getApp) => {
     expect(unknownPath.body.error).toBeDefined();
   });
 
-  test('after a burst the upstream pool is let go (idle GC hook) and the next call opens a fresh one', async () => {
+  test('after a burst the upstream pool and the database cache are let go (idle GC hook) and the next call opens a fresh one', async () => {
     const raw = key.slice(3);
     const call = () => app.http().post('/v1/chat/completions').set('authorization', `Bearer ${raw}`).send({ model: 'test-model', messages: [{ role: 'user', content: 'x' }] });
     expect((await call()).status).toBe(200);
     const before = upstreamAgent(app.ctx);
-    await releaseIdleUpstreams(app.ctx);
+    await app.releaseIdle();
     expect(before.closed).toBe(true);
     const res = await call();
     expect(res.status).toBe(200);

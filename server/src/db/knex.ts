@@ -64,3 +64,13 @@ export function createDb(url: string, opts: { pgSchema?: string } = {}): Db {
   }
   throw new Error(`DATABASE_URL must start with sqlite: or postgres:// (got ${url.split(':')[0]}:)`);
 }
+
+/**
+ * Lets go of the memory a burst left in the database driver (the server went idle, lib/idleGc.ts).
+ * SQLite keeps every page a burst wrote in its page cache, up to 16 MB per connection as
+ * better-sqlite3 builds it (SQLITE_DEFAULT_CACHE_SIZE=-16000); `PRAGMA shrink_memory` frees the
+ * unused ones. The next reads come from the OS's file cache. Nothing to do on PostgreSQL.
+ */
+export async function releaseDbMemory(db: Db): Promise<void> {
+  if (db.kind === 'sqlite') await db.knex.raw('PRAGMA shrink_memory');
+}

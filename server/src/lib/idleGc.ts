@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { mallocTrim } from './mallocTrim';
+import { nativeMemory } from './releaseMemory';
 
 /**
  * Gives memory back after a burst. Under load V8 grows the old generation (in-flight requests
@@ -10,10 +10,14 @@ import { mallocTrim } from './mallocTrim';
  * has seen traffic and then nothing in flight for `idleMs`, run a full GC (two passes, tens of ms,
  * only when idle) — if RSS grew by `minGrowthBytes` since the last collection (or the start).
  * "In flight" counts responses not yet closed: a stream that runs for minutes is traffic.
- * After the second pass, `trim` (glibc's `malloc_trim(0)`, optional native addon, see mallocTrim.ts):
- * `free()` keeps freed memory in the middle of glibc's heap (the socket buffers of thousands of
- * connections, freed by the GC), malloc_trim gives its whole free pages back to the OS. Measured
- * after 2 000 concurrent streams: 162 → 110 MB RSS (idle 104).
+ * With the native addon (releaseMemory.ts) each pass is V8's LowMemoryNotification(), which also
+ * compacts the old generation and shrinks the young one to its minimum (global.gc() leaves both:
+ * ≈ 28 MB more RSS after 2 000 concurrent streams); without it, global.gc().
+ * After the second pass, `trim` (glibc's `malloc_trim(0)`, same addon): `free()` keeps freed memory
+ * in the middle of glibc's heap (the socket buffers of thousands of connections, freed by the GC),
+ * malloc_trim gives its whole free pages back to the OS. Measured after 2 000 concurrent streams
+ * (idle 103 MB): 225 MB → 144 with global.gc() alone, → 124 with the trim and SQLite's page cache
+ * released (onIdle), → ≈ 100 with LowMemoryNotification.
  */
 export function startIdleGc(
   server: Server,
@@ -30,15 +34,18 @@ export function startIdleGc(
 ): () => void {
   const idleMs = opts.idleMs ?? 5000;
   const minRequests = opts.minRequests ?? 200;
-  const gc = opts.gc ?? exposeGc();
+  const native = nativeMemory();
+  const gc = opts.gc ?? native?.lowMemoryNotification ?? exposeGc();
   if (!gc) return () => undefined;
-  const trim = opts.trim ?? mallocTrim();
+  const trim = opts.trim ?? native?.trim;
   const rss = opts.rss ?? (() => process.memoryUsage.rss());
   // Default: more than normal traffic grows back anyway after a collection — the young generation
-  // (2 × --max-semi-space-size = 16 MB, shrunk by the full GC) plus the old generation's headroom
-  // until its next major GC (--heap-growing-percent=60 of a ≈ 24 MB live heap ≈ 15 MB). At 32 MB a
-  // light load between two idle spells crossed it and paid the collection each time.
-  const minGrowth = opts.minGrowthBytes ?? 48 * 1024 * 1024;
+  // (2 × --max-semi-space-size = 16 MB, shrunk to 1 MB by LowMemoryNotification), SQLite's page
+  // cache (16 MB, released by onIdle), the old generation's headroom until its next major GC
+  // (--heap-growing-percent=60 of a ≈ 24 MB live heap ≈ 15 MB): measured, 30 s of c=50 after a
+  // collection grew RSS by 45 MB. Below that a light load between two idle spells would pay the
+  // collection each time (see above).
+  const minGrowth = opts.minGrowthBytes ?? 64 * 1024 * 1024;
   let baseline = rss();
   let sinceGc = 0;
   let inFlight = 0;

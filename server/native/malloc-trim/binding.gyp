@@ -1,8 +1,0 @@
-{
-  "targets": [
-    {
-      "target_name": "malloc_trim",
-      "sources": ["src/trim.c"]
-    }
-  ]
-}

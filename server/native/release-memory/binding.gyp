@@ -1,0 +1,8 @@
+{
+  "targets": [
+    {
+      "target_name": "release_memory",
+      "sources": ["src/release.cc"]
+    }
+  ]
+}

@@ -1,0 +1,42 @@
+/*
+ * What an idle server needs to give memory back, and JavaScript cannot reach:
+ *
+ * lowMemoryNotification(): V8's Isolate::LowMemoryNotification(): full GCs in memory-reducing
+ *   mode (until nothing more is freed, at most 7), which also compact the old generation and
+ *   shrink the young generation to its minimum. global.gc() does neither: after a burst it left
+ *   16 MB of young generation and ≈ 12 MB of free old-generation pages resident.
+ * trim(): glibc's malloc_trim(0), which madvise()s the whole free pages inside the malloc heap
+ *   back to the OS. free() only gives back memory at the top of the heap, so after a burst of
+ *   churned socket buffers the freed memory in the middle of the arena stays resident.
+ *   Returns true if memory was released. Other C libraries (macOS, musl): returns false.
+ *
+ * Built against the running Node's headers by `npm install` (node-gyp), like better-sqlite3: the
+ * V8 API is not ABI-stable, so a Node upgrade needs a rebuild; until then it fails to load and
+ * the caller (server/src/lib/releaseMemory.ts) does without it.
+ */
+#include <node.h>
+#include <v8.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+namespace {
+
+void LowMemoryNotification(const v8::FunctionCallbackInfo<v8::Value>& args) {
+  args.GetIsolate()->LowMemoryNotification();
+}
+
+void Trim(const v8::FunctionCallbackInfo<v8::Value>& args) {
+  bool released = false;
+#if defined(__GLIBC__)
+  released = malloc_trim(0) != 0;
+#endif
+  args.GetReturnValue().Set(released);
+}
+
+}  // namespace
+
+NODE_MODULE_INIT(/* exports, module, context */) {
+  NODE_SET_METHOD(exports, "lowMemoryNotification", LowMemoryNotification);
+  NODE_SET_METHOD(exports, "trim", Trim);
+}
