@@ -13,7 +13,7 @@ import crypto from 'node:crypto';
 import { loadConfig, type AppConfig } from '../server/src/config';
 import { createApp } from '../server/src/app';
 import { createLogger } from '../server/src/lib/logger';
-import { startIdleGc } from '../server/src/lib/idleGc';
+import { collectNow, startIdleGc } from '../server/src/lib/idleGc';
 import { createAccount } from '../server/src/services/accounts';
 import { ROLE } from '../server/src/repositories/users';
 import { syncAbilities, CHANNEL_STATUS } from '../server/src/repositories/channels';
@@ -92,6 +92,9 @@ async function main() {
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   server.requestTimeout = 0;
+  // Start-up (migrations, loading options and caches) leaves garbage: listen without it.
+  await gw.releaseIdle();
+  collectNow();
   startIdleGc(server, { onIdle: () => gw.releaseIdle() }); // as server/src/index.ts does
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve()));
   log.info({ port, db: gw.ctx.db.kind, kv: gw.ctx.kv.kind }, 'bench gateway listening');

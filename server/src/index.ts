@@ -2,7 +2,7 @@ import http from 'node:http';
 import { loadConfig } from './config';
 import { createApp } from './app';
 import { createLogger } from './lib/logger';
-import { startIdleGc } from './lib/idleGc';
+import { collectNow, startIdleGc } from './lib/idleGc';
 
 async function main() {
   const config = loadConfig();
@@ -15,6 +15,9 @@ async function main() {
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   server.requestTimeout = 0; // streams may run long; upstream timeouts guard them
+  // Start-up (migrations, loading options and caches) leaves garbage: listen without it.
+  await gateway.releaseIdle();
+  collectNow();
   startIdleGc(server, { onIdle: () => gateway.releaseIdle() });
   // A deep accept queue: bursts of thousands of new streams must queue, not be reset.
   server.listen({ port: config.port, backlog: 4096 }, () => {

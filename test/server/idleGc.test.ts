@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import v8 from 'node:v8';
-import { exposeGc, startIdleGc } from '../../server/src/lib/idleGc';
+import { collectNow, exposeGc, startIdleGc } from '../../server/src/lib/idleGc';
 import { nativeMemory } from '../../server/src/lib/releaseMemory';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -191,6 +191,33 @@ describe('idle GC after a burst', () => {
     lowMemory!();
     expect(space('new_space')).toBeLessThan(afterGc.young);
     expect(space('old_space')).toBeLessThanOrEqual(afterGc.old);
+  });
+
+  test('collectNow (after start-up): both passes, then the trim, at once; a throwing trim is swallowed', () => {
+    const order: string[] = [];
+    collectNow({ gc: () => order.push('gc'), trim: () => order.push('trim') });
+    expect(order).toEqual(['gc', 'gc', 'trim']);
+    expect(() =>
+      collectNow({
+        gc: () => order.push('gc'),
+        trim: () => {
+          throw new Error('boom');
+        },
+      }),
+    ).not.toThrow();
+    expect(order).toHaveLength(5);
+  });
+
+  test('collectNow with the defaults gives back the young generation a start-up grew', () => {
+    const young = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space')!.space_size;
+    for (let round = 0; round < 20; round++) {
+      let garbage: number[][] = [];
+      for (let i = 0; i < 20_000; i++) garbage.push([i, i + 1, i + 2]);
+      garbage = [];
+    }
+    const before = young();
+    collectNow();
+    expect(young()).toBeLessThan(before);
   });
 
   test('without an injected collector it obtains V8’s own (no --expose-gc needed) and it runs', () => {

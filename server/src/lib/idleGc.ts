@@ -34,10 +34,9 @@ export function startIdleGc(
 ): () => void {
   const idleMs = opts.idleMs ?? 5000;
   const minRequests = opts.minRequests ?? 200;
-  const native = nativeMemory();
-  const gc = opts.gc ?? native?.lowMemoryNotification ?? exposeGc();
+  const gc = opts.gc ?? defaultCollector();
   if (!gc) return () => undefined;
-  const trim = opts.trim ?? native?.trim;
+  const trim = opts.trim ?? nativeMemory()?.trim;
   const rss = opts.rss ?? (() => process.memoryUsage.rss());
   // Default: more than normal traffic grows back anyway after a collection — the young generation
   // (2 × --max-semi-space-size = 16 MB, shrunk to 1 MB by LowMemoryNotification), SQLite's page
@@ -94,6 +93,28 @@ export function startIdleGc(
     clearInterval(timer);
     server.off('request', onRequest);
   };
+}
+
+/** One pass of the collection: V8's memory-reducing full GC through the addon, else global.gc(). */
+function defaultCollector(): (() => void) | undefined {
+  return nativeMemory()?.lowMemoryNotification ?? exposeGc();
+}
+
+/**
+ * The same collection as after a burst (two passes, then the malloc trim), now. The server runs it
+ * once after start-up, before it listens: migrations and loading the options and caches leave
+ * garbage that an idle process would otherwise keep until its first burst (measured: idle RSS
+ * anywhere between ≈ 96 and 136 MB depending on when V8 last collected).
+ */
+export function collectNow(opts: { gc?: () => void; trim?: () => unknown } = {}): void {
+  const gc = opts.gc ?? defaultCollector();
+  gc?.();
+  gc?.();
+  try {
+    (opts.trim ?? nativeMemory()?.trim)?.();
+  } catch {
+    // best effort, as after a burst
+  }
 }
 
 export function exposeGc(): (() => void) | undefined {
