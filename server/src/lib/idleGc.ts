@@ -40,7 +40,7 @@ export function startIdleGc(
   const rss = opts.rss ?? (() => process.memoryUsage.rss());
   // Default: more than normal traffic grows back anyway after a collection — the young generation
   // (2 × --max-semi-space-size = 16 MB, shrunk to 1 MB by LowMemoryNotification), SQLite's page
-  // cache (16 MB, released by onIdle), the old generation's headroom until its next major GC
+  // cache (4 MB, released by onIdle), the old generation's headroom until its next major GC
   // (--heap-growing-percent=60 of a ≈ 24 MB live heap ≈ 15 MB): measured, 30 s of c=50 after a
   // collection grew RSS by 45 MB. Below that a light load between two idle spells would pay the
   // collection each time (see above).
