@@ -1,4 +1,4 @@
-import { buildApp, makeUser, type TestApp } from '../helpers/app';
+import { buildApp, DB_TARGETS, makeUser, type TestApp } from '../helpers/app';
 import { fastMove, type MoveOutcome } from '../../server/src/relay/balanceMoves';
 import { preConsume, refund, settle } from '../../server/src/services/billing';
 
@@ -106,3 +106,113 @@ describe('balance moves aggregated per payer in a group commit (SQLite)', () => 
     expect(await quotaOf(u.id)).toBe(45);
   });
 });
+
+/**
+ * The same on PostgreSQL (relay/pgBalanceMoves.ts): the moves of one turn are batched, one
+ * statement per balance table, in one transaction; a row that does not fit leaves its moves to the
+ * caller's one-at-a-time path.
+ */
+const PG_TARGETS = DB_TARGETS.filter((t) => t.db === 'postgres');
+if (PG_TARGETS.length) {
+  describe('balance moves batched per turn (PostgreSQL)', () => {
+    let app: TestApp;
+    beforeAll(async () => {
+      app = await buildApp(PG_TARGETS[0]!);
+    });
+    afterAll(async () => {
+      await app.close();
+    });
+    const quotaOf = async (id: number) => Number((await app.knex('users').where({ id }).first('quota')).quota);
+    const remainOf = async (id: number) => Number((await app.knex('tokens').where({ id }).first('remain_quota')).remain_quota);
+    async function limitedToken(userId: number, remain: number): Promise<number> {
+      const [row] = await app.knex('tokens').insert({ user_id: userId, key: `k${Date.now()}${Math.random()}`.replace('.', ''), name: 't', remain_quota: remain, unlimited_quota: false }).returning('id');
+      return Number(typeof row === 'object' ? (row as { id: number }).id : row);
+    }
+    const userOf = (o: MoveOutcome | undefined) => (typeof o === 'object' ? o.userQuota : o);
+
+    test('moves of one turn that fit: each sees the balance of the serial order (adds first, then takes)', async () => {
+      const u = await makeUser(app, { quota: 1000 });
+      const out = await Promise.all([
+        fastMove(app.ctx, u.id, undefined, 100, true),
+        fastMove(app.ctx, u.id, undefined, 50, false),
+        fastMove(app.ctx, u.id, undefined, 200, true),
+        fastMove(app.ctx, u.id, undefined, 300, true),
+      ]);
+      // One statement per move would have answered 900 for the first take (it was asked first).
+      expect(out.map(userOf)).toEqual([950, 1050, 750, 450]);
+      expect(await quotaOf(u.id)).toBe(450);
+    });
+
+    test('a user whose moves do not fit together: none applied by the batch; billing then takes them one by one, never overspending', async () => {
+      const u = await makeUser(app, { quota: 500 });
+      const out = await Promise.all([fastMove(app.ctx, u.id, undefined, 300, true), fastMove(app.ctx, u.id, undefined, 300, true)]);
+      expect(out).toEqual([undefined, undefined]);
+      expect(await quotaOf(u.id)).toBe(500);
+      const payer = { userId: u.id };
+      const results = await Promise.allSettled([preConsume(app.ctx, payer, 300), preConsume(app.ctx, payer, 300), refund(app.ctx, payer, 100), preConsume(app.ctx, payer, 250)]);
+      const refused = results.filter((r) => r.status === 'rejected');
+      expect(refused).toHaveLength(1); // 600 covers any two of 300, 300, 250
+      expect((refused[0] as PromiseRejectedResult).reason.status).toBe(403);
+      const taken = [300, 300, undefined, 250].reduce<number>((sum, amount, i) => sum + (amount && results[i]!.status === 'fulfilled' ? amount : 0), 0);
+      expect(await quotaOf(u.id)).toBe(600 - taken);
+    });
+
+    test('payers in one batch are independent: a poor user is left out, a rich one taken', async () => {
+      const rich = await makeUser(app, { quota: 1000 });
+      const poor = await makeUser(app, { quota: 10 });
+      const out = await Promise.all([fastMove(app.ctx, poor.id, undefined, 20, true), fastMove(app.ctx, rich.id, undefined, 20, true), fastMove(app.ctx, rich.id, undefined, 30, true)]);
+      expect(out.map(userOf)).toEqual([undefined, 980, 950]);
+      expect(await quotaOf(poor.id)).toBe(10);
+      expect(await quotaOf(rich.id)).toBe(950);
+    });
+
+    test('a limited token that refuses the batch: its user gets that part back; billing then refuses one take alone', async () => {
+      const u = await makeUser(app, { quota: 10_000 });
+      const t = await limitedToken(u.id, 500);
+      const other = await makeUser(app, { quota: 1000 });
+      const out = await Promise.all([fastMove(app.ctx, u.id, t, 300, true), fastMove(app.ctx, u.id, t, 300, true), fastMove(app.ctx, other.id, undefined, 10, true)]);
+      expect(out).toEqual([undefined, undefined, { userQuota: 990 }]);
+      expect(await quotaOf(u.id)).toBe(10_000);
+      expect(await remainOf(t)).toBe(500);
+      const payer = { userId: u.id, limitedTokenId: t };
+      const results = await Promise.allSettled([preConsume(app.ctx, payer, 300), preConsume(app.ctx, payer, 300)]);
+      expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
+      expect((results.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason.code).toBe('insufficient_token_quota');
+      expect(await quotaOf(u.id)).toBe(9700);
+      expect(await remainOf(t)).toBe(200);
+      // Both fit: user and token moved together, each move with the balances the serial order leaves.
+      const ok = await Promise.all([fastMove(app.ctx, u.id, t, 40, true), fastMove(app.ctx, u.id, t, 60, false), fastMove(app.ctx, u.id, t, 70, true)]);
+      expect(ok).toEqual([
+        { userQuota: 9720, tokenRemain: 220 },
+        { userQuota: 9760, tokenRemain: 260 },
+        { userQuota: 9650, tokenRemain: 150 },
+      ]);
+      expect(await quotaOf(u.id)).toBe(9650);
+      expect(await remainOf(t)).toBe(150);
+    });
+
+    test('a batch that fails is rejected as a whole and writes nothing', async () => {
+      const u = await makeUser(app, { quota: 1000 });
+      const t = await limitedToken(u.id, 1000);
+      // A fractional amount is not a bigint: the statement fails.
+      const out = await Promise.allSettled([fastMove(app.ctx, u.id, t, 10, true), fastMove(app.ctx, u.id, undefined, 0.5, true)]);
+      expect(out.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+      expect(await quotaOf(u.id)).toBe(1000);
+      expect(await remainOf(t)).toBe(1000);
+      // The connection went back to the pool usable.
+      expect(userOf(await fastMove(app.ctx, u.id, t, 10, true))).toBe(990);
+    });
+
+    test('billing on top: concurrent reservations never overspend; settles and refunds land exactly', async () => {
+      const u = await makeUser(app, { quota: 300 });
+      const payer = { userId: u.id };
+      const results = await Promise.allSettled(Array.from({ length: 40 }, () => preConsume(app.ctx, payer, 10)));
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(30);
+      expect(await quotaOf(u.id)).toBe(0);
+      const settled = await Promise.all(Array.from({ length: 30 }, (_, i) => settle(app.ctx, payer, 10, i < 10 ? 4 : i < 20 ? 10 : 12)));
+      // 60 refunded, then the 10 extra-cost settles take 2 each as far as the balance reaches.
+      expect(settled.map((s) => s.taken)).toEqual([...Array(10).fill(4), ...Array(10).fill(10), ...Array(10).fill(12)]);
+      expect(await quotaOf(u.id)).toBe(40);
+    });
+  });
+}

@@ -1,5 +1,6 @@
 import type { AppContext } from '../context';
 import { fastTx, writeSeq, type Run } from './sqliteFast';
+import { pgMove } from './pgBalanceMoves';
 
 /**
  * Balance moves on the SQLite fast path, aggregated per payer within one group commit.
@@ -19,11 +20,11 @@ import { fastTx, writeSeq, type Run } from './sqliteFast';
  * after it in that order and its own write order (`writeSeq`), as if it had run alone.
  */
 
-/** The balances after one move, and when it ran (sqliteFast.writeSeq). */
+/** The balances after one move, and (SQLite) when it ran (sqliteFast.writeSeq). */
 export interface MoveResult {
   userQuota?: number;
   tokenRemain?: number;
-  seq: number;
+  seq?: number;
 }
 
 /** A take the user's (`'user'`) or the limited token's (`'token'`) balance did not cover: nothing was taken. */
@@ -67,11 +68,13 @@ function pending(app: AppContext): { batch: PendingBatch | undefined } {
 }
 
 /**
- * Queues a move for the next group commit. Resolves with its outcome once committed, or with
- * undefined when the fast path is unavailable (PostgreSQL, or a knex transaction holds the
- * SQLite connection): the caller then takes its knex path.
+ * Queues a move for the next group commit (on PostgreSQL: this turn's batch, pgBalanceMoves.ts).
+ * Resolves with its outcome once committed, or with undefined when the fast path is unavailable
+ * (a knex transaction holds the SQLite connection; on PostgreSQL, a row that did not fit the
+ * batch): the caller then takes its knex path.
  */
 export function fastMove(app: AppContext, userId: number, tokenId: number | undefined, amount: number, take: boolean): Promise<MoveOutcome | undefined> {
+  if (app.db.kind === 'postgres') return pgMove(app, userId, tokenId, amount, take);
   if (app.db.kind !== 'sqlite') return Promise.resolve(undefined);
   const st = pending(app);
   let batch = st.batch;
