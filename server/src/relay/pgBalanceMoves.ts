@@ -1,5 +1,6 @@
 import type { AppContext } from '../context';
 import type { MoveOutcome } from './balanceMoves';
+import { withPgConn, type PgConn } from './sqliteFast';
 
 /**
  * Balance moves on PostgreSQL, batched per event-loop turn: the PostgreSQL counterpart of
@@ -35,10 +36,6 @@ interface PgMove {
 interface PgBatch {
   moves: PgMove[];
   done: Promise<void>;
-}
-
-interface PgConn {
-  query(q: { name?: string; text: string; values?: unknown[] }): Promise<{ rows: Array<Record<string, unknown>> }>;
 }
 
 /** Net change of one balance row over the batch: the adds, the takes, and the moves behind them. */
@@ -107,33 +104,24 @@ async function applyBatch(app: AppContext, moves: PgMove[]): Promise<void> {
       sumInto(tokens as Map<number, RowSum>, m.tokenId, m);
     }
   }
-  const client = app.knex.client as { acquireConnection(): Promise<PgConn>; releaseConnection(c: PgConn): Promise<unknown> };
-  const conn = await client.acquireConnection();
-  const inTx = tokens.size > 0;
-  try {
-    if (inTx) await conn.query({ text: 'BEGIN' });
+  // Users only: one statement, no transaction needed. With limited tokens: one transaction.
+  const { userAfter, tokenAfter } = await withPgConn(app, tokens.size > 0, async (conn) => {
     const userAfter = await update(conn, SQL.users, users);
     const tokenAfter = new Map<number, number>();
-    if (inTx) {
-      // Only the tokens whose user's row took its part.
-      const tried = new Map([...tokens].filter(([, t]) => userAfter.has(t.userId)));
-      for (const [id, v] of await update(conn, SQL.tokens, tried)) tokenAfter.set(id, v);
-      // A token that refused: its moves are left to their callers, so its part goes back to its user.
-      const back = new Map<number, number>();
-      for (const [id, t] of tried) if (!tokenAfter.has(id)) back.set(t.userId, (back.get(t.userId) ?? 0) + (t.takes - t.adds));
-      if (back.size) {
-        const rows = await conn.query({ ...SQL.usersBack, values: [[...back.keys()], [...back.values()]] });
-        for (const r of rows.rows) userAfter.set(Number(r.id), Number(r.v));
-      }
-      await conn.query({ text: 'COMMIT' });
+    if (!tokens.size) return { userAfter, tokenAfter };
+    // Only the tokens whose user's row took its part.
+    const tried = new Map([...tokens].filter(([, t]) => userAfter.has(t.userId)));
+    for (const [id, v] of await update(conn, SQL.tokens, tried)) tokenAfter.set(id, v);
+    // A token that refused: its moves are left to their callers, so its part goes back to its user.
+    const back = new Map<number, number>();
+    for (const [id, t] of tried) if (!tokenAfter.has(id)) back.set(t.userId, (back.get(t.userId) ?? 0) + (t.takes - t.adds));
+    if (back.size) {
+      const rows = await conn.query({ ...SQL.usersBack, values: [[...back.keys()], [...back.values()]] });
+      for (const r of rows.rows) userAfter.set(Number(r.id), Number(r.v));
     }
-    settleOutcomes(users, tokens, userAfter, tokenAfter);
-  } catch (err) {
-    if (inTx) await conn.query({ text: 'ROLLBACK' }).catch(() => undefined);
-    throw err;
-  } finally {
-    await client.releaseConnection(conn);
-  }
+    return { userAfter, tokenAfter };
+  });
+  settleOutcomes(users, tokens, userAfter, tokenAfter);
 }
 
 /** One statement for all the rows of `sums`; the balance after it of every row that took its part. */

@@ -273,14 +273,34 @@ function submit<T>(app: AppContext, fn: (run: Run) => T, savepoint: boolean): Pr
 }
 
 
-interface PgConn {
-  query(q: { name: string; text: string; values: unknown[] }): Promise<{ rows: Array<Record<string, unknown>> }>;
+export interface PgConn {
+  query(q: { name?: string; text: string; values?: unknown[] }): Promise<{ rows: Array<Record<string, unknown>> }>;
 }
 
 /**
- * PostgreSQL fast path for one statement outside a transaction: a pooled connection from knex's
- * pool and a named prepared statement (parsed once per connection), skipping knex's query
- * building. `?` placeholders are turned into `$n`.
+ * A pooled connection from knex's pool for `fn`, which runs named prepared statements on it
+ * (parsed once per connection, no knex query building); in one transaction when `tx`, rolled back
+ * if `fn` throws. The PostgreSQL hot paths (pgFast, relay/pgBalanceMoves.ts, the usage batcher).
+ */
+export async function withPgConn<T>(app: AppContext, tx: boolean, fn: (conn: PgConn) => Promise<T>): Promise<T> {
+  const client = app.knex.client as { acquireConnection(): Promise<PgConn>; releaseConnection(c: PgConn): Promise<unknown> };
+  const conn = await client.acquireConnection();
+  try {
+    if (tx) await conn.query({ text: 'BEGIN' });
+    const value = await fn(conn);
+    if (tx) await conn.query({ text: 'COMMIT' });
+    return value;
+  } catch (err) {
+    if (tx) await conn.query({ text: 'ROLLBACK' }).catch(() => undefined);
+    throw err;
+  } finally {
+    await client.releaseConnection(conn);
+  }
+}
+
+/**
+ * PostgreSQL fast path for one statement outside a transaction: a pooled connection and a named
+ * prepared statement (withPgConn). `?` placeholders are turned into `$n`.
  */
 export async function pgFast(app: AppContext, sql: string, params: unknown[]): Promise<Array<Record<string, unknown>> | undefined> {
   if (app.db.kind !== 'postgres') return undefined;
@@ -291,11 +311,6 @@ export async function pgFast(app: AppContext, sql: string, params: unknown[]): P
     q = { name: `gw_fast_${names.size + 1}`, text: sql.replace(/\?/g, () => `$${++n}`) };
     names.set(sql, q);
   }
-  const client = app.knex.client as { acquireConnection(): Promise<PgConn>; releaseConnection(c: PgConn): Promise<unknown> };
-  const conn = await client.acquireConnection();
-  try {
-    return (await conn.query({ name: q.name, text: q.text, values: params })).rows;
-  } finally {
-    await client.releaseConnection(conn);
-  }
+  const { name, text } = q;
+  return withPgConn(app, false, async (conn) => (await conn.query({ name, text, values: params })).rows);
 }

@@ -1,0 +1,46 @@
+import { describeEach, DB_TARGETS, makeUser } from '../helpers/app';
+import { usageBatcher } from '../../server/src/relay/batcher';
+import type { LogRow } from '../../server/src/repositories/logs';
+
+/** What the usage batcher writes comes back exactly (on PostgreSQL the rows travel as one array per column). */
+describeEach(DB_TARGETS, 'usage batcher', (getApp) => {
+  test('log rows keep every value, in order, whatever their text holds; counters add up', async () => {
+    const app = getApp();
+    const u = await makeUser(app);
+    const [tok] = await app.knex('tokens').insert({ user_id: u.id, key: `k${Date.now()}`, name: 'tk', remain_quota: 0, unlimited_quota: true }).returning('id');
+    const tokenId = Number(typeof tok === 'object' ? (tok as { id: number }).id : tok);
+    const texts = ['', 'NULL', 'null', 'a,b', '{x}', '"quoted"', 'back\\slash', "it's", 'line\nbreak', '中文 ✓ 🚀', ' spaced ', 'tab\tend'];
+    const rows: Array<Partial<LogRow>> = texts.map((t, i) => ({
+      user_id: u.id,
+      type: 2,
+      created_at: 1_700_000_000 + i,
+      content: t,
+      username: u.username,
+      token_name: t.slice(0, 60),
+      token_id: tokenId,
+      model_name: `m-${t}`,
+      quota: 2 ** 40 + i,
+      prompt_tokens: i,
+      completion_tokens: 2 * i,
+      use_time: i % 3,
+      is_stream: i % 2 === 0,
+      channel_id: 7,
+      channel_name: t,
+      group: i % 2 ? 'vip' : 'default',
+      ip: '10.0.0.1',
+      other: JSON.stringify({ text: t, n: i }),
+    }));
+    const b = usageBatcher(app.ctx);
+    for (const r of rows) b.addLog(r as LogRow);
+    b.addUsage(u.id, tokenId, undefined, 300);
+    b.addUsage(u.id, tokenId, undefined, 200);
+    await b.flush();
+    const back = await app.knex('logs').where({ user_id: u.id }).orderBy('id').select();
+    expect(back.map((r) => ({ ...r, id: undefined, quota: Number(r.quota), created_at: Number(r.created_at), is_stream: Boolean(r.is_stream) }))).toEqual(rows.map((r) => ({ ...r, id: undefined })));
+    const user = await app.knex('users').where({ id: u.id }).first('used_quota', 'request_count');
+    expect([Number(user.used_quota), Number(user.request_count)]).toEqual([500, 2]);
+    const token = await app.knex('tokens').where({ id: tokenId }).first('used_quota', 'request_count', 'accessed_time');
+    expect([Number(token.used_quota), Number(token.request_count)]).toEqual([500, 2]);
+    expect(Number(token.accessed_time)).toBeGreaterThan(1_700_000_000);
+  });
+});
