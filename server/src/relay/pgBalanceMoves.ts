@@ -19,7 +19,9 @@ import { withPgConn, type PgConn } from './sqliteFast';
  * tokens in a second one, and a user whose token refused gets that token's part back in a third,
  * all in one transaction. A move whose row does not fit the batch (a balance nearly spent) gets
  * `undefined`: its caller then takes the one-move-at-a-time path (services/billing.ts), which
- * refuses or clamps it alone — so the batching never refuses what that path would let through.
+ * refuses or clamps it alone (concurrent single statements, in no set order: unlike SQLite's
+ * serial fallback, a refund asked for in the same turn may land after a take) — so the batching
+ * never refuses what that path would let through.
  * Every caller is answered after the COMMIT; if the batch fails, every move of it is rejected with
  * the error and nothing of it was written.
  */
