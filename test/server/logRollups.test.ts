@@ -187,7 +187,7 @@ describeEach(DB_TARGETS, 'log rollups', (getApp) => {
   it('keeps rollups in step through batcher, insertLog, multi-row inserts and updates', async () => {
     const a = app();
     const b = usageBatcher(a.ctx);
-    for (let i = 0; i < 700; i++) b.addLog(randomLog(r)); // more than one batch (FLUSH_AT)
+    for (let i = 0; i < 1100; i++) b.addLog(randomLog(r)); // more than one batch (FLUSH_AT)
     await b.flush();
     // SQLite has no insert trigger (the batch added its own rollups); PostgreSQL has its statement trigger.
     const triggers = a.target.db === 'sqlite' ? ((await a.knex.raw("select name from sqlite_master where type = 'trigger' and tbl_name = 'logs'")) as Array<{ name: string }>).map((t) => t.name).sort() : [];
