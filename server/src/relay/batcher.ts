@@ -1,7 +1,8 @@
 import type { AppContext } from '../context';
 import { insertLogs, logRow, type NewLog, type LogRow } from '../repositories/logs';
 import { nowSec } from '../lib/time';
-import { fastTx, withPgConn, type PgConn } from './sqliteFast';
+import { fastTx } from './sqliteFast';
+import { withPgConn, type PgConn } from './pgFast';
 import { aggregateRollups, SQL_ROLLUP_ADD, SQL_ROLLUP_DIMS, type RollupDim } from '../repositories/logRollups';
 
 const LOG_COLUMNS = ['user_id', 'created_at', 'type', 'content', 'username', 'token_name', 'token_id', 'model_name', 'quota', 'prompt_tokens', 'completion_tokens', 'use_time', 'is_stream', 'channel_id', 'channel_name', 'group', 'ip', 'other'] as const;
@@ -32,11 +33,32 @@ const logParams = (l: LogRow): unknown[] => [
  * per column (`unnest`), instead of knex building a 200-row INSERT with 3 600 bindings that the
  * server parses again each time. The statement-level rollup trigger sees one INSERT per batch.
  */
-const PG_LOG_TYPES = ['int', 'bigint', 'int', 'text', 'text', 'text', 'int', 'text', 'bigint', 'int', 'int', 'int', 'boolean', 'int', 'text', 'text', 'text', 'text'] as const;
+const PG_LOG_TYPE: Record<(typeof LOG_COLUMNS)[number], string> = {
+  user_id: 'int',
+  created_at: 'bigint',
+  type: 'int',
+  content: 'text',
+  username: 'text',
+  token_name: 'text',
+  token_id: 'int',
+  model_name: 'text',
+  quota: 'bigint',
+  prompt_tokens: 'int',
+  completion_tokens: 'int',
+  use_time: 'int',
+  is_stream: 'boolean',
+  channel_id: 'int',
+  channel_name: 'text',
+  group: 'text',
+  ip: 'text',
+  other: 'text',
+};
 const PG_LOG = {
   name: 'gw_usage_logs',
-  text: `insert into "logs" (${LOG_COLUMNS.map((c) => `"${c}"`).join(', ')}) select ${LOG_COLUMNS.map((_, i) => `c${i}`).join(', ')} from unnest(${PG_LOG_TYPES.map((t, i) => `$${i + 1}::${t}[]`).join(', ')}) with ordinality as r(${LOG_COLUMNS.map((_, i) => `c${i}`).join(', ')}, ord) order by ord`,
+  text: `insert into "logs" (${LOG_COLUMNS.map((c) => `"${c}"`).join(', ')}) select ${LOG_COLUMNS.map((_, i) => `c${i}`).join(', ')} from unnest(${LOG_COLUMNS.map((c, i) => `$${i + 1}::${PG_LOG_TYPE[c]}[]`).join(', ')}) with ordinality as r(${LOG_COLUMNS.map((_, i) => `c${i}`).join(', ')}, ord) order by ord`,
 };
+/** logParams writes is_stream as 1/0 for SQLite; PostgreSQL's column is a boolean. */
+const IS_STREAM = LOG_COLUMNS.indexOf('is_stream');
 const PG_COUNTERS = {
   users: { name: 'gw_usage_users', text: 'update "users" as u set "used_quota" = u."used_quota" + m.q, "request_count" = u."request_count" + m.n from unnest($1::int[], $2::bigint[], $3::int[]) as m(id, q, n) where u."id" = m.id' },
   tokens: { name: 'gw_usage_tokens', text: 'update "tokens" as t set "used_quota" = t."used_quota" + m.q, "request_count" = t."request_count" + m.n, "accessed_time" = $4 from unnest($1::int[], $2::bigint[], $3::int[]) as m(id, q, n) where t."id" = m.id' },
@@ -48,7 +70,7 @@ async function flushPg(conn: PgConn, logs: LogRow[], counters: { users: Map<numb
     const columns: unknown[][] = LOG_COLUMNS.map(() => new Array<unknown>(logs.length));
     for (let r = 0; r < logs.length; r++) {
       const params = logParams(logs[r]!);
-      params[12] = params[12] === 1; // is_stream: boolean on PostgreSQL
+      params[IS_STREAM] = params[IS_STREAM] === 1;
       for (let c = 0; c < params.length; c++) columns[c]![r] = params[c];
     }
     await conn.query({ ...PG_LOG, values: columns });

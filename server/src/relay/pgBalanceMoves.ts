@@ -1,6 +1,6 @@
 import type { AppContext } from '../context';
 import type { MoveOutcome } from './balanceMoves';
-import { withPgConn, type PgConn } from './sqliteFast';
+import { withPgConn, type PgConn } from './pgFast';
 
 /**
  * Balance moves on PostgreSQL, batched per event-loop turn: the PostgreSQL counterpart of
@@ -87,9 +87,7 @@ export function pgMove(app: AppContext, userId: number, tokenId: number | undefi
   return batch.done.then(() => move.outcome);
 }
 
-function sumInto(map: Map<number, RowSum>, id: number, m: PgMove): void {
-  let s = map.get(id);
-  if (!s) map.set(id, (s = { adds: 0, takes: 0, moves: [] }));
+function addTo(s: RowSum, m: PgMove): void {
   if (m.take) s.takes += m.amount;
   else s.adds += m.amount;
   s.moves.push(m);
@@ -99,11 +97,13 @@ async function applyBatch(app: AppContext, moves: PgMove[]): Promise<void> {
   const users = new Map<number, RowSum>();
   const tokens = new Map<number, RowSum & { userId: number }>();
   for (const m of moves) {
-    sumInto(users, m.userId, m);
+    let u = users.get(m.userId);
+    if (!u) users.set(m.userId, (u = { adds: 0, takes: 0, moves: [] }));
+    addTo(u, m);
     if (m.tokenId !== undefined) {
       let t = tokens.get(m.tokenId);
       if (!t) tokens.set(m.tokenId, (t = { adds: 0, takes: 0, moves: [], userId: m.userId }));
-      sumInto(tokens as Map<number, RowSum>, m.tokenId, m);
+      addTo(t, m);
     }
   }
   // Users only: one statement, no transaction needed. With limited tokens: one transaction.

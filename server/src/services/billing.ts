@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { AppContext } from '../context';
 import { RelayError } from '../relay/errors';
-import { pgFast } from '../relay/sqliteFast';
+import { pgFast } from '../relay/pgFast';
 import { fastMove, SQL_ADD, SQL_DEC, type MoveOutcome } from '../relay/balanceMoves';
 
 /**
