@@ -8,12 +8,12 @@
  *        --db sqlite:<file> | postgres://… [--schema S] [--redis URL --redis-prefix P]
  * The schema / Redis prefix are fresh per run; `--cleanup` on exit drops them (SIGTERM).
  */
-import http from 'node:http';
 import crypto from 'node:crypto';
 import { loadConfig, type AppConfig } from '../server/src/config';
 import { createApp } from '../server/src/app';
 import { createLogger } from '../server/src/lib/logger';
 import { collectNow, startIdleGc } from '../server/src/lib/idleGc';
+import { createGatewayServer, listenGateway } from '../server/src/lib/httpServer';
 import { createAccount } from '../server/src/services/accounts';
 import { ROLE } from '../server/src/repositories/users';
 import { syncAbilities, CHANNEL_STATUS } from '../server/src/repositories/channels';
@@ -88,15 +88,12 @@ async function main() {
   await syncAbilities(knex, { id, ...channel });
   await invalidateChannels(gw.ctx);
 
-  const server = http.createServer(gw.callback);
-  server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
-  server.requestTimeout = 0;
+  const server = createGatewayServer(gw.callback); // as server/src/index.ts does
   // Start-up (migrations, loading options and caches) leaves garbage: listen without it.
   await gw.releaseIdle();
   collectNow();
   startIdleGc(server, { onIdle: () => gw.releaseIdle() }); // as server/src/index.ts does
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve()));
+  await listenGateway(server, { port, host: '127.0.0.1' }); // as server/src/index.ts does
   log.info({ port, db: gw.ctx.db.kind, kv: gw.ctx.kv.kind }, 'bench gateway listening');
 
   let stopping = false;

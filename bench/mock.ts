@@ -10,6 +10,7 @@
  * Run as a child: `node --import tsx bench/mock.ts --port N`.
  */
 import http from 'node:http';
+import { listenGateway } from '../server/src/lib/httpServer';
 
 export const MOCK_MODEL = 'gpt-4o-mini';
 
@@ -133,7 +134,12 @@ export function startMock(port: number, host = '127.0.0.1'): Promise<http.Server
   server.headersTimeout = 66_000;
   server.requestTimeout = 0;
   server.maxRequestsPerSocket = 0;
-  return new Promise((resolve) => server.listen(port, host, () => resolve(server)));
+  // A real provider's front end accepts thousands of new connections a second. A Node listener
+  // takes one per event-loop round (libuv ≥ 1.45), and the mock shares its core with the load
+  // generator: with Node's defaults, a burst of new upstream connections from a target would wait
+  // in (or overflow) the mock's accept queue, and the mock, not the target, would be measured. So
+  // the mock listens as the gateway does.
+  return listenGateway(server, { port, host }).then(() => server);
 }
 
 // Run as a program only when started as mock.ts itself (the gateway bundle inlines this module).

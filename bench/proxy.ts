@@ -6,6 +6,7 @@
  */
 import http from 'node:http';
 import { Agent, request } from 'undici';
+import { LISTEN_BACKLOG } from '../server/src/lib/httpServer';
 
 export function startProxy(port: number, upstream: string): Promise<http.Server> {
   const dispatcher = new Agent({ connections: 4096, pipelining: 1, keepAliveTimeout: 60_000, keepAliveMaxTimeout: 600_000 });
@@ -39,7 +40,8 @@ export function startProxy(port: number, upstream: string): Promise<http.Server>
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   server.requestTimeout = 0;
-  return new Promise((resolve) => server.listen(port, '127.0.0.1', () => resolve(server)));
+  // The same accept-queue depth as the gateway (any proxy would set it), with Node's single accepting handle.
+  return new Promise((resolve) => server.listen({ port, host: '127.0.0.1', backlog: LISTEN_BACKLOG }, () => resolve(server)));
 }
 
 if (require.main === module) {

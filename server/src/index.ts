@@ -1,8 +1,8 @@
-import http from 'node:http';
 import { loadConfig } from './config';
 import { createApp } from './app';
 import { createLogger } from './lib/logger';
 import { collectNow, startIdleGc } from './lib/idleGc';
+import { createGatewayServer, listenGateway } from './lib/httpServer';
 
 async function main() {
   const config = loadConfig();
@@ -11,18 +11,13 @@ async function main() {
     log.warn('SESSION_SECRET is not set: using a random one, sessions end on restart and are not shared between nodes');
   }
   const gateway = await createApp(config, { logger: log });
-  const server = http.createServer(gateway.callback);
-  server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
-  server.requestTimeout = 0; // streams may run long; upstream timeouts guard them
+  const server = createGatewayServer(gateway.callback);
   // Start-up (migrations, loading options and caches) leaves garbage: listen without it.
   await gateway.releaseIdle();
   collectNow();
   startIdleGc(server, { onIdle: () => gateway.releaseIdle() });
-  // A deep accept queue: bursts of thousands of new streams must queue, not be reset.
-  server.listen({ port: config.port, backlog: 4096 }, () => {
-    log.info({ port: config.port, db: gateway.ctx.db.kind, cache: gateway.ctx.kv.kind }, 'gateway listening');
-  });
+  await listenGateway(server, { port: config.port });
+  log.info({ port: config.port, db: gateway.ctx.db.kind, cache: gateway.ctx.kv.kind }, 'gateway listening');
   const stop = async (signal: string) => {
     log.info({ signal }, 'shutting down');
     server.close();

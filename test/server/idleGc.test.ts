@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import v8 from 'node:v8';
 import { collectNow, exposeGc, startIdleGc } from '../../server/src/lib/idleGc';
-import { nativeMemory } from '../../server/src/lib/releaseMemory';
+import { nativeMemory } from '../../server/src/lib/native';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createDb, releaseDbMemory, type Db } from '../../server/src/db/knex';
-import { nativeMemory } from '../../server/src/lib/releaseMemory';
+import { nativeMemory } from '../../server/src/lib/native';
 import { exposeGc } from '../../server/src/lib/idleGc';
 import { DB_TARGETS } from '../helpers/app';
 

@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { nativeMemory } from './releaseMemory';
+import { nativeMemory } from './native';
 
 /**
  * Gives memory back after a burst. Under load V8 grows the old generation (in-flight requests
@@ -10,7 +10,7 @@ import { nativeMemory } from './releaseMemory';
  * has seen traffic and then nothing in flight for `idleMs`, run a full GC (two passes, tens of ms,
  * only when idle) — if RSS grew by `minGrowthBytes` since the last collection (or the start).
  * "In flight" counts responses not yet closed: a stream that runs for minutes is traffic.
- * With the native addon (releaseMemory.ts) each pass is V8's LowMemoryNotification(), which also
+ * With the native addon (native.ts) each pass is V8's LowMemoryNotification(), which also
  * compacts the old generation and shrinks the young one to its minimum (global.gc() leaves both:
  * ≈ 28 MB more RSS after 2 000 concurrent streams); without it, global.gc().
  * After the second pass, `trim` (glibc's `malloc_trim(0)`, same addon): `free()` keeps freed memory

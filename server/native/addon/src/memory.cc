@@ -9,13 +9,9 @@
  *   back to the OS. free() only gives back memory at the top of the heap, so after a burst of
  *   churned socket buffers the freed memory in the middle of the arena stays resident.
  *   Returns true if memory was released. Other C libraries (macOS, musl): returns false.
- *
- * Built against the running Node's headers by `npm install` (node-gyp), like better-sqlite3: the
- * V8 API is not ABI-stable, so a Node upgrade needs a rebuild; until then it fails to load and
- * the caller (server/src/lib/releaseMemory.ts) does without it.
  */
-#include <node.h>
-#include <v8.h>
+
+#include "addon.h"
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -36,7 +32,7 @@ void Trim(const v8::FunctionCallbackInfo<v8::Value>& args) {
 
 }  // namespace
 
-NODE_MODULE_INIT(/* exports, module, context */) {
+void InitMemory(v8::Local<v8::Object> exports) {
   NODE_SET_METHOD(exports, "lowMemoryNotification", LowMemoryNotification);
   NODE_SET_METHOD(exports, "trim", Trim);
 }

@@ -1,8 +1,8 @@
 'use strict';
 // null where the native build failed or was skipped (no compiler) or was built for another Node:
-// callers then collect with global.gc() and skip the trim.
+// callers then do without it (server/src/lib/native.ts).
 try {
-  module.exports = require('./build/Release/release_memory.node');
+  module.exports = require('./build/Release/gateway_native.node');
 } catch {
   module.exports = null;
 }

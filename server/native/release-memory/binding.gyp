@@ -1,8 +1,0 @@
-{
-  "targets": [
-    {
-      "target_name": "release_memory",
-      "sources": ["src/release.cc"]
-    }
-  ]
-}
