@@ -10,7 +10,7 @@
  * Run as a child: `node --import tsx bench/mock.ts --port N`.
  */
 import http from 'node:http';
-import { listenGateway } from '../server/src/lib/httpServer';
+import { createGatewayServer, listenGateway } from '../server/src/lib/httpServer';
 
 export const MOCK_MODEL = 'gpt-4o-mini';
 
@@ -86,7 +86,7 @@ export function startMock(port: number, host = '127.0.0.1'): Promise<http.Server
     setTimeout(tick, intervalMs);
   }
 
-  const server = http.createServer((req, res) => {
+  const server = createGatewayServer((req, res) => {
     const url = req.url ?? '/';
     if (req.method === 'POST' && url.endsWith('/chat/completions')) {
       requests++;
@@ -130,10 +130,6 @@ export function startMock(port: number, host = '127.0.0.1'): Promise<http.Server
     res.writeHead(404, { 'content-type': 'application/json' });
     res.end('{"error":{"message":"not found"}}');
   });
-  server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
-  server.requestTimeout = 0;
-  server.maxRequestsPerSocket = 0;
   // A real provider's front end accepts thousands of new connections a second. A Node listener
   // takes one per event-loop round (libuv ≥ 1.45), and the mock shares its core with the load
   // generator: with Node's defaults, a burst of new upstream connections from a target would wait

@@ -6,12 +6,12 @@
  */
 import http from 'node:http';
 import { Agent, request } from 'undici';
-import { LISTEN_BACKLOG } from '../server/src/lib/httpServer';
+import { createGatewayServer, LISTEN_BACKLOG } from '../server/src/lib/httpServer';
 
 export function startProxy(port: number, upstream: string): Promise<http.Server> {
   const dispatcher = new Agent({ connections: 4096, pipelining: 1, keepAliveTimeout: 60_000, keepAliveMaxTimeout: 600_000 });
   const origin = upstream.replace(/\/+$/, '');
-  const server = http.createServer((req, res) => {
+  const server = createGatewayServer((req, res) => {
     const parts: Buffer[] = [];
     req.on('data', (c: Buffer) => parts.push(c));
     req.on('end', () => {
@@ -37,9 +37,6 @@ export function startProxy(port: number, upstream: string): Promise<http.Server>
         });
     });
   });
-  server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
-  server.requestTimeout = 0;
   // The same accept-queue depth as the gateway (any proxy would set it), with Node's single accepting handle.
   return new Promise((resolve) => server.listen({ port, host: '127.0.0.1', backlog: LISTEN_BACKLOG }, () => resolve(server)));
 }

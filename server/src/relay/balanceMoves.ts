@@ -45,13 +45,15 @@ const SQL_NET = {
   tokens: 'update "tokens" set "remain_quota" = "remain_quota" - ? where "id" = ? and "remain_quota" + ? >= ? returning "remain_quota" as v',
 } as const;
 
-interface Move {
+/** One move queued for a batch (here, or pgBalanceMoves.ts on PostgreSQL). */
+export interface Move {
   userId: number;
   /** A limited token charged with the user (undefined: unlimited token or playground). */
   tokenId: number | undefined;
   amount: number;
   /** true: conditional take; false: unconditional add (refund). */
   take: boolean;
+  /** Set when its batch applied it; undefined on PostgreSQL when its row did not fit (left to the caller's own path). */
   outcome: MoveOutcome | undefined;
 }
 

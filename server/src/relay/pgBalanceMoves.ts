@@ -1,5 +1,5 @@
 import type { AppContext } from '../context';
-import type { MoveOutcome } from './balanceMoves';
+import type { Move, MoveOutcome } from './balanceMoves';
 import { withPgConn, type PgConn } from './pgFast';
 
 /**
@@ -26,17 +26,8 @@ import { withPgConn, type PgConn } from './pgFast';
  * the error and nothing of it was written.
  */
 
-interface PgMove {
-  userId: number;
-  tokenId: number | undefined;
-  amount: number;
-  take: boolean;
-  /** Set when the batch applied the move; undefined: left to the caller's own path. */
-  outcome: MoveOutcome | undefined;
-}
-
 interface PgBatch {
-  moves: PgMove[];
+  moves: Move[];
   done: Promise<void>;
 }
 
@@ -44,7 +35,7 @@ interface PgBatch {
 interface RowSum {
   adds: number;
   takes: number;
-  moves: PgMove[];
+  moves: Move[];
 }
 
 const SQL = {
@@ -72,7 +63,7 @@ export function pgMove(app: AppContext, userId: number, tokenId: number | undefi
   const st = pending(app);
   let batch = st.batch;
   if (!batch) {
-    const moves: PgMove[] = [];
+    const moves: Move[] = [];
     const created: PgBatch = {
       moves,
       done: new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
@@ -82,18 +73,18 @@ export function pgMove(app: AppContext, userId: number, tokenId: number | undefi
     };
     batch = st.batch = created;
   }
-  const move: PgMove = { userId, tokenId, amount, take, outcome: undefined };
+  const move: Move = { userId, tokenId, amount, take, outcome: undefined };
   batch.moves.push(move);
   return batch.done.then(() => move.outcome);
 }
 
-function addTo(s: RowSum, m: PgMove): void {
+function addTo(s: RowSum, m: Move): void {
   if (m.take) s.takes += m.amount;
   else s.adds += m.amount;
   s.moves.push(m);
 }
 
-async function applyBatch(app: AppContext, moves: PgMove[]): Promise<void> {
+async function applyBatch(app: AppContext, moves: Move[]): Promise<void> {
   const users = new Map<number, RowSum>();
   const tokens = new Map<number, RowSum & { userId: number }>();
   for (const m of moves) {
@@ -149,10 +140,10 @@ async function update(conn: PgConn, q: { name: string; text: string }, sums: Map
  * user's row (and its limited token's, if any) took the batch's part.
  */
 function settleOutcomes(users: Map<number, RowSum>, tokens: Map<number, RowSum & { userId: number }>, userAfter: Map<number, number>, tokenAfter: Map<number, number>): void {
-  const applied = (m: PgMove) => userAfter.has(m.userId) && (m.tokenId === undefined || tokenAfter.has(m.tokenId));
-  const userQuota = new Map<PgMove, number>();
-  const tokenRemain = new Map<PgMove, number>();
-  const walk = (sums: Map<number, RowSum>, after: Map<number, number>, into: Map<PgMove, number>) => {
+  const applied = (m: Move) => userAfter.has(m.userId) && (m.tokenId === undefined || tokenAfter.has(m.tokenId));
+  const userQuota = new Map<Move, number>();
+  const tokenRemain = new Map<Move, number>();
+  const walk = (sums: Map<number, RowSum>, after: Map<number, number>, into: Map<Move, number>) => {
     for (const [id, s] of sums) {
       const end = after.get(id);
       if (end === undefined) continue;
