@@ -290,4 +290,13 @@ export const DEFAULT_OPTIONS: Record<string, string> = {
   'general_setting.docs_link': '',
   'general_setting.ping_interval_enabled': 'false',
   'general_setting.ping_interval_seconds': '60',
+  // outbound fetch guard (webhooks, login providers, channel test/models/balance): see docs/security.md
+  'fetch_setting.ssrf_protection_enabled': 'true',
+  'fetch_setting.allow_private_ip_enabled': 'false',
+  'fetch_setting.allow_link_local_enabled': 'false',
+  'fetch_setting.domain_allow_list': '',
+  'fetch_setting.domain_deny_list': '',
+  'fetch_setting.ip_allow_list': '',
+  'fetch_setting.ip_deny_list': '',
+  'fetch_setting.allowed_ports': '80,443,8080,8443',
 };

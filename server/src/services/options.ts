@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { DEFAULT_OPTIONS } from '../../../seeds/defaultOptions';
 import type { KV } from '../cache/kv';
 import { BadRequestError } from '../lib/errors';
+import { OPTION_RULES, OptionValueError } from '../../../seeds/optionSchemas';
 
 const RELOAD_CHANNEL = 'options:reload';
 
@@ -10,85 +11,26 @@ export function isSecretOption(key: string): boolean {
   return /(Secret|Token|Key|client_secret|secret)$/.test(key) || key === 'SMTPToken';
 }
 
-/** Keys whose value must be valid JSON. */
-const JSON_KEYS = new Set([
-  'ModelRatio', 'CompletionRatio', 'CacheRatio', 'ModelPrice', 'GroupRatio', 'UserUsableGroups', 'TopupGroupRatio',
-  'Chats', 'gemini.safety_settings', 'gemini.version_settings', 'gemini.supported_imagine_models',
-  'claude.model_headers_settings', 'claude.default_max_tokens',
-]);
-/** JSON maps whose values must all be non-negative numbers. */
-const NUMBER_MAP_KEYS = new Set(['ModelRatio', 'CompletionRatio', 'CacheRatio', 'ModelPrice', 'GroupRatio', 'TopupGroupRatio']);
-const NUMBER_KEYS = new Set([
-  'Price', 'MinTopUp', 'SMTPPort', 'QuotaForNewUser', 'QuotaForInviter', 'QuotaForInvitee', 'QuotaRemindThreshold',
-  'PreConsumedQuota', 'StreamCacheQueueLength', 'QuotaPerUnit', 'ChannelDisableThreshold', 'RetryTimes',
-  'DataExportInterval', 'ModelRequestRateLimitCount', 'ModelRequestRateLimitSuccessCount',
-  'ModelRequestRateLimitDurationMinutes', 'gemini.thinking_adapter_budget_tokens_percentage',
-  'claude.thinking_adapter_budget_tokens_percentage', 'general_setting.ping_interval_seconds',
-]);
-/** Lower bounds of spec 001 §5 (rate limit: duration ≥ 0, count ≥ 0, success count ≥ 1; ping interval ≥ 1). */
-const NUMBER_MIN: Record<string, number> = {
-  ModelRequestRateLimitDurationMinutes: 0,
-  ModelRequestRateLimitCount: 0,
-  ModelRequestRateLimitSuccessCount: 1,
-  'general_setting.ping_interval_seconds': 1,
-};
-const URL_TRIM_KEYS = new Set(['ServerAddress', 'WorkerUrl', 'PayAddress', 'WeChatServerAddress', 'CustomCallbackAddress']);
-const DOMAIN_RE = /^(?!-)[A-Za-z0-9-]{1,63}(?<!-)(\.(?!-)[A-Za-z0-9-]{1,63}(?<!-))+$/;
-
 export const isSwitchKey = (key: string) => /enabled$/i.test(key);
 
 /**
- * Validates and normalises one option value before it is stored. Throws BadRequestError with a
- * message the console shows as is.
+ * Validates and normalises one option value before it is stored: every option has a rule (type,
+ * range, shape) in seeds/optionSchemas.ts. Throws BadRequestError with a message naming the
+ * option, which the console shows as is.
  */
 export function normaliseOption(key: string, raw: unknown): string {
   if (!/^[A-Za-z0-9_.]{1,128}$/.test(key)) throw new BadRequestError('无效的配置项');
-  if (!(key in DEFAULT_OPTIONS)) throw new BadRequestError(`未知的配置项：${key}`);
-  let value = typeof raw === 'string' ? raw : typeof raw === 'number' || typeof raw === 'boolean' ? String(raw) : undefined;
+  const rule = Object.prototype.hasOwnProperty.call(OPTION_RULES, key) ? OPTION_RULES[key] : undefined;
+  if (!(key in DEFAULT_OPTIONS) || !rule) throw new BadRequestError(`未知的配置项：${key}`);
+  const value = typeof raw === 'string' ? raw : typeof raw === 'number' || typeof raw === 'boolean' ? String(raw) : undefined;
   if (value === undefined) throw new BadRequestError('配置值必须是字符串');
   if (value.length > 1_000_000) throw new BadRequestError('配置值过长');
-  if (isSwitchKey(key)) {
-    if (value !== 'true' && value !== 'false') throw new BadRequestError(`${key} 只能是 true 或 false`);
-    return value;
+  try {
+    return rule(key, value);
+  } catch (err) {
+    if (err instanceof OptionValueError) throw new BadRequestError(err.message);
+    throw err;
   }
-  if (NUMBER_KEYS.has(key)) {
-    const v = value.trim();
-    if (v === '' || !Number.isFinite(Number(v))) throw new BadRequestError(`${key} 必须是数字`);
-    if (key.endsWith('_percentage') && (Number(v) < 0.1 || Number(v) > 1)) throw new BadRequestError(`${key} 必须在 0.1 到 1 之间`);
-    if (key === 'QuotaPerUnit' && Number(v) <= 0) throw new BadRequestError('QuotaPerUnit 必须大于 0');
-    const min = NUMBER_MIN[key];
-    if (min !== undefined && Number(v) < min) throw new BadRequestError(`${key} 不能小于 ${min}`);
-    return v;
-  }
-  if (JSON_KEYS.has(key)) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(value);
-    } catch {
-      throw new BadRequestError(key === 'TopupGroupRatio' ? 'Top-up group ratio is not a valid JSON string' : `${key} 不是合法的 JSON 字符串`);
-    }
-    if (NUMBER_MAP_KEYS.has(key)) {
-      if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new BadRequestError(`${key} 必须是 JSON 对象`);
-      for (const [name, v] of Object.entries(parsed as Record<string, unknown>)) {
-        if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) throw new BadRequestError(`${key} 中 ${name} 的值必须是非负数字`);
-      }
-    }
-    if (key === 'Chats' && !Array.isArray(parsed)) throw new BadRequestError('Chats 必须是 JSON 数组');
-    return value;
-  }
-  if (key === 'EmailDomainWhitelist') {
-    const domains = value.split(',').map((d) => d.trim()).filter(Boolean);
-    for (const d of domains) {
-      if (!DOMAIN_RE.test(d)) throw new BadRequestError(`Email domain format is incorrect, please enter a valid domain such as example.com`);
-    }
-    if (new Set(domains).size !== domains.length) throw new BadRequestError('This domain already exists in the whitelist');
-    return domains.join(',');
-  }
-  if (key === 'oidc.well_known' && value && !/^https?:\/\//.test(value)) {
-    throw new BadRequestError('OIDC Well-Known URL 必须以 http:// 或 https:// 开头');
-  }
-  if (URL_TRIM_KEYS.has(key)) value = value.trim().replace(/\/+$/, '');
-  return value;
 }
 
 /**
