@@ -277,6 +277,8 @@ describeEach(DB_TARGETS, 'relay billing', (getApp) => {
     });
     await new Promise<void>((r) => hook.listen(0, '127.0.0.1', r));
     const port = (hook.address() as { port: number }).port;
+    // The fetch guard refuses loopback webhooks unless root allow-lists the address (and its port).
+    await setOptions(app, { 'fetch_setting.ip_allow_list': '127.0.0.1', 'fetch_setting.allowed_ports': '' });
     try {
       const id = await user(1000);
       await setUser(app, id, { setting: JSON.stringify({ notify_type: 'webhook', webhook_url: `http://127.0.0.1:${port}/hook`, webhook_secret: 's3cret', quota_warning_threshold: 950 }) });
@@ -289,6 +291,7 @@ describeEach(DB_TARGETS, 'relay billing', (getApp) => {
       expect(hits[0]!.auth).toBe('Bearer s3cret');
       expect(JSON.parse(hits[0]!.body)).toMatchObject({ type: 'quota_exceed' });
     } finally {
+      await setOptions(app, { 'fetch_setting.ip_allow_list': '', 'fetch_setting.allowed_ports': '80,443,8080,8443' });
       hook.close();
     }
   });

@@ -228,13 +228,19 @@ export function pinnedAgent(addresses: ResolvedAddress[], opts: Agent.Options = 
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 
+/** Drops a body we will not read; its abort error has nobody to report to. */
+function discard(body: Dispatcher.ResponseData['body']): void {
+  body.on('error', () => undefined);
+  body.destroy();
+}
+
 async function readCapped(body: Dispatcher.ResponseData['body'], maxBytes: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {
     size += (chunk as Buffer).length;
     if (size > maxBytes) {
-      body.destroy();
+      discard(body);
       throw new FetchFailedError(`response larger than ${maxBytes} bytes`);
     }
     chunks.push(chunk as Buffer);
@@ -269,7 +275,7 @@ export async function guardedFetch(app: AppContext, raw: string | URL, req: Guar
       }
       const location = res.headers.location;
       if (REDIRECTS.has(res.statusCode) && typeof location === 'string' && location) {
-        res.body.destroy();
+        discard(res.body);
         if (hop >= maxRedirects) throw new FetchFailedError(maxRedirects ? `more than ${maxRedirects} redirects` : 'redirects are not followed');
         let next: URL;
         try {
@@ -289,7 +295,7 @@ export async function guardedFetch(app: AppContext, raw: string | URL, req: Guar
       }
       const len = Number(res.headers['content-length']);
       if (Number.isFinite(len) && len > maxBytes) {
-        res.body.destroy();
+        discard(res.body);
         throw new FetchFailedError(`response larger than ${maxBytes} bytes`);
       }
       let buf: Buffer;

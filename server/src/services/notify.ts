@@ -1,7 +1,7 @@
-import { fetch } from 'undici';
 import type { AppContext } from '../context';
 import type { UserRecord } from '../relay/auth';
 import { sendMail } from './mail';
+import { guardedFetch } from '../lib/guardedFetch';
 
 /**
  * Quota warning: when a call takes the user's balance from at/above the threshold to below it,
@@ -15,7 +15,8 @@ export function maybeWarnQuota(app: AppContext, user: UserRecord, before: number
   void notifyQuota(app, user, after, threshold).catch((err: unknown) => app.log.warn({ err, user: user.id }, 'quota warning failed'));
 }
 
-async function notifyQuota(app: AppContext, user: UserRecord, remaining: number, threshold: number): Promise<void> {
+/** Exported for tests: the warning itself (rejects when the webhook is refused or fails). */
+export async function notifyQuota(app: AppContext, user: UserRecord, remaining: number, threshold: number): Promise<void> {
   if (!(await app.kv.setNX(`quota_warn:${user.id}`, '1', 600))) return;
   const unit = app.options.quotaPerUnit;
   const title = '您的额度即将用尽';
@@ -27,13 +28,15 @@ async function notifyQuota(app: AppContext, user: UserRecord, remaining: number,
     if (url.protocol !== 'https:' && !(local && url.protocol === 'http:')) throw new Error('webhook must be https');
     const headers: Record<string, string> = { 'content-type': 'application/json' };
     if (typeof s.webhook_secret === 'string' && s.webhook_secret) headers.authorization = `Bearer ${s.webhook_secret}`;
-    const res = await fetch(url, {
+    // A user typed this URL: the guard (every root fetch setting) decides whether it may be reached.
+    await guardedFetch(app, url, {
       method: 'POST',
       headers,
       body: JSON.stringify({ type: 'quota_exceed', title, content, values: [remaining, threshold], timestamp: Math.floor(Date.now() / 1000) }),
-      signal: AbortSignal.timeout(10_000),
+      timeoutMs: 10_000,
+      maxBytes: 64 * 1024,
+      maxRedirects: 0,
     });
-    await res.arrayBuffer().catch(() => undefined);
     return;
   }
   const to = (typeof s.notification_email === 'string' && s.notification_email) || user.email;

@@ -1,6 +1,7 @@
 import type Koa from 'koa';
 import type { AppContext } from '../context';
 import { BadRequestError } from '../lib/errors';
+import { fetchPolicy, guardedFetch } from '../lib/guardedFetch';
 import { sessionOf } from '../middleware/auth';
 
 /** Message from the spec (000 §5) when the bot-check is on and no token came with the call. */
@@ -15,14 +16,17 @@ export async function verifyTurnstile(app: AppContext, token: string, remoteip: 
   const url = app.options.get('TurnstileVerifyURL') || 'https://challenges.cloudflare.com/turnstile/v0/siteverify';
   const body = new URLSearchParams({ secret: app.options.get('TurnstileSecretKey'), response: token, remoteip });
   try {
-    const res = await fetch(url, {
+    // Root configured the URL: the operator policy (private allowed, metadata not) applies.
+    const res = await guardedFetch(app, url, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: body.toString(),
-      signal: AbortSignal.timeout(10_000),
+      timeoutMs: 10_000,
+      maxBytes: 64 * 1024,
+      policy: fetchPolicy(app, 'operator'),
     });
-    if (!res.ok) return false;
-    const data = (await res.json()) as { success?: unknown };
+    if (res.status < 200 || res.status >= 300) return false;
+    const data = JSON.parse(res.text()) as { success?: unknown };
     return data.success === true;
   } catch (err) {
     app.log.warn({ err: { message: (err as Error).message } }, 'turnstile verification request failed');

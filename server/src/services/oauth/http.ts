@@ -1,5 +1,6 @@
 import type { AppContext } from '../../context';
 import { BadRequestError } from '../../lib/errors';
+import { FetchRefusedError, fetchPolicy, guardedFetch, type GuardedResponse } from '../../lib/guardedFetch';
 
 /** Timeout for every call to an identity provider. */
 export const PROVIDER_TIMEOUT_MS = 10_000;
@@ -36,14 +37,24 @@ export async function providerJson<T = Record<string, unknown>>(app: AppContext,
     body = JSON.stringify(req.json);
     headers['Content-Type'] = 'application/json';
   }
-  let res: Response;
+  let res: GuardedResponse;
   try {
-    res = await fetch(target, { method: req.method ?? (body ? 'POST' : 'GET'), headers, body, redirect: 'error', signal: AbortSignal.timeout(PROVIDER_TIMEOUT_MS) });
+    // Root configured these endpoints (or discovery named them): the operator policy applies, no redirects.
+    res = await guardedFetch(app, target, {
+      method: req.method ?? (body ? 'POST' : 'GET'),
+      headers,
+      body,
+      maxRedirects: 0,
+      timeoutMs: PROVIDER_TIMEOUT_MS,
+      maxBytes: 1024 * 1024,
+      policy: fetchPolicy(app, 'operator'),
+    });
   } catch (err) {
     app.log.warn({ err: (err as Error).message, url: target.origin + target.pathname }, 'identity provider unreachable');
+    if (err instanceof FetchRefusedError) throw new BadRequestError(`${label}：${err.message}`);
     throw new BadRequestError(`无法连接至 ${label} 服务器，请稍后重试`);
   }
-  const text = await res.text().catch(() => '');
+  const text = res.text();
   let data: unknown;
   try {
     data = text ? JSON.parse(text) : {};
@@ -52,7 +63,7 @@ export async function providerJson<T = Record<string, unknown>>(app: AppContext,
   }
   const obj = (data && typeof data === 'object' ? data : {}) as Record<string, unknown>;
   const detail = [obj.error_description, obj.message, obj.error].find((v) => typeof v === 'string' && v) as string | undefined;
-  if (!res.ok) {
+  if (res.status < 200 || res.status >= 300) {
     app.log.warn({ status: res.status, url: target.origin + target.pathname }, 'identity provider error');
     throw new BadRequestError(`${label} 返回错误（HTTP ${res.status}）${detail ? `：${detail.slice(0, 200)}` : ''}`);
   }
