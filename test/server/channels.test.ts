@@ -22,13 +22,15 @@ async function abilitiesOf(app: TestApp, channelId: number): Promise<string[]> {
 
 describeEach(DB_TARGETS, 'channel administration', (getApp) => {
   let admin: Client;
+  let root: Client;
   let user: Client;
   const create = (body: Record<string, unknown>) => admin.post('/api/channel/').send(body);
   const base = { name: 'c', type: 1, key: 'sk-upstream-1', models: 'gpt-4o,gpt-4o-mini', group: 'default,vip' };
 
   beforeAll(async () => {
     const app = getApp();
-    await setupRoot(app);
+    const r = await setupRoot(app);
+    root = await as(app, r.id);
     const a = await makeUser(app, { role: 10 });
     const u = await makeUser(app, { role: 1 });
     admin = await as(app, a.id);
@@ -51,8 +53,11 @@ describeEach(DB_TARGETS, 'channel administration', (getApp) => {
     const res = await create({ ...base, name: ' main ', base_url: 'https://up.example.com//', weight: -5, priority: '3', models: ['gpt-4o', 'gpt-4o', ' o3 '], model_mapping: '{"a":"b"}', auto_ban: 0, tag: '' });
     expect(res.body).toMatchObject({ success: true });
     const c = res.body.data;
-    expect(c).toMatchObject({ name: 'main', base_url: 'https://up.example.com', weight: 0, priority: 3, models: 'gpt-4o,o3', group: 'default,vip', key: 'sk-upstream-1', status: 1, auto_ban: 0, tag: '' });
+    expect(c).toMatchObject({ name: 'main', base_url: 'https://up.example.com', weight: 0, priority: 3, models: 'gpt-4o,o3', group: 'default,vip', status: 1, auto_ban: 0, tag: '' });
     expect(typeof c.id).toBe('number');
+    // Only root reads upstream keys in full: the admin's answer carries the masked key.
+    expect(c).toMatchObject({ key: '…-1', key_masked: true });
+    expect((await app.knex('channels').where({ id: c.id }).first()).key).toBe('sk-upstream-1');
     expect(await abilitiesOf(app, c.id)).toEqual(['default/gpt-4o/true/3/0/', 'default/o3/true/3/0/', 'vip/gpt-4o/true/3/0/', 'vip/o3/true/3/0/']);
     expect(channelCache(app.ctx).peek('probe')).toBeUndefined();
     // Defaults: group default, auto_ban 1, priority 0, weight 0.
@@ -106,14 +111,15 @@ describeEach(DB_TARGETS, 'channel administration', (getApp) => {
     const app = getApp();
     const res = await create({ ...base, name: 'batch', key: 'k1\nk2\r\n\nk3\n' });
     expect(res.body.success).toBe(true);
-    expect(res.body.data.map((c: { key: string }) => c.key)).toEqual(['k1', 'k2', 'k3']);
+    const stored = async (id: number) => (await app.knex('channels').where({ id }).first()).key;
+    expect(await Promise.all(res.body.data.map((c: { id: number }) => stored(c.id)))).toEqual(['k1', 'k2', 'k3']);
     for (const c of res.body.data) expect((await abilitiesOf(app, c.id)).length).toBe(4);
     const explicit = await create({ mode: 'batch', channel: { ...base, name: 'one', key: 'only' } });
     expect(explicit.body.data).toHaveLength(1);
     // A JSON key (service account) with several lines stays one channel.
     const json = await create({ ...base, name: 'vertex', type: 41, key: '{\n"type": "service_account"\n}' });
     expect(Array.isArray(json.body.data)).toBe(false);
-    expect(json.body.data.key).toBe('{\n"type": "service_account"\n}');
+    expect(await stored(json.body.data.id)).toBe('{\n"type": "service_account"\n}');
     const ids = [...res.body.data.map((c: { id: number }) => c.id), explicit.body.data[0].id, json.body.data.id];
     const del = await admin.post('/api/channel/batch').send({ ids: [...ids, 999999] });
     expect(del.body).toMatchObject({ success: true, data: ids.length });
@@ -151,7 +157,9 @@ describeEach(DB_TARGETS, 'channel administration', (getApp) => {
       expect(await names('keyword=b')).toEqual(['b']);
       expect(await names('keyword=B')).toEqual(['b']);
       expect(await names(`keyword=${ids.d}`)).toEqual(['d']);
-      expect(await names('keyword=key-c')).toEqual(['c']);
+      // Searching by key is root's: for an admin it would confirm a guessed key.
+      expect(await names('keyword=key-c')).toEqual([]);
+      expect((await root.get('/api/channel/search?keyword=key-c')).body.data.items.map((c: { name: string }) => c.name)).toEqual(['c']);
       expect(await names('group=vip')).toEqual(['c', 'b']);
       expect(await names('group=vi')).toEqual([]);
       expect(await names('model=m1')).toEqual(['a', 'd']);
@@ -159,9 +167,10 @@ describeEach(DB_TARGETS, 'channel administration', (getApp) => {
       expect(await names('keyword=%25')).toEqual([]);
     });
 
-    it('reads one channel with its key; unknown or non-numeric ids do not', async () => {
-      const res = await admin.get(`/api/channel/${ids.a}`);
+    it('reads one channel with its key (root; admins masked); unknown or non-numeric ids do not', async () => {
+      const res = await root.get(`/api/channel/${ids.a}`);
       expect(res.body).toMatchObject({ success: true, data: { id: ids.a, name: 'a', key: 'key-a' } });
+      expect((await admin.get(`/api/channel/${ids.a}`)).body).toMatchObject({ success: true, data: { id: ids.a, name: 'a', key: '…', key_masked: true } });
       const missing = await admin.get('/api/channel/999999');
       expect(missing.body.success).toBe(false);
       const word = await admin.get('/api/channel/not-a-route');
@@ -179,7 +188,8 @@ describeEach(DB_TARGETS, 'channel administration', (getApp) => {
       expect(await abilitiesOf(app, ids.a)).toEqual(['default/m1/true/7/3/', 'default/m2/true/7/3/']);
       // Full edit; an empty key keeps the stored key.
       const full = await admin.put('/api/channel/').send({ id: ids.a, name: 'a2', key: '', models: 'm9', group: 'vip', base_url: 'http://x/', model_mapping: '' });
-      expect(full.body.data).toMatchObject({ name: 'a2', key: 'key-a', models: 'm9', group: 'vip', base_url: 'http://x' });
+      expect(full.body.data).toMatchObject({ name: 'a2', models: 'm9', group: 'vip', base_url: 'http://x' });
+      expect((await app.knex('channels').where({ id: ids.a }).first()).key).toBe('key-a');
       expect(await abilitiesOf(app, ids.a)).toEqual(['vip/m9/true/7/3/']);
       const before = await app.knex('channels').where({ id: ids.a }).first();
       for (const bad of [{ id: ids.a, model_mapping: '{x' }, { id: ids.a, models: '' }, { id: ids.a, name: '' }, { id: ids.a, status: 9 }, { id: 'x', name: 'q' }, { name: 'no id' }, { id: ids.a, priority: 'p' }]) {

@@ -2,10 +2,11 @@ import type Router from '@koa/router';
 import type Koa from 'koa';
 import { z } from 'zod';
 import type { AppContext } from '../context';
-import { requireAdmin } from '../middleware/auth';
+import { currentUser, requireAdmin } from '../middleware/auth';
+import { BadRequestError } from '../lib/errors';
 import { parse, parsePaging, qBool, qIntOpt, qStr } from '../lib/validate';
 import {
-  allModelNames, batchIdsBody, batchSetTag, createChannels, deleteChannel, deleteChannels, deleteDisabledChannels, editTag,
+  allModelNames, batchIdsBody, batchSetTag, copyChannel, createChannels, deleteChannel, deleteChannels, deleteDisabledChannels, editTag,
   enabledModelNames, fixAbilities, getChannel, listChannels, setTagStatus, updateChannel,
 } from '../services/channels';
 
@@ -18,6 +19,8 @@ const listQuery = z.object({
   status: qIntOpt(),
   type: qIntOpt(),
 });
+
+const copyQuery = z.object({ suffix: z.string().max(64, 'suffix 过长').optional().default('_复制') });
 
 const ok = (ctx: Koa.Context, data: unknown, message = '') => {
   ctx.body = { success: true, message, data };
@@ -32,7 +35,7 @@ export function register(router: Router, app: AppContext): void {
 
   const list = async (ctx: Koa.Context) => {
     const q = parse(listQuery, ctx.query);
-    ok(ctx, await listChannels(app, q, parsePaging(ctx.query)));
+    ok(ctx, await listChannels(app, q, parsePaging(ctx.query), currentUser(ctx).role));
   };
   router.get('/api/channel', admin, list);
   router.get('/api/channel/search', admin, list);
@@ -45,11 +48,19 @@ export function register(router: Router, app: AppContext): void {
   });
 
   router.post('/api/channel', admin, async (ctx) => {
-    const { batch, channels } = await createChannels(app, ctx.request.body);
+    const { batch, channels } = await createChannels(app, ctx.request.body, currentUser(ctx).role);
     ok(ctx, batch ? channels : channels[0], '渠道创建成功！');
   });
   router.put('/api/channel', admin, async (ctx) => {
-    ok(ctx, await updateChannel(app, ctx.request.body), '渠道更新成功！');
+    ok(ctx, await updateChannel(app, ctx.request.body, currentUser(ctx).role), '渠道更新成功！');
+  });
+
+  /** Copy on the server: admins only see masked keys, so the console cannot copy by reading one. */
+  router.post('/api/channel/copy/:id', admin, async (ctx) => {
+    const id = numericId(ctx.params.id);
+    if (id === undefined) throw new BadRequestError('无效的渠道 ID');
+    const q = parse(copyQuery, ctx.query);
+    ok(ctx, await copyChannel(app, id, currentUser(ctx).role, q.suffix), '渠道复制成功！');
   });
 
   router.delete('/api/channel/disabled', admin, async (ctx) => {
@@ -79,7 +90,7 @@ export function register(router: Router, app: AppContext): void {
   router.get('/api/channel/:id', async (ctx, next) => {
     const id = numericId(ctx.params.id);
     if (id === undefined) return next();
-    await admin(ctx, async () => ok(ctx, await getChannel(app, id)));
+    await admin(ctx, async () => ok(ctx, await getChannel(app, id, currentUser(ctx).role)));
   });
   router.delete('/api/channel/:id', async (ctx, next) => {
     const id = numericId(ctx.params.id);

@@ -2,7 +2,8 @@ import type Router from '@koa/router';
 import type Koa from 'koa';
 import { z } from 'zod';
 import type { AppContext } from '../context';
-import { requireAdmin } from '../middleware/auth';
+import { currentUser, requireAdmin } from '../middleware/auth';
+import { audienceOf } from '../services/channelTargets';
 import { parse } from '../lib/validate';
 import { UpstreamError } from '../relay/errors';
 import { channelEntry } from '../relay/routing';
@@ -17,7 +18,9 @@ import {
 
 /**
  * Channel calls that reach the upstream: test, fetch models, balance (admin). Mounted before
- * api/channel.ts so these fixed paths win over `/api/channel/:id`.
+ * api/channel.ts so these fixed paths win over `/api/channel/:id`. Each call applies the channel
+ * rule of the caller (services/channelTargets.ts): an admin cannot reach a private address
+ * through a stored channel or a URL typed in the form. The background sweeps run as operator.
  */
 const idOf = (raw: string | undefined): number | undefined => (raw && /^\d{1,10}$/.test(raw) ? Number(raw) : undefined);
 
@@ -52,7 +55,7 @@ export function register(router: Router, app: AppContext): void {
       return;
     }
     const model = typeof ctx.query.model === 'string' ? ctx.query.model : undefined;
-    const r = await testChannel(app, id, model);
+    const r = await testChannel(app, id, model, audienceOf(currentUser(ctx).role));
     ctx.body = { success: r.success, message: r.message, time: r.time, data: null };
   });
 
@@ -64,7 +67,7 @@ export function register(router: Router, app: AppContext): void {
       return;
     }
     try {
-      ctx.body = { success: true, message: '', data: await fetchUpstreamModels(app, channelEntry(row).info) };
+      ctx.body = { success: true, message: '', data: await fetchUpstreamModels(app, channelEntry(row).info, audienceOf(currentUser(ctx).role)) };
     } catch (err) {
       fail(ctx, err);
     }
@@ -73,7 +76,7 @@ export function register(router: Router, app: AppContext): void {
   router.post('/api/channel/fetch_models', admin, async (ctx) => {
     const b = parse(fetchBody, ctx.request.body ?? {});
     try {
-      ctx.body = { success: true, message: '', data: await fetchUpstreamModels(app, channelInfoFrom(b)) };
+      ctx.body = { success: true, message: '', data: await fetchUpstreamModels(app, channelInfoFrom(b), audienceOf(currentUser(ctx).role)) };
     } catch (err) {
       fail(ctx, err);
     }
@@ -91,7 +94,7 @@ export function register(router: Router, app: AppContext): void {
       return;
     }
     try {
-      const balance = await updateChannelBalance(app, id);
+      const balance = await updateChannelBalance(app, id, audienceOf(currentUser(ctx).role));
       ctx.body = { success: true, message: '', balance, data: balance };
     } catch (err) {
       fail(ctx, err);

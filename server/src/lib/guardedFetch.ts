@@ -189,7 +189,17 @@ export async function checkUrl(app: AppContext, raw: string | URL, policy: Fetch
   if (!policy.protect) return { url, addresses: [] };
   const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
   if (policy.ports.length && !policy.ports.includes(port)) throw new FetchRefusedError(`port ${port} is not allowed`);
-  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  const addresses = await checkHost(app, url.hostname, policy);
+  return { url, addresses };
+}
+
+/**
+ * Applies the name lists to a host (name or IP literal, brackets allowed), resolves it and checks
+ * every address. Returns the addresses to connect to.
+ */
+export async function checkHost(app: AppContext, hostname: string, policy: FetchPolicy): Promise<ResolvedAddress[]> {
+  if (!policy.protect) return [];
+  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
   const family = net.isIP(host);
   let addresses: ResolvedAddress[];
   if (family) {
@@ -210,7 +220,7 @@ export async function checkUrl(app: AppContext, raw: string | URL, policy: Fetch
     const why = addressRefusal(policy, a.address);
     if (why) throw new FetchRefusedError(why);
   }
-  return { url, addresses };
+  return addresses;
 }
 
 /**

@@ -5,7 +5,10 @@ import { adaptorFor } from './adaptors';
 import { baseUrlOf, openaiHeaders } from './adaptors/openai';
 import { channelEntry } from './routing';
 import { UpstreamError } from './errors';
-import { readBody, sendUpstream } from './upstream';
+import { readBody, sendUpstream, upstreamClientGone, upstreamRequestError, type UpstreamResponse } from './upstream';
+import { request, type Dispatcher } from 'undici';
+import { checkHost, checkUrl, fetchPolicy, FetchFailedError, FetchRefusedError, pinnedAgent, type FetchAudience } from '../lib/guardedFetch';
+import type { UpstreamRequest } from './types';
 import { autoDisableChannel, autoEnableChannel, shouldAutoDisable } from './health';
 import type { AdaptorContext, ChannelInfo, ChatRequest } from './types';
 
@@ -20,6 +23,53 @@ export interface TestResult {
 
 const TEST_TIMEOUT_MS = 60_000;
 
+/** The destination was refused by the channel rule (see services/channelTargets.ts): nothing was sent. */
+export class ChannelTargetRefused extends UpstreamError {
+  constructor(message: string) {
+    super(400, message, '', 'fetch_refused');
+  }
+}
+
+/**
+ * Sends one console-initiated call for a channel under the channel rule of `audience` (admin:
+ * public addresses only; operator/root: anything but link-local unless allowed). Without a proxy
+ * the connection goes to the address that was checked (pinned lookup); with one, the proxy's
+ * host is checked and the proxy reaches the target. Redirects are not followed (undici's default).
+ */
+async function guardedSend(app: AppContext, req: UpstreamRequest, signal: AbortSignal, audience: FetchAudience, proxy?: string): Promise<UpstreamResponse> {
+  const policy = fetchPolicy(app, audience);
+  const viaProxy = Boolean(proxy && /^https?:\/\//.test(proxy));
+  let addresses;
+  try {
+    if (viaProxy) {
+      await checkHost(app, new URL(proxy!).hostname, policy);
+      await checkHost(app, new URL(req.url).hostname, policy).catch((err: unknown) => {
+        // The proxy resolves the target; a name we cannot resolve here is its business.
+        if (!(err instanceof FetchFailedError)) throw err;
+      });
+    } else {
+      addresses = (await checkUrl(app, req.url, policy)).addresses;
+    }
+  } catch (err) {
+    if (err instanceof FetchRefusedError) throw new ChannelTargetRefused(err.message);
+    if (err instanceof FetchFailedError) throw new UpstreamError(0, err.message);
+    throw new ChannelTargetRefused(`fetch refused: invalid URL`);
+  }
+  if (viaProxy) return sendUpstream(app, req, signal, proxy);
+  const t = app.config.upstreamTimeoutMs;
+  const agent = pinnedAgent(addresses ?? [], { headersTimeout: t, bodyTimeout: t });
+  let res: Dispatcher.ResponseData;
+  try {
+    res = await request(req.url, { method: req.method as Dispatcher.HttpMethod, headers: req.headers, body: req.body, dispatcher: agent, signal });
+  } catch (err) {
+    void agent.destroy().catch(() => undefined);
+    if (signal.aborted) throw upstreamClientGone();
+    throw upstreamRequestError(err as Error);
+  }
+  res.body.once('close', () => void agent.close().catch(() => undefined));
+  return res;
+}
+
 function testRequest(model: string): ChatRequest {
   const reasoning = /^(o1|o3|o4|gpt-5)/.test(model);
   return reasoning
@@ -31,7 +81,7 @@ function testRequest(model: string): ChatRequest {
  * A real minimal chat call through the channel's adaptor. Records response_time (ms) and
  * test_time; applies the auto-enable / auto-disable rules.
  */
-export async function testChannel(app: AppContext, id: number, modelArg?: string): Promise<TestResult> {
+export async function testChannel(app: AppContext, id: number, modelArg?: string, audience: FetchAudience = 'operator'): Promise<TestResult> {
   const row = await app.knex<ChannelRow>('channels').where({ id }).first();
   if (!row) return { success: false, message: '渠道不存在', time: 0 };
   const entry = channelEntry(row);
@@ -45,7 +95,7 @@ export async function testChannel(app: AppContext, id: number, modelArg?: string
     const built = adaptor.chatRequest({ ...testRequest(upstreamModel), ...(entry.paramOverride ?? {}) }, actx);
     const req = adaptor.authorize ? await adaptor.authorize(built, actx, app) : built;
     const proxy = typeof entry.info.setting.proxy === 'string' ? entry.info.setting.proxy : undefined;
-    const res = await sendUpstream(app, req, AbortSignal.timeout(Math.min(TEST_TIMEOUT_MS, app.config.upstreamTimeoutMs)), proxy);
+    const res = await guardedSend(app, req, AbortSignal.timeout(Math.min(TEST_TIMEOUT_MS, app.config.upstreamTimeoutMs)), audience, proxy);
     const text = (await readBody(res, 4 * 1024 * 1024)).toString('utf8');
     if (res.statusCode >= 400) throw new UpstreamError(res.statusCode, adaptor.errorMessage(res.statusCode, text), text);
     let json: unknown;
@@ -57,6 +107,8 @@ export async function testChannel(app: AppContext, id: number, modelArg?: string
     const chat = adaptor.chatResponse(json, actx);
     if (!chat || !Array.isArray(chat.choices)) throw new UpstreamError(502, `上游响应格式错误：${text.slice(0, 200)}`, text);
   } catch (err) {
+    // A refused destination says nothing about the channel's health: nothing recorded, nothing disabled.
+    if (err instanceof ChannelTargetRefused) return { success: false, message: err.message, time: 0 };
     failure = err instanceof UpstreamError ? err : new UpstreamError(0, (err as Error).message);
   }
   const ms = Date.now() - started;
@@ -117,14 +169,15 @@ export function testAllChannels(app: AppContext): boolean {
 }
 
 /** Model ids the upstream lists (GET /v1/models or the adaptor's equivalent). */
-export async function fetchUpstreamModels(app: AppContext, channel: ChannelInfo): Promise<string[]> {
+export async function fetchUpstreamModels(app: AppContext, channel: ChannelInfo, audience: FetchAudience = 'operator'): Promise<string[]> {
   const adaptor = adaptorFor(channel.type);
   if (!adaptor.modelsRequest || !adaptor.parseModels) throw new UpstreamError(400, '该渠道类型不支持获取模型列表');
   const built = adaptor.modelsRequest(channel);
   const req = adaptor.authorize
     ? await adaptor.authorize(built, { channel, upstreamModel: '', requestedModel: '', stream: false, endpoint: 'chat', option: (k) => app.options.get(k) }, app)
     : built;
-  const res = await sendUpstream(app, req, AbortSignal.timeout(TEST_TIMEOUT_MS));
+  const proxy = typeof channel.setting.proxy === 'string' ? channel.setting.proxy : undefined;
+  const res = await guardedSend(app, req, AbortSignal.timeout(TEST_TIMEOUT_MS), audience, proxy);
   const text = (await readBody(res, 16 * 1024 * 1024)).toString('utf8');
   if (res.statusCode >= 400) throw new UpstreamError(res.statusCode, adaptor.errorMessage(res.statusCode, text), text);
   try {
@@ -150,8 +203,8 @@ export function channelInfoFrom(input: { type: number; base_url?: string; key: s
 /** Kinds whose balance is read from the OpenAI dashboard billing API. */
 const OPENAI_BILLING_TYPES = new Set([1, 2, 5, 6, 7, 8, 9, 10, 12, 13]);
 
-async function getJson(app: AppContext, url: string, headers: Record<string, string>): Promise<Record<string, unknown>> {
-  const res = await sendUpstream(app, { url, method: 'GET', headers }, AbortSignal.timeout(TEST_TIMEOUT_MS));
+async function getJson(app: AppContext, url: string, headers: Record<string, string>, audience: FetchAudience, proxy?: string): Promise<Record<string, unknown>> {
+  const res = await guardedSend(app, { url, method: 'GET', headers }, AbortSignal.timeout(TEST_TIMEOUT_MS), audience, proxy);
   if (res.statusCode >= 400) {
     const text = (await readBody(res, 1024 * 1024)).toString('utf8');
     throw new UpstreamError(res.statusCode, `查询余额失败（${res.statusCode}）：${text.slice(0, 200)}`);
@@ -165,36 +218,39 @@ async function getJson(app: AppContext, url: string, headers: Record<string, str
 }
 
 /** Reads and stores the channel's balance (USD). Throws UpstreamError with a console message. */
-export async function updateChannelBalance(app: AppContext, id: number): Promise<number> {
+export async function updateChannelBalance(app: AppContext, id: number, audience: FetchAudience = 'operator'): Promise<number> {
   const row = await app.knex<ChannelRow>('channels').where({ id }).first();
   if (!row) throw new UpstreamError(404, '渠道不存在');
   const info = channelEntry(row).info;
   let balance: number;
   const base = baseUrlOf(info);
   const headers = openaiHeaders(info, '');
+  const proxy = typeof info.setting.proxy === 'string' ? info.setting.proxy : undefined;
+  const get = (url: string) => getJson(app, url, headers, audience, proxy);
   if (OPENAI_BILLING_TYPES.has(info.type)) {
     try {
-      const sub = await getJson(app, `${base}/v1/dashboard/billing/subscription`, headers);
+      const sub = await get(`${base}/v1/dashboard/billing/subscription`);
       const limit = Number(sub.hard_limit_usd ?? sub.system_hard_limit_usd ?? 0);
       const now = new Date();
       const start = new Date(now.getTime() - 99 * 86400_000).toISOString().slice(0, 10);
       const end = new Date(now.getTime() + 86400_000).toISOString().slice(0, 10);
-      const usage = await getJson(app, `${base}/v1/dashboard/billing/usage?start_date=${start}&end_date=${end}`, headers);
+      const usage = await get(`${base}/v1/dashboard/billing/usage?start_date=${start}&end_date=${end}`);
       balance = limit - Number(usage.total_usage ?? 0) / 100;
-    } catch {
-      const grants = await getJson(app, `${base}/v1/dashboard/billing/credit_grants`, headers);
+    } catch (err) {
+      if (err instanceof ChannelTargetRefused) throw err;
+      const grants = await get(`${base}/v1/dashboard/billing/credit_grants`);
       balance = Number(grants.total_available ?? 0);
     }
   } else if (info.type === 43) {
-    const j = await getJson(app, `${base}/user/balance`, headers);
+    const j = await get(`${base}/user/balance`);
     const infos = (j.balance_infos as Array<{ currency?: string; total_balance?: string }>) ?? [];
     balance = Number(infos.find((x) => x.currency === 'USD')?.total_balance ?? infos[0]?.total_balance ?? 0);
   } else if (info.type === 20) {
-    const j = await getJson(app, `${base}/v1/credits`, headers);
+    const j = await get(`${base}/v1/credits`);
     const d = (j.data ?? {}) as { total_credits?: number; total_usage?: number };
     balance = Number(d.total_credits ?? 0) - Number(d.total_usage ?? 0);
   } else if (info.type === 40) {
-    const j = await getJson(app, `${base}/v1/user/info`, headers);
+    const j = await get(`${base}/v1/user/info`);
     balance = Number(((j.data ?? {}) as { totalBalance?: string }).totalBalance ?? 0);
   } else {
     throw new UpstreamError(400, '尚未实现该渠道类型的余额查询');

@@ -7,6 +7,8 @@ import { nowSec } from '../lib/time';
 import { type Paging } from '../lib/validate';
 import { CHANNEL_STATUS, channelView, rebuildAllAbilities, splitList, syncAbilities, type ChannelRow } from '../repositories/channels';
 import { invalidateChannels } from './invalidate';
+import { channelHosts, vetChannelHosts } from './channelTargets';
+import { ROLE } from '../repositories/users';
 
 /** Provider kinds the product knows (new-api numbering); 0 "unknown" is refused. */
 export const MAX_CHANNEL_TYPE = 57;
@@ -119,6 +121,38 @@ async function loadChannel(knex: Knex | Knex.Transaction, id: number): Promise<C
 }
 
 // ---------------------------------------------------------------------------------------------
+// Upstream keys: in full to root only
+
+const MASK = '…';
+
+/** One key line masked: enough to recognise it, never enough to use it. */
+function maskLine(k: string): string {
+  if (k.length >= 20) return `${k.slice(0, 4)}${MASK}${k.slice(-4)}`;
+  if (k.length >= 10) return `${MASK}${k.slice(-2)}`;
+  return MASK;
+}
+
+/** A channel key as an admin sees it (each line of a multi-key channel masked on its own). */
+export function maskKey(key: string): string {
+  if (!key) return '';
+  // A JSON key (service account) shows no part of its secret, only that it is one.
+  if (key.trim().startsWith('{')) return `{${MASK}}`;
+  return key.split('\n').map((l) => maskLine(l.trim())).join('\n');
+}
+
+export const canSeeKeys = (role: number) => role >= ROLE.root;
+
+/** The channel as the caller may see it: root gets the key, an admin the masked key. */
+function viewFor(row: ChannelRow, role: number): Record<string, unknown> {
+  const out = channelView(row, true);
+  if (!canSeeKeys(role)) {
+    out.key = maskKey(String(row.key ?? ''));
+    out.key_masked = true;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Reads
 
 export interface ChannelListQuery {
@@ -133,7 +167,7 @@ export interface ChannelListQuery {
 
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
-function filtered(knex: Knex, q: ChannelListQuery): Knex.QueryBuilder {
+function filtered(knex: Knex, q: ChannelListQuery, keySearch = false): Knex.QueryBuilder {
   const qb = knex('channels');
   if (q.keyword) {
     const kw = q.keyword;
@@ -141,9 +175,10 @@ function filtered(knex: Knex, q: ChannelListQuery): Knex.QueryBuilder {
     qb.where((w) => {
       if (/^\d+$/.test(kw) && Number(kw) < 2 ** 31) w.orWhere('id', Number(kw));
       // Case-insensitive on both databases (SQLite LIKE already is, PostgreSQL's is not).
-      w.orWhereRaw("lower(name) like lower(?) escape '\\'", [like])
-        .orWhere('key', kw)
-        .orWhereRaw("lower(base_url) like lower(?) escape '\\'", [like])
+      w.orWhereRaw("lower(name) like lower(?) escape '\\'", [like]);
+      // Matching by key would let an admin confirm a guessed key: root only.
+      if (keySearch) w.orWhere('key', kw);
+      w.orWhereRaw("lower(base_url) like lower(?) escape '\\'", [like])
         .orWhereRaw("lower(tag) like lower(?) escape '\\'", [like]);
     });
   }
@@ -199,16 +234,17 @@ function aggregate(tag: string, children: ChannelRow[]): TagAggregate {
 }
 
 /** Paged channel list / search; in tag mode each tag is one row (an aggregate) and untagged channels are single rows. */
-export async function listChannels(app: AppContext, q: ChannelListQuery, paging: Paging) {
+export async function listChannels(app: AppContext, q: ChannelListQuery, paging: Paging, role: number = ROLE.admin) {
+  const keySearch = canSeeKeys(role);
   const order = (qb: Knex.QueryBuilder) => (q.id_sort ? qb.orderBy('id', 'desc') : qb.orderBy([{ column: 'priority', order: 'desc' }, { column: 'id', order: 'desc' }]));
   const offset = (paging.p - 1) * paging.page_size;
   if (!q.tag_mode) {
-    const countRow = await filtered(app.knex, q).count({ n: '*' }).first();
-    const rows: ChannelRow[] = await order(filtered(app.knex, q).select('*')).limit(paging.page_size).offset(offset);
+    const countRow = await filtered(app.knex, q, keySearch).count({ n: '*' }).first();
+    const rows: ChannelRow[] = await order(filtered(app.knex, q, keySearch).select('*')).limit(paging.page_size).offset(offset);
     return { items: rows.map((r) => channelView(r, false)), total: Number(countRow?.n ?? 0), page: paging.p, page_size: paging.page_size };
   }
   // Tag mode: rank units (a tag or an untagged channel) by their best priority/id, page over units.
-  const light: Array<{ id: number; tag: string | null; priority: number }> = await filtered(app.knex, q).select('id', 'tag', 'priority');
+  const light: Array<{ id: number; tag: string | null; priority: number }> = await filtered(app.knex, q, keySearch).select('id', 'tag', 'priority');
   const units = new Map<string, { tag: string | null; id: number; priority: number; ids: number[] }>();
   for (const c of light) {
     const k = c.tag ? `t:${c.tag}` : `c:${c.id}`;
@@ -232,8 +268,8 @@ export async function listChannels(app: AppContext, q: ChannelListQuery, paging:
   return { items, total: sorted.length, page: paging.p, page_size: paging.page_size };
 }
 
-export async function getChannel(app: AppContext, id: number) {
-  return channelView(await loadChannel(app.knex, id), true);
+export async function getChannel(app: AppContext, id: number, role: number) {
+  return viewFor(await loadChannel(app.knex, id), role);
 }
 
 /** Every model name the product knows: priced models plus models any channel serves. */
@@ -262,7 +298,7 @@ const createBody = z
   })
   .passthrough();
 
-export async function createChannels(app: AppContext, body: unknown): Promise<{ batch: boolean; channels: Record<string, unknown>[] }> {
+export async function createChannels(app: AppContext, body: unknown, role: number): Promise<{ batch: boolean; channels: Record<string, unknown>[] }> {
   if (!body || typeof body !== 'object' || Array.isArray(body)) throw new BadRequestError('请求体必须是 JSON 对象');
   const wrapper = parseInput(createBody, body);
   const raw = wrapper.channel ?? (body as Record<string, unknown>);
@@ -287,18 +323,19 @@ export async function createChannels(app: AppContext, body: unknown): Promise<{ 
   const batch = wrapper.mode === 'batch' || (wrapper.mode === undefined && lines.length > 1 && !isJsonObjectText(key));
   const keys = batch ? Array.from(new Set(lines)) : [key];
   if (keys.length > 1000) throw new BadRequestError('一次最多创建 1000 个渠道');
+  await vetChannelHosts(app, [...channelHosts(base), ...keys.flatMap((k) => channelHosts({ key: k }))], role);
   const saved = await app.knex.transaction(async (trx) => {
     const out: ChannelRow[] = [];
     for (const k of keys) out.push(await insertChannel(trx, { ...base, key: k }));
     return out;
   });
   await invalidateChannels(app);
-  return { batch, channels: saved.map((c) => channelView(c, true)) };
+  return { batch, channels: saved.map((c) => viewFor(c, role)) };
 }
 
 const updateBody = channelInput.extend({ id: intField('id 必须是整数').refine((n) => n > 0, 'id 必须是正整数') });
 
-export async function updateChannel(app: AppContext, body: unknown): Promise<Record<string, unknown>> {
+export async function updateChannel(app: AppContext, body: unknown, role: number): Promise<Record<string, unknown>> {
   if (!body || typeof body !== 'object' || Array.isArray(body)) throw new BadRequestError('请求体必须是 JSON 对象');
   const input = parseInput(updateBody, body);
   if (input.name !== undefined && !input.name) throw new BadRequestError('渠道名称不能为空');
@@ -310,6 +347,16 @@ export async function updateChannel(app: AppContext, body: unknown): Promise<Rec
     else patch.key = patch.key.trim();
   }
   if (patch.group !== undefined && !patch.group) patch.group = 'default';
+  const current = await loadChannel(app.knex, input.id);
+  // The masked key sent back unchanged (an admin's form) keeps the stored key.
+  if (patch.key !== undefined && patch.key === maskKey(String(current.key ?? ''))) delete patch.key;
+  // Only destinations that change are vetted: an admin may edit a channel root pointed at a local host.
+  const changed = {
+    base_url: patch.base_url !== undefined && patch.base_url !== current.base_url ? patch.base_url : undefined,
+    setting: patch.setting !== undefined && patch.setting !== current.setting ? patch.setting : undefined,
+    key: patch.key !== undefined && patch.key !== current.key ? patch.key : undefined,
+  };
+  await vetChannelHosts(app, channelHosts(changed), role);
   const saved = await app.knex.transaction(async (trx) => {
     const old = await loadChannel(trx, input.id);
     if (patch.status !== undefined && patch.status !== Number(old.status)) patch.other_info = mergeStatusInfo(old.other_info, patch.status);
@@ -319,7 +366,22 @@ export async function updateChannel(app: AppContext, body: unknown): Promise<Rec
     return row;
   });
   await invalidateChannels(app);
-  return channelView(saved, true);
+  return viewFor(saved, role);
+}
+
+/**
+ * Copies a channel on the server (the console's "copy" action), so an admin who only sees the
+ * masked key can still copy it: same settings and key, name + suffix, fresh counters.
+ */
+export async function copyChannel(app: AppContext, id: number, role: number, suffix = '_复制'): Promise<Record<string, unknown>> {
+  const src = await loadChannel(app.knex, id);
+  await vetChannelHosts(app, channelHosts(src), role);
+  const row: Partial<ChannelRow> = { created_time: nowSec() };
+  for (const k of WRITABLE) (row as Record<string, unknown>)[k] = src[k as keyof ChannelRow];
+  row.name = `${src.name}${suffix}`.slice(0, 128);
+  const saved = await app.knex.transaction((trx) => insertChannel(trx, row));
+  await invalidateChannels(app);
+  return viewFor(saved, role);
 }
 
 function mergeStatusInfo(old: string, status: number): string {
