@@ -17,7 +17,7 @@ const trim = (...keys: string[]) => (v: OptionMap) => {
   return out;
 };
 
-/** System settings (root): general, proxy, payment, login, whitelist, SMTP, OIDC, OAuth providers, bot-check. */
+/** System settings (root): general, proxy, payment, login, whitelist, SMTP, OIDC, OAuth providers, bot-check, outbound fetch guard. */
 export function SystemTab() {
   return (
     <Box>
@@ -61,6 +61,20 @@ export function SystemTab() {
       />
       <OptionSection title="feat.setting.sec.telegram" fields={[sw('TelegramOAuthEnabled'), secret('TelegramBotToken'), text('TelegramBotName'), text('TelegramAdminChatId')]} />
       <OptionSection title="feat.setting.sec.turnstile" fields={[sw('TurnstileCheckEnabled'), secret('TurnstileSiteKey'), secret('TurnstileSecretKey')]} />
+      <OptionSection
+        title="feat.setting.sec.fetch"
+        testId="sec-fetch"
+        fields={[
+          sw('fetch_setting.ssrf_protection_enabled', { help: 'feat.setting.help.ssrf', confirmOff: 'feat.setting.sys.ssrf_off_confirm' }),
+          sw('fetch_setting.allow_private_ip_enabled', { help: 'feat.setting.help.private_ip' }),
+          sw('fetch_setting.allow_link_local_enabled', { help: 'feat.setting.help.link_local' }),
+          text('fetch_setting.allowed_ports', { help: 'feat.setting.help.ports' }),
+          { key: 'fetch_setting.domain_allow_list', type: 'textarea', rows: 3, help: 'feat.setting.help.domain_list' },
+          { key: 'fetch_setting.domain_deny_list', type: 'textarea', rows: 3, help: 'feat.setting.help.domain_list' },
+          { key: 'fetch_setting.ip_allow_list', type: 'textarea', rows: 3, help: 'feat.setting.help.ip_list' },
+          { key: 'fetch_setting.ip_deny_list', type: 'textarea', rows: 3, help: 'feat.setting.help.ip_list' },
+        ]}
+      />
     </Box>
   );
 }

@@ -55,6 +55,8 @@ const ChannelForm = ({ editId, onDone }: { editId?: string; onDone: () => void }
   const [form, setForm] = useState<ChannelForm>(CHANNEL_DEFAULTS);
   const [loading, setLoading] = useState(isEdit);
   const [saving, setSaving] = useState(false);
+  /** The stored key as the server shows it to an admin (masked); shown as the key field's placeholder. */
+  const [keyMask, setKeyMask] = useState('');
   const [groups, setGroups] = useState<string[]>([]);
   const [allModels, setAllModels] = useState<string[]>([]);
   const [typeModels, setTypeModels] = useState<Record<string, string[]>>(() => readLocal('channel_models', {}));
@@ -86,7 +88,10 @@ const ChannelForm = ({ editId, onDone }: { editId?: string; onDone: () => void }
     if (!editId) return;
     setLoading(true);
     dp.getOne('channel', { id: editId })
-      .then((r) => setForm(channelToForm(r.data)))
+      .then((r) => {
+        setForm(channelToForm(r.data));
+        setKeyMask(r.data.key_masked && typeof r.data.key === 'string' ? r.data.key : '');
+      })
       .catch((e) => {
         notifyError(e);
         onDone();
@@ -225,7 +230,7 @@ const ChannelForm = ({ editId, onDone }: { editId?: string; onDone: () => void }
           size="small"
           required={!isEdit}
           label={translate('res.channel.fields.key')}
-          placeholder={form.batch ? translate('res.channel.placeholder.batch_key') : KEY_HINTS[form.type] ?? translate('res.channel.placeholder.key')}
+          placeholder={isEdit && keyMask ? keyMask : form.batch ? translate('res.channel.placeholder.batch_key') : KEY_HINTS[form.type] ?? translate('res.channel.placeholder.key')}
           helperText={isEdit ? translate('res.channel.hint.key_keep') : form.batch ? translate('res.channel.hint.batch_key') : undefined}
           value={form.key}
           multiline={form.batch || kind.jsonKey}
