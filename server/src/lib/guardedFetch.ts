@@ -258,6 +258,16 @@ async function readCapped(body: Dispatcher.ResponseData['body'], maxBytes: numbe
   return Buffer.concat(chunks);
 }
 
+/** `p`, or `onAbort()` as soon as `signal` aborts (a DNS lookup cannot be cancelled, only left behind). */
+export function untilAborted<T>(p: Promise<T>, signal: AbortSignal, onAbort: () => Error): Promise<T> {
+  if (signal.aborted) return Promise.reject(onAbort());
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => reject(onAbort());
+    signal.addEventListener('abort', abort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+  });
+}
+
 /** Fetches `raw` under the guard. Throws FetchRefusedError / FetchFailedError (both BadRequestError). */
 export async function guardedFetch(app: AppContext, raw: string | URL, req: GuardedRequest = {}): Promise<GuardedResponse> {
   const policy = req.policy ?? fetchPolicy(app);
@@ -271,8 +281,7 @@ export async function guardedFetch(app: AppContext, raw: string | URL, req: Guar
   let headers: Record<string, string> = { ...req.headers };
   let current = raw;
   for (let hop = 0; ; hop++) {
-    const target = await checkUrl(app, current, policy);
-    if (signal.aborted) throw new FetchFailedError(`timed out after ${timeoutMs} ms`);
+    const target = await untilAborted(checkUrl(app, current, policy), signal, () => new FetchFailedError(`timed out after ${timeoutMs} ms`));
     const agent = pinnedAgent(target.addresses, { connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
     try {
       let res: Dispatcher.ResponseData;

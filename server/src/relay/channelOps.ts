@@ -7,7 +7,7 @@ import { channelEntry } from './routing';
 import { UpstreamError } from './errors';
 import { readBody, sendUpstream, upstreamClientGone, upstreamRequestError, type UpstreamResponse } from './upstream';
 import { request, type Dispatcher } from 'undici';
-import { checkHost, checkUrl, fetchPolicy, FetchFailedError, FetchRefusedError, pinnedAgent, type FetchAudience } from '../lib/guardedFetch';
+import { checkHost, checkUrl, fetchPolicy, FetchFailedError, FetchRefusedError, pinnedAgent, untilAborted, type FetchAudience } from '../lib/guardedFetch';
 import type { UpstreamRequest } from './types';
 import { autoDisableChannel, autoEnableChannel, shouldAutoDisable } from './health';
 import type { AdaptorContext, ChannelInfo, ChatRequest } from './types';
@@ -39,21 +39,22 @@ export class ChannelTargetRefused extends UpstreamError {
 async function guardedSend(app: AppContext, req: UpstreamRequest, signal: AbortSignal, audience: FetchAudience, proxy?: string): Promise<UpstreamResponse> {
   const policy = fetchPolicy(app, audience);
   const viaProxy = Boolean(proxy && /^https?:\/\//.test(proxy));
+  const check = async () => {
+    if (!viaProxy) return (await checkUrl(app, req.url, policy)).addresses;
+    await checkHost(app, new URL(proxy!).hostname, policy);
+    // The proxy resolves the target; a name we cannot resolve here is its business.
+    await checkHost(app, new URL(req.url).hostname, policy).catch((err: unknown) => {
+      if (!(err instanceof FetchFailedError)) throw err;
+    });
+    return [];
+  };
   let addresses;
   try {
-    if (viaProxy) {
-      await checkHost(app, new URL(proxy!).hostname, policy);
-      await checkHost(app, new URL(req.url).hostname, policy).catch((err: unknown) => {
-        // The proxy resolves the target; a name we cannot resolve here is its business.
-        if (!(err instanceof FetchFailedError)) throw err;
-      });
-    } else {
-      addresses = (await checkUrl(app, req.url, policy)).addresses;
-    }
+    addresses = await untilAborted(check(), signal, () => new FetchFailedError('timed out resolving the upstream'));
   } catch (err) {
     if (err instanceof FetchRefusedError) throw new ChannelTargetRefused(err.message);
     if (err instanceof FetchFailedError) throw new UpstreamError(0, err.message);
-    throw new ChannelTargetRefused(`fetch refused: invalid URL`);
+    throw new ChannelTargetRefused('fetch refused: invalid URL');
   }
   if (viaProxy) return sendUpstream(app, req, signal, proxy);
   const t = app.config.upstreamTimeoutMs;
