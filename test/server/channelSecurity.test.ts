@@ -189,6 +189,24 @@ describeEach(DB_TARGETS, 'channel keys and destinations', (getApp) => {
       }
     });
 
+    it("the test-all sweep runs under the rule of whoever started it", async () => {
+      const up = await upstream();
+      const sweep = () => getApp().ctx.memo('relay:sweep:test', () => ({ running: false, stopped: false, done: Promise.resolve() })).done;
+      try {
+        const created = await root.post('/api/channel/').send({ ...base, name: 'sweep-local', key: 'sk-local', base_url: up.url, test_model: 'gpt-4o' });
+        expect(created.body.success).toBe(true);
+        expect((await admin.get('/api/channel/test')).body.success).toBe(true);
+        await sweep();
+        expect(up.hits).toEqual([]);
+        expect((await root.get('/api/channel/test')).body.success).toBe(true);
+        await sweep();
+        expect(up.hits).toContain('POST /v1/chat/completions');
+        await root.del(`/api/channel/${created.body.data.id}`);
+      } finally {
+        await up.close();
+      }
+    });
+
     it('a stored name that now resolves to a private address is refused at call time (admin)', async () => {
       const up = await upstream();
       const port = new URL(up.url).port;

@@ -2,9 +2,11 @@ import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { DB_TARGETS, describeEach, loginAgent, makeUser, setupRoot } from '../helpers/app';
-import { FetchFailedError, FetchRefusedError, guardedFetch, setResolver } from '../../server/src/lib/guardedFetch';
+import { addressRefusal, FetchFailedError, FetchRefusedError, fetchPolicy, guardedFetch, setResolver } from '../../server/src/lib/guardedFetch';
 import { classifyIp, parseIp } from '../../server/src/lib/netAddress';
 import { notifyQuota } from '../../server/src/services/notify';
+import { providerJson } from '../../server/src/services/oauth/http';
+import { verifyTurnstile } from '../../server/src/services/turnstile';
 import type { UserRecord } from '../../server/src/relay/auth';
 
 /** A TCP listener that counts connections (and answers HTTP 200 "ok" to whatever comes). */
@@ -263,6 +265,30 @@ describeEach(DB_TARGETS, 'guarded fetch', (app) => {
       await set('fetch_setting.ssrf_protection_enabled', 'false');
       expect((await guardedFetch(app().ctx, `http://127.0.0.1:${local.port}/`)).status).toBe(200);
     } finally {
+      await local.close();
+    }
+  });
+
+  it('root-configured URLs (identity providers, Turnstile): loopback allowed, metadata refused unless root allows link-local', async () => {
+    const local = await counter('127.0.0.1', (_req, res) => res.end('{"success":true}'));
+    try {
+      // Loopback is the operator's choice (a local identity provider), any port.
+      expect(await providerJson(app().ctx, 'OIDC', `http://127.0.0.1:${local.port}/.well-known/openid-configuration`)).toEqual({ success: true });
+      await app().ctx.options.set('TurnstileVerifyURL', `http://127.0.0.1:${local.port}/siteverify`);
+      expect(await verifyTurnstile(app().ctx, 'tok', '1.2.3.4')).toBe(true);
+      expect(local.connections).toBe(2);
+      setResolver(app().ctx, async () => [{ address: '169.254.169.254', family: 4 }]);
+      await expect(providerJson(app().ctx, 'OIDC', `http://metadata.example.com:${local.port}/`)).rejects.toThrow('OIDC：fetch refused: 169.254.169.254 is a private address (link-local)');
+      await app().ctx.options.set('TurnstileVerifyURL', 'http://169.254.169.254/siteverify');
+      expect(await verifyTurnstile(app().ctx, 'tok', '1.2.3.4')).toBe(false);
+      // Root's switch opens link-local for root-configured URLs only, never for user-typed ones.
+      await set('fetch_setting.allow_link_local_enabled', 'true');
+      expect(addressRefusal(fetchPolicy(app().ctx, 'operator'), '169.254.169.254')).toBeUndefined();
+      expect(addressRefusal(fetchPolicy(app().ctx, 'admin'), '169.254.169.254')).toMatch(/link-local/);
+      expect(addressRefusal(fetchPolicy(app().ctx, 'user'), '169.254.169.254')).toMatch(/link-local/);
+    } finally {
+      await set('fetch_setting.allow_link_local_enabled', 'false');
+      await app().ctx.options.set('TurnstileVerifyURL', 'https://challenges.cloudflare.com/turnstile/v0/siteverify');
       await local.close();
     }
   });

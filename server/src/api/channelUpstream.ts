@@ -20,7 +20,8 @@ import {
  * Channel calls that reach the upstream: test, fetch models, balance (admin). Mounted before
  * api/channel.ts so these fixed paths win over `/api/channel/:id`. Each call applies the channel
  * rule of the caller (services/channelTargets.ts): an admin cannot reach a private address
- * through a stored channel or a URL typed in the form. The background sweeps run as operator.
+ * through a stored channel or a URL typed in the form; the sweeps run under the rule of whoever
+ * started them.
  */
 const idOf = (raw: string | undefined): number | undefined => (raw && /^\d{1,10}$/.test(raw) ? Number(raw) : undefined);
 
@@ -44,7 +45,7 @@ export function register(router: Router, app: AppContext): void {
   const admin = requireAdmin(app);
 
   router.get('/api/channel/test', admin, async (ctx) => {
-    const started = testAllChannels(app);
+    const started = testAllChannels(app, audienceOf(currentUser(ctx).role));
     ctx.body = { success: true, message: started ? '' : '测试已在运行中', data: null };
   });
 
@@ -83,7 +84,7 @@ export function register(router: Router, app: AppContext): void {
   });
 
   router.get('/api/channel/update_balance', admin, async (ctx) => {
-    const started = updateAllBalances(app);
+    const started = updateAllBalances(app, audienceOf(currentUser(ctx).role));
     ctx.body = { success: true, message: started ? '' : '余额更新已在运行中', data: null };
   });
 

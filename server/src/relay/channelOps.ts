@@ -164,9 +164,12 @@ function backgroundSweep(app: AppContext, name: string, statuses: number[], each
   return true;
 }
 
-/** Tests every enabled (and auto-disabled) channel, one after another, in the background. */
-export function testAllChannels(app: AppContext): boolean {
-  return backgroundSweep(app, 'test', [CHANNEL_STATUS.enabled, CHANNEL_STATUS.autoDisabled], (id) => testChannel(app, id));
+/**
+ * Tests every enabled (and auto-disabled) channel, one after another, in the background, under the
+ * rule of whoever started the sweep (an admin's sweep skips channels root pointed at private hosts).
+ */
+export function testAllChannels(app: AppContext, audience: FetchAudience = 'operator'): boolean {
+  return backgroundSweep(app, 'test', [CHANNEL_STATUS.enabled, CHANNEL_STATUS.autoDisabled], (id) => testChannel(app, id, undefined, audience));
 }
 
 /** Model ids the upstream lists (GET /v1/models or the adaptor's equivalent). */
@@ -261,8 +264,8 @@ export async function updateChannelBalance(app: AppContext, id: number, audience
   return balance;
 }
 
-export function updateAllBalances(app: AppContext): boolean {
-  return backgroundSweep(app, 'balance', [CHANNEL_STATUS.enabled], (id) => updateChannelBalance(app, id));
+export function updateAllBalances(app: AppContext, audience: FetchAudience = 'operator'): boolean {
+  return backgroundSweep(app, 'balance', [CHANNEL_STATUS.enabled], (id) => updateChannelBalance(app, id, audience));
 }
 
 
