@@ -44,9 +44,9 @@ const oneOf =
   (key, v) =>
     values.includes(v) ? v : fail(`${key} 只能是 ${values.join('、')} 之一`);
 
-/** Empty, or an http(s) URL; trailing slashes dropped. */
+/** Empty, or an http(s) URL (surrounding blanks dropped; an endpoint's trailing slash may matter, so kept). */
 const url: OptionRule = (key, raw) => {
-  const v = raw.trim().replace(/\/+$/, '');
+  const v = raw.trim();
   if (!v) return '';
   let u: URL | undefined;
   try {
@@ -57,6 +57,8 @@ const url: OptionRule = (key, raw) => {
   if (!u || (u.protocol !== 'http:' && u.protocol !== 'https:') || v.length > 2048) fail(`${key} 必须是以 http:// 或 https:// 开头的地址`);
   return v;
 };
+/** A base address other paths are appended to: trailing slashes dropped. */
+const baseUrl: OptionRule = (key, raw) => url(key, raw.trim().replace(/\/+$/, ''));
 
 /** JSON text checked against a zod shape; the text is stored as given. */
 const json =
@@ -123,11 +125,11 @@ const MAX_QUOTA = 1e15;
 const cidrs = cidrList(parseCidr);
 
 export const OPTION_RULES: Record<string, OptionRule> = {
-  ServerAddress: url,
-  WorkerUrl: url,
+  ServerAddress: baseUrl,
+  WorkerUrl: baseUrl,
   WorkerValidKey: text(512),
-  PayAddress: url,
-  CustomCallbackAddress: url,
+  PayAddress: baseUrl,
+  CustomCallbackAddress: baseUrl,
   EpayId: text(128),
   EpayKey: text(512),
   Price: number(0, 1e6, { above: true }),
@@ -145,10 +147,10 @@ export const OPTION_RULES: Record<string, OptionRule> = {
   GitHubOAuthEnabled: bool,
   GitHubClientId: text(512),
   GitHubClientSecret: text(512),
-  GitHubOAuthBaseURL: url,
-  GitHubAPIBaseURL: url,
+  GitHubOAuthBaseURL: baseUrl,
+  GitHubAPIBaseURL: baseUrl,
   WeChatAuthEnabled: bool,
-  WeChatServerAddress: url,
+  WeChatServerAddress: baseUrl,
   WeChatServerToken: text(512),
   WeChatAccountQRCodeImageURL: text(2048),
   TelegramOAuthEnabled: bool,
