@@ -158,6 +158,11 @@ describeEach(DB_TARGETS, 'channel keys and destinations', (getApp) => {
         const id = created.body.data.id as number;
         // Admin edits that leave the destination alone are fine.
         expect((await admin.put('/api/channel/').send({ id, priority: 4, base_url: up.url })).body.success).toBe(true);
+        // Also when the proxy stays root's private one while other settings change.
+        await root.put('/api/channel/').send({ id, setting: JSON.stringify({ proxy: 'http://10.0.0.9:3128' }) });
+        expect((await admin.put('/api/channel/').send({ id, setting: JSON.stringify({ proxy: 'http://10.0.0.9:3128', force_format: true }) })).body.success).toBe(true);
+        expect((await admin.put('/api/channel/').send({ id, setting: JSON.stringify({ proxy: 'http://10.0.0.10:3128' }) })).body.success).toBe(false);
+        await root.put('/api/channel/').send({ id, setting: '' });
         const moved = await admin.put('/api/channel/').send({ id, base_url: 'http://127.0.0.1:6379' });
         expect(moved.body.success).toBe(false);
         expect((await stored(id)).base_url).toBe(up.url);

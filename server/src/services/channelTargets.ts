@@ -15,8 +15,15 @@ import { ROLE } from '../repositories/users';
 export const audienceOf = (role: number): FetchAudience => (role >= ROLE.root ? 'operator' : 'admin');
 
 /** Host names a channel's fields point at: base URL, proxy (any scheme), key's token_uri. */
-export function channelHosts(fields: { base_url?: string | null; setting?: string | null; key?: string | null }): Array<{ what: string; host: string }> {
-  const out: Array<{ what: string; host: string }> = [];
+export interface ChannelHost {
+  what: string;
+  host: string;
+  /** scheme://host:port, to tell a changed destination (another port of the same host too). */
+  origin: string;
+}
+
+export function channelHosts(fields: { base_url?: string | null; setting?: string | null; key?: string | null }): ChannelHost[] {
+  const out: ChannelHost[] = [];
   const add = (what: string, raw: unknown) => {
     if (typeof raw !== 'string' || !raw.trim()) return;
     let u: URL;
@@ -25,7 +32,7 @@ export function channelHosts(fields: { base_url?: string | null; setting?: strin
     } catch {
       throw new BadRequestError(`${what} 不是合法的地址`);
     }
-    if (u.hostname) out.push({ what, host: u.hostname });
+    if (u.hostname) out.push({ what, host: u.hostname, origin: `${u.protocol}//${u.host}` });
   };
   add('Base URL', fields.base_url);
   const setting = parseObject(fields.setting);
@@ -49,7 +56,7 @@ function parseObject(s: string | null | undefined): Record<string, unknown> | un
  * Refuses a channel save whose destinations the actor may not use. A name that does not resolve
  * now is let through (the call-time check still applies); a refusal names the field and why.
  */
-export async function vetChannelHosts(app: AppContext, hosts: Array<{ what: string; host: string }>, role: number): Promise<void> {
+export async function vetChannelHosts(app: AppContext, hosts: ChannelHost[], role: number): Promise<void> {
   const audience = audienceOf(role);
   const policy = fetchPolicy(app, audience);
   for (const { what, host } of hosts) {

@@ -351,12 +351,9 @@ export async function updateChannel(app: AppContext, body: unknown, role: number
   // The masked key sent back unchanged (an admin's form) keeps the stored key.
   if (patch.key !== undefined && patch.key === maskKey(String(current.key ?? ''))) delete patch.key;
   // Only destinations that change are vetted: an admin may edit a channel root pointed at a local host.
-  const changed = {
-    base_url: patch.base_url !== undefined && patch.base_url !== current.base_url ? patch.base_url : undefined,
-    setting: patch.setting !== undefined && patch.setting !== current.setting ? patch.setting : undefined,
-    key: patch.key !== undefined && patch.key !== current.key ? patch.key : undefined,
-  };
-  await vetChannelHosts(app, channelHosts(changed), role);
+  const known = new Set(safeHosts(current).map((h) => `${h.what}|${h.origin}`));
+  const next = channelHosts({ base_url: patch.base_url ?? current.base_url, setting: patch.setting ?? current.setting, key: patch.key ?? current.key });
+  await vetChannelHosts(app, next.filter((h) => !known.has(`${h.what}|${h.origin}`)), role);
   const saved = await app.knex.transaction(async (trx) => {
     const old = await loadChannel(trx, input.id);
     if (patch.status !== undefined && patch.status !== Number(old.status)) patch.other_info = mergeStatusInfo(old.other_info, patch.status);
@@ -382,6 +379,15 @@ export async function copyChannel(app: AppContext, id: number, role: number, suf
   const saved = await app.knex.transaction((trx) => insertChannel(trx, row));
   await invalidateChannels(app);
   return viewFor(saved, role);
+}
+
+/** Destinations of a stored row; a value stored before the URL rules existed counts as none. */
+function safeHosts(row: ChannelRow) {
+  try {
+    return channelHosts(row);
+  } catch {
+    return [];
+  }
 }
 
 function mergeStatusInfo(old: string, status: number): string {
