@@ -132,11 +132,3 @@ export function classifyIp(b: Uint8Array): AddressKind | undefined {
   for (const [range, kind] of RANGES) if (range.bytes.length === target.length && inCidr(target, range)) return kind;
   return undefined;
 }
-
-/** Canonical text of an address (IPv4 for embedded forms), for messages. */
-export function formatIp(b: Uint8Array): string {
-  if (b.length === 4) return b.join('.');
-  const groups: string[] = [];
-  for (let i = 0; i < 16; i += 2) groups.push(((b[i]! << 8) | b[i + 1]!).toString(16));
-  return groups.join(':').replace(/(^|:)0(:0)+(:|$)/, '::').replace(/:{3,}/, '::');
-}
