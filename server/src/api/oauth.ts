@@ -5,6 +5,7 @@ import { BadRequestError, UnauthorizedError } from '../lib/errors';
 import { currentUser, requireRoot, requireUser, sessionOf } from '../middleware/auth';
 import type { UserRow } from '../repositories/users';
 import { rateLimit } from '../middleware/rateLimit';
+import { sessionUser, startSession } from '../services/sessions';
 import { invalidateUser } from '../services/invalidate';
 import { verifyEmailCode } from '../services/verification';
 import { assertActive, assertEnabled, bindIdentity, loginOrRegister, loginView, type IdentityProvider } from '../services/oauth/identity';
@@ -32,18 +33,15 @@ function q(ctx: Koa.Context, name: string): string {
   return typeof s === 'string' ? s.trim() : '';
 }
 
-/** The session's user for a binding, or undefined when nobody is logged in. */
-async function sessionUser(app: AppContext, ctx: Koa.Context): Promise<UserRow | undefined> {
-  const uid = sessionOf(ctx).uid;
-  if (!uid) return undefined;
-  const user = await app.knex<UserRow>('users').where({ id: uid }).first();
-  assertActive(user);
+/** The session's user for a binding, or undefined when nobody is logged in (an ended session is nobody). */
+async function loggedInUser(app: AppContext, ctx: Koa.Context): Promise<UserRow | undefined> {
+  const user = await sessionUser(app, ctx, true);
+  if (user) assertActive(user);
   return user;
 }
 
-function logIn(ctx: Koa.Context, user: UserRow) {
-  if (!ctx.session) throw new BadRequestError('会话不可用');
-  ctx.session.uid = Number(user.id);
+async function logIn(app: AppContext, ctx: Koa.Context, user: UserRow) {
+  await startSession(app, ctx, user);
   ctx.body = { success: true, message: '', data: loginView(user) };
 }
 
@@ -86,7 +84,7 @@ export function register(router: Router, app: AppContext): void {
     const record = await takeState(app, ctx, q(ctx, 'state'), provider);
     const code = q(ctx, 'code');
     if (!code) throw new BadRequestError('无效的参数：缺少 code');
-    const bindTo = await sessionUser(app, ctx);
+    const bindTo = await loggedInUser(app, ctx);
     if (bindTo && record.uid && record.uid !== Number(bindTo.id)) throw new BadRequestError(BAD_STATE_MESSAGE);
     const redirectUri = record.redirectUri ?? callbackUrl(app, `${ctx.protocol}://${ctx.host}`, provider);
     let profile: ExternalProfile;
@@ -99,7 +97,7 @@ export function register(router: Router, app: AppContext): void {
       return;
     }
     const { user } = await loginOrRegister(app, provider, profile, { aff: record.aff });
-    logIn(ctx, user);
+    await logIn(app, ctx, user);
   };
   router.get('/api/oauth/github', callback('github'));
   router.get('/api/oauth/linuxdo', callback('linuxdo'));
@@ -132,7 +130,7 @@ export function register(router: Router, app: AppContext): void {
   router.get('/api/oauth/wechat', async (ctx) => {
     const profile = await wechatProfile(ctx);
     const { user } = await loginOrRegister(app, 'wechat', profile, { aff: q(ctx, 'aff') });
-    logIn(ctx, user);
+    await logIn(app, ctx, user);
   });
 
   // Telegram login widget: the console passes the widget's fields; binding is the widget's auth URL.
@@ -156,7 +154,7 @@ export function register(router: Router, app: AppContext): void {
     }
     const profile = telegramProfile(ctx);
     const { user } = await loginOrRegister(app, 'telegram', profile, { allowRegister: false });
-    logIn(ctx, user);
+    await logIn(app, ctx, user);
   });
   /** Callback of the navigation flow above: login, or binding when the session is logged in. */
   router.get('/api/oauth/telegram', async (ctx) => {
@@ -165,17 +163,17 @@ export function register(router: Router, app: AppContext): void {
     const raw = q(ctx, 'code') ? await app.kv.take(`oauth:telegram:${q(ctx, 'code')}`) : null;
     if (!raw) throw new BadRequestError('无效的参数：Telegram 登录数据已失效，请重新登录');
     const profile = verifyTelegram(app.options.get('TelegramBotToken'), JSON.parse(raw) as Record<string, unknown>);
-    const bindTo = await sessionUser(app, ctx);
+    const bindTo = await loggedInUser(app, ctx);
     if (bindTo) {
       await bindIdentity(app, 'telegram', profile, Number(bindTo.id));
       ctx.body = { success: true, message: 'bind', data: null };
       return;
     }
     const { user } = await loginOrRegister(app, 'telegram', profile, { allowRegister: false });
-    logIn(ctx, user);
+    await logIn(app, ctx, user);
   });
   router.get('/api/oauth/telegram/bind', async (ctx) => {
-    const user = await sessionUser(app, ctx);
+    const user = await loggedInUser(app, ctx);
     if (!user) throw new UnauthorizedError();
     const profile = telegramProfile(ctx);
     await bindIdentity(app, 'telegram', profile, Number(user.id));

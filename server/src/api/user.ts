@@ -21,6 +21,7 @@ import {
   updateSelf,
   updateSetting,
 } from '../services/users';
+import { endSession, endUserSessions, startSession } from '../services/sessions';
 
 const ok = (ctx: Koa.Context, data: unknown = null, message = '') => {
   ctx.body = { success: true, message, data };
@@ -89,14 +90,22 @@ export function register(router: Router, app: AppContext): void {
   router.post('/api/user/login', bot, async (ctx) => {
     const input = parse(loginBody, body(ctx));
     const u = await passwordLogin(app, ctx.ip, input.username, input.password);
-    const session = ctx.session!;
-    session.uid = u.id;
+    await startSession(app, ctx, u);
     ok(ctx, clientUser(u, { owner: true }), 'Login successful!');
   });
 
+  // Cookie-only on purpose: it can only end the caller's own session (the console also sends it
+  // after forgetting the user id). Ends the session on the server, not just the cookie.
   router.get('/api/user/logout', async (ctx) => {
-    ctx.session = null;
+    await endSession(app, ctx);
     ok(ctx, null, '');
+  });
+
+  /** Ends every session of the caller, on every node, this one included. */
+  router.post('/api/user/logout_all', user, async (ctx) => {
+    await endUserSessions(app, currentUser(ctx).id);
+    ctx.session = null;
+    ok(ctx, null, '已退出所有设备的登录');
   });
 
   router.post('/api/user/register', bot, async (ctx) => {
@@ -120,6 +129,8 @@ export function register(router: Router, app: AppContext): void {
   router.put('/api/user/self', user, async (ctx) => {
     const input = parse(selfBody, body(ctx));
     const r = await updateSelf(app, currentUser(ctx), input);
+    // Every other session ended in updateSelf; this one goes on under a fresh session id.
+    if (r.passwordChanged && ctx.session) await startSession(app, ctx, currentUser(ctx));
     ok(ctx, null, r.passwordChanged ? 'Password changed successfully!' : '更新成功');
   });
 

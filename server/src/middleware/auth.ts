@@ -1,7 +1,8 @@
 import type Koa from 'koa';
 import type { AppContext } from '../context';
 import { ForbiddenError, UnauthorizedError } from '../lib/errors';
-import { findUserByAccessToken, findUserById, USER_STATUS, type UserRow } from '../repositories/users';
+import { findUserByAccessToken, USER_STATUS, type UserRow } from '../repositories/users';
+import { sessionUser } from '../services/sessions';
 
 declare module 'koa' {
   interface DefaultState {
@@ -12,6 +13,8 @@ declare module 'koa' {
 
 export interface SessionData {
   uid?: number;
+  /** Session id; the cookie is valid only while its server record exists (services/sessions.ts). */
+  sid?: string;
   /** OAuth state etc. live here too (see api/oauth). */
   [key: string]: unknown;
 }
@@ -35,13 +38,9 @@ export async function resolveUser(app: AppContext, ctx: Koa.Context): Promise<Us
     user = await findUserByAccessToken(app.knex, authz);
     if (!user) throw new UnauthorizedError('无权进行此操作，access token 无效');
   } else {
-    const uid = sessionOf(ctx).uid;
-    if (!uid) return undefined;
-    user = await findUserById(app.knex, uid);
-    if (!user) {
-      ctx.session = null;
-      throw new UnauthorizedError();
-    }
+    // The cookie counts only while its server-side session exists (services/sessions.ts).
+    user = await sessionUser(app, ctx);
+    if (!user) return undefined;
   }
   if (!header) throw new UnauthorizedError('无权进行此操作，未提供 New-Api-User');
   if (String(user.id) !== header.trim()) throw new UnauthorizedError('无权进行此操作，New-Api-User 与登录用户不匹配');

@@ -18,6 +18,7 @@ import {
 } from '../repositories/users';
 import { createAccount, formatQuota } from './accounts';
 import { invalidateUser } from './invalidate';
+import { endUserSessions } from './sessions';
 import { sendMail } from './mail';
 import { consumeCode, issueCode, verifyEmailCode } from './verification';
 
@@ -211,6 +212,7 @@ export async function resetPassword(app: AppContext, rawEmail: string, token: st
   if (!user) throw new BadRequestError(MSG.resetInvalid);
   const password = randomString(12);
   await app.knex('users').where({ id: user.id }).update({ password: await hashPassword(password) });
+  await endUserSessions(app, user.id);
   await invalidateUser(app, user.id);
   return password;
 }
@@ -236,6 +238,8 @@ export async function updateSelf(
   }
   if (Object.keys(patch).length) {
     await app.knex('users').where({ id: user.id }).whereNull('deleted_at').update(patch);
+    // A new password ends every session (the caller's is re-issued by the route).
+    if (patch.password) await endUserSessions(app, user.id);
     await invalidateUser(app, user.id);
   }
   return { passwordChanged: Boolean(patch.password) };
@@ -244,6 +248,7 @@ export async function updateSelf(
 export async function deleteSelf(app: AppContext, user: UserRow): Promise<void> {
   if (Number(user.role) >= ROLE.root) throw new BadRequestError(MSG.rootDelete);
   await app.knex('users').where({ id: user.id }).whereNull('deleted_at').update({ deleted_at: nowSec() });
+  await endUserSessions(app, user.id);
   await invalidateUser(app, user.id);
 }
 
@@ -452,6 +457,7 @@ export async function adminUpdateUser(app: AppContext, actor: UserRow, input: Ad
     }
     if (Object.keys(patch).length) await trx('users').where({ id: target.id }).update(patch);
   });
+  if (patch.password) await endUserSessions(app, target.id);
   await invalidateUser(app, target.id);
   return (await findUserById(app.knex, target.id))!;
 }
@@ -500,6 +506,7 @@ export async function manageUser(app: AppContext, actor: UserRow, id: number, ac
   // The role condition keeps a concurrent promote/demote from being overtaken silently.
   const n = await app.knex('users').where({ id: target.id, role: target.role }).whereNull('deleted_at').update(patch);
   if (!n) throw new BadRequestError('用户状态已被修改，请刷新后重试');
+  if (action === 'disable' || action === 'delete') await endUserSessions(app, target.id);
   await invalidateUser(app, target.id);
   return { status, role };
 }
