@@ -72,7 +72,19 @@ async function loggedIn(app: TestApp) {
   const agent = app.http();
   const res = await agent.get('/api/oauth/telegram/login').query(telegramAuthData(BOT_TOKEN, { id: tg, first_name: 'T' }));
   expect(res.body).toMatchObject({ success: true, data: { id: user.id } });
-  return { agent, id: user.id, get: (url: string) => agent.get(url).set('New-Api-User', String(user.id)) };
+  return {
+    agent,
+    id: user.id,
+    get: (url: string) => agent.get(url).set('New-Api-User', String(user.id)),
+    post: (url: string) => agent.post(url).set('New-Api-User', String(user.id)),
+  };
+}
+
+/** What the console does before showing the bind widget: a one-time state for this session. */
+async function bindState(me: Awaited<ReturnType<typeof loggedIn>>): Promise<string> {
+  const res = await me.post('/api/oauth/telegram/bind_state');
+  expect(res.body).toMatchObject({ success: true });
+  return res.body.data as string;
 }
 
 async function githubLogin(agent: request.Agent, user: GitHubUser, aff = '') {
@@ -497,15 +509,46 @@ describeEach(DB_TARGETS, 'Telegram login and binding', (app) => {
     expect((await app().http().get('/api/oauth/telegram/bind').query(data)).status).toBe(401);
     const me = await loggedIn(app());
     // The widget navigates the browser: success sends it back to the settings page.
-    const nav = await me.agent.get('/api/oauth/telegram/bind').query(data).set('Accept', 'text/html').redirects(0);
+    // (The agent attaches cookies when a request is created: ask for the state first.)
+    const state = await bindState(me);
+    const nav = await me.agent.get('/api/oauth/telegram/bind').query({ ...data, state }).set('Accept', 'text/html').redirects(0);
     expect(nav.status).toBe(302);
     expect(nav.headers.location).toBe('/setting');
     expect((await app().knex('users').where({ id: me.id }).first()).telegram_id).toBe(data.id);
     const other = await loggedIn(app());
-    const conflict = await other.agent.get('/api/oauth/telegram/bind').query(data);
+    const otherState = await bindState(other);
+    const conflict = await other.agent.get('/api/oauth/telegram/bind').query({ ...data, state: otherState });
     expect(conflict.body).toMatchObject({ success: false, message: '该 Telegram 账户已被绑定' });
-    const bad = await other.agent.get('/api/oauth/telegram/bind').query({ ...data, hash: '0'.repeat(64) });
+    const badState = await bindState(other);
+    const bad = await other.agent.get('/api/oauth/telegram/bind').query({ ...data, hash: '0'.repeat(64), state: badState });
     expect(bad.body.success).toBe(false);
+  });
+
+  it('does not bind from a link on another site: the bind needs a state the console asked for', async () => {
+    const victim = await loggedIn(app());
+    const before = (await app().knex('users').where({ id: victim.id }).first()).telegram_id;
+    // The attacker's own signed widget data, sent to the victim's browser by a link (cookie only).
+    const attacker = telegramAuthData(BOT_TOKEN, { id: nextId(), first_name: 'Mallory' });
+    const noState = await victim.agent.get('/api/oauth/telegram/bind').query(attacker).set('Accept', 'text/html').redirects(0);
+    expect(noState.body).toMatchObject({ success: false, message: BAD_STATE });
+    const guessed = await victim.agent.get('/api/oauth/telegram/bind').query({ ...attacker, state: 'x'.repeat(32) });
+    expect(guessed.body).toMatchObject({ success: false, message: BAD_STATE });
+    // The state endpoint itself needs New-Api-User (another site cannot send it)…
+    expect((await victim.agent.post('/api/oauth/telegram/bind_state')).status).toBe(401);
+    // …and a generic login state of this session (GET /api/oauth/state) does not bind.
+    const loginState = (await victim.agent.get('/api/oauth/state')).body.data as string;
+    expect((await victim.agent.get('/api/oauth/telegram/bind').query({ ...attacker, state: loginState })).body).toMatchObject({ success: false, message: BAD_STATE });
+    // The login navigation flow, started by a link while the victim is logged in, does not bind either.
+    const nav = await victim.agent.get('/api/oauth/telegram/login').query(attacker).set('Accept', 'text/html').redirects(0);
+    const back = new URL(nav.headers.location, 'http://gateway.test');
+    const cb = await victim.get(`/api/oauth/telegram?code=${back.searchParams.get('code')}&state=${back.searchParams.get('state')}`);
+    expect(cb.body.success).toBe(false);
+    expect((await app().knex('users').where({ id: victim.id }).first()).telegram_id).toBe(before);
+    expect(await app().knex('users').where({ telegram_id: attacker.id }).first()).toBeUndefined();
+    // A state is single-use and bound to the user that asked for it.
+    const state = await bindState(victim);
+    const other = await loggedIn(app());
+    expect((await other.agent.get('/api/oauth/telegram/bind').query({ ...attacker, state })).body).toMatchObject({ success: false, message: BAD_STATE });
   });
 });
 

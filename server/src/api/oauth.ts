@@ -2,7 +2,7 @@ import type Router from '@koa/router';
 import type Koa from 'koa';
 import type { AppContext } from '../context';
 import { BadRequestError, UnauthorizedError } from '../lib/errors';
-import { currentUser, requireRoot, requireUser, sessionOf } from '../middleware/auth';
+import { currentUser, requireRoot, requireUser } from '../middleware/auth';
 import type { UserRow } from '../repositories/users';
 import { rateLimit } from '../middleware/rateLimit';
 import { sessionUser, startSession } from '../services/sessions';
@@ -44,6 +44,9 @@ async function logIn(app: AppContext, ctx: Koa.Context, user: UserRow) {
   await startSession(app, ctx, user);
   ctx.body = { success: true, message: '', data: loginView(user) };
 }
+
+/** Provider name of states that may only bind Telegram (issued by POST /api/oauth/telegram/bind_state). */
+const TELEGRAM_BIND = 'telegram_bind';
 
 const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
@@ -156,26 +159,40 @@ export function register(router: Router, app: AppContext): void {
     const { user } = await loginOrRegister(app, 'telegram', profile, { allowRegister: false });
     await logIn(app, ctx, user);
   });
-  /** Callback of the navigation flow above: login, or binding when the session is logged in. */
+  /**
+   * Callback of the navigation flow above: login only. It never binds: the widget data and the
+   * state both arrive through a navigation anybody can start (a link on another site carrying the
+   * attacker's signed widget data), so binding goes through /bind_state + /bind below instead.
+   */
   router.get('/api/oauth/telegram', async (ctx) => {
     assertEnabled(app, 'telegram');
     await takeState(app, ctx, q(ctx, 'state'), 'telegram');
     const raw = q(ctx, 'code') ? await app.kv.take(`oauth:telegram:${q(ctx, 'code')}`) : null;
     if (!raw) throw new BadRequestError('无效的参数：Telegram 登录数据已失效，请重新登录');
     const profile = verifyTelegram(app.options.get('TelegramBotToken'), JSON.parse(raw) as Record<string, unknown>);
-    const bindTo = await loggedInUser(app, ctx);
-    if (bindTo) {
-      await bindIdentity(app, 'telegram', profile, Number(bindTo.id));
-      ctx.body = { success: true, message: 'bind', data: null };
-      return;
-    }
     const { user } = await loginOrRegister(app, 'telegram', profile, { allowRegister: false });
     await logIn(app, ctx, user);
   });
+
+  /**
+   * Binding, step 1: the console (New-Api-User header, so never another site) asks for a one-time
+   * state bound to this session and user; it puts it in the widget's auth URL.
+   */
+  router.post('/api/oauth/telegram/bind_state', requireUser(app), async (ctx) => {
+    assertEnabled(app, 'telegram');
+    const { state } = await issueState(app, ctx, { provider: TELEGRAM_BIND });
+    ctx.body = { success: true, message: '', data: state };
+  });
+  /** Binding, step 2: the widget navigates the browser here with its signed fields and our state. */
   router.get('/api/oauth/telegram/bind', async (ctx) => {
     const user = await loggedInUser(app, ctx);
     if (!user) throw new UnauthorizedError();
-    const profile = telegramProfile(ctx);
+    assertEnabled(app, 'telegram');
+    const record = await takeState(app, ctx, q(ctx, 'state'), TELEGRAM_BIND);
+    if (record.provider !== TELEGRAM_BIND || record.uid !== Number(user.id)) throw new BadRequestError(BAD_STATE_MESSAGE);
+    const fields = { ...(ctx.query as Record<string, unknown>) };
+    delete fields.state;
+    const profile = verifyTelegram(app.options.get('TelegramBotToken'), fields);
     await bindIdentity(app, 'telegram', profile, Number(user.id));
     // The widget navigates the browser here: send it back to the settings page.
     if (ctx.accepts('json', 'html') === 'html') {
