@@ -483,7 +483,9 @@ describeEach(DB_TARGETS, 'Telegram login and binding', (app) => {
     const tg = String(nextId());
     await app().knex('users').where({ id: user.id }).update({ telegram_id: tg });
     const browser = app().http();
-    const nav = await browser.get('/api/oauth/telegram/login').query(telegramAuthData(BOT_TOKEN, { id: tg, first_name: 'Nav' })).set('Accept', 'text/html').redirects(0);
+    // The console asks for a state of its session first and puts it in the widget's auth URL.
+    const loginState = await stateFor(browser);
+    const nav = await browser.get('/api/oauth/telegram/login').query({ ...telegramAuthData(BOT_TOKEN, { id: tg, first_name: 'Nav' }), state: loginState }).set('Accept', 'text/html').redirects(0);
     expect(nav.status).toBe(302);
     const back = new URL(nav.headers.location, 'http://gateway.test');
     expect(back.pathname).toBe('/oauth/telegram');
@@ -495,13 +497,31 @@ describeEach(DB_TARGETS, 'Telegram login and binding', (app) => {
     expect((await browser.get(callback)).body.success).toBe(false);
     // Tampered data is only checked at the callback, and refused there.
     const forged = { ...telegramAuthData(BOT_TOKEN, { id: tg, first_name: 'Nav' }), id: String(nextId()) };
-    const nav2 = await app().http().get('/api/oauth/telegram/login').query(forged).set('Accept', 'text/html').redirects(0);
+    const browser2 = app().http();
+    const state2 = await stateFor(browser2);
+    const nav2 = await browser2.get('/api/oauth/telegram/login').query({ ...forged, state: state2 }).set('Accept', 'text/html').redirects(0);
     const b2 = new URL(nav2.headers.location, 'http://gateway.test');
     const agent2 = app().http();
     // The state lives in the cookie of the browser that navigated: replay it with that cookie.
     const cookie = ([] as string[]).concat(nav2.headers['set-cookie'] ?? []).map((c) => c.split(';')[0]).join('; ');
     const r2 = await agent2.get(`/api/oauth/telegram?code=${b2.searchParams.get('code')}&state=${b2.searchParams.get('state')}`).set('Cookie', cookie);
     expect(r2.body).toMatchObject({ success: false, message: 'Telegram 登录数据校验失败' });
+  });
+
+  it('a link on another site cannot log a browser into someone\'s account through the widget navigation (login CSRF)', async () => {
+    const user = await makeUser(app());
+    const tg = String(nextId());
+    await app().knex('users').where({ id: user.id }).update({ telegram_id: tg });
+    const victim = app().http();
+    const nav = await victim.get('/api/oauth/telegram/login').query(telegramAuthData(BOT_TOKEN, { id: tg, first_name: 'Mallory' })).set('Accept', 'text/html').redirects(0);
+    expect(nav.status).toBe(200);
+    expect(nav.body).toMatchObject({ success: false, message: BAD_STATE });
+    // A state of another browser does not help either.
+    const other = app().http();
+    const foreign = await stateFor(other);
+    const nav2 = await victim.get('/api/oauth/telegram/login').query({ ...telegramAuthData(BOT_TOKEN, { id: tg, first_name: 'Mallory' }), state: foreign }).set('Accept', 'text/html').redirects(0);
+    expect(nav2.body).toMatchObject({ success: false, message: BAD_STATE });
+    expect((await victim.get('/api/user/self').set('New-Api-User', String(user.id))).status).toBe(401);
   });
 
   it('binds through the widget auth URL for the session user and refuses conflicts', async () => {
@@ -538,9 +558,14 @@ describeEach(DB_TARGETS, 'Telegram login and binding', (app) => {
     // …and a generic login state of this session (GET /api/oauth/state) does not bind.
     const loginState = (await victim.agent.get('/api/oauth/state')).body.data as string;
     expect((await victim.agent.get('/api/oauth/telegram/bind').query({ ...attacker, state: loginState })).body).toMatchObject({ success: false, message: BAD_STATE });
-    // The login navigation flow, started by a link while the victim is logged in, does not bind either.
+    // The login navigation flow, started by a link while the victim is logged in, does not bind
+    // either: without a state of the victim's session it stops at once…
     const nav = await victim.agent.get('/api/oauth/telegram/login').query(attacker).set('Accept', 'text/html').redirects(0);
-    const back = new URL(nav.headers.location, 'http://gateway.test');
+    expect(nav.body).toMatchObject({ success: false, message: BAD_STATE });
+    // …and even with one (the victim's console asked for it) its callback only logs in.
+    const s2 = await stateFor(victim.agent);
+    const nav2 = await victim.agent.get('/api/oauth/telegram/login').query({ ...attacker, state: s2 }).set('Accept', 'text/html').redirects(0);
+    const back = new URL(nav2.headers.location, 'http://gateway.test');
     const cb = await victim.get(`/api/oauth/telegram?code=${back.searchParams.get('code')}&state=${back.searchParams.get('state')}`);
     expect(cb.body.success).toBe(false);
     expect((await app().knex('users').where({ id: victim.id }).first()).telegram_id).toBe(before);

@@ -147,8 +147,12 @@ export function register(router: Router, app: AppContext): void {
       // console's callback page (/oauth/telegram?code&state) under a one-time code; the page
       // then calls GET /api/oauth/telegram like the other callbacks and shows the outcome.
       assertEnabled(app, 'telegram');
+      // The console put a state of this session (GET /api/oauth/state) in the auth URL: a link on
+      // another site carrying someone's widget data has none, so it cannot log this browser into
+      // that account (login CSRF).
+      await takeState(app, ctx, q(ctx, 'state'), 'telegram');
       const fields: Record<string, string> = {};
-      for (const key of Object.keys(ctx.query)) if (key.length <= 32) fields[key] = q(ctx, key).slice(0, 512);
+      for (const key of Object.keys(ctx.query)) if (key.length <= 32 && key !== 'state') fields[key] = q(ctx, key).slice(0, 512);
       const { state } = await issueState(app, ctx, { provider: 'telegram' });
       const code = randomString(32);
       await app.kv.set(`oauth:telegram:${code}`, JSON.stringify(fields), STATE_TTL_SECONDS);
