@@ -56,15 +56,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     version: env.APP_VERSION ?? readVersion(),
     trustProxy: parseProxyTrust(env.TRUST_PROXY, env.TRUST_PROXY_CIDRS),
     loginLimit: {
-      perAccount: Number(env.LOGIN_FAIL_LIMIT_ACCOUNT ?? 5),
-      perIp: Number(env.LOGIN_FAIL_LIMIT_IP ?? 20),
-      windowSeconds: Number(env.LOGIN_FAIL_WINDOW_SECONDS ?? 900),
+      perAccount: wholeNumber(env, 'LOGIN_FAIL_LIMIT_ACCOUNT', 5),
+      perIp: wholeNumber(env, 'LOGIN_FAIL_LIMIT_IP', 20),
+      windowSeconds: Math.max(1, wholeNumber(env, 'LOGIN_FAIL_WINDOW_SECONDS', 900)),
     },
     apiRateLimit: {
       count: Number(env.GLOBAL_API_RATE_LIMIT ?? 600),
       windowSeconds: Number(env.GLOBAL_API_RATE_LIMIT_DURATION ?? 60),
     },
   };
+}
+
+/** A whole number ≥ 0 from the environment; a typo fails the start instead of turning a guard off. */
+function wholeNumber(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`${name} must be a whole number ≥ 0, not "${raw}"`);
+  return n;
 }
 
 function readVersion(): string {

@@ -1,4 +1,7 @@
 import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import type request from 'supertest';
 import { ALL_TARGETS, DB_TARGETS, KV_TARGETS, buildApp, describeEach, loginAgent, makeUser, setupRoot, type Target, type TestApp } from '../helpers/app';
 import { mailLink, startSmtp, type TestSmtp } from '../helpers/smtp';
@@ -134,20 +137,23 @@ function legacyCookie(app: TestApp, data: Record<string, unknown>): string {
   return `${pair}; session.sig=${sig}`;
 }
 
-/** Two nodes sharing one PostgreSQL (and Redis when configured). */
-const SHARED_TARGETS: Target[] = ALL_TARGETS.filter((t) => t.db === 'postgres');
+/** Two nodes sharing one PostgreSQL (and Redis when configured); a shared SQLite file without PostgreSQL. */
+const PG_TARGETS: Target[] = ALL_TARGETS.filter((t) => t.db === 'postgres');
+const SHARED_TARGETS: Target[] = PG_TARGETS.length ? PG_TARGETS : [{ name: 'sqlite-file', db: 'sqlite', redis: false }];
 
 describe.each(SHARED_TARGETS.map((t) => [t.name, t] as const))('sessions across nodes [%s]', (_n, target) => {
   let node1: TestApp;
   let node2: TestApp;
+  const file = path.join(os.tmpdir(), `sessions-${process.pid}-${crypto.randomBytes(4).toString('hex')}.db`);
   beforeAll(async () => {
-    node1 = await buildApp(target);
+    node1 = await buildApp(target, target.db === 'sqlite' ? { config: { databaseUrl: `sqlite:${file}` } } : {});
     node2 = await buildApp(target, { shareWith: node1 });
     await setupRoot(node1);
   });
   afterAll(async () => {
     await node2?.close();
     await node1?.close();
+    fs.rmSync(file, { force: true });
   });
 
   it('logout everywhere and a password change on node 1 reject the old cookie on node 2', async () => {
@@ -168,6 +174,27 @@ describe.each(SHARED_TARGETS.map((t) => [t.name, t] as const))('sessions across 
     const d = await loginCookie(node1, u.username, 'otherpass12');
     expect((await node1.http().get('/api/user/logout').set('Cookie', d.cookie)).body.success).toBe(true);
     expect((await selfWith(node2, d.cookie, d.id)).status).toBe(401);
+  });
+});
+
+/* ------------------------------------------------------------------ cross-site logins */
+
+describeEach(DB_TARGETS, 'logins started by another site', (app) => {
+  it('refuses a password, WeChat or Telegram-widget login another site started (login CSRF); the console\'s own pass', async () => {
+    const u = await makeUser(app());
+    const login = (site?: string) => {
+      const r = app().http().post('/api/user/login');
+      return (site ? r.set('Sec-Fetch-Site', site) : r).set('Content-Type', 'text/plain').send(JSON.stringify({ username: u.username, password: u.password }));
+    };
+    for (const site of ['cross-site', 'same-site']) {
+      const res = await login(site);
+      expect(res.status).toBe(403);
+      expect(res.body).toMatchObject({ success: false, message: '拒绝来自其他网站的登录请求' });
+      expect(cookieOf(res)).toBe('');
+    }
+    for (const site of ['same-origin', 'none', undefined]) expect((await login(site)).body.success).toBe(true);
+    expect((await app().http().get('/api/oauth/wechat?code=123456').set('Sec-Fetch-Site', 'cross-site')).status).toBe(403);
+    expect((await app().http().get('/api/oauth/telegram/login?id=1&hash=x').set('Sec-Fetch-Site', 'cross-site')).status).toBe(403);
   });
 });
 

@@ -2,7 +2,7 @@ import type Router from '@koa/router';
 import type Koa from 'koa';
 import type { AppContext } from '../context';
 import { BadRequestError, UnauthorizedError } from '../lib/errors';
-import { currentUser, requireRoot, requireUser } from '../middleware/auth';
+import { assertNotCrossSite, currentUser, requireRoot, requireUser } from '../middleware/auth';
 import type { UserRow } from '../repositories/users';
 import { rateLimit } from '../middleware/rateLimit';
 import { sessionUser, startSession } from '../services/sessions';
@@ -131,6 +131,7 @@ export function register(router: Router, app: AppContext): void {
     ctx.body = { success: true, message: '', data: null };
   });
   router.get('/api/oauth/wechat', async (ctx) => {
+    assertNotCrossSite(ctx);
     const profile = await wechatProfile(ctx);
     const { user } = await loginOrRegister(app, 'wechat', profile, { aff: q(ctx, 'aff') });
     await logIn(app, ctx, user);
@@ -159,6 +160,7 @@ export function register(router: Router, app: AppContext): void {
       ctx.redirect(`/oauth/telegram?${new URLSearchParams({ code, state })}`);
       return;
     }
+    assertNotCrossSite(ctx);
     const profile = telegramProfile(ctx);
     const { user } = await loginOrRegister(app, 'telegram', profile, { allowRegister: false });
     await logIn(app, ctx, user);

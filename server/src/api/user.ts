@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { AppContext } from '../context';
 import { BadRequestError } from '../lib/errors';
 import { parse, parsePaging, qStr } from '../lib/validate';
-import { currentUser, requireAdmin, requireUser } from '../middleware/auth';
+import { assertNotCrossSite, currentUser, requireAdmin, requireUser } from '../middleware/auth';
 import { clientUser, findUserByIdWithDeleted, queryUsers } from '../repositories/users';
 import { turnstileCheck } from '../services/turnstile';
 import {
@@ -88,6 +88,7 @@ export function register(router: Router, app: AppContext): void {
 
   /* ---------------------------------------------------------------- login / registration */
   router.post('/api/user/login', bot, async (ctx) => {
+    assertNotCrossSite(ctx);
     const input = parse(loginBody, body(ctx));
     const u = await passwordLogin(app, ctx.ip, input.username, input.password);
     await startSession(app, ctx, u);

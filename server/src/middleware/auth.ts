@@ -51,6 +51,18 @@ export async function resolveUser(app: AppContext, ctx: Koa.Context): Promise<Us
   return user;
 }
 
+/**
+ * Login CSRF guard for the calls that log a browser in from credentials in the request alone
+ * (password login, WeChat code, Telegram widget data as JSON): a page on another site could
+ * otherwise log the visitor into the attacker's account (a text/plain form posts JSON here).
+ * Browsers say who started a request in Sec-Fetch-Site; the console's own calls are same-origin.
+ * Without the header (scripts, old browsers) the call passes.
+ */
+export function assertNotCrossSite(ctx: Koa.Context): void {
+  const site = ctx.get('Sec-Fetch-Site');
+  if (site && site !== 'same-origin' && site !== 'none') throw new ForbiddenError('拒绝来自其他网站的登录请求');
+}
+
 /** Requires a logged-in user with at least `minRole` (1 user, 10 admin, 100 root). */
 export function requireAuth(app: AppContext, minRole = 1): Koa.Middleware {
   return async (ctx, next) => {
