@@ -11,7 +11,7 @@ export async function up(knex: Knex): Promise<void> {
     t.string('id', 64).primary();
     t.integer('user_id').notNullable().index();
     t.bigInteger('created_at').notNullable();
-    t.bigInteger('expires_at').notNullable();
+    t.bigInteger('expires_at').notNullable().index();
   });
 }
 

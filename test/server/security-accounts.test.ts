@@ -122,6 +122,34 @@ describeEach(ALL_TARGETS, 'revocable sessions', (app) => {
     expect((await selfWith(app(), s.cookie, s.id)).status).toBe(401);
   });
 
+  it('a password change with the access token ends the sessions and hands the script no cookie; root changing its own password keeps its session', async () => {
+    const u = await makeUser(app());
+    const s = await loginCookie(app(), u.username, u.password);
+    const token = (await app().http().get('/api/user/token').set('Cookie', s.cookie).set('New-Api-User', String(s.id))).body.data as string;
+    const res = await app().http().put('/api/user/self').set('Authorization', token).set('New-Api-User', String(u.id)).send({ password: 'viatoken123', original_password: u.password });
+    expect(res.body.success).toBe(true);
+    expect(cookieOf(res)).toBe('');
+    expect((await selfWith(app(), s.cookie, s.id)).status).toBe(401);
+
+    const r = await loginCookie(app(), root.username, root.password);
+    const other = await loginCookie(app(), root.username, root.password);
+    const own = await app().http().put('/api/user/').set('Cookie', r.cookie).set('New-Api-User', String(r.id)).send({ id: r.id, password: root.password });
+    expect(own.body.success).toBe(true);
+    expect((await selfWith(app(), cookieOf(own), r.id)).body.success).toBe(true);
+    expect((await selfWith(app(), other.cookie, r.id)).status).toBe(401);
+  });
+
+  it('an expired session is refused and swept at the next login', async () => {
+    const u = await makeUser(app());
+    const s = await loginCookie(app(), u.username, u.password);
+    await app().knex('user_sessions').where({ user_id: u.id }).update({ expires_at: Math.floor(Date.now() / 1000) - 1 });
+    expect((await selfWith(app(), s.cookie, s.id)).status).toBe(401);
+    await loginCookie(app(), u.username, u.password);
+    const rows = await app().knex('user_sessions').where({ user_id: u.id });
+    expect(rows.length).toBe(1);
+    expect(Number(rows[0].expires_at)).toBeGreaterThan(Date.now() / 1000);
+  });
+
   it('a cookie without a server-side session (forged uid, old format) is refused', async () => {
     // Same secret, any uid: what a pre-upgrade cookie looks like.
     const res = await app().http().get('/api/user/self').set('Cookie', legacyCookie(app(), { uid: root.id })).set('New-Api-User', String(root.id));

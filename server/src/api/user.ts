@@ -21,7 +21,7 @@ import {
   updateSelf,
   updateSetting,
 } from '../services/users';
-import { endSession, endUserSessions, startSession } from '../services/sessions';
+import { endSession, endUserSessions, sessionId, startSession } from '../services/sessions';
 
 const ok = (ctx: Koa.Context, data: unknown = null, message = '') => {
   ctx.body = { success: true, message, data };
@@ -130,8 +130,9 @@ export function register(router: Router, app: AppContext): void {
   router.put('/api/user/self', user, async (ctx) => {
     const input = parse(selfBody, body(ctx));
     const r = await updateSelf(app, currentUser(ctx), input);
-    // Every other session ended in updateSelf; this one goes on under a fresh session id.
-    if (r.passwordChanged && ctx.session) await startSession(app, ctx, currentUser(ctx));
+    // Every session ended in updateSelf; a cookie caller goes on under a fresh session id (an
+    // access-token caller gets no cookie).
+    if (r.passwordChanged && sessionId(ctx)) await startSession(app, ctx, currentUser(ctx));
     ok(ctx, null, r.passwordChanged ? 'Password changed successfully!' : '更新成功');
   });
 
@@ -213,6 +214,8 @@ export function register(router: Router, app: AppContext): void {
   router.put('/api/user/', admin, async (ctx) => {
     const input = parse(updateBody, body(ctx));
     const updated = await adminUpdateUser(app, currentUser(ctx), input);
+    // Root setting its own password here keeps its session, like a self password change.
+    if (input.password && updated.id === currentUser(ctx).id && sessionId(ctx)) await startSession(app, ctx, updated);
     ok(ctx, clientUser(updated), '更新成功');
   });
 
