@@ -11,6 +11,7 @@ import { nowSec } from './lib/time';
 import { OptionService } from './services/options';
 import { apiMiddleware } from './api';
 import { relayHttpHandler, relayMiddleware } from './relay';
+import { clientIp, trustsProxies } from './relay/ip';
 import { releaseIdleUpstreams } from './relay/upstream';
 import { metricsMiddleware } from './metrics';
 import { serveConsole } from './static';
@@ -64,7 +65,9 @@ export async function createApp(config: AppConfig, opts: CreateAppOptions = {}):
     },
   };
 
-  const koa = new Koa({ proxy: config.trustProxy });
+  // `proxy` makes Koa read X-Forwarded-Proto/Host; the client IP is set below by the same function
+  // the relay uses (Koa's own takes the leftmost X-Forwarded-For entry, which the client chooses).
+  const koa = new Koa({ proxy: trustsProxies(config.trustProxy) });
   koa.keys = [config.sessionSecret];
   koa.silent = true;
   koa.on('error', (err: Error & { code?: string }) => {
@@ -73,6 +76,13 @@ export async function createApp(config: AppConfig, opts: CreateAppOptions = {}):
     log.error({ err }, 'koa error');
   });
 
+  const trust = config.trustProxy;
+  if (trustsProxies(trust)) {
+    koa.use((kctx, next) => {
+      kctx.request.ip = clientIp(kctx.req.socket.remoteAddress, kctx.req.headers['x-forwarded-for'], trust);
+      return next();
+    });
+  }
   koa.use(metricsMiddleware(ctx));
   koa.use(relayMiddleware(ctx));
   koa.use(

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
+import { parseProxyTrust, type ProxyTrust } from './relay/ip';
 
 /** Everything the app needs from the outside world. Tests build their own. */
 export interface AppConfig {
@@ -24,8 +25,13 @@ export interface AppConfig {
   /** Upstream request timeout (ms) for relay calls. */
   upstreamTimeoutMs: number;
   version: string;
-  /** Trust X-Forwarded-For for client IPs. */
-  trustProxy: boolean;
+  /**
+   * Which proxies may report the client address in X-Forwarded-For (TRUST_PROXY hops and/or
+   * TRUST_PROXY_CIDRS); see relay/ip.ts clientIp.
+   */
+  trustProxy: ProxyTrust;
+  /** Password login guard: attempts per account and per client IP in a window (0 = off). */
+  loginLimit: { perAccount: number; perIp: number; windowSeconds: number };
   /** Per-IP limit on /api calls: `count` per `windowSeconds` (0 = off). */
   apiRateLimit: { count: number; windowSeconds: number };
 }
@@ -48,12 +54,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     relayBodyLimit: Number(env.RELAY_BODY_LIMIT ?? 32 * 1024 * 1024),
     upstreamTimeoutMs: Number(env.UPSTREAM_TIMEOUT_MS ?? 300_000),
     version: env.APP_VERSION ?? readVersion(),
-    trustProxy: env.TRUST_PROXY === 'true',
+    trustProxy: parseProxyTrust(env.TRUST_PROXY, env.TRUST_PROXY_CIDRS),
+    loginLimit: {
+      perAccount: wholeNumber(env, 'LOGIN_FAIL_LIMIT_ACCOUNT', 5),
+      perIp: wholeNumber(env, 'LOGIN_FAIL_LIMIT_IP', 20),
+      windowSeconds: Math.max(1, wholeNumber(env, 'LOGIN_FAIL_WINDOW_SECONDS', 900)),
+    },
     apiRateLimit: {
       count: Number(env.GLOBAL_API_RATE_LIMIT ?? 600),
       windowSeconds: Number(env.GLOBAL_API_RATE_LIMIT_DURATION ?? 60),
     },
   };
+}
+
+/** A whole number ≥ 0 from the environment; a typo fails the start instead of turning a guard off. */
+function wholeNumber(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`${name} must be a whole number ≥ 0, not "${raw}"`);
+  return n;
 }
 
 function readVersion(): string {

@@ -72,7 +72,19 @@ async function loggedIn(app: TestApp) {
   const agent = app.http();
   const res = await agent.get('/api/oauth/telegram/login').query(telegramAuthData(BOT_TOKEN, { id: tg, first_name: 'T' }));
   expect(res.body).toMatchObject({ success: true, data: { id: user.id } });
-  return { agent, id: user.id, get: (url: string) => agent.get(url).set('New-Api-User', String(user.id)) };
+  return {
+    agent,
+    id: user.id,
+    get: (url: string) => agent.get(url).set('New-Api-User', String(user.id)),
+    post: (url: string) => agent.post(url).set('New-Api-User', String(user.id)),
+  };
+}
+
+/** What the console does before showing the bind widget: a one-time state for this session. */
+async function bindState(me: Awaited<ReturnType<typeof loggedIn>>): Promise<string> {
+  const res = await me.post('/api/oauth/telegram/bind_state');
+  expect(res.body).toMatchObject({ success: true });
+  return res.body.data as string;
 }
 
 async function githubLogin(agent: request.Agent, user: GitHubUser, aff = '') {
@@ -471,7 +483,9 @@ describeEach(DB_TARGETS, 'Telegram login and binding', (app) => {
     const tg = String(nextId());
     await app().knex('users').where({ id: user.id }).update({ telegram_id: tg });
     const browser = app().http();
-    const nav = await browser.get('/api/oauth/telegram/login').query(telegramAuthData(BOT_TOKEN, { id: tg, first_name: 'Nav' })).set('Accept', 'text/html').redirects(0);
+    // The console asks for a state of its session first and puts it in the widget's auth URL.
+    const loginState = await stateFor(browser);
+    const nav = await browser.get('/api/oauth/telegram/login').query({ ...telegramAuthData(BOT_TOKEN, { id: tg, first_name: 'Nav' }), state: loginState }).set('Accept', 'text/html').redirects(0);
     expect(nav.status).toBe(302);
     const back = new URL(nav.headers.location, 'http://gateway.test');
     expect(back.pathname).toBe('/oauth/telegram');
@@ -483,7 +497,9 @@ describeEach(DB_TARGETS, 'Telegram login and binding', (app) => {
     expect((await browser.get(callback)).body.success).toBe(false);
     // Tampered data is only checked at the callback, and refused there.
     const forged = { ...telegramAuthData(BOT_TOKEN, { id: tg, first_name: 'Nav' }), id: String(nextId()) };
-    const nav2 = await app().http().get('/api/oauth/telegram/login').query(forged).set('Accept', 'text/html').redirects(0);
+    const browser2 = app().http();
+    const state2 = await stateFor(browser2);
+    const nav2 = await browser2.get('/api/oauth/telegram/login').query({ ...forged, state: state2 }).set('Accept', 'text/html').redirects(0);
     const b2 = new URL(nav2.headers.location, 'http://gateway.test');
     const agent2 = app().http();
     // The state lives in the cookie of the browser that navigated: replay it with that cookie.
@@ -492,20 +508,72 @@ describeEach(DB_TARGETS, 'Telegram login and binding', (app) => {
     expect(r2.body).toMatchObject({ success: false, message: 'Telegram 登录数据校验失败' });
   });
 
+  it('a link on another site cannot log a browser into someone\'s account through the widget navigation (login CSRF)', async () => {
+    const user = await makeUser(app());
+    const tg = String(nextId());
+    await app().knex('users').where({ id: user.id }).update({ telegram_id: tg });
+    const victim = app().http();
+    const nav = await victim.get('/api/oauth/telegram/login').query(telegramAuthData(BOT_TOKEN, { id: tg, first_name: 'Mallory' })).set('Accept', 'text/html').redirects(0);
+    expect(nav.status).toBe(200);
+    expect(nav.body).toMatchObject({ success: false, message: BAD_STATE });
+    // A state of another browser does not help either.
+    const other = app().http();
+    const foreign = await stateFor(other);
+    const nav2 = await victim.get('/api/oauth/telegram/login').query({ ...telegramAuthData(BOT_TOKEN, { id: tg, first_name: 'Mallory' }), state: foreign }).set('Accept', 'text/html').redirects(0);
+    expect(nav2.body).toMatchObject({ success: false, message: BAD_STATE });
+    expect((await victim.get('/api/user/self').set('New-Api-User', String(user.id))).status).toBe(401);
+  });
+
   it('binds through the widget auth URL for the session user and refuses conflicts', async () => {
     const data = telegramAuthData(BOT_TOKEN, { id: nextId(), first_name: 'Bo' });
     expect((await app().http().get('/api/oauth/telegram/bind').query(data)).status).toBe(401);
     const me = await loggedIn(app());
     // The widget navigates the browser: success sends it back to the settings page.
-    const nav = await me.agent.get('/api/oauth/telegram/bind').query(data).set('Accept', 'text/html').redirects(0);
+    // (The agent attaches cookies when a request is created: ask for the state first.)
+    const state = await bindState(me);
+    const nav = await me.agent.get('/api/oauth/telegram/bind').query({ ...data, state }).set('Accept', 'text/html').redirects(0);
     expect(nav.status).toBe(302);
     expect(nav.headers.location).toBe('/setting');
     expect((await app().knex('users').where({ id: me.id }).first()).telegram_id).toBe(data.id);
     const other = await loggedIn(app());
-    const conflict = await other.agent.get('/api/oauth/telegram/bind').query(data);
+    const otherState = await bindState(other);
+    const conflict = await other.agent.get('/api/oauth/telegram/bind').query({ ...data, state: otherState });
     expect(conflict.body).toMatchObject({ success: false, message: '该 Telegram 账户已被绑定' });
-    const bad = await other.agent.get('/api/oauth/telegram/bind').query({ ...data, hash: '0'.repeat(64) });
+    const badState = await bindState(other);
+    const bad = await other.agent.get('/api/oauth/telegram/bind').query({ ...data, hash: '0'.repeat(64), state: badState });
     expect(bad.body.success).toBe(false);
+  });
+
+  it('does not bind from a link on another site: the bind needs a state the console asked for', async () => {
+    const victim = await loggedIn(app());
+    const before = (await app().knex('users').where({ id: victim.id }).first()).telegram_id;
+    // The attacker's own signed widget data, sent to the victim's browser by a link (cookie only).
+    const attacker = telegramAuthData(BOT_TOKEN, { id: nextId(), first_name: 'Mallory' });
+    const noState = await victim.agent.get('/api/oauth/telegram/bind').query(attacker).set('Accept', 'text/html').redirects(0);
+    expect(noState.body).toMatchObject({ success: false, message: BAD_STATE });
+    const guessed = await victim.agent.get('/api/oauth/telegram/bind').query({ ...attacker, state: 'x'.repeat(32) });
+    expect(guessed.body).toMatchObject({ success: false, message: BAD_STATE });
+    // The state endpoint itself needs New-Api-User (another site cannot send it)…
+    expect((await victim.agent.post('/api/oauth/telegram/bind_state')).status).toBe(401);
+    // …and a generic login state of this session (GET /api/oauth/state) does not bind.
+    const loginState = (await victim.agent.get('/api/oauth/state')).body.data as string;
+    expect((await victim.agent.get('/api/oauth/telegram/bind').query({ ...attacker, state: loginState })).body).toMatchObject({ success: false, message: BAD_STATE });
+    // The login navigation flow, started by a link while the victim is logged in, does not bind
+    // either: without a state of the victim's session it stops at once…
+    const nav = await victim.agent.get('/api/oauth/telegram/login').query(attacker).set('Accept', 'text/html').redirects(0);
+    expect(nav.body).toMatchObject({ success: false, message: BAD_STATE });
+    // …and even with one (the victim's console asked for it) its callback only logs in.
+    const s2 = await stateFor(victim.agent);
+    const nav2 = await victim.agent.get('/api/oauth/telegram/login').query({ ...attacker, state: s2 }).set('Accept', 'text/html').redirects(0);
+    const back = new URL(nav2.headers.location, 'http://gateway.test');
+    const cb = await victim.get(`/api/oauth/telegram?code=${back.searchParams.get('code')}&state=${back.searchParams.get('state')}`);
+    expect(cb.body.success).toBe(false);
+    expect((await app().knex('users').where({ id: victim.id }).first()).telegram_id).toBe(before);
+    expect(await app().knex('users').where({ telegram_id: attacker.id }).first()).toBeUndefined();
+    // A state is single-use and bound to the user that asked for it.
+    const state = await bindState(victim);
+    const other = await loggedIn(app());
+    expect((await other.agent.get('/api/oauth/telegram/bind').query({ ...attacker, state })).body).toMatchObject({ success: false, message: BAD_STATE });
   });
 });
 

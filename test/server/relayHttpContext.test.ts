@@ -1,13 +1,14 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { RelayHttpContext } from '../../server/src/relay/httpContext';
+import { NO_PROXY_TRUST, parseProxyTrust, type ProxyTrust } from '../../server/src/relay/ip';
 
 /** The Koa-free context the relay runs on: Koa's semantics for the parts the relay uses. */
 describe('RelayHttpContext', () => {
   let server: http.Server;
   let url: string;
   let handle: (ctx: RelayHttpContext) => void = () => undefined;
-  let trustProxy = false;
+  let trustProxy: ProxyTrust = NO_PROXY_TRUST;
   beforeAll(async () => {
     server = http.createServer((req, res) => {
       const ctx = new RelayHttpContext(req, res, trustProxy);
@@ -35,21 +36,22 @@ describe('RelayHttpContext', () => {
     expect(seen).toEqual({ path: '/v1beta/models/x:generateContent', method: 'POST', key: 'abc', auth: 'Bearer k', missing: '' });
   });
 
-  test('client address: the socket, or the first X-Forwarded-For entry only when proxies are trusted', async () => {
+  test('client address: the socket, or the entry our trusted proxy appended (the rightmost) when proxies are trusted', async () => {
     let ip = '';
     handle = (ctx) => {
       ip = ctx.ip;
       ctx.body = 'x';
     };
-    trustProxy = false;
+    trustProxy = NO_PROXY_TRUST;
     await (await fetch(url, { headers: { 'x-forwarded-for': '203.0.113.7, 10.0.0.1' } })).text();
     expect(ip).toBe('127.0.0.1');
-    trustProxy = true;
+    trustProxy = parseProxyTrust('true', undefined);
+    // 203.0.113.7 was sent by the client; our one proxy appended 10.0.0.1, the address it saw.
     await (await fetch(url, { headers: { 'x-forwarded-for': '203.0.113.7, 10.0.0.1' } })).text();
-    expect(ip).toBe('203.0.113.7');
+    expect(ip).toBe('10.0.0.1');
     await (await fetch(url)).text();
     expect(ip).toBe('127.0.0.1');
-    trustProxy = false;
+    trustProxy = NO_PROXY_TRUST;
   });
 
   test('status and body: explicit status wins, bodies are typed, 204 has none, nothing set is a 404', async () => {

@@ -1,4 +1,4 @@
-import { useState, type FormEvent, type ReactElement } from 'react';
+import { useEffect, useState, type FormEvent, type ReactElement } from 'react';
 import { Link as RouterLink, useSearchParams } from 'react-router-dom';
 import { useLogin, useNotify, useTranslate } from 'react-admin';
 import {
@@ -32,8 +32,24 @@ export function oauthStartUrl(provider: 'github' | 'oidc' | 'linuxdo', aff = sto
   return `/api/oauth/${provider}/authorize${qs({ aff })}`;
 }
 
+/**
+ * The widget navigates the browser to its auth URL; that URL carries a one-time state of this
+ * session, asked for first, so a link elsewhere with someone else's widget data logs nobody in.
+ */
 function TelegramLogin({ bot }: { bot: string }) {
-  return <TelegramWidget bot={bot} authUrl="/api/oauth/telegram/login" size="medium" testId="telegram-login" sx={{ display: 'flex', justifyContent: 'center' }} />;
+  const [state, setState] = useState('');
+  useEffect(() => {
+    let live = true;
+    api()
+      .get<string>('/api/oauth/state')
+      .then((r) => live && setState(String(r.data ?? '')))
+      .catch(() => undefined);
+    return () => {
+      live = false;
+    };
+  }, []);
+  if (!state) return null;
+  return <TelegramWidget bot={bot} authUrl={`/api/oauth/telegram/login${qs({ state })}`} size="medium" testId="telegram-login" sx={{ display: 'flex', justifyContent: 'center' }} />;
 }
 
 /** Login (spec 000 §2, §5): username/password, expired notice, third-party buttons per status flags. */

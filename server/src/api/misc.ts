@@ -22,8 +22,8 @@ export function register(router: Router, app: AppContext): void {
   /** Mails a one-time password-reset link (answered on POST /api/user/reset). */
   router.get('/api/reset_password', bot, async (ctx) => {
     const { email } = parse(emailQuery, ctx.query);
-    // Koa 3: ctx.origin is the Origin request header (absent on same-origin GETs), not this site.
-    await sendPasswordReset(app, ctx.ip, email, `${ctx.protocol}://${ctx.host}`);
+    // The link's host comes from ServerAddress only, never from this request's Host.
+    await sendPasswordReset(app, ctx.ip, email);
     ctx.body = { success: true, message: '重置邮件发送成功，请检查邮箱！', data: null };
   });
 

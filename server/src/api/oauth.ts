@@ -2,9 +2,10 @@ import type Router from '@koa/router';
 import type Koa from 'koa';
 import type { AppContext } from '../context';
 import { BadRequestError, UnauthorizedError } from '../lib/errors';
-import { currentUser, requireRoot, requireUser, sessionOf } from '../middleware/auth';
+import { assertNotCrossSite, currentUser, requireRoot, requireUser } from '../middleware/auth';
 import type { UserRow } from '../repositories/users';
 import { rateLimit } from '../middleware/rateLimit';
+import { sessionUser, startSession } from '../services/sessions';
 import { invalidateUser } from '../services/invalidate';
 import { verifyEmailCode } from '../services/verification';
 import { assertActive, assertEnabled, bindIdentity, loginOrRegister, loginView, type IdentityProvider } from '../services/oauth/identity';
@@ -32,20 +33,20 @@ function q(ctx: Koa.Context, name: string): string {
   return typeof s === 'string' ? s.trim() : '';
 }
 
-/** The session's user for a binding, or undefined when nobody is logged in. */
-async function sessionUser(app: AppContext, ctx: Koa.Context): Promise<UserRow | undefined> {
-  const uid = sessionOf(ctx).uid;
-  if (!uid) return undefined;
-  const user = await app.knex<UserRow>('users').where({ id: uid }).first();
-  assertActive(user);
+/** The session's user for a binding, or undefined when nobody is logged in (an ended session is nobody). */
+async function loggedInUser(app: AppContext, ctx: Koa.Context): Promise<UserRow | undefined> {
+  const user = await sessionUser(app, ctx, true);
+  if (user) assertActive(user);
   return user;
 }
 
-function logIn(ctx: Koa.Context, user: UserRow) {
-  if (!ctx.session) throw new BadRequestError('会话不可用');
-  ctx.session.uid = Number(user.id);
+async function logIn(app: AppContext, ctx: Koa.Context, user: UserRow) {
+  await startSession(app, ctx, user);
   ctx.body = { success: true, message: '', data: loginView(user) };
 }
+
+/** Provider name of states that may only bind Telegram (issued by POST /api/oauth/telegram/bind_state). */
+const TELEGRAM_BIND = 'telegram_bind';
 
 const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
@@ -86,7 +87,7 @@ export function register(router: Router, app: AppContext): void {
     const record = await takeState(app, ctx, q(ctx, 'state'), provider);
     const code = q(ctx, 'code');
     if (!code) throw new BadRequestError('无效的参数：缺少 code');
-    const bindTo = await sessionUser(app, ctx);
+    const bindTo = await loggedInUser(app, ctx);
     if (bindTo && record.uid && record.uid !== Number(bindTo.id)) throw new BadRequestError(BAD_STATE_MESSAGE);
     const redirectUri = record.redirectUri ?? callbackUrl(app, `${ctx.protocol}://${ctx.host}`, provider);
     let profile: ExternalProfile;
@@ -99,7 +100,7 @@ export function register(router: Router, app: AppContext): void {
       return;
     }
     const { user } = await loginOrRegister(app, provider, profile, { aff: record.aff });
-    logIn(ctx, user);
+    await logIn(app, ctx, user);
   };
   router.get('/api/oauth/github', callback('github'));
   router.get('/api/oauth/linuxdo', callback('linuxdo'));
@@ -130,9 +131,10 @@ export function register(router: Router, app: AppContext): void {
     ctx.body = { success: true, message: '', data: null };
   });
   router.get('/api/oauth/wechat', async (ctx) => {
+    assertNotCrossSite(ctx);
     const profile = await wechatProfile(ctx);
     const { user } = await loginOrRegister(app, 'wechat', profile, { aff: q(ctx, 'aff') });
-    logIn(ctx, user);
+    await logIn(app, ctx, user);
   });
 
   // Telegram login widget: the console passes the widget's fields; binding is the widget's auth URL.
@@ -146,38 +148,57 @@ export function register(router: Router, app: AppContext): void {
       // console's callback page (/oauth/telegram?code&state) under a one-time code; the page
       // then calls GET /api/oauth/telegram like the other callbacks and shows the outcome.
       assertEnabled(app, 'telegram');
+      // The console put a state of this session (GET /api/oauth/state) in the auth URL: a link on
+      // another site carrying someone's widget data has none, so it cannot log this browser into
+      // that account (login CSRF).
+      await takeState(app, ctx, q(ctx, 'state'), 'telegram');
       const fields: Record<string, string> = {};
-      for (const key of Object.keys(ctx.query)) if (key.length <= 32) fields[key] = q(ctx, key).slice(0, 512);
+      for (const key of Object.keys(ctx.query)) if (key.length <= 32 && key !== 'state') fields[key] = q(ctx, key).slice(0, 512);
       const { state } = await issueState(app, ctx, { provider: 'telegram' });
       const code = randomString(32);
       await app.kv.set(`oauth:telegram:${code}`, JSON.stringify(fields), STATE_TTL_SECONDS);
       ctx.redirect(`/oauth/telegram?${new URLSearchParams({ code, state })}`);
       return;
     }
+    assertNotCrossSite(ctx);
     const profile = telegramProfile(ctx);
     const { user } = await loginOrRegister(app, 'telegram', profile, { allowRegister: false });
-    logIn(ctx, user);
+    await logIn(app, ctx, user);
   });
-  /** Callback of the navigation flow above: login, or binding when the session is logged in. */
+  /**
+   * Callback of the navigation flow above: login only. It never binds: the widget data and the
+   * state both arrive through a navigation anybody can start (a link on another site carrying the
+   * attacker's signed widget data), so binding goes through /bind_state + /bind below instead.
+   */
   router.get('/api/oauth/telegram', async (ctx) => {
     assertEnabled(app, 'telegram');
     await takeState(app, ctx, q(ctx, 'state'), 'telegram');
     const raw = q(ctx, 'code') ? await app.kv.take(`oauth:telegram:${q(ctx, 'code')}`) : null;
     if (!raw) throw new BadRequestError('无效的参数：Telegram 登录数据已失效，请重新登录');
     const profile = verifyTelegram(app.options.get('TelegramBotToken'), JSON.parse(raw) as Record<string, unknown>);
-    const bindTo = await sessionUser(app, ctx);
-    if (bindTo) {
-      await bindIdentity(app, 'telegram', profile, Number(bindTo.id));
-      ctx.body = { success: true, message: 'bind', data: null };
-      return;
-    }
     const { user } = await loginOrRegister(app, 'telegram', profile, { allowRegister: false });
-    logIn(ctx, user);
+    await logIn(app, ctx, user);
   });
+
+  /**
+   * Binding, step 1: the console (New-Api-User header, so never another site) asks for a one-time
+   * state bound to this session and user; it puts it in the widget's auth URL.
+   */
+  router.post('/api/oauth/telegram/bind_state', requireUser(app), async (ctx) => {
+    assertEnabled(app, 'telegram');
+    const { state } = await issueState(app, ctx, { provider: TELEGRAM_BIND });
+    ctx.body = { success: true, message: '', data: state };
+  });
+  /** Binding, step 2: the widget navigates the browser here with its signed fields and our state. */
   router.get('/api/oauth/telegram/bind', async (ctx) => {
-    const user = await sessionUser(app, ctx);
+    const user = await loggedInUser(app, ctx);
     if (!user) throw new UnauthorizedError();
-    const profile = telegramProfile(ctx);
+    assertEnabled(app, 'telegram');
+    const record = await takeState(app, ctx, q(ctx, 'state'), TELEGRAM_BIND);
+    if (record.provider !== TELEGRAM_BIND || record.uid !== Number(user.id)) throw new BadRequestError(BAD_STATE_MESSAGE);
+    const fields = { ...(ctx.query as Record<string, unknown>) };
+    delete fields.state;
+    const profile = verifyTelegram(app.options.get('TelegramBotToken'), fields);
     await bindIdentity(app, 'telegram', profile, Number(user.id));
     // The widget navigates the browser here: send it back to the settings page.
     if (ctx.accepts('json', 'html') === 'html') {

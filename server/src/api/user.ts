@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { AppContext } from '../context';
 import { BadRequestError } from '../lib/errors';
 import { parse, parsePaging, qStr } from '../lib/validate';
-import { currentUser, requireAdmin, requireUser } from '../middleware/auth';
+import { assertNotCrossSite, currentUser, requireAdmin, requireUser } from '../middleware/auth';
 import { clientUser, findUserByIdWithDeleted, queryUsers } from '../repositories/users';
 import { turnstileCheck } from '../services/turnstile';
 import {
@@ -21,6 +21,7 @@ import {
   updateSelf,
   updateSetting,
 } from '../services/users';
+import { endSession, endUserSessions, sessionId, startSession } from '../services/sessions';
 
 const ok = (ctx: Koa.Context, data: unknown = null, message = '') => {
   ctx.body = { success: true, message, data };
@@ -87,16 +88,25 @@ export function register(router: Router, app: AppContext): void {
 
   /* ---------------------------------------------------------------- login / registration */
   router.post('/api/user/login', bot, async (ctx) => {
+    assertNotCrossSite(ctx);
     const input = parse(loginBody, body(ctx));
     const u = await passwordLogin(app, ctx.ip, input.username, input.password);
-    const session = ctx.session!;
-    session.uid = u.id;
+    await startSession(app, ctx, u);
     ok(ctx, clientUser(u, { owner: true }), 'Login successful!');
   });
 
+  // Cookie-only on purpose: it can only end the caller's own session (the console also sends it
+  // after forgetting the user id). Ends the session on the server, not just the cookie.
   router.get('/api/user/logout', async (ctx) => {
-    ctx.session = null;
+    await endSession(app, ctx);
     ok(ctx, null, '');
+  });
+
+  /** Ends every session of the caller, on every node, this one included. */
+  router.post('/api/user/logout_all', user, async (ctx) => {
+    await endUserSessions(app, currentUser(ctx).id);
+    ctx.session = null;
+    ok(ctx, null, '已退出所有设备的登录');
   });
 
   router.post('/api/user/register', bot, async (ctx) => {
@@ -120,6 +130,9 @@ export function register(router: Router, app: AppContext): void {
   router.put('/api/user/self', user, async (ctx) => {
     const input = parse(selfBody, body(ctx));
     const r = await updateSelf(app, currentUser(ctx), input);
+    // Every session ended in updateSelf; a cookie caller goes on under a fresh session id (an
+    // access-token caller gets no cookie).
+    if (r.passwordChanged && sessionId(ctx)) await startSession(app, ctx, currentUser(ctx));
     ok(ctx, null, r.passwordChanged ? 'Password changed successfully!' : '更新成功');
   });
 
@@ -201,6 +214,8 @@ export function register(router: Router, app: AppContext): void {
   router.put('/api/user/', admin, async (ctx) => {
     const input = parse(updateBody, body(ctx));
     const updated = await adminUpdateUser(app, currentUser(ctx), input);
+    // Root setting its own password here keeps its session, like a self password change.
+    if (input.password && updated.id === currentUser(ctx).id && sessionId(ctx)) await startSession(app, ctx, updated);
     ok(ctx, clientUser(updated), '更新成功');
   });
 

@@ -16,6 +16,8 @@ export interface KV {
   take(key: string): Promise<string | null>;
   del(key: string): Promise<void>;
   /** Increments a counter; the TTL is set when the counter is created. Returns the new value. */
+  /** Takes 1 back from a counter made by incr (a refund); nothing when the key is gone. */
+  decr(key: string): Promise<void>;
   incr(key: string, ttlSeconds: number): Promise<number>;
   /** Seconds left on a key (-2 absent, -1 no expiry). */
   ttl(key: string): Promise<number>;
@@ -90,6 +92,10 @@ export class MemoryKV implements KV {
     e.value = String(n);
     return n;
   }
+  async decr(key: string) {
+    const e = this.live(key);
+    if (e) e.value = String(Number(e.value) - 1);
+  }
   async ttl(key: string) {
     const e = this.live(key);
     if (!e) return -2;
@@ -114,6 +120,11 @@ local n = redis.call('INCR', KEYS[1])
 if n == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
 return n`;
 
+// DECR only an existing key: a plain DECR after expiry would leave a counter without a TTL.
+const DECR_IF_EXISTS = `
+if redis.call('EXISTS', KEYS[1]) == 1 then return redis.call('DECR', KEYS[1]) end
+return 0`;
+
 export class RedisKV implements KV {
   readonly kind = 'redis' as const;
   readonly redis: Redis;
@@ -125,6 +136,7 @@ export class RedisKV implements KV {
     const RedisClient = require('ioredis') as typeof Redis; // eslint-disable-line @typescript-eslint/no-require-imports
     this.redis = new RedisClient(url, { maxRetriesPerRequest: 3, enableAutoPipelining: true, lazyConnect: false });
     this.redis.defineCommand('incrWithTtl', { numberOfKeys: 1, lua: INCR_WITH_TTL });
+    this.redis.defineCommand('decrIfExists', { numberOfKeys: 1, lua: DECR_IF_EXISTS });
   }
 
   private k(key: string) {
@@ -152,6 +164,9 @@ export class RedisKV implements KV {
       ttlSeconds,
     );
     return Number(r);
+  }
+  async decr(key: string) {
+    await (this.redis as unknown as { decrIfExists(k: string): Promise<number> }).decrIfExists(this.k(key));
   }
   async ttl(key: string) {
     return this.redis.ttl(this.k(key));

@@ -1,7 +1,8 @@
 import type Koa from 'koa';
 import type { AppContext } from '../context';
 import { ForbiddenError, UnauthorizedError } from '../lib/errors';
-import { findUserByAccessToken, findUserById, USER_STATUS, type UserRow } from '../repositories/users';
+import { findUserByAccessToken, USER_STATUS, type UserRow } from '../repositories/users';
+import { sessionUser } from '../services/sessions';
 
 declare module 'koa' {
   interface DefaultState {
@@ -12,6 +13,8 @@ declare module 'koa' {
 
 export interface SessionData {
   uid?: number;
+  /** Session id; the cookie is valid only while its server record exists (services/sessions.ts). */
+  sid?: string;
   /** OAuth state etc. live here too (see api/oauth). */
   [key: string]: unknown;
 }
@@ -35,13 +38,9 @@ export async function resolveUser(app: AppContext, ctx: Koa.Context): Promise<Us
     user = await findUserByAccessToken(app.knex, authz);
     if (!user) throw new UnauthorizedError('无权进行此操作，access token 无效');
   } else {
-    const uid = sessionOf(ctx).uid;
-    if (!uid) return undefined;
-    user = await findUserById(app.knex, uid);
-    if (!user) {
-      ctx.session = null;
-      throw new UnauthorizedError();
-    }
+    // The cookie counts only while its server-side session exists (services/sessions.ts).
+    user = await sessionUser(app, ctx);
+    if (!user) return undefined;
   }
   if (!header) throw new UnauthorizedError('无权进行此操作，未提供 New-Api-User');
   if (String(user.id) !== header.trim()) throw new UnauthorizedError('无权进行此操作，New-Api-User 与登录用户不匹配');
@@ -50,6 +49,18 @@ export async function resolveUser(app: AppContext, ctx: Koa.Context): Promise<Us
     throw new UnauthorizedError('用户已被封禁');
   }
   return user;
+}
+
+/**
+ * Login CSRF guard for the calls that log a browser in from credentials in the request alone
+ * (password login, WeChat code, Telegram widget data as JSON): a page on another site could
+ * otherwise log the visitor into the attacker's account (a text/plain form posts JSON here).
+ * Browsers say who started a request in Sec-Fetch-Site; the console's own calls are same-origin.
+ * Without the header (scripts, old browsers) the call passes.
+ */
+export function assertNotCrossSite(ctx: Koa.Context): void {
+  const site = ctx.get('Sec-Fetch-Site');
+  if (site && site !== 'same-origin' && site !== 'none') throw new ForbiddenError('拒绝来自其他网站的登录请求');
 }
 
 /** Requires a logged-in user with at least `minRole` (1 user, 10 admin, 100 root). */

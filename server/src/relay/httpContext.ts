@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery, type ParsedUrlQuery } from 'node:querystring';
+import { clientIp, NO_PROXY_TRUST, type ProxyTrust } from './ip';
 
 /**
  * What the relay needs of one HTTP exchange. Koa's context has exactly this shape (the playground,
@@ -14,7 +15,7 @@ export interface RelayHttp {
   readonly method: string;
   /** URL path without the query (not decoded). */
   readonly path: string;
-  /** Client address (the first X-Forwarded-For entry when TRUST_PROXY is on). */
+  /** Client address: the socket's peer, or what the trusted proxies saw (relay/ip.ts clientIp). */
   readonly ip: string;
   readonly query: ParsedUrlQuery;
   /** A request header ('' when absent). */
@@ -39,7 +40,7 @@ export class RelayHttpContext implements RelayHttp {
   constructor(
     readonly req: IncomingMessage,
     readonly res: ServerResponse,
-    private readonly trustProxy: boolean,
+    private readonly trustProxy: ProxyTrust = NO_PROXY_TRUST,
   ) {
     this.method = req.method ?? 'GET';
     const url = req.url ?? '/';
@@ -49,12 +50,7 @@ export class RelayHttpContext implements RelayHttp {
   }
 
   get ip(): string {
-    if (this.trustProxy) {
-      const xff = this.req.headers['x-forwarded-for'];
-      const first = (Array.isArray(xff) ? xff[0] : xff)?.split(',')[0]?.trim();
-      if (first) return first;
-    }
-    return this.req.socket.remoteAddress ?? '';
+    return clientIp(this.req.socket.remoteAddress, this.req.headers['x-forwarded-for'], this.trustProxy);
   }
 
   get query(): ParsedUrlQuery {

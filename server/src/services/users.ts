@@ -18,6 +18,7 @@ import {
 } from '../repositories/users';
 import { createAccount, formatQuota } from './accounts';
 import { invalidateUser } from './invalidate';
+import { endUserSessions } from './sessions';
 import { sendMail } from './mail';
 import { consumeCode, issueCode, verifyEmailCode } from './verification';
 
@@ -47,13 +48,11 @@ export const MSG = {
   createHigher: '无法创建权限大于等于自己的用户',
   userMissing: '用户不存在',
   rootDelete: '不能删除超级管理员账户',
+  serverAddressMissing: '管理员未设置服务器地址 (ServerAddress)，无法发送包含链接的邮件，请联系管理员在系统设置中填写服务器地址',
 } as const;
 
 const EMAIL_RE = /^[^\s@<>(),;:"]+@[^\s@<>(),;:"]+\.[^\s@<>(),;:"]+$/;
 export const RESEND_SECONDS = 30;
-/** Password login: failed attempts per IP in a window before 429 (brute-force guard). */
-export const LOGIN_FAIL_LIMIT = 10;
-export const LOGIN_FAIL_WINDOW_SECONDS = 15 * 60;
 /** Verification / reset mails per IP per window. */
 export const MAIL_IP_LIMIT = 20;
 export const MAIL_IP_WINDOW_SECONDS = 10 * 60;
@@ -96,20 +95,29 @@ export function checkEmailAllowed(app: AppContext, email: string): string {
 export async function passwordLogin(app: AppContext, ip: string, username: string, password: string): Promise<UserRow> {
   if (!app.options.bool('PasswordLoginEnabled')) throw new BadRequestError(MSG.loginDisabled);
   if (!username.trim() || !password) throw new BadRequestError(MSG.loginEmpty);
-  const failKey = `rl:loginfail:${ip}`;
-  const fails = Number((await app.kv.get(failKey)) ?? 0);
-  if (fails >= LOGIN_FAIL_LIMIT) {
-    const ttl = await app.kv.ttl(failKey);
-    throw new RateLimitError('登录失败次数过多，请稍后再试', ttl > 0 ? ttl : LOGIN_FAIL_WINDOW_SECONDS);
-  }
   const user = await findUserForLogin(app.knex, username.trim());
+  // Failures are counted atomically BEFORE the password is checked (each attempt takes a slot, a
+  // success gives it back): N concurrent guesses take N slots, so at most `limit` of them ever
+  // reach bcrypt in a window. The account key is the user id (username and email hit the same
+  // counter); unknown names get one per name.
+  const { perAccount, perIp, windowSeconds } = app.config.loginLimit;
+  const accountKey = `rl:loginfail:user:${user ? `#${user.id}` : username.trim().toLowerCase()}`;
+  const ipKey = `rl:loginfail:ip:${ip}`;
+  const [byIp, byAccount] = await Promise.all([
+    perIp > 0 ? app.kv.incr(ipKey, windowSeconds) : 0,
+    perAccount > 0 ? app.kv.incr(accountKey, windowSeconds) : 0,
+  ]);
+  if (byIp > perIp || byAccount > perAccount) {
+    const key = byIp > perIp ? ipKey : accountKey;
+    const ttl = await app.kv.ttl(key);
+    throw new RateLimitError('登录失败次数过多，请稍后再试', ttl > 0 ? ttl : windowSeconds);
+  }
   // Unknown names cost a bcrypt comparison too, so timing does not reveal which accounts exist.
   const dummy = app.memo('users:dummyHash', () => hashPassword(randomString(24)));
   const ok = user?.password ? await verifyPassword(password, user.password) : (await verifyPassword(password, await dummy), false);
-  if (!user || !ok) {
-    await app.kv.incr(failKey, LOGIN_FAIL_WINDOW_SECONDS);
-    throw new BadRequestError(MSG.loginWrong);
-  }
+  if (!user || !ok) throw new BadRequestError(MSG.loginWrong);
+  // The owner got in: the account's count starts over, the IP's slot is given back.
+  await Promise.all([perAccount > 0 ? app.kv.del(accountKey) : undefined, perIp > 0 ? app.kv.decr(ipKey) : undefined]);
   if (Number(user.status) !== USER_STATUS.enabled) throw new BadRequestError(MSG.banned);
   return user;
 }
@@ -182,15 +190,25 @@ export async function sendVerificationCode(app: AppContext, ip: string, rawEmail
   }
 }
 
+/**
+ * Base URL for links in mails: ServerAddress only. Never the request's Host/Origin: whoever asks
+ * for the mail chooses those, and a reset link pointing at their host hands them the token.
+ */
+export function mailLinkBase(app: AppContext): string {
+  const base = app.options.get('ServerAddress').trim().replace(/\/+$/, '');
+  if (!/^https?:\/\/[^/\s]+/i.test(base)) throw new BadRequestError(MSG.serverAddressMissing);
+  return base;
+}
+
 /** GET /api/reset_password: mails a one-time reset link to a registered email. */
-export async function sendPasswordReset(app: AppContext, ip: string, rawEmail: string, fallbackOrigin: string): Promise<void> {
+export async function sendPasswordReset(app: AppContext, ip: string, rawEmail: string): Promise<void> {
+  const base = mailLinkBase(app);
   const email = rawEmail.trim();
   if (!email || !EMAIL_RE.test(email)) throw new BadRequestError(MSG.emailInvalid);
   const user = await findUserByEmail(app.knex, email);
   if (!user) throw new BadRequestError(MSG.emailUnknown);
   const lock = await mailLimits(app, ip, 'reset', email);
   const token = await issueCode(app, 'reset', email, randomString(32), RESET_TTL_SECONDS);
-  const base = (app.options.get('ServerAddress') || fallbackOrigin).replace(/\/+$/, '');
   const link = `${base}/user/reset?email=${encodeURIComponent(email)}&token=${encodeURIComponent(token)}`;
   const name = app.options.get('SystemName') || 'AI Gateway';
   const html = `<p>您好，你正在进行${escapeHtml(name)}密码重置。</p><p>点击 <a href="${escapeHtml(link)}">此处</a> 进行密码重置。</p><p>如果链接无法点击，请尝试复制以下链接到浏览器中打开：<br>${escapeHtml(link)}</p><p>重置链接 ${RESET_TTL_SECONDS / 60} 分钟内有效，如果不是本人操作，请忽略。</p>`;
@@ -211,6 +229,7 @@ export async function resetPassword(app: AppContext, rawEmail: string, token: st
   if (!user) throw new BadRequestError(MSG.resetInvalid);
   const password = randomString(12);
   await app.knex('users').where({ id: user.id }).update({ password: await hashPassword(password) });
+  await endUserSessions(app, user.id);
   await invalidateUser(app, user.id);
   return password;
 }
@@ -236,6 +255,8 @@ export async function updateSelf(
   }
   if (Object.keys(patch).length) {
     await app.knex('users').where({ id: user.id }).whereNull('deleted_at').update(patch);
+    // A new password ends every session (the caller's is re-issued by the route).
+    if (patch.password) await endUserSessions(app, user.id);
     await invalidateUser(app, user.id);
   }
   return { passwordChanged: Boolean(patch.password) };
@@ -244,6 +265,7 @@ export async function updateSelf(
 export async function deleteSelf(app: AppContext, user: UserRow): Promise<void> {
   if (Number(user.role) >= ROLE.root) throw new BadRequestError(MSG.rootDelete);
   await app.knex('users').where({ id: user.id }).whereNull('deleted_at').update({ deleted_at: nowSec() });
+  await endUserSessions(app, user.id);
   await invalidateUser(app, user.id);
 }
 
@@ -452,6 +474,7 @@ export async function adminUpdateUser(app: AppContext, actor: UserRow, input: Ad
     }
     if (Object.keys(patch).length) await trx('users').where({ id: target.id }).update(patch);
   });
+  if (patch.password) await endUserSessions(app, target.id);
   await invalidateUser(app, target.id);
   return (await findUserById(app.knex, target.id))!;
 }
@@ -500,6 +523,7 @@ export async function manageUser(app: AppContext, actor: UserRow, id: number, ac
   // The role condition keeps a concurrent promote/demote from being overtaken silently.
   const n = await app.knex('users').where({ id: target.id, role: target.role }).whereNull('deleted_at').update(patch);
   if (!n) throw new BadRequestError('用户状态已被修改，请刷新后重试');
+  if (action === 'disable' || action === 'delete') await endUserSessions(app, target.id);
   await invalidateUser(app, target.id);
   return { status, role };
 }

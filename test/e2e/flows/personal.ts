@@ -223,6 +223,37 @@ export const flow: Flow = {
       }
     });
 
+    await step('personal: log out everywhere ends the sessions of every browser (→ /login)', async () => {
+      const app = ctx.stack.app.ctx;
+      const username = `lo${crypto.randomBytes(3).toString('hex')}`;
+      const created = await createAccount(app, { username, password: 'first-pass-1' });
+      const browser = page.context().browser();
+      assert(browser, 'browser');
+      const a = await browser.newContext({ viewport: { width: 1366, height: 820 }, locale: 'zh-CN' });
+      const b = await browser.newContext();
+      try {
+        const other = await b.request.post(`${base}/api/user/login`, { data: { username, password: 'first-pass-1' } });
+        assert((await other.json()).success === true, 'the second browser logs in');
+        const selfOf = async () => (await b.request.get(`${base}/api/user/self`, { headers: { 'New-Api-User': String(created.id) } })).status();
+        assert((await selfOf()) === 200, 'the second browser is logged in');
+        const up = await a.newPage();
+        await up.goto(`${base}/login`);
+        await up.getByLabel('用户名 / 邮箱').fill(username);
+        await up.getByLabel('密码', { exact: true }).fill('first-pass-1');
+        await up.getByTestId('login-submit').click();
+        await expectPath(up, '/token');
+        await up.goto(`${base}/personal`);
+        await up.getByTestId('personal-logout-all').click();
+        await up.getByTestId('personal-logout-all-confirm').click();
+        await expectPath(up, '/login');
+        await expectText(up, '已退出所有设备的登录');
+        assert((await selfOf()) === 401, 'the second browser is logged out too');
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    });
+
     await step('personal: English, dark and mobile views', async () => {
       await page.evaluate(() => {
         localStorage.setItem('i18nextLng', 'en');

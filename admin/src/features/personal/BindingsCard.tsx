@@ -1,4 +1,4 @@
-import { useState, type ReactNode } from 'react';
+import { useEffect, useState, type ReactNode } from 'react';
 import { useNotify, useTranslate } from 'react-admin';
 import { Box, Button, Card, CardContent, CircularProgress, Dialog, DialogActions, DialogContent, DialogTitle, Divider, Stack, TextField, Typography } from '@mui/material';
 import EmailIcon from '@mui/icons-material/EmailOutlined';
@@ -32,8 +32,27 @@ function Row({ icon, label, value, action, testId }: { icon: ReactNode; label: s
   );
 }
 
+/**
+ * The widget navigates the browser to its auth URL, so the bind URL carries a one-time state the
+ * server issued to this session first (a bind URL without one is refused: another site could
+ * send the browser there with its own Telegram data).
+ */
 function TelegramBindWidget({ bot }: { bot: string }) {
-  return <TelegramWidget bot={bot} authUrl="/api/oauth/telegram/bind" size="small" testId="personal-telegram-widget" />;
+  const [state, setState] = useState('');
+  const [failed, setFailed] = useState(false);
+  useEffect(() => {
+    let live = true;
+    api()
+      .post<string>('/api/oauth/telegram/bind_state')
+      .then((r) => live && setState(String(r.data ?? '')))
+      .catch(() => live && setFailed(true));
+    return () => {
+      live = false;
+    };
+  }, []);
+  if (failed) return null;
+  if (!state) return <CircularProgress size={16} />;
+  return <TelegramWidget bot={bot} authUrl={`/api/oauth/telegram/bind${qs({ state })}`} size="small" testId="personal-telegram-widget" />;
 }
 
 /** Bindings (spec 000 §2): email, GitHub, OIDC, LinuxDO, WeChat, Telegram; bound ids are read-only. */

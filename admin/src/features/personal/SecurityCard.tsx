@@ -5,13 +5,14 @@ import { Alert, Button, Card, CardContent, CircularProgress, Dialog, DialogActio
 import KeyIcon from '@mui/icons-material/VpnKeyOutlined';
 import LockIcon from '@mui/icons-material/LockOutlined';
 import DeleteIcon from '@mui/icons-material/DeleteForeverOutlined';
+import LogoutIcon from '@mui/icons-material/Logout';
 import { api, errorText } from '../../lib/http';
 import { clearUser } from '../../lib/storage';
 import { useCopy } from '../../components/CopyDialog';
 import { deleteProblem, passwordProblem } from './logic';
 import type { SelfUser } from './useSelf';
 
-/** System access token, change password, delete account. */
+/** System access token, change password, log out everywhere, delete account. */
 export function SecurityCard({ self }: { self: SelfUser | null }) {
   const translate = useTranslate();
   const notify = useNotify();
@@ -27,6 +28,24 @@ export function SecurityCard({ self }: { self: SelfUser | null }) {
   const [delOpen, setDelOpen] = useState(false);
   const [delText, setDelText] = useState('');
   const [delBusy, setDelBusy] = useState(false);
+  const [allOpen, setAllOpen] = useState(false);
+  const [allBusy, setAllBusy] = useState(false);
+
+  // Ends every session of this user on the server (this browser's too): back to the login page.
+  const logoutAll = async () => {
+    setAllBusy(true);
+    try {
+      await api().post('/api/user/logout_all');
+      notify('feat.personal.logout_all.ok', { type: 'success' });
+      setAllOpen(false);
+      clearUser();
+      navigate('/login');
+    } catch (err) {
+      fail(err);
+    } finally {
+      setAllBusy(false);
+    }
+  };
 
   const generateToken = async () => {
     setTokenBusy(true);
@@ -103,6 +122,9 @@ export function SecurityCard({ self }: { self: SelfUser | null }) {
           <Button variant="outlined" startIcon={<LockIcon />} onClick={() => setPwOpen(true)} data-testid="personal-password">
             {translate('feat.personal.security.password')}
           </Button>
+          <Button variant="outlined" startIcon={<LogoutIcon />} onClick={() => setAllOpen(true)} data-testid="personal-logout-all">
+            {translate('feat.personal.security.logout_all')}
+          </Button>
           <Button
             variant="outlined"
             color="error"
@@ -133,6 +155,21 @@ export function SecurityCard({ self }: { self: SelfUser | null }) {
           </Button>
           <Button variant="contained" disableElevation onClick={() => void changePassword()} disabled={pwBusy} data-testid="personal-pw-submit">
             {pwBusy ? <CircularProgress size={18} color="inherit" /> : translate('app.common.confirm')}
+          </Button>
+        </DialogActions>
+      </Dialog>
+
+      <Dialog open={allOpen} onClose={() => !allBusy && setAllOpen(false)} maxWidth="xs" fullWidth>
+        <DialogTitle>{translate('feat.personal.logout_all.title')}</DialogTitle>
+        <DialogContent>
+          <Typography variant="body2">{translate('feat.personal.logout_all.body')}</Typography>
+        </DialogContent>
+        <DialogActions>
+          <Button onClick={() => setAllOpen(false)} disabled={allBusy}>
+            {translate('app.common.cancel')}
+          </Button>
+          <Button variant="contained" disableElevation onClick={() => void logoutAll()} disabled={allBusy} data-testid="personal-logout-all-confirm">
+            {allBusy ? <CircularProgress size={18} color="inherit" /> : translate('app.common.confirm')}
           </Button>
         </DialogActions>
       </Dialog>

@@ -69,7 +69,13 @@ export const personalMessages = {
           token_ok: '令牌已重置并已复制到剪贴板',
           token_label: '系统访问令牌',
           password: '修改密码',
+          logout_all: '退出所有设备',
           delete: '删除账户',
+        },
+        logout_all: {
+          title: '退出所有设备',
+          body: '将结束此账户在所有浏览器和设备上的登录（包括当前这个），之后需要重新登录。系统访问令牌和 API 令牌不受影响。',
+          ok: '已退出所有设备的登录',
         },
         password: {
           title: '修改密码',
@@ -189,7 +195,13 @@ export const personalMessages = {
           token_ok: 'Token reset and copied to clipboard',
           token_label: 'System access token',
           password: 'Change password',
+          logout_all: 'Log out everywhere',
           delete: 'Delete account',
+        },
+        logout_all: {
+          title: 'Log out everywhere',
+          body: 'Ends the sessions of this account in every browser and on every device, this one included; you will have to log in again. The system access token and API tokens keep working.',
+          ok: 'Logged out everywhere',
         },
         password: {
           title: 'Change password',
