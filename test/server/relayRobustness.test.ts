@@ -139,3 +139,185 @@ describe.each(ALL_TARGETS.map((t) => [t.name, t] as const))('relay: a client abo
   });
   const quota = async () => Number((await app.knex('users').where({ id: userId }).first()).quota);
 });
+
+// ---- streams and errors from a scripted upstream (OpenAI-compatible channel) ----
+
+const CHANNEL_KEY = 'sk-UPSTREAMSECRETKEY7Q2x9Lm4Vb8Nw3Rt';
+const chunk = (content: string) => `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
+
+interface Script {
+  /** Bytes the upstream managed to write before the gateway hung up (huge events). */
+  written: number;
+  closedEarly: boolean;
+}
+
+async function scriptedUpstream(state: Script): Promise<{ url: string; close(): Promise<void> }> {
+  const srv = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', async () => {
+      const model = String((JSON.parse(body || '{}') as { model?: string }).model ?? '');
+      if (model === 'm-keyleak') {
+        res.writeHead(401, { 'content-type': 'application/json' });
+        const quoted = `${CHANNEL_KEY.slice(0, 13)}${'*'.repeat(14)}${CHANNEL_KEY.slice(-4)}`;
+        res.end(JSON.stringify({ error: { message: `Incorrect API key provided: ${quoted}. Also seen: Bearer ${CHANNEL_KEY} and AIzaSyD3adB33fC0ffee1234567 and fragment ${CHANNEL_KEY.slice(5, 17)}.`, type: 'invalid_request_error', code: 'invalid_api_key' } }));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      res.on('close', () => {
+        if (!res.writableFinished) state.closedEarly = true;
+      });
+      if (model === 'm-ok') {
+        res.write(chunk('hello'));
+        res.end('data: [DONE]\n\n');
+      } else if (model === 'm-huge') {
+        // One valid event, then 20 MB without a blank line.
+        res.write(chunk('hello'));
+        const piece = Buffer.alloc(64 * 1024, 'x');
+        res.write('data: {"x":"');
+        for (let i = 0; i < 320 && !res.destroyed; i++) {
+          if (!res.write(piece)) await new Promise((r) => { res.once('drain', r); res.once('close', r); });
+          state.written += piece.length;
+        }
+        res.end('"}\n\n');
+      } else if (model === 'm-garbage') {
+        res.end('data: {not json\n\ndata: [DONE]\n\n');
+      } else if (model === 'm-nul') {
+        res.end(Buffer.alloc(4096, 0));
+      } else if (model === 'm-half') {
+        res.write(chunk('hello'));
+        await sleep(30);
+        res.end('data: {"choices":[{"delta":{"content":"x"\n\n');
+      } else res.end();
+    });
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  return { url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`, close: () => new Promise<void>((r) => { srv.closeAllConnections(); srv.close(() => r()); }) };
+}
+
+describe.each(ALL_TARGETS.map((t) => [t.name, t] as const))('relay: unreadable and oversized upstream streams, key scrubbing [%s]', (_n, target) => {
+  let app: TestApp;
+  let gw: { url: string; close(): Promise<void> };
+  let up: { url: string; close(): Promise<void> };
+  const state: Script = { written: 0, closedEarly: false };
+  const CAP = 1024 * 1024;
+  const INITIAL = 1_000_000;
+
+  beforeAll(async () => {
+    app = await buildApp(target, { config: { maxSseEventBytes: CAP } });
+    gw = await listen(app.callback);
+    up = await scriptedUpstream(state);
+    await setOptions(app, PRICING);
+    await seedChannel(app, { base_url: up.url, key: CHANNEL_KEY, models: 'm-ok,m-huge,m-garbage,m-nul,m-half,m-keyleak' });
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await up?.close();
+    await app?.close();
+  });
+
+  const newUser = async () => {
+    const id = (await makeUser(app, { quota: INITIAL })).id;
+    return { id, key: (await seedToken(app, id)).key };
+  };
+  const quotaOf = async (id: number) => Number((await app.knex('users').where({ id }).first()).quota);
+  const logsOf = async (id: number) => {
+    await flushUsage(app);
+    return app.knex('logs').where({ user_id: id, type: 2 });
+  };
+  type Caller = 'openai' | 'claude' | 'gemini';
+  const call = async (caller: Caller, key: string, model: string, stream = true) => {
+    const [path, headers, body] =
+      caller === 'openai'
+        ? ['/v1/chat/completions', { authorization: `Bearer ${key}` }, { model, stream, messages: [{ role: 'user', content: 'hi' }] }]
+        : caller === 'claude'
+          ? ['/v1/messages', { 'x-api-key': key, 'anthropic-version': '2023-06-01' }, { model, stream, max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] }]
+          : [`/v1beta/models/${model}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`, { 'x-goog-api-key': key }, { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] }];
+    const res = await fetch(`${gw.url}${path}`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    return { status: res.status, ctype: res.headers.get('content-type') ?? '', text: await res.text() };
+  };
+  /** The error the caller's format carries, from a JSON answer or the stream's error event. */
+  const errorOf = (caller: Caller, text: string): { message: string; code?: string } | undefined => {
+    const datas = text.includes('data:') ? text.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()) : [text];
+    for (const d of datas) {
+      let j: Record<string, unknown>;
+      try {
+        j = JSON.parse(d) as Record<string, unknown>;
+      } catch {
+        continue;
+      }
+      const e = j.error as { message?: string; code?: string | number; type?: string } | undefined;
+      if (!e) continue;
+      if (caller === 'claude') expect(j.type).toBe('error');
+      if (caller === 'gemini') expect(typeof e.code).toBe('number');
+      return { message: String(e.message), code: typeof e.code === 'string' ? e.code : undefined };
+    }
+    return undefined;
+  };
+
+  test('a 20 MB event without a blank line ends the stream with an error event past the cap; only the delivered part is billed', async () => {
+    const u = await newUser();
+    state.written = 0;
+    state.closedEarly = false;
+    const r = await call('openai', u.key, 'm-huge');
+    expect(r.status).toBe(200);
+    expect(r.text).toContain('"content":"hello"');
+    const err = errorOf('openai', r.text);
+    expect(err).toMatchObject({ code: 'upstream_event_too_large' });
+    expect(r.text).not.toContain('xxxxxxxx'); // nothing of the oversized event reached the client
+    // The gateway stopped reading at the cap and hung up on the upstream.
+    expect(await until(() => state.closedEarly, 3000)).toBe(true);
+    expect(state.written).toBeLessThan(20 * 1024 * 1024);
+    const logs = await logsOf(u.id);
+    expect(logs).toHaveLength(1);
+    expect(Number(logs[0].completion_tokens)).toBeGreaterThan(0);
+    expect(Number(logs[0].completion_tokens)).toBeLessThan(10);
+    expect(await quotaOf(u.id)).toBe(INITIAL - Number(logs[0].quota));
+  });
+
+  for (const caller of ['openai', 'claude', 'gemini'] as const) {
+    test(`${caller} caller: a stream that is not JSON ({not json / NUL bytes) is an error, refunded`, async () => {
+      for (const model of ['m-garbage', 'm-nul']) {
+        const u = await newUser();
+        const r = await call(caller, u.key, model);
+        expect(r.status).toBe(502);
+        const err = errorOf(caller, r.text);
+        expect(err?.message).toBe('上游返回了无法解析的流数据');
+        expect(r.text).not.toContain('not json');
+        expect(await quotaOf(u.id)).toBe(INITIAL);
+        expect(await logsOf(u.id)).toHaveLength(0);
+      }
+    });
+
+    test(`${caller} caller: a bad frame after a good one ends the stream with an error event; billed for what was delivered`, async () => {
+      const u = await newUser();
+      const r = await call(caller, u.key, 'm-half');
+      expect(r.status).toBe(200);
+      expect(r.text).toContain('hello');
+      expect(errorOf(caller, r.text)?.message).toBe('上游返回了无法解析的流数据');
+      const logs = await logsOf(u.id);
+      expect(logs).toHaveLength(1);
+      expect(Number(logs[0].completion_tokens)).toBeLessThan(5);
+      expect(await quotaOf(u.id)).toBe(INITIAL - Number(logs[0].quota));
+    });
+
+    test(`${caller} caller: an upstream 401 quoting the channel key reaches the client without it`, async () => {
+      const u = await newUser();
+      for (const stream of [false, true]) {
+        const r = await call(caller, u.key, 'm-keyleak', stream);
+        expect(r.status).toBe(401);
+        const err = errorOf(caller, r.text);
+        expect(err?.message).toContain('Incorrect API key provided');
+        for (const frag of [CHANNEL_KEY.slice(0, 10), 'UPSTREAMSE', CHANNEL_KEY.slice(5, 17), 'AIzaSyD3adB33f', CHANNEL_KEY.slice(-10)]) expect(r.text).not.toContain(frag);
+      }
+      expect(await quotaOf(u.id)).toBe(INITIAL);
+    });
+  }
+
+  test('a normal stream still passes untouched', async () => {
+    const u = await newUser();
+    const r = await call('openai', u.key, 'm-ok');
+    expect(r.status).toBe(200);
+    expect(r.text).toBe(`${chunk('hello')}data: [DONE]\n\n`);
+  });
+});

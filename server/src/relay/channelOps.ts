@@ -4,7 +4,7 @@ import { nowSec } from '../lib/time';
 import { adaptorFor } from './adaptors';
 import { baseUrlOf, openaiHeaders } from './adaptors/openai';
 import { channelEntry } from './routing';
-import { UpstreamError } from './errors';
+import { scrubSecrets, UpstreamError } from './errors';
 import { readBody, sendUpstream } from './upstream';
 import { autoDisableChannel, autoEnableChannel, shouldAutoDisable } from './health';
 import type { AdaptorContext, ChannelInfo, ChatRequest } from './types';
@@ -47,7 +47,8 @@ export async function testChannel(app: AppContext, id: number, modelArg?: string
     const proxy = typeof entry.info.setting.proxy === 'string' ? entry.info.setting.proxy : undefined;
     const res = await sendUpstream(app, req, AbortSignal.timeout(Math.min(TEST_TIMEOUT_MS, app.config.upstreamTimeoutMs)), proxy);
     const text = (await readBody(res, 4 * 1024 * 1024)).toString('utf8');
-    if (res.statusCode >= 400) throw new UpstreamError(res.statusCode, adaptor.errorMessage(res.statusCode, text), text);
+    // Scrubbed here too: the message is shown in the console and kept as an auto-disable reason.
+    if (res.statusCode >= 400) throw new UpstreamError(res.statusCode, scrubSecrets(adaptor.errorMessage(res.statusCode, text), entry.keys), text);
     let json: unknown;
     try {
       json = JSON.parse(text);
