@@ -84,6 +84,8 @@ const JSON_ENDPOINTS_WITH_USAGE = new Set<Endpoint>(['chat', 'completions', 'emb
 /** Runs a relay call end to end: checks, reservation, routing with retries, billing, response. */
 export async function relay(call: RelayCall): Promise<void> {
   const { app, principal, model, endpoint, inbound } = call;
+  const live = liveCalls(app);
+  live.n++;
   let channelIdForMetrics = 0;
   let statusForMetrics = 200;
   let quotaForMetrics = 0;
@@ -224,6 +226,7 @@ export async function relay(call: RelayCall): Promise<void> {
     statusForMetrics = err instanceof RelayError || (err as { status?: number }).status ? Number((err as { status: number }).status) : 500;
     throw err;
   } finally {
+    if (--live.n === 0 && live.idle) live.idle();
     recordRelay(app, {
       channelId: channelIdForMetrics,
       model,
@@ -235,6 +238,33 @@ export async function relay(call: RelayCall): Promise<void> {
       completionTokens: tokensForMetrics?.completion,
     });
   }
+}
+
+/** Relay calls in progress (a shutdown waits for them to settle or refund before closing the database). */
+interface LiveCalls {
+  n: number;
+  idle: (() => void) | undefined;
+}
+
+function liveCalls(app: AppContext): LiveCalls {
+  return app.memo('relay:live', (): LiveCalls => ({ n: 0, idle: undefined }));
+}
+
+/** Resolves true once no relay call is in progress, false if some still are after `timeoutMs`. */
+export function relayCallsDone(app: AppContext, timeoutMs: number): Promise<boolean> {
+  const live = liveCalls(app);
+  if (!live.n) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const t = setTimeout(() => {
+      live.idle = undefined;
+      resolve(false);
+    }, timeoutMs);
+    live.idle = () => {
+      clearTimeout(t);
+      live.idle = undefined;
+      resolve(true);
+    };
+  });
 }
 
 /** A number as JSON.stringify writes it (NaN/Infinity → null). */
