@@ -6,7 +6,6 @@ import { checkModelAllowed, TOKEN_STATUS, type Principal } from './auth';
 import { adaptorFor, serves } from './adaptors';
 import { loadedRouteTable, pickChannel, pickKey, routeTable, tiersFor, type ChannelEntry } from './routing';
 import { UpstreamExchange } from './upstreamExchange';
-import { isUpstreamTimeout } from './upstream';
 import { BadStreamFrame, jsonShaped, parseBlockChecked, SSEEventTooLarge, SSESplitter } from './sse';
 import { contentText, countChatPromptTokens, countInputTokens, countTextTokens, estimateTokens } from './tokenizer';
 import { responseText } from './adaptors/openai';
@@ -209,7 +208,7 @@ export async function relay(call: RelayCall): Promise<void> {
       view?.note(payer, after);
       channelIdForMetrics = lastChannel?.info.id ?? 0;
       if (!lastErr) throw new RelayError(503, `当前分组 ${principal.group} 下对于模型 ${model} 无可用渠道`, 'model_not_available');
-      const status = mapStatus(lastChannel, lastErr.status || (isUpstreamTimeout(lastErr) ? 504 : 502));
+      const status = mapStatus(lastChannel, lastErr.status || 502);
       throw new RelayError(status, scrubKey(lastErr.message, lastChannel), lastErr.upstreamCode || 'upstream_error', 'upstream_error');
     }
     channelIdForMetrics = outcome.channel.info.id;

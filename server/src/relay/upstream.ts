@@ -287,8 +287,6 @@ export const upstreamTimedOut = (code = 'upstream_timeout') => new UpstreamError
 
 const TIMEOUT_CODES = new Set(['upstream_timeout', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_PROXY_TIMEOUT']);
 
-/** A failure that was a bound running out (answered 504 when it is the call's last word). */
-export const isUpstreamTimeout = (e: UpstreamError) => TIMEOUT_CODES.has(e.upstreamCode);
 
 /** No answer: refused, unreachable, or no headers in time. */
 export function upstreamRequestError(e: Error & { code?: string }): UpstreamError {
