@@ -188,7 +188,7 @@ export async function relay(call: RelayCall): Promise<void> {
           lastErr = err;
           if (err.upstreamCode === 'client_gone') break;
           onUpstreamFailure(app, ch.info.id, ch.autoBan, err);
-          app.log.warn({ channel: ch.info.id, status: err.status, msg: err.message }, 'upstream failed');
+          app.log.warn({ channel: ch.info.id, status: err.status, msg: scrubKey(err.message, ch) }, 'upstream failed');
           if (!err.retryable || isClientGone(call.ctx)) break;
         }
       }
