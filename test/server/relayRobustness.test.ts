@@ -176,7 +176,17 @@ async function scriptedUpstream(state: Script): Promise<{ url: string; close(): 
         const piece = Buffer.alloc(64 * 1024, 'x');
         res.write('data: {"x":"');
         for (let i = 0; i < 320 && !res.destroyed; i++) {
-          if (!res.write(piece)) await new Promise((r) => { res.once('drain', r); res.once('close', r); });
+          if (!res.write(piece)) {
+            await new Promise<void>((r) => {
+              const go = () => {
+                res.off('drain', go);
+                res.off('close', go);
+                r();
+              };
+              res.on('drain', go);
+              res.on('close', go);
+            });
+          }
           state.written += piece.length;
         }
         res.end('"}\n\n');
