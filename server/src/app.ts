@@ -13,6 +13,7 @@ import { apiMiddleware } from './api';
 import { relayHttpHandler, relayMiddleware } from './relay';
 import { clientIp, trustsProxies } from './relay/ip';
 import { releaseIdleUpstreams } from './relay/upstream';
+import { relayCallsDone } from './relay/handler';
 import { metricsMiddleware } from './metrics';
 import { serveConsole } from './static';
 
@@ -23,6 +24,8 @@ export interface GatewayApp {
   callback: (req: IncomingMessage, res: ServerResponse) => Promise<void> | undefined;
   /** Flushes batches, closes DB and Redis. */
   close(): Promise<void>;
+  /** Waits (at most `timeoutMs`) until no relay call is in progress; false if some still are. */
+  drain(timeoutMs: number): Promise<boolean>;
   /** The server went quiet after a burst: let go of per-burst resources (lib/idleGc.ts calls it). */
   releaseIdle(): Promise<void>;
 }
@@ -111,6 +114,7 @@ export async function createApp(config: AppConfig, opts: CreateAppOptions = {}):
     koa,
     ctx,
     callback,
+    drain: (timeoutMs) => relayCallsDone(ctx, timeoutMs),
     releaseIdle: async () => {
       await Promise.all([releaseIdleUpstreams(ctx), releaseDbMemory(db)]);
     },

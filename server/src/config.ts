@@ -34,6 +34,24 @@ export interface AppConfig {
   loginLimit: { perAccount: number; perIp: number; windowSeconds: number };
   /** Per-IP limit on /api calls: `count` per `windowSeconds` (0 = off). */
   apiRateLimit: { count: number; windowSeconds: number };
+  /** Bounds of the upstream call's phases (ms); unset: see upstreamBounds() in relay/upstream.ts. */
+  upstreamConnectTimeoutMs?: number;
+  /** How long an HTTP(S) proxy may take to answer CONNECT. */
+  upstreamProxyTimeoutMs?: number;
+  /** From the request written to the response headers. */
+  upstreamHeadersTimeoutMs?: number;
+  /** Longest silence between two chunks of a response body. */
+  upstreamIdleTimeoutMs?: number;
+  /** Largest single SSE event (or event-stream frame) read from an upstream, bytes. */
+  maxSseEventBytes?: number;
+  /** SIGTERM/SIGINT: how long in-flight calls may run before they are cut (ms). */
+  shutdownTimeoutMs?: number;
+}
+
+/** A positive number from the environment, or undefined when unset/invalid (the default applies). */
+function envMs(v: string | undefined): number | undefined {
+  const n = Number(v);
+  return v !== undefined && v !== '' && Number.isFinite(n) && n > 0 ? n : undefined;
 }
 
 const root = path.resolve(__dirname, '../..');
@@ -64,6 +82,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       count: Number(env.GLOBAL_API_RATE_LIMIT ?? 600),
       windowSeconds: Number(env.GLOBAL_API_RATE_LIMIT_DURATION ?? 60),
     },
+    upstreamConnectTimeoutMs: envMs(env.UPSTREAM_CONNECT_TIMEOUT_MS),
+    upstreamProxyTimeoutMs: envMs(env.UPSTREAM_PROXY_TIMEOUT_MS),
+    upstreamHeadersTimeoutMs: envMs(env.UPSTREAM_HEADERS_TIMEOUT_MS),
+    upstreamIdleTimeoutMs: envMs(env.UPSTREAM_IDLE_TIMEOUT_MS),
+    maxSseEventBytes: envMs(env.RELAY_MAX_SSE_EVENT_BYTES),
+    shutdownTimeoutMs: envMs(env.SHUTDOWN_TIMEOUT_MS),
   };
 }
 

@@ -2,7 +2,7 @@ import { loadConfig } from './config';
 import { createApp } from './app';
 import { createLogger } from './lib/logger';
 import { collectNow, startIdleGc } from './lib/idleGc';
-import { createGatewayServer, listenGateway } from './lib/httpServer';
+import { createGatewayServer, drainGateway, listenGateway } from './lib/httpServer';
 
 async function main() {
   const config = loadConfig();
@@ -15,17 +15,41 @@ async function main() {
   // Start-up (migrations, loading options and caches) leaves garbage: listen without it.
   await gateway.releaseIdle();
   collectNow();
-  startIdleGc(server, { onIdle: () => gateway.releaseIdle() });
+  const stopIdleGc = startIdleGc(server, { onIdle: () => gateway.releaseIdle() });
   await listenGateway(server, { port: config.port });
   log.info({ port: config.port, db: gateway.ctx.db.kind, cache: gateway.ctx.kv.kind }, 'gateway listening');
+  // Graceful shutdown: stop accepting, let calls in flight (streams included) finish until the
+  // deadline, cut the rest (they settle or refund as abandoned calls do), wait for that
+  // bookkeeping, then flush the batched rows and counters and close the pools. A second signal,
+  // or a close that hangs, exits at once.
+  const deadline = config.shutdownTimeoutMs ?? 30_000;
+  let stopping = false;
   const stop = async (signal: string) => {
-    log.info({ signal }, 'shutting down');
-    server.close();
-    await gateway.close();
+    if (stopping) {
+      log.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    stopping = true;
+    stopIdleGc();
+    log.info({ signal, deadlineMs: deadline }, 'shutting down');
+    setTimeout(() => {
+      log.error('shutdown did not finish in time: exiting');
+      process.exit(1);
+    }, deadline + 30_000).unref();
+    try {
+      const { cut } = await drainGateway(server, deadline);
+      if (cut) log.warn({ connections: cut }, 'shutdown deadline reached: open connections cut');
+      if (!(await gateway.drain(10_000))) log.error('relay calls still unsettled after the shutdown grace');
+      await gateway.close();
+    } catch (err) {
+      log.error({ err }, 'error while shutting down');
+      process.exit(1);
+    }
+    log.info('shut down');
     process.exit(0);
   };
-  process.once('SIGINT', () => void stop('SIGINT'));
-  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+  process.on('SIGTERM', () => void stop('SIGTERM'));
 }
 
 main().catch((err) => {

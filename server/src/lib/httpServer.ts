@@ -30,7 +30,64 @@ export function createGatewayServer(callback: http.RequestListener): http.Server
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
   server.requestTimeout = 0;
+  trackConnections(server);
   return server;
+}
+
+const openConnections = new WeakMap<http.Server, Set<net.Socket>>();
+
+/**
+ * Counts the server's open connections, the ones Node accepted and the ones listenGateway adopted
+ * alike (both arrive as 'connection'), so that a shutdown can wait for them and close what is
+ * left. Per connection, not per request: nothing on a request's path.
+ */
+function trackConnections(server: http.Server): Set<net.Socket> {
+  let set = openConnections.get(server);
+  if (set) return set;
+  const conns = (set = new Set<net.Socket>());
+  openConnections.set(server, conns);
+  server.on('connection', (socket: net.Socket) => {
+    conns.add(socket);
+    socket.once('close', () => conns.delete(socket));
+  });
+  return conns;
+}
+
+/** The server's open connections (createGatewayServer tracks them). */
+export function gatewayConnections(server: http.Server): ReadonlySet<net.Socket> {
+  return trackConnections(server);
+}
+
+export interface DrainResult {
+  /** Connections still busy at the deadline, destroyed. */
+  cut: number;
+}
+
+/**
+ * Graceful stop of the HTTP side: stop accepting (also ends the accept4 draining, which checks
+ * `listening`), close idle keep-alive connections at once and each busy one as soon as its
+ * response is done (answers from now on say `Connection: close`), and at `timeoutMs` destroy
+ * whatever is still open: the calls on them see their client gone and settle or refund as any
+ * abandoned call does.
+ */
+export async function drainGateway(server: http.Server, timeoutMs: number, pollMs = 50): Promise<DrainResult> {
+  const conns = trackConnections(server);
+  server.on('request', (_req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (!res.headersSent) res.setHeader('connection', 'close');
+  });
+  if (server.listening) server.close();
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    // A connection between two requests (or before its first) counts as idle.
+    server.closeIdleConnections();
+    if (!conns.size) return { cut: 0 };
+    const left = deadline - Date.now();
+    if (left <= 0) break;
+    await new Promise((r) => setTimeout(r, Math.min(pollMs, left)));
+  }
+  const cut = conns.size;
+  for (const s of conns) s.destroy();
+  return { cut };
 }
 
 export interface ListenOptions {

@@ -4,9 +4,8 @@ import { nowSec } from '../lib/time';
 import { adaptorFor } from './adaptors';
 import { baseUrlOf, openaiHeaders } from './adaptors/openai';
 import { channelEntry } from './routing';
-import { UpstreamError } from './errors';
-import { readBody, sendUpstream, upstreamClientGone, upstreamRequestError, type UpstreamResponse } from './upstream';
-import { request, type Dispatcher } from 'undici';
+import { scrubSecrets, UpstreamError } from './errors';
+import { readBody, sendUpstream, upstreamBounds, type UpstreamResponse } from './upstream';
 import { checkHost, checkUrl, fetchPolicy, FetchFailedError, FetchRefusedError, pinnedAgent, untilAborted, type FetchAudience } from '../lib/guardedFetch';
 import type { UpstreamRequest } from './types';
 import { autoDisableChannel, autoEnableChannel, shouldAutoDisable } from './health';
@@ -57,18 +56,15 @@ async function guardedSend(app: AppContext, req: UpstreamRequest, signal: AbortS
     throw new ChannelTargetRefused('fetch refused: invalid URL');
   }
   if (viaProxy) return sendUpstream(app, req, signal, proxy);
-  const t = app.config.upstreamTimeoutMs;
-  const agent = pinnedAgent(addresses ?? [], { headersTimeout: t, bodyTimeout: t });
-  let res: Dispatcher.ResponseData;
+  // A one-call agent whose lookup answers only the checked addresses, with the relay's bounds;
+  // closed at once: undici lets the call in flight finish first.
+  const b = upstreamBounds(app.config);
+  const agent = pinnedAgent(addresses ?? [], { headersTimeout: b.headers, bodyTimeout: b.idle, connect: { timeout: b.connect } });
   try {
-    res = await request(req.url, { method: req.method as Dispatcher.HttpMethod, headers: req.headers, body: req.body, dispatcher: agent, signal });
-  } catch (err) {
-    void agent.destroy().catch(() => undefined);
-    if (signal.aborted) throw upstreamClientGone();
-    throw upstreamRequestError(err as Error);
+    return await sendUpstream(app, req, signal, undefined, agent);
+  } finally {
+    void agent.close().catch(() => agent.destroy());
   }
-  res.body.once('close', () => void agent.close().catch(() => undefined));
-  return res;
 }
 
 function testRequest(model: string): ChatRequest {
@@ -98,7 +94,8 @@ export async function testChannel(app: AppContext, id: number, modelArg?: string
     const proxy = typeof entry.info.setting.proxy === 'string' ? entry.info.setting.proxy : undefined;
     const res = await guardedSend(app, req, AbortSignal.timeout(Math.min(TEST_TIMEOUT_MS, app.config.upstreamTimeoutMs)), audience, proxy);
     const text = (await readBody(res, 4 * 1024 * 1024)).toString('utf8');
-    if (res.statusCode >= 400) throw new UpstreamError(res.statusCode, adaptor.errorMessage(res.statusCode, text), text);
+    // Scrubbed here too: the message is shown in the console and kept as an auto-disable reason.
+    if (res.statusCode >= 400) throw new UpstreamError(res.statusCode, scrubSecrets(adaptor.errorMessage(res.statusCode, text), entry.keys), text);
     let json: unknown;
     try {
       json = JSON.parse(text);

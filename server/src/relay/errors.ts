@@ -42,3 +42,66 @@ export class UpstreamError extends Error {
 
 export const errNoKey = () => new RelayError(401, '未提供令牌', 'invalid_api_key');
 export const errBadKey = () => new RelayError(401, '无效的令牌', 'invalid_api_key');
+
+/**
+ * Key-like strings in upstream error text. Upstreams quote keys ("Incorrect API key provided:
+ * sk-abc…"), and such text reaches end users, consoles and logs: provider key shapes, bearer
+ * tokens, JWTs, AWS access key ids, and long hex or base64 runs that look like secrets (a run of
+ * 32+ hex digits or 40+ base64 characters with both letters and digits).
+ */
+const SECRET_PATTERNS: Array<[RegExp, string | ((m: string) => string)]> = [
+  [/\bsk-[A-Za-z0-9_-]{3,}[A-Za-z0-9_*.-]*/g, 'sk-***'],
+  [/\bAIza[0-9A-Za-z_-]{6,}\**/g, 'AIza***'],
+  [/\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{6,}\**/gi, '$1 ***'],
+  [/\beyJ[A-Za-z0-9_-]{6,}\.[A-Za-z0-9_-]+\.?[A-Za-z0-9_-]*/g, '***'],
+  [/\b(AKIA|ASIA)[0-9A-Z]{12,}/g, '***'],
+  [/\b[0-9a-fA-F]{32,}\b/g, '***'],
+  [/[A-Za-z0-9+/_-]{40,}={0,2}/g, (m: string) => (/[0-9]/.test(m) && /[A-Za-z]/.test(m) ? '***' : m)],
+];
+
+/** Shortest fragment of a channel key that is scrubbed wherever it appears. */
+const KEY_FRAGMENT = 6;
+const keyGramCache = new Map<string, Set<string>>();
+
+/**
+ * Every KEY_FRAGMENT-long piece of `key`, except pieces made of lower-case letters only (they
+ * would match ordinary words, e.g. "stream" in a key like sk-upstream-key; a quoted key fragment
+ * has digits, capitals or its prefix's dash). Cached: error paths only, one entry per key seen.
+ */
+function keyGrams(key: string): Set<string> {
+  let g = keyGramCache.get(key);
+  if (g) return g;
+  g = new Set();
+  for (let i = 0; i + KEY_FRAGMENT <= key.length; i++) {
+    const s = key.slice(i, i + KEY_FRAGMENT);
+    if (!/^[a-z]+$/.test(s) && !/\s/.test(s)) g.add(s);
+  }
+  if (keyGramCache.size > 1000) keyGramCache.clear();
+  keyGramCache.set(key, g);
+  return g;
+}
+
+/**
+ * Upstream error text made safe to show: any fragment (6+ characters) of the channel's own keys
+ * and anything shaped like a secret become `***`. Runs only when an upstream call failed.
+ */
+export function scrubSecrets(message: string, keys: readonly string[] = []): string {
+  let out = message;
+  for (const [re, to] of SECRET_PATTERNS) out = typeof to === 'string' ? out.replace(re, to) : out.replace(re, to);
+  for (const key of keys) {
+    if (!key || key.length < KEY_FRAGMENT || out.length < KEY_FRAGMENT) continue;
+    const grams = keyGrams(key);
+    let mark: Uint8Array | undefined;
+    for (let i = 0; i + KEY_FRAGMENT <= out.length; i++) {
+      if (grams.has(out.slice(i, i + KEY_FRAGMENT))) (mark ??= new Uint8Array(out.length)).fill(1, i, i + KEY_FRAGMENT);
+    }
+    if (!mark) continue;
+    let s = '';
+    for (let i = 0; i < out.length; i++) {
+      if (!mark[i]) s += out[i];
+      else if (i === 0 || !mark[i - 1]) s += '***';
+    }
+    out = s;
+  }
+  return out;
+}

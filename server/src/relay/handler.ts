@@ -1,12 +1,12 @@
 import type { ServerResponse } from 'node:http';
 import type { RelayHttp } from './httpContext';
 import type { AppContext } from '../context';
-import { RelayError, UpstreamError } from './errors';
+import { RelayError, scrubSecrets, UpstreamError } from './errors';
 import { checkModelAllowed, TOKEN_STATUS, type Principal } from './auth';
 import { adaptorFor, serves } from './adaptors';
 import { loadedRouteTable, pickChannel, pickKey, routeTable, tiersFor, type ChannelEntry } from './routing';
 import { UpstreamExchange } from './upstreamExchange';
-import { parseBlock, SSESplitter } from './sse';
+import { BadStreamFrame, jsonShaped, parseBlockChecked, SSEEventTooLarge, SSESplitter } from './sse';
 import { contentText, countChatPromptTokens, countInputTokens, countTextTokens, estimateTokens } from './tokenizer';
 import { responseText } from './adaptors/openai';
 import { onUpstreamFailure } from './health';
@@ -83,6 +83,8 @@ const JSON_ENDPOINTS_WITH_USAGE = new Set<Endpoint>(['chat', 'completions', 'emb
 /** Runs a relay call end to end: checks, reservation, routing with retries, billing, response. */
 export async function relay(call: RelayCall): Promise<void> {
   const { app, principal, model, endpoint, inbound } = call;
+  const live = liveCalls(app);
+  live.n++;
   let channelIdForMetrics = 0;
   let statusForMetrics = 200;
   let quotaForMetrics = 0;
@@ -186,7 +188,7 @@ export async function relay(call: RelayCall): Promise<void> {
           lastErr = err;
           if (err.upstreamCode === 'client_gone') break;
           onUpstreamFailure(app, ch.info.id, ch.autoBan, err);
-          app.log.warn({ channel: ch.info.id, status: err.status, msg: err.message }, 'upstream failed');
+          app.log.warn({ channel: ch.info.id, status: err.status, msg: scrubKey(err.message, ch) }, 'upstream failed');
           if (!err.retryable || isClientGone(call.ctx)) break;
         }
       }
@@ -207,7 +209,7 @@ export async function relay(call: RelayCall): Promise<void> {
       channelIdForMetrics = lastChannel?.info.id ?? 0;
       if (!lastErr) throw new RelayError(503, `当前分组 ${principal.group} 下对于模型 ${model} 无可用渠道`, 'model_not_available');
       const status = mapStatus(lastChannel, lastErr.status || 502);
-      throw new RelayError(status, lastErr.message, lastErr.upstreamCode || 'upstream_error', 'upstream_error');
+      throw new RelayError(status, scrubKey(lastErr.message, lastChannel), lastErr.upstreamCode || 'upstream_error', 'upstream_error');
     }
     channelIdForMetrics = outcome.channel.info.id;
     tokensForMetrics = outcome.tokens;
@@ -223,6 +225,7 @@ export async function relay(call: RelayCall): Promise<void> {
     statusForMetrics = err instanceof RelayError || (err as { status?: number }).status ? Number((err as { status: number }).status) : 500;
     throw err;
   } finally {
+    if (--live.n === 0 && live.idle) live.idle();
     recordRelay(app, {
       channelId: channelIdForMetrics,
       model,
@@ -234,6 +237,33 @@ export async function relay(call: RelayCall): Promise<void> {
       completionTokens: tokensForMetrics?.completion,
     });
   }
+}
+
+/** Relay calls in progress (a shutdown waits for them to settle or refund before closing the database). */
+interface LiveCalls {
+  n: number;
+  idle: (() => void) | undefined;
+}
+
+function liveCalls(app: AppContext): LiveCalls {
+  return app.memo('relay:live', (): LiveCalls => ({ n: 0, idle: undefined }));
+}
+
+/** Resolves true once no relay call is in progress, false if some still are after `timeoutMs`. */
+export function relayCallsDone(app: AppContext, timeoutMs: number): Promise<boolean> {
+  const live = liveCalls(app);
+  if (!live.n) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const t = setTimeout(() => {
+      live.idle = undefined;
+      resolve(false);
+    }, timeoutMs);
+    live.idle = () => {
+      clearTimeout(t);
+      live.idle = undefined;
+      resolve(true);
+    };
+  });
 }
 
 /** A number as JSON.stringify writes it (NaN/Infinity → null). */
@@ -256,9 +286,9 @@ function priceLogText(price: PriceInfo): { content: string; otherHead: string } 
   };
 }
 
-/** Upstream messages go to clients: never echo the channel's key. */
-function scrubKey(message: string, key: string): string {
-  return key.length >= 6 ? message.split(key).join('***') : message;
+/** Upstream messages go to clients: never echo the channel's keys, or anything shaped like a secret. */
+function scrubKey(message: string, ch: ChannelEntry | undefined, key?: string): string {
+  return scrubSecrets(message, key && ch && !ch.keys.includes(key) ? [key, ...ch.keys] : (ch?.keys ?? []));
 }
 
 function mapStatus(ch: ChannelEntry | undefined, status: number): number {
@@ -394,7 +424,7 @@ async function attemptChannel(
       } catch {
         /* keep the status */
       }
-      throw new UpstreamError(up.statusCode, scrubKey(adaptor.errorMessage(up.statusCode, text), channel.key), text);
+      throw new UpstreamError(up.statusCode, scrubKey(adaptor.errorMessage(up.statusCode, text), ch, channel.key), text);
     }
     const ctype = up.header('content-type');
     if (call.stream && (ctype.includes('text/event-stream') || (adaptor.streamSplitter && adaptor.streamSplitter(ctype)))) {
@@ -601,8 +631,31 @@ function bytesAt(b: Buffer, at: number, needle: Buffer): boolean {
 function passesAsBytes(chunk: Buffer): boolean {
   const n = chunk.length;
   if (n < 2 || chunk[n - 1] !== LF || chunk[n - 2] !== LF) return false;
+  // Each line must open like SSE (`data: {`, `data: [`, `event:`, `id:`, `retry:`, `:`, blank) and
+  // a data line end like JSON: anything else (garbage, a truncated object) takes the checked path.
+  let lineStart = true;
+  let inData = false;
   for (let i = 0; i < n; i++) {
     const c = chunk[i];
+    if (lineStart) {
+      lineStart = false;
+      if (c === 0x64 /* d */) {
+        let j = i + 5;
+        if (chunk[i + 4] !== 0x3a /* : */ || chunk[i + 1] !== 0x61) return false;
+        if (chunk[j] === 0x20) j++;
+        if (chunk[j] !== 0x7b /* { */ && chunk[j] !== 0x5b /* [ */) return false;
+        inData = true;
+      } else if (c !== 0x65 /* e */ && c !== 0x3a /* : */ && c !== LF && c !== 0x69 /* i */ && c !== 0x72 /* r */) return false;
+    }
+    if (c === LF) {
+      if (inData) {
+        const p = chunk[i - 1];
+        if (p !== 0x7d /* } */ && p !== 0x5d /* ] */) return false;
+        inData = false;
+      }
+      lineStart = true;
+      continue;
+    }
     if (c === CR) return false;
     if (c === 0x5b /* [ */ && bytesAt(chunk, i, DONE_KEY)) return false;
     if (c === 0x22 /* " */ && chunk[i + 1] === 0x75 /* u */ && bytesAt(chunk, i, USAGE_KEY)) {
@@ -665,7 +718,8 @@ async function streamOutcome(
       [RELAY_CORS[0]]: RELAY_CORS[1],
     });
   };
-  const splitter = adaptor.streamSplitter?.(ctype) ?? new SSESplitter();
+  const maxEvent = call.app.config.maxSseEventBytes;
+  const splitter = adaptor.streamSplitter?.(ctype, maxEvent) ?? new SSESplitter(maxEvent);
   const openaiPassthrough = passthrough && call.inbound.name === 'openai';
   const dropUsageOnly = openaiPassthrough && !call.includeUsage;
   const observer: StreamObserver | undefined = passthrough ? (adaptor.observer?.(actx) ?? observerFromTranslator(adaptor.chatStream(actx))) : undefined;
@@ -681,7 +735,9 @@ async function streamOutcome(
   const handleBlocks = (blocks: string[]): string => {
     let out = '';
     for (const block of blocks) {
-      const ev = parseBlock(block);
+      const ev = parseBlockChecked(block);
+      // Not SSE, or data that cannot be JSON: the stream is unreadable (ends with an error below).
+      if (ev === false || (ev && !jsonShaped(ev.data))) throw new BadStreamFrame();
       if (!ev) {
         if (passthrough) out += block;
         continue;
@@ -811,7 +867,9 @@ async function streamOutcome(
       // Nothing reached the client yet: let the caller retry on another channel.
       call.timer.upstreamEnd();
       up.abort();
-      throw err instanceof UpstreamError ? err : new UpstreamError(0, `上游连接中断：${(err as Error).message}`);
+      if (err instanceof UpstreamError) throw err;
+      if (err instanceof BadStreamFrame || err instanceof SSEEventTooLarge) throw new UpstreamError(502, err.message, '', err.code);
+      throw new UpstreamError(0, `上游连接中断：${(err as Error).message}`);
     } else cut = err as Error;
   } finally {
     if (ping) clearTimeout(ping);
@@ -837,7 +895,10 @@ async function streamOutcome(
       let tail = '';
       if (cut) {
         const f = call.inbound;
-        tail += f.streamError ? f.streamError(502, '上游连接中断', 'upstream_stream_interrupted') : `data: ${JSON.stringify(f.error(502, '上游连接中断', 'upstream_stream_interrupted'))}\n\n`;
+        const unreadable = cut instanceof BadStreamFrame || cut instanceof SSEEventTooLarge ? cut : undefined;
+        const m = unreadable ? unreadable.message : '上游连接中断';
+        const code = unreadable ? unreadable.code : 'upstream_stream_interrupted';
+        tail += f.streamError ? f.streamError(502, m, code) : `data: ${JSON.stringify(f.error(502, m, code))}\n\n`;
       } else if (passthrough) {
         tail += doneBlock;
       } else {

@@ -225,7 +225,7 @@ export interface ProviderAdaptor {
    * Streams that are not SSE (AWS event-stream): when the upstream content type matches, the
    * relay splits the bytes with this instead of the SSE splitter; blocks must be SSE text.
    */
-  streamSplitter?(contentType: string): { push(chunk: Uint8Array): string[]; end(): string[] } | undefined;
+  streamSplitter?(contentType: string, maxEventBytes?: number): { push(chunk: Uint8Array): string[]; end(): string[] } | undefined;
 }
 
 /** A client-facing route of a non-OpenAI format (H7 registers Claude/Gemini ones in formats/index.ts). */

@@ -1,7 +1,9 @@
-import { Agent, ProxyAgent, request, type Dispatcher } from 'undici';
+import net from 'node:net';
+import { Agent, buildConnector, type Dispatcher } from 'undici';
+import type { AppConfig } from '../config';
 import type { AppContext } from '../context';
 import { UpstreamError } from './errors';
-import { collectStream, type CollectErrors } from '../lib/collectStream';
+import { UpstreamExchange } from './upstreamExchange';
 import type { UpstreamRequest } from './types';
 
 /**
@@ -25,15 +27,39 @@ function agentHolder(app: AppContext): { agent: Agent | undefined } {
   });
 }
 
-function newAgent(app: AppContext): Agent {
-  const t = app.config.upstreamTimeoutMs;
-  return new Agent({
+/**
+ * Every phase of an upstream call has its own bound, all enforced by undici or by the connector
+ * (no timer per call): connecting (TCP + TLS, per hop), the proxy's answer to CONNECT, the response
+ * headers, and the silence between two body chunks.
+ */
+function newAgent(app: AppContext, proxy?: string): Agent {
+  const b = upstreamBounds(app.config);
+  const connector = trackedConnector(b, proxy);
+  const agent = new Agent({
     keepAliveTimeout: 30_000,
     keepAliveMaxTimeout: 600_000,
-    headersTimeout: t,
-    bodyTimeout: t,
-    connect: { timeout: Math.min(t, 30_000) },
+    headersTimeout: b.headers,
+    bodyTimeout: b.idle,
+    connect: connector.connect,
   });
+  connectTrackers.set(agent, connector);
+  return agent;
+}
+
+/**
+ * The phases' bounds. Headers and body silence default to UPSTREAM_TIMEOUT_MS: a non-streamed
+ * completion sends its headers only once it is generated, and reasoning models may think for
+ * minutes between stream chunks. Connecting and a proxy's CONNECT answer take milliseconds when
+ * all is well, hence 10 s.
+ */
+export function upstreamBounds(c: AppConfig): { connect: number; proxy: number; headers: number; idle: number } {
+  const t = c.upstreamTimeoutMs;
+  return {
+    connect: c.upstreamConnectTimeoutMs ?? Math.min(t, 10_000),
+    proxy: c.upstreamProxyTimeoutMs ?? Math.min(t, 10_000),
+    headers: c.upstreamHeadersTimeoutMs ?? t,
+    idle: c.upstreamIdleTimeoutMs ?? t,
+  };
 }
 
 /**
@@ -49,19 +75,24 @@ export async function releaseIdleUpstreams(app: AppContext): Promise<void> {
   if (old) await old.close().catch(() => old.destroy());
 }
 
-/** A keep-alive proxy agent per proxy URL (channel setting `proxy`: http(s)://user:pass@host:port). */
+/**
+ * A keep-alive agent per proxy URL (channel setting `proxy`: http(s)://user:pass@host:port). Our
+ * own tunnel connector rather than undici's ProxyAgent: that one sends CONNECT through a client of
+ * its own with undici's default 300 s headers timeout and no way to cancel it, so a proxy that
+ * accepts and never answers held a call for five minutes whatever the caller did.
+ */
 function proxyAgent(app: AppContext, proxy: string): Dispatcher {
   const agents = app.memo('relay:proxyAgents', () => {
-    const m = new Map<string, ProxyAgent>();
+    const m = new Map<string, Agent>();
     app.onClose(async () => {
       for (const a of m.values()) await a.close().catch(() => a.destroy());
+      m.clear();
     });
     return m;
   });
   let a = agents.get(proxy);
   if (!a) {
-    const t = app.config.upstreamTimeoutMs;
-    a = new ProxyAgent({ uri: proxy, keepAliveTimeout: 30_000, headersTimeout: t, bodyTimeout: t });
+    a = newAgent(app, proxy);
     agents.set(proxy, a);
   }
   return a;
@@ -72,42 +103,199 @@ export function upstreamDispatcher(app: AppContext, proxy?: string): Dispatcher 
   return proxy && /^https?:\/\//.test(proxy) ? proxyAgent(app, proxy) : upstreamAgent(app);
 }
 
-export type UpstreamResponse = Dispatcher.ResponseData;
+// ---- connections being opened: bounded, and cancellable when nobody waits for them any more ----
 
-/** Sends one upstream request; network failures and timeouts become UpstreamError(0). */
-export async function sendUpstream(app: AppContext, req: UpstreamRequest, signal?: AbortSignal, proxy?: string): Promise<UpstreamResponse> {
+type ConnectFn = buildConnector.connector;
+type ConnectOpts = buildConnector.Options;
+type ConnectCallback = buildConnector.Callback;
+
+/** A connection being opened (TCP, TLS, proxy tunnel) for `key` (`protocol//host[:port]`). */
+interface Attempt {
+  key: string;
+  cancel(err: Error): void;
+}
+
+export interface ConnectTracker {
+  connect: ConnectFn;
+  /** Connections being opened, per origin key. */
+  pending: Map<string, Set<Attempt>>;
+}
+
+const connectTrackers = new WeakMap<Dispatcher, ConnectTracker>();
+
+/** `protocol//host[:port]` as the connector sees an origin (undici passes URL fields). */
+export function originKey(protocol: string, host: string): string {
+  return `${protocol}//${host}`;
+}
+
+/**
+ * Cancels connections being opened to `origin` through `dispatcher` beyond `stillWaiting` (the
+ * calls that still wait for one). Called only when a call is abandoned before it got a connection
+ * (client gone), so that a hung connect or proxy handshake does not outlive everyone who wanted it.
+ */
+export function cancelSurplusConnects(dispatcher: Dispatcher, origin: string, stillWaiting: number): void {
+  const t = connectTrackers.get(dispatcher);
+  if (!t) return;
+  let key: string;
   try {
-    return await request(req.url, {
-      method: req.method,
-      headers: req.headers,
-      body: req.body,
-      dispatcher: upstreamDispatcher(app, proxy),
-      signal,
-    });
-  } catch (err) {
-    if (signal?.aborted) throw upstreamClientGone();
-    throw upstreamRequestError(err as Error);
+    const u = new URL(origin);
+    key = originKey(u.protocol, u.host);
+  } catch {
+    return;
+  }
+  const set = t.pending.get(key);
+  if (!set) return;
+  let surplus = set.size - stillWaiting;
+  for (const a of set) {
+    if (surplus-- <= 0) break;
+    a.cancel(connectError('UND_ERR_ABORTED', 'connection attempt cancelled: no call waits for it'));
   }
 }
 
-/** Reads a whole upstream body (bounded); stream failures become an UpstreamError. */
-export function readBody(res: UpstreamResponse, limit = 64 * 1024 * 1024): Promise<Buffer> {
-  return collectStream(res.body, limit, UPSTREAM_BODY_ERRORS, 'destroy');
+function connectError(code: string, message: string): Error & { code: string } {
+  return Object.assign(new Error(message), { code });
 }
 
-const UPSTREAM_BODY_ERRORS: CollectErrors = { tooLarge: () => upstreamTooLarge(), failed: (err) => upstreamBodyError(err) };
+function trackedConnector(b: ReturnType<typeof upstreamBounds>, proxy?: string): ConnectTracker {
+  const direct = buildConnector({ timeout: b.connect });
+  const pending = new Map<string, Set<Attempt>>();
+  const track = (key: string, cancel: (err: Error) => void): Attempt => {
+    const a: Attempt = { key, cancel };
+    let set = pending.get(key);
+    if (!set) pending.set(key, (set = new Set()));
+    set.add(a);
+    return a;
+  };
+  const untrack = (a: Attempt) => {
+    const set = pending.get(a.key);
+    if (!set) return;
+    set.delete(a);
+    if (!set.size) pending.delete(a.key);
+  };
+  const tunnel = proxy ? proxyTunnel(proxy, b.connect, b.proxy) : undefined;
+  const connect: ConnectFn = (opts: ConnectOpts, callback: ConnectCallback) => {
+    let done = false;
+    let cancel: (err: Error) => void = () => undefined;
+    const a = track(originKey(opts.protocol, opts.host ?? opts.hostname), (err) => cancel(err));
+    const cb: ConnectCallback = (...args) => {
+      if (done) return;
+      done = true;
+      untrack(a);
+      callback(...args);
+    };
+    if (tunnel) cancel = tunnel(opts, cb);
+    else {
+      // undici's connector reports a socket destroyed with an error through the callback.
+      const socket = direct(opts, cb) as unknown as net.Socket;
+      cancel = (err) => socket.destroy(err);
+    }
+  };
+  return { connect, pending };
+}
+
+/**
+ * Opens a connection to the target through an HTTP(S) proxy: connect to the proxy (bounded like
+ * any connect), send CONNECT, wait at most `handshakeMs` for its answer, then TLS to the target
+ * over the tunnel when the target is https. Returns a function that stops it at any point.
+ */
+function proxyTunnel(proxy: string, connectMs: number, handshakeMs: number) {
+  const url = new URL(proxy);
+  const toProxy = buildConnector({ timeout: connectMs });
+  const overTunnel = buildConnector({ timeout: connectMs });
+  const auth =
+    url.username || url.password
+      ? `Proxy-Authorization: Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}\r\n`
+      : '';
+  const proxyOpts: ConnectOpts = { protocol: url.protocol, hostname: url.hostname.replace(/^\[|\]$/g, ''), host: url.host, port: url.port };
+  return (opts: ConnectOpts, cb: ConnectCallback): ((err: Error) => void) => {
+    let finished = false;
+    let sock: net.Socket | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    const fail = (err: Error) => {
+      if (finished) return;
+      finished = true;
+      if (timer) clearTimeout(timer);
+      sock?.destroy();
+      cb(err, null);
+    };
+    const succeed = (s: net.Socket) => {
+      if (finished) return s.destroy();
+      finished = true;
+      cb(null, s);
+    };
+    sock = toProxy(proxyOpts, (err, s) => {
+      if (finished) return;
+      if (err) return fail(err);
+      const ps = s as net.Socket;
+      const host = opts.hostname.includes(':') ? `[${opts.hostname}]` : opts.hostname;
+      const target = `${host}:${opts.port || (opts.protocol === 'https:' ? 443 : 80)}`;
+      timer = setTimeout(() => fail(connectError('UND_ERR_PROXY_TIMEOUT', `proxy did not answer CONNECT within ${handshakeMs} ms`)), handshakeMs);
+      let head: Buffer = Buffer.alloc(0);
+      const onError = (e: Error) => fail(e);
+      const onClose = () => fail(connectError('UND_ERR_PROXY', 'proxy closed the connection during CONNECT'));
+      const onData = (chunk: Buffer) => {
+        head = head.length ? Buffer.concat([head, chunk]) : chunk;
+        const end = head.indexOf('\r\n\r\n');
+        if (end < 0) {
+          if (head.length > 16 * 1024) fail(connectError('UND_ERR_PROXY', 'proxy answer to CONNECT too large'));
+          return;
+        }
+        clearTimeout(timer);
+        ps.off('data', onData);
+        ps.off('error', onError);
+        ps.off('close', onClose);
+        ps.pause();
+        const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(head.toString('latin1', 0, Math.min(end, 64)))?.[1] ?? 0);
+        if (status !== 200) return fail(connectError('UND_ERR_PROXY', `proxy answered CONNECT with ${status || 'no HTTP status'}`));
+        if (end + 4 < head.length) ps.unshift(head.subarray(end + 4));
+        if (opts.protocol !== 'https:') return succeed(ps);
+        sock = overTunnel({ ...opts, httpSocket: ps }, (e, t) => (e ? fail(e) : succeed(t as net.Socket))) as unknown as net.Socket;
+      };
+      ps.on('data', onData);
+      ps.on('error', onError);
+      ps.on('close', onClose);
+      ps.write(`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n${auth}\r\n`);
+    }) as unknown as net.Socket;
+    return fail;
+  };
+}
+
+/**
+ * One upstream request for the console's channel operations (test, models, balance) and token
+ * fetches: the relay's own exchange, so the same bounds hold; `signal` aborts it in any phase.
+ */
+export async function sendUpstream(app: AppContext, req: UpstreamRequest, signal?: AbortSignal, proxy?: string, dispatcher?: Dispatcher): Promise<UpstreamResponse> {
+  if (signal?.aborted) throw upstreamTimedOut();
+  const ex = UpstreamExchange.open(app, req, proxy, dispatcher);
+  if (!signal) return ex.ready;
+  // Left attached: the signal also bounds the body read that follows (a no-op once it is done).
+  signal.addEventListener('abort', () => ex.abort(upstreamTimedOut()), { once: true });
+  return ex.ready;
+}
+
+export type UpstreamResponse = UpstreamExchange;
+
+/** Reads a whole upstream body (bounded); stream failures become an UpstreamError. */
+export function readBody(res: UpstreamResponse, limit = 64 * 1024 * 1024): Promise<Buffer> {
+  return res.collect(limit);
+}
 
 /** The relay's words for upstream failures (UpstreamError: status 0 = network, retried elsewhere). */
-export const upstreamTooLarge = () => new UpstreamError(502, '上游响应过大');
+export const upstreamTooLarge = () => new UpstreamError(502, '上游响应过大', '', 'upstream_too_large');
 export const upstreamClientGone = () => new UpstreamError(0, '客户端已断开连接', '', 'client_gone');
+export const upstreamTimedOut = (code = 'upstream_timeout') => new UpstreamError(0, '上游响应超时', '', code);
+
+const TIMEOUT_CODES = new Set(['upstream_timeout', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_PROXY_TIMEOUT']);
+
 
 /** No answer: refused, unreachable, or no headers in time. */
 export function upstreamRequestError(e: Error & { code?: string }): UpstreamError {
-  const msg = e.code === 'UND_ERR_HEADERS_TIMEOUT' || e.code === 'UND_ERR_CONNECT_TIMEOUT' ? '上游响应超时' : `上游请求失败：${e.code ?? e.message}`;
-  return new UpstreamError(0, msg, '', e.code ?? 'upstream_unreachable');
+  if (e.code && TIMEOUT_CODES.has(e.code)) return upstreamTimedOut(e.code);
+  return new UpstreamError(0, `上游请求失败：${e.code ?? e.message}`, '', e.code ?? 'upstream_unreachable');
 }
 
 /** The answer's body broke off or stalled. */
 export function upstreamBodyError(e: Error & { code?: string }): UpstreamError {
-  return new UpstreamError(0, e.code === 'UND_ERR_BODY_TIMEOUT' ? '上游响应超时' : `读取上游响应失败：${e.code ?? e.message}`);
+  if (e.code && TIMEOUT_CODES.has(e.code)) return upstreamTimedOut(e.code);
+  return new UpstreamError(0, `读取上游响应失败：${e.code ?? e.message}`);
 }

@@ -1,7 +1,7 @@
 import type { Dispatcher } from 'undici';
 import type { AppContext } from '../context';
 import type { UpstreamError } from './errors';
-import { upstreamBodyError, upstreamClientGone, upstreamDispatcher, upstreamRequestError, upstreamTooLarge } from './upstream';
+import { cancelSurplusConnects, upstreamBodyError, upstreamClientGone, upstreamDispatcher, upstreamRequestError, upstreamTooLarge } from './upstream';
 import type { UpstreamRequest } from './types';
 
 /** Receives an upstream body chunk by chunk (streams, speech). */
@@ -17,6 +17,13 @@ export interface BodyConsumer {
 const MAX_BUFFERED = 64 * 1024 * 1024;
 
 type Phase = 'connecting' | 'body' | 'ended' | 'failed';
+
+/**
+ * Exchanges that have no connection yet. Read only when one of them is abandoned, to tell whether
+ * the connections being opened to its origin are still wanted by someone (upstream.ts cancels the
+ * rest); a Set add and delete per call is all it costs otherwise.
+ */
+const waitingForConnection = new Set<UpstreamExchange>();
 
 /**
  * One relayed upstream request, driven by undici's `dispatch` handler API instead of
@@ -47,6 +54,8 @@ export class UpstreamExchange {
   private onHeadersFailed: ((err: UpstreamError) => void) | undefined;
   private onCollected: ((body: Buffer) => void) | undefined;
   private onCollectFailed: ((err: UpstreamError) => void) | undefined;
+  private dispatcher: Dispatcher | undefined;
+  private origin = '';
 
   /** Resolves when the response headers are in (any status); rejects with an UpstreamError. */
   readonly ready: Promise<UpstreamExchange>;
@@ -59,12 +68,15 @@ export class UpstreamExchange {
   }
 
   /** Sends the request. `abort()` works at once, also while it is still being connected. */
-  static open(app: AppContext, req: UpstreamRequest, proxy?: string): UpstreamExchange {
+  static open(app: AppContext, req: UpstreamRequest, proxy?: string, dispatcher?: Dispatcher): UpstreamExchange {
     const ex = new UpstreamExchange();
     const { origin, path } = splitUrl(req.url);
     const opts: Dispatcher.DispatchOptions = { origin, path, method: req.method, headers: req.headers, body: req.body ?? null };
     try {
-      upstreamDispatcher(app, proxy).dispatch(opts, ex as unknown as Dispatcher.DispatchHandler);
+      const d = (ex.dispatcher = dispatcher ?? upstreamDispatcher(app, proxy));
+      ex.origin = origin;
+      waitingForConnection.add(ex);
+      d.dispatch(opts, ex as unknown as Dispatcher.DispatchHandler);
     } catch (err) {
       ex.onError(err as Error);
     }
@@ -112,12 +124,28 @@ export class UpstreamExchange {
     this.resumeUpstream?.();
   }
 
-  /** Stops the upstream request (client gone, or the body is not wanted). Idempotent. */
-  abort(): void {
+  /**
+   * Stops the upstream request (client gone, or the body is not wanted; `reason`: what the waiting
+   * side is told, default "client gone"). Idempotent. Before undici has a connection for it there
+   * is nothing to abort yet (onConnect sees the flag): the exchange fails at once, and a connection
+   * still being opened for it (a hung connect or proxy handshake) is cancelled unless another call
+   * waits for it.
+   */
+  abort(reason?: UpstreamError): void {
     if (this.phase === 'ended' || this.phase === 'failed' || this.abortedByUs) return;
     this.abortedByUs = true;
-    // Before onConnect there is nothing to abort yet: onConnect sees the flag.
-    this.abortUpstream?.(new Error('aborted by the gateway'));
+    const abortUpstream = this.abortUpstream;
+    if (abortUpstream) {
+      if (reason) this.fail(reason, false);
+      abortUpstream(new Error('aborted by the gateway'));
+      return;
+    }
+    this.fail(reason ?? upstreamClientGone(), false);
+    const d = this.dispatcher;
+    if (!d) return;
+    let others = 0;
+    for (const ex of waitingForConnection) if (ex.dispatcher === d && ex.origin === this.origin) others++;
+    cancelSurplusConnects(d, this.origin, others);
   }
 
   get aborted(): boolean {
@@ -127,6 +155,7 @@ export class UpstreamExchange {
   // ---- undici dispatch handler (the callback form: no wrapper objects in between) ----
 
   onConnect(abort: (err: Error) => void): void {
+    waitingForConnection.delete(this);
     this.abortUpstream = abort;
     if (this.abortedByUs) abort(new Error('aborted by the gateway'));
   }
@@ -190,6 +219,7 @@ export class UpstreamExchange {
   /** Ends the exchange with `err`, told to whoever waits; `abortUpstream` also stops the request. */
   private fail(err: UpstreamError, abortUpstream: boolean): UpstreamError {
     if (this.phase === 'failed') return this.failure!;
+    waitingForConnection.delete(this);
     this.phase = 'failed';
     this.failure = err;
     this.chunks = [];

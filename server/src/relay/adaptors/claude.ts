@@ -760,8 +760,8 @@ export const awsClaudeAdaptor: ProviderAdaptor = {
   observer(ctx) {
     return tolerantObserver(new ClaudeStreamTranslator(ctx.upstreamModel));
   },
-  streamSplitter(contentType) {
-    return contentType.includes(EVENTSTREAM_CONTENT_TYPE) ? new BedrockStreamDecoder() : undefined;
+  streamSplitter(contentType, maxEventBytes) {
+    return contentType.includes(EVENTSTREAM_CONTENT_TYPE) ? new BedrockStreamDecoder(maxEventBytes) : undefined;
   },
   errorMessage: upstreamErrorMessage,
 };

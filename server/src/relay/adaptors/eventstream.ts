@@ -14,6 +14,8 @@
  * reads them unchanged. Exceptions become a Claude `error` event.
  */
 
+import { DEFAULT_MAX_SSE_EVENT_BYTES, SSEEventTooLarge } from '../sse';
+
 export type HeaderValue = string | number | boolean | bigint | Buffer | Date;
 
 export interface EventStreamMessage {
@@ -110,33 +112,52 @@ function parseHeaders(b: Buffer): Record<string, HeaderValue> {
   return out;
 }
 
-/** Incremental frame parser: push bytes, get the complete messages (CRCs checked). */
+/**
+ * Incremental frame parser: push bytes, get the complete messages (CRCs checked). Chunks of an
+ * unfinished frame are kept in a list and joined once the frame is complete (linear in the bytes),
+ * and a frame announcing more than `maxFrameBytes` is refused before it is buffered.
+ */
 export class EventStreamParser {
-  private buf: Buffer = Buffer.alloc(0);
+  private parts: Buffer[] = [];
+  private size = 0;
+  /** Length of the frame being collected, once its prelude is in (0: not known yet). */
+  private need = 0;
+
+  constructor(private readonly maxFrameBytes = DEFAULT_MAX_SSE_EVENT_BYTES) {}
 
   push(chunk: Uint8Array): EventStreamMessage[] {
-    this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : Buffer.from(chunk);
+    this.parts.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
+    this.size += chunk.length;
+    if (this.size < 12 || (this.need && this.size < this.need)) return [];
+    const buf = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.size);
     const out: EventStreamMessage[] = [];
     let off = 0;
-    while (this.buf.length - off >= 12) {
-      const total = this.buf.readUInt32BE(off);
-      const headersLen = this.buf.readUInt32BE(off + 4);
-      if (crc32(this.buf, off, off + 8) !== this.buf.readUInt32BE(off + 8)) throw new EventStreamError('event-stream: prelude CRC mismatch');
+    this.need = 0;
+    while (buf.length - off >= 12) {
+      const total = buf.readUInt32BE(off);
+      const headersLen = buf.readUInt32BE(off + 4);
+      if (crc32(buf, off, off + 8) !== buf.readUInt32BE(off + 8)) throw new EventStreamError('event-stream: prelude CRC mismatch');
       if (total < 16 || headersLen > total - 16) throw new EventStreamError('event-stream: bad lengths');
-      if (this.buf.length - off < total) break;
-      if (crc32(this.buf, off, off + total - 4) !== this.buf.readUInt32BE(off + total - 4)) throw new EventStreamError('event-stream: message CRC mismatch');
-      const headers = parseHeaders(this.buf.subarray(off + 12, off + 12 + headersLen));
-      const payload = Buffer.from(this.buf.subarray(off + 12 + headersLen, off + total - 4));
+      if (total > this.maxFrameBytes) throw new SSEEventTooLarge(this.maxFrameBytes);
+      if (buf.length - off < total) {
+        this.need = total;
+        break;
+      }
+      if (crc32(buf, off, off + total - 4) !== buf.readUInt32BE(off + total - 4)) throw new EventStreamError('event-stream: message CRC mismatch');
+      const headers = parseHeaders(buf.subarray(off + 12, off + 12 + headersLen));
+      const payload = Buffer.from(buf.subarray(off + 12 + headersLen, off + total - 4));
       out.push({ headers, payload });
       off += total;
     }
-    if (off) this.buf = this.buf.subarray(off);
+    const rest = off ? buf.subarray(off) : buf;
+    this.parts = rest.length ? [rest] : [];
+    this.size = rest.length;
     return out;
   }
 
   /** Bytes left over (a stream that ended mid-frame). */
   pending(): number {
-    return this.buf.length;
+    return this.size;
   }
 }
 
@@ -158,7 +179,11 @@ function errorBlock(type: string, message: string): string {
  * SSE text blocks, end → the tail).
  */
 export class BedrockStreamDecoder {
-  private readonly parser = new EventStreamParser();
+  private readonly parser: EventStreamParser;
+
+  constructor(maxFrameBytes?: number) {
+    this.parser = new EventStreamParser(maxFrameBytes);
+  }
 
   push(chunk: Uint8Array): string[] {
     const out: string[] = [];
