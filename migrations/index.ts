@@ -1,11 +1,13 @@
 import type { Knex } from 'knex';
 import * as m001 from './001_initial';
 import * as m002 from './002_log_rollups';
+import * as m003 from './003_reservations';
 
 /** Ordered list of migrations; a custom source so they run the same from tsx, jest and tsc builds. */
 const migrations: Record<string, Knex.Migration> = {
   '001_initial': m001,
   '002_log_rollups': m002,
+  '003_reservations': m003,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -14,6 +14,7 @@ import { relayHttpHandler, relayMiddleware } from './relay';
 import { releaseIdleUpstreams } from './relay/upstream';
 import { metricsMiddleware } from './metrics';
 import { serveConsole } from './static';
+import { startLedger } from './ledger/recovery';
 
 export interface GatewayApp {
   koa: Koa;
@@ -63,6 +64,9 @@ export async function createApp(config: AppConfig, opts: CreateAppOptions = {}):
       closers.push(fn);
     },
   };
+
+  // Quota reservations a crash left behind are settled or refunded before anything is served.
+  await startLedger(ctx);
 
   const koa = new Koa({ proxy: config.trustProxy });
   koa.keys = [config.sessionSecret];

@@ -28,6 +28,14 @@ export interface AppConfig {
   trustProxy: boolean;
   /** Per-IP limit on /api calls: `count` per `windowSeconds` (0 = off). */
   apiRateLimit: { count: number; windowSeconds: number };
+  /**
+   * This node's id for its quota reservations (NODE_ID; default host:port). Unique among live
+   * nodes and stable across restarts, so a restarted node reconciles what it left (docs/billing.md).
+   */
+  nodeId?: string;
+  /** Heartbeat period of a node (ms) and after how long without one its reservations are taken over. */
+  ledgerHeartbeatMs?: number;
+  ledgerStaleMs?: number;
 }
 
 const root = path.resolve(__dirname, '../..');
@@ -53,6 +61,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       count: Number(env.GLOBAL_API_RATE_LIMIT ?? 600),
       windowSeconds: Number(env.GLOBAL_API_RATE_LIMIT_DURATION ?? 60),
     },
+    nodeId: env.NODE_ID || undefined,
+    ledgerHeartbeatMs: env.LEDGER_HEARTBEAT_MS ? Number(env.LEDGER_HEARTBEAT_MS) : undefined,
+    ledgerStaleMs: env.LEDGER_STALE_MS ? Number(env.LEDGER_STALE_MS) : undefined,
   };
 }
 

@@ -1,0 +1,113 @@
+import type { Knex } from 'knex';
+import type { Run } from '../relay/sqliteFast';
+import type { PgConn } from '../relay/pgFast';
+
+/**
+ * The reservation rows' writes (docs/billing.md, "Quota on a crash"). They never run on their own:
+ * each rides on the balance move it belongs to — in the same SQLite group-commit unit
+ * (relay/balanceMoves.ts), the same PostgreSQL batch transaction (relay/pgBalanceMoves.ts) or the
+ * same knex transaction (the one-move paths of services/billing.ts) — so a balance never moves
+ * without its reservation row changing with it.
+ */
+
+/** What a move does to its reservation row. */
+export const OP = {
+  none: 0,
+  /** The reservation was taken: insert the row, open. */
+  open: 1,
+  /** The call was billed: mark the row settled with what was taken (the log row is still to come). */
+  settle: 2,
+  /** Billed without an open row (nothing was reserved, extra cost taken): insert it settled. */
+  settleNew: 3,
+  /** The reservation was given back: delete the row. */
+  close: 4,
+} as const;
+
+/** The fields of a reservation row (ledger/reservation.ts fills them). */
+export interface ReservationRow {
+  readonly id: string;
+  readonly nodeId: string;
+  readonly userId: number;
+  /** The call's token id (0: playground). */
+  readonly tokenId: number;
+  /** Whether the token's remain_quota moves with the user's quota. */
+  readonly limited: boolean;
+  readonly model: string;
+  readonly group: string;
+  readonly amount: number;
+  readonly stream: boolean;
+  readonly createdAt: number;
+  channelId: number;
+  taken: number;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+const COLS = '"id", "node_id", "state", "user_id", "token_id", "limited", "channel_id", "model_name", "group", "reserved", "taken", "prompt_tokens", "completion_tokens", "is_stream", "created_at"';
+export const SQL_RES = {
+  insert: `insert into "reservations" (${COLS}) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  settle: 'update "reservations" set "state" = 1, "taken" = ?, "channel_id" = ?, "prompt_tokens" = ?, "completion_tokens" = ? where "id" = ?',
+  close: 'delete from "reservations" where "id" = ?',
+} as const;
+
+/** Parameters of SQL_RES.insert (booleans as 1/0: better-sqlite3 binds no booleans; PostgreSQL casts them). */
+function insertParams(r: ReservationRow, state: number): unknown[] {
+  return [r.id, r.nodeId, state, r.userId, r.tokenId, r.limited ? 1 : 0, r.channelId, r.model, r.group, r.amount, r.taken, r.promptTokens, r.completionTokens, r.stream ? 1 : 0, r.createdAt];
+}
+
+/** SQLite: the row's write inside the group-commit unit of its move. */
+export function recordSqlite(run: Run, r: ReservationRow, op: number): void {
+  if (op === OP.open) run(SQL_RES.insert, insertParams(r, 0));
+  else if (op === OP.settle) run(SQL_RES.settle, [r.taken, r.channelId, r.promptTokens, r.completionTokens, r.id]);
+  else if (op === OP.settleNew) run(SQL_RES.insert, insertParams(r, 1));
+  else if (op === OP.close) run(SQL_RES.close, [r.id]);
+}
+
+/** Any dialect, through knex (the one-move paths; inside their transaction). */
+export async function recordKnex(trx: Knex | Knex.Transaction, pg: boolean, r: ReservationRow, op: number): Promise<void> {
+  const params = (p: unknown[]) => (pg ? p.map((v, i) => (i === 5 || i === 13 ? v === 1 : v)) : p) as Knex.RawBinding[];
+  if (op === OP.open) await trx.raw(SQL_RES.insert, params(insertParams(r, 0)));
+  else if (op === OP.settle) await trx.raw(SQL_RES.settle, [r.taken, r.channelId, r.promptTokens, r.completionTokens, r.id]);
+  else if (op === OP.settleNew) await trx.raw(SQL_RES.insert, params(insertParams(r, 1)));
+  else if (op === OP.close) await trx.raw(SQL_RES.close, [r.id]);
+}
+
+/**
+ * PostgreSQL: every reservation write of one batch as ONE statement (three data-modifying CTEs
+ * over `unnest` arrays: inserts, settles, deletes; empty arrays do nothing). One batch never holds
+ * two writes of the same reservation: a call asks for its next move only after the last one
+ * was answered.
+ */
+const PG_RECORDS = {
+  name: 'gw_reservations',
+  text:
+    'with ins as (insert into "reservations" (' +
+    COLS +
+    ') select * from unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::int[], $6::boolean[], $7::int[], $8::text[], $9::text[], $10::bigint[], $11::bigint[], $12::int[], $13::int[], $14::boolean[], $15::bigint[])), ' +
+    'upd as (update "reservations" as r set "state" = 1, "taken" = s.taken, "channel_id" = s.ch, "prompt_tokens" = s.p, "completion_tokens" = s.c ' +
+    'from unnest($16::text[], $17::bigint[], $18::int[], $19::int[], $20::int[]) as s(id, taken, ch, p, c) where r."id" = s.id), ' +
+    'del as (delete from "reservations" where "id" = any($21::text[])) select 1',
+};
+
+export async function recordPg(conn: PgConn, rows: ReservationRow[], ops: number[]): Promise<void> {
+  const ins: unknown[][] = Array.from({ length: 15 }, () => []);
+  const upd: unknown[][] = [[], [], [], [], []];
+  const del: string[] = [];
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i]!;
+    const op = ops[i]!;
+    if (op === OP.open || op === OP.settleNew) {
+      const p = insertParams(r, op === OP.open ? 0 : 1);
+      p[5] = r.limited;
+      p[13] = r.stream;
+      for (let c = 0; c < 15; c++) ins[c]!.push(p[c]);
+    } else if (op === OP.settle) {
+      upd[0]!.push(r.id);
+      upd[1]!.push(r.taken);
+      upd[2]!.push(r.channelId);
+      upd[3]!.push(r.promptTokens);
+      upd[4]!.push(r.completionTokens);
+    } else if (op === OP.close) del.push(r.id);
+  }
+  await conn.query({ ...PG_RECORDS, values: [...ins, ...upd, del] });
+}
