@@ -10,9 +10,15 @@ import type { Knex } from 'knex';
  * cost, moved already; only the log row and counters are missing).
  * `gateway_nodes`: one row per gateway node, `seen_at` its heartbeat (epoch ms).
  */
+const isPg = (knex: Knex) => /^(pg|postgres)/.test(String(knex.client.config.client));
+
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.createTable('reservations', (t) => {
-    t.string('id', 64).primary();
+    // The request id: run id × 2³² + a counter (ledger/reservation.ts). On SQLite exactly
+    // `integer primary key`, the rowid itself: the hot insert/update/delete touch one b-tree. No
+    // other index: the table holds only calls in flight or not yet logged (≈ one second of traffic),
+    // and it is scanned only at start-up and by the take-over check.
+    t.specificType('id', isPg(knex) ? 'bigint' : 'integer').primary();
     t.string('node_id', 128).notNullable();
     t.integer('state').notNullable().defaultTo(0);
     t.integer('user_id').notNullable();
@@ -28,7 +34,13 @@ export async function up(knex: Knex): Promise<void> {
     t.integer('completion_tokens').notNullable().defaultTo(0);
     t.boolean('is_stream').notNullable().defaultTo(false);
     t.bigInteger('created_at').notNullable();
-    t.index(['node_id']);
+  });
+  // One row per process start: its id prefixes the ids of that run's reservations (unique across
+  // nodes and restarts without any coordination on the hot path).
+  await knex.schema.createTable('ledger_runs', (t) => {
+    t.increments('id').primary();
+    t.string('node_id', 128).notNullable();
+    t.bigInteger('started_at').notNullable();
   });
   await knex.schema.createTable('gateway_nodes', (t) => {
     t.string('node_id', 128).primary();
@@ -38,6 +50,7 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
+  await knex.schema.dropTableIfExists('ledger_runs');
   await knex.schema.dropTableIfExists('gateway_nodes');
   await knex.schema.dropTableIfExists('reservations');
 }

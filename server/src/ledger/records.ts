@@ -23,9 +23,13 @@ export const OP = {
   close: 4,
 } as const;
 
+/** Where a reservation's row stands (set by the writers below, inside the commit that writes it). */
+export const ROW = { none: 0, open: 1, settled: 2, closed: 3 } as const;
+
 /** The fields of a reservation row (ledger/reservation.ts fills them). */
 export interface ReservationRow {
-  readonly id: string;
+  /** The request id: run id × 2³² + counter. */
+  readonly id: number;
   readonly nodeId: string;
   readonly userId: number;
   /** The call's token id (0: playground). */
@@ -41,35 +45,48 @@ export interface ReservationRow {
   taken: number;
   promptTokens: number;
   completionTokens: number;
+  /** ROW: what the last committed write left. */
+  row: number;
 }
 
-const COLS = '"id", "node_id", "state", "user_id", "token_id", "limited", "channel_id", "model_name", "group", "reserved", "taken", "prompt_tokens", "completion_tokens", "is_stream", "created_at"';
+// Fixed values are written into the statements (fewer parameters to bind per call).
 export const SQL_RES = {
-  insert: `insert into "reservations" (${COLS}) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  open: 'insert into "reservations" ("id", "node_id", "state", "user_id", "token_id", "limited", "model_name", "group", "reserved", "is_stream", "created_at") values (?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?)',
+  settleNew:
+    'insert into "reservations" ("id", "node_id", "state", "user_id", "token_id", "limited", "model_name", "group", "reserved", "is_stream", "created_at", "taken", "channel_id", "prompt_tokens", "completion_tokens") values (?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
   settle: 'update "reservations" set "state" = 1, "taken" = ?, "channel_id" = ?, "prompt_tokens" = ?, "completion_tokens" = ? where "id" = ?',
   close: 'delete from "reservations" where "id" = ?',
 } as const;
 
-/** Parameters of SQL_RES.insert (booleans as 1/0: better-sqlite3 binds no booleans; PostgreSQL casts them). */
-function insertParams(r: ReservationRow, state: number): unknown[] {
-  return [r.id, r.nodeId, state, r.userId, r.tokenId, r.limited ? 1 : 0, r.channelId, r.model, r.group, r.amount, r.taken, r.promptTokens, r.completionTokens, r.stream ? 1 : 0, r.createdAt];
-}
+/** Parameters of SQL_RES.open (booleans as 1/0: better-sqlite3 binds no booleans). */
+const openParams = (r: ReservationRow, pg: boolean): unknown[] => [r.id, r.nodeId, r.userId, r.tokenId, pg ? r.limited : r.limited ? 1 : 0, r.model, r.group, r.amount, pg ? r.stream : r.stream ? 1 : 0, r.createdAt];
+const settleNewParams = (r: ReservationRow, pg: boolean): unknown[] => [...openParams(r, pg), r.taken, r.channelId, r.promptTokens, r.completionTokens];
 
 /** SQLite: the row's write inside the group-commit unit of its move. */
 export function recordSqlite(run: Run, r: ReservationRow, op: number): void {
-  if (op === OP.open) run(SQL_RES.insert, insertParams(r, 0));
-  else if (op === OP.settle) run(SQL_RES.settle, [r.taken, r.channelId, r.promptTokens, r.completionTokens, r.id]);
-  else if (op === OP.settleNew) run(SQL_RES.insert, insertParams(r, 1));
-  else if (op === OP.close) run(SQL_RES.close, [r.id]);
+  if (op === OP.open) {
+    run(SQL_RES.open, openParams(r, false));
+    r.row = ROW.open;
+  } else if (op === OP.settle) {
+    run(SQL_RES.settle, [r.taken, r.channelId, r.promptTokens, r.completionTokens, r.id]);
+    r.row = ROW.settled;
+  } else if (op === OP.settleNew) {
+    run(SQL_RES.settleNew, settleNewParams(r, false));
+    r.row = ROW.settled;
+  } else if (op === OP.close) {
+    run(SQL_RES.close, [r.id]);
+    r.row = ROW.closed;
+  }
 }
 
 /** Any dialect, through knex (the one-move paths; inside their transaction). */
 export async function recordKnex(trx: Knex | Knex.Transaction, pg: boolean, r: ReservationRow, op: number): Promise<void> {
-  const params = (p: unknown[]) => (pg ? p.map((v, i) => (i === 5 || i === 13 ? v === 1 : v)) : p) as Knex.RawBinding[];
-  if (op === OP.open) await trx.raw(SQL_RES.insert, params(insertParams(r, 0)));
+  if (op === OP.open) await trx.raw(SQL_RES.open, openParams(r, pg) as Knex.RawBinding[]);
   else if (op === OP.settle) await trx.raw(SQL_RES.settle, [r.taken, r.channelId, r.promptTokens, r.completionTokens, r.id]);
-  else if (op === OP.settleNew) await trx.raw(SQL_RES.insert, params(insertParams(r, 1)));
+  else if (op === OP.settleNew) await trx.raw(SQL_RES.settleNew, settleNewParams(r, pg) as Knex.RawBinding[]);
   else if (op === OP.close) await trx.raw(SQL_RES.close, [r.id]);
+  else return;
+  r.row = op === OP.open ? ROW.open : op === OP.close ? ROW.closed : ROW.settled;
 }
 
 /**
@@ -81,25 +98,22 @@ export async function recordKnex(trx: Knex | Knex.Transaction, pg: boolean, r: R
 const PG_RECORDS = {
   name: 'gw_reservations',
   text:
-    'with ins as (insert into "reservations" (' +
-    COLS +
-    ') select * from unnest($1::text[], $2::text[], $3::int[], $4::int[], $5::int[], $6::boolean[], $7::int[], $8::text[], $9::text[], $10::bigint[], $11::bigint[], $12::int[], $13::int[], $14::boolean[], $15::bigint[])), ' +
+    'with ins as (insert into "reservations" ("id", "node_id", "state", "user_id", "token_id", "limited", "channel_id", "model_name", "group", "reserved", "taken", "prompt_tokens", "completion_tokens", "is_stream", "created_at") select * from unnest($1::bigint[], $2::text[], $3::int[], $4::int[], $5::int[], $6::boolean[], $7::int[], $8::text[], $9::text[], $10::bigint[], $11::bigint[], $12::int[], $13::int[], $14::boolean[], $15::bigint[])), ' +
     'upd as (update "reservations" as r set "state" = 1, "taken" = s.taken, "channel_id" = s.ch, "prompt_tokens" = s.p, "completion_tokens" = s.c ' +
-    'from unnest($16::text[], $17::bigint[], $18::int[], $19::int[], $20::int[]) as s(id, taken, ch, p, c) where r."id" = s.id), ' +
-    'del as (delete from "reservations" where "id" = any($21::text[])) select 1',
+    'from unnest($16::bigint[], $17::bigint[], $18::int[], $19::int[], $20::int[]) as s(id, taken, ch, p, c) where r."id" = s.id), ' +
+    'del as (delete from "reservations" where "id" = any($21::bigint[])) select 1',
 };
 
 export async function recordPg(conn: PgConn, rows: ReservationRow[], ops: number[]): Promise<void> {
   const ins: unknown[][] = Array.from({ length: 15 }, () => []);
   const upd: unknown[][] = [[], [], [], [], []];
-  const del: string[] = [];
+  const del: number[] = [];
   for (let i = 0; i < rows.length; i++) {
     const r = rows[i]!;
     const op = ops[i]!;
     if (op === OP.open || op === OP.settleNew) {
-      const p = insertParams(r, op === OP.open ? 0 : 1);
-      p[5] = r.limited;
-      p[13] = r.stream;
+      const settled = op === OP.settleNew;
+      const p = [r.id, r.nodeId, settled ? 1 : 0, r.userId, r.tokenId, r.limited, settled ? r.channelId : 0, r.model, r.group, r.amount, settled ? r.taken : 0, settled ? r.promptTokens : 0, settled ? r.completionTokens : 0, r.stream, r.createdAt];
       for (let c = 0; c < 15; c++) ins[c]!.push(p[c]);
     } else if (op === OP.settle) {
       upd[0]!.push(r.id);
@@ -110,4 +124,8 @@ export async function recordPg(conn: PgConn, rows: ReservationRow[], ops: number
     } else if (op === OP.close) del.push(r.id);
   }
   await conn.query({ ...PG_RECORDS, values: [...ins, ...upd, del] });
+  for (let i = 0; i < rows.length; i++) {
+    const op = ops[i]!;
+    rows[i]!.row = op === OP.open ? ROW.open : op === OP.close ? ROW.closed : ROW.settled;
+  }
 }

@@ -29,8 +29,28 @@ export function nodeId(app: AppContext): string {
   return app.memo('ledger:node', () => app.config.nodeId || `${os.hostname()}:${app.config.port}`);
 }
 
+/**
+ * Ids of this run's reservations: the run's id (a row of `ledger_runs`, taken at start-up) × 2³²
+ * plus a counter — unique across nodes and restarts, known without a round trip, and an integer
+ * (SQLite's rowid). Run ids wrap at 2²¹ to stay below 2⁵³: the rows of a run 2 million starts ago
+ * are long gone.
+ */
+export function runIds(app: AppContext): { base: number; n: number } {
+  return app.memo('ledger:ids', () => ({ base: 0, n: 0 }));
+}
+
+async function newRun(app: AppContext): Promise<void> {
+  const [row] = await app.knex('ledger_runs').insert({ node_id: nodeId(app), started_at: Date.now() }).returning('id');
+  const id = Number(typeof row === 'object' ? (row as { id: number }).id : row);
+  const ids = runIds(app);
+  ids.base = (id % 2 ** 21) * 2 ** 32;
+  ids.n = 0;
+  // Older runs' rows are reconciled right after this (start-up) or by their node's own start.
+  await app.knex('ledger_runs').where('id', '<', id).andWhere('node_id', nodeId(app)).del();
+}
+
 interface ReservationDbRow {
-  id: string;
+  id: number | string;
   node_id: string;
   state: number;
   user_id: number;
@@ -67,7 +87,7 @@ export type Recovered = 'refunded' | 'settled';
  * Reconciles one reservation row of `owner` in one transaction; undefined when it was not this
  * call's to reconcile (gone already, or `owner` is another node seen since `staleBefore`).
  */
-export async function reconcileOne(app: AppContext, id: string, owner: string, staleBefore?: number): Promise<Recovered | undefined> {
+export async function reconcileOne(app: AppContext, id: number, owner: string, staleBefore?: number): Promise<Recovered | undefined> {
   const me = nodeId(app);
   return app.knex.transaction(async (trx) => {
     const guard = staleBefore === undefined ? '' : ' and not exists (select 1 from "gateway_nodes" where "node_id" = ? and "seen_at" >= ?)';
@@ -98,8 +118,8 @@ export async function reconcileOne(app: AppContext, id: string, owner: string, s
     }
     const content =
       recovered === 'refunded'
-        ? `reservation refunded after a restart (request ${r.id}): ${reserved} reserved, 0 charged`
-        : `reservation settled before a restart, logged on recovery (request ${r.id}): ${taken} charged`;
+        ? `reservation refunded after a restart (request ${Number(r.id)}): ${reserved} reserved, 0 charged`
+        : `reservation settled before a restart, logged on recovery (request ${Number(r.id)}): ${taken} charged`;
     const log: NewLog = {
       user_id: r.user_id,
       type: LOG_TYPE.consume,
@@ -115,7 +135,7 @@ export async function reconcileOne(app: AppContext, id: string, owner: string, s
       channel_id: r.channel_id,
       channel_name: channel?.name ?? '',
       group: r.group,
-      other: JSON.stringify({ reservation: { id: r.id, node: r.node_id, reserved, recovered, by: me, reserved_at: Number(r.created_at) } }),
+      other: JSON.stringify({ reservation: { id: Number(r.id), node: r.node_id, reserved, recovered, by: me, reserved_at: Number(r.created_at) } }),
     };
     await insertLogs(trx, [log]);
     return recovered;
@@ -127,7 +147,7 @@ export async function reconcileOwn(app: AppContext): Promise<number> {
   const q = app.knex('reservations').select('id', 'node_id');
   if (app.db.kind !== 'sqlite') q.where('node_id', nodeId(app));
   let n = 0;
-  for (const r of (await q) as Array<{ id: string; node_id: string }>) if (await reconcileOne(app, r.id, r.node_id)) n++;
+  for (const r of (await q) as Array<{ id: number | string; node_id: string }>) if (await reconcileOne(app, Number(r.id), r.node_id)) n++;
   return n;
 }
 
@@ -141,9 +161,9 @@ export async function reconcileStale(app: AppContext, staleMs = app.config.ledge
     .whereNot('r.node_id', me)
     .andWhere((w) => w.whereNull('n.seen_at').orWhere('n.seen_at', '<', staleBefore))
     .select('r.id', 'r.node_id')
-    .limit(1000)) as Array<{ id: string; node_id: string }>;
+    .limit(1000)) as Array<{ id: number | string; node_id: string }>;
   let n = 0;
-  for (const r of rows) if (await reconcileOne(app, r.id, r.node_id, staleBefore)) n++;
+  for (const r of rows) if (await reconcileOne(app, Number(r.id), r.node_id, staleBefore)) n++;
   return n;
 }
 
@@ -154,6 +174,7 @@ export async function reconcileStale(app: AppContext, staleMs = app.config.ledge
 export async function startLedger(app: AppContext): Promise<void> {
   const startedAt = Date.now();
   await heartbeat(app, startedAt);
+  await newRun(app);
   const own = await reconcileOwn(app);
   if (own) app.log.warn({ reservations: own }, 'reconciled reservations left by a previous run');
   let running: Promise<void> | undefined;

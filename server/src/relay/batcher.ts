@@ -66,9 +66,9 @@ const PG_COUNTERS = {
   channels: { name: 'gw_usage_channels', text: 'update "channels" as c set "used_quota" = c."used_quota" + m.q, "request_count" = c."request_count" + m.n from unnest($1::int[], $2::bigint[], $3::int[]) as m(id, q, n) where c."id" = m.id' },
 } as const;
 
-const PG_RES_DEL = { name: 'gw_usage_reservations', text: 'delete from "reservations" where "id" = any($1::text[])' };
+const PG_RES_DEL = { name: 'gw_usage_reservations', text: 'delete from "reservations" where "id" = any($1::bigint[])' };
 
-async function flushPg(conn: PgConn, logs: LogRow[], counters: { users: Map<number, Counter>; tokens: Map<number, Counter>; channels: Map<number, Counter> }, now: number, resIds: string[]): Promise<void> {
+async function flushPg(conn: PgConn, logs: LogRow[], counters: { users: Map<number, Counter>; tokens: Map<number, Counter>; channels: Map<number, Counter> }, now: number, resIds: number[]): Promise<void> {
   if (logs.length) {
     const columns: unknown[][] = LOG_COLUMNS.map(() => new Array<unknown>(logs.length));
     for (let r = 0; r < logs.length; r++) {
@@ -123,7 +123,7 @@ interface Counter {
 export class UsageBatcher {
   private logs: LogRow[] = [];
   /** Settled reservations whose log rows and counters are queued: deleted in the same flush. */
-  private resIds: string[] = [];
+  private resIds: number[] = [];
   private users = new Map<number, Counter>();
   private tokens = new Map<number, Counter>();
   private channels = new Map<number, Counter>();
@@ -147,7 +147,7 @@ export class UsageBatcher {
   }
 
   /** A settled reservation (ledger/reservation.ts): its row is deleted by the flush that writes this call's row and counters. */
-  closeReservation(id: string): void {
+  closeReservation(id: number): void {
     this.resIds.push(id);
     this.schedule();
   }
