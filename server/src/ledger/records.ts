@@ -56,6 +56,8 @@ export const SQL_RES = {
     'insert into "reservations" ("id", "node_id", "state", "user_id", "token_id", "limited", "model_name", "group", "reserved", "is_stream", "created_at", "taken", "channel_id", "prompt_tokens", "completion_tokens") values (?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
   settle: 'update "reservations" set "state" = 1, "taken" = ?, "channel_id" = ?, "prompt_tokens" = ?, "completion_tokens" = ? where "id" = ?',
   close: 'delete from "reservations" where "id" = ?',
+  /** SQLite: the rows of a JSON array of ids (the usage batch). */
+  closeMany: 'delete from "reservations" where "id" in (select "value" from json_each(?))',
 } as const;
 
 /** Parameters of SQL_RES.open (booleans as 1/0: better-sqlite3 binds no booleans). */

@@ -219,7 +219,8 @@ export class UsageBatcher {
         for (const [id, c] of users) run(SQL_USER, [c.quota, c.count, id]);
         for (const [id, c] of tokens) run(SQL_TOKEN, [c.quota, c.count, now, id]);
         for (const [id, c] of channels) run(SQL_CHANNEL, [c.quota, c.count, id]);
-        for (const id of resIds) run(SQL_RES.close, [id]);
+        // One statement for the batch's rows (half the cost of one delete per row).
+        if (resIds.length) run(SQL_RES.closeMany, [JSON.stringify(resIds)]);
         return true;
       });
       if (done) return;
