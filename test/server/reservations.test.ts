@@ -130,6 +130,29 @@ describeEach(DB_TARGETS, 'quota reservations', (getApp) => {
     await app.knex('reservations').where({ id: r0.id }).del();
   });
 
+  test('many calls in one commit (one batch): every row written, opened, settled and refunded with its own values', async () => {
+    const { userId, tokenId, payer } = await payerWithToken(app, 1_000_000, 1_000_000);
+    const rs = Array.from({ length: 60 }, (_, i) => new Reservation(app.ctx, payer, 1_000 + i, info(tokenId, i % 2 === 0)));
+    await Promise.all(rs.map((r) => r.open()));
+    const opened = await app.knex('reservations').whereIn('id', rs.map((r) => r.id));
+    expect(opened).toHaveLength(60);
+    for (const r of rs) expect(Number(opened.find((o) => Number(o.id) === r.id).reserved)).toBe(r.amount);
+    // Half settle (at various costs), half refund, all at once.
+    await Promise.all(rs.map((r, i) => (i % 2 ? r.refund() : r.settle(500 + i, 0, i, 1))));
+    const after = await app.knex('reservations').whereIn('id', rs.map((r) => r.id));
+    expect(after).toHaveLength(30);
+    for (const row of after) {
+      const i = rs.findIndex((r) => r.id === Number(row.id));
+      expect(i % 2).toBe(0);
+      expect(row).toMatchObject({ state: 1, prompt_tokens: i });
+      expect(Number(row.taken)).toBe(500 + i);
+    }
+    const billed = rs.reduce((a, _r, i) => a + (i % 2 ? 0 : 500 + i), 0);
+    expect(await quotaOf(app, userId)).toBe(1_000_000 - billed);
+    expect(await remainOf(app, tokenId)).toBe(1_000_000 - billed);
+    await app.knex('reservations').whereIn('id', rs.map((r) => r.id)).del();
+  });
+
   test('the one-move paths (a knex transaction holds SQLite; a balance that ran out) write the row in their transaction', async () => {
     const { userId, tokenId, payer } = await payerWithToken(app, 3_000, 3_000);
     // SQLite: while a knex transaction holds the connection the move takes the knex path.

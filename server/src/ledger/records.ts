@@ -81,6 +81,38 @@ export function recordSqlite(run: Run, r: ReservationRow, op: number): void {
   }
 }
 
+/**
+ * SQLite, the rows a group commit opens or settles: one multi-row statement each (a statement's
+ * own cost — the call into the addon, its result object — is paid once per group, not per call).
+ */
+const MAX_ROWS = 50;
+const OPEN_HEAD = SQL_RES.open.slice(0, SQL_RES.open.indexOf(' values ') + 8);
+const OPEN_TUPLE = SQL_RES.open.slice(SQL_RES.open.indexOf(' values ') + 8);
+const openSql: string[] = [];
+const settleSql: string[] = [];
+const openManySql = (k: number) =>
+  (openSql[k] ??= OPEN_HEAD + new Array<string>(k).fill(OPEN_TUPLE).join(', '));
+const settleManySql = (k: number) =>
+  (settleSql[k] ??=
+    'update "reservations" set "state" = 1, "taken" = v.column2, "channel_id" = v.column3, "prompt_tokens" = v.column4, "completion_tokens" = v.column5 from (values ' +
+    new Array<string>(k).fill('(?, ?, ?, ?, ?)').join(', ') +
+    ') as v where "reservations"."id" = v.column1');
+
+export function recordManySqlite(run: Run, rows: ReservationRow[], op: number): void {
+  if (rows.length === 1) return recordSqlite(run, rows[0]!, op);
+  for (let from = 0; from < rows.length; from += MAX_ROWS) {
+    const to = Math.min(rows.length, from + MAX_ROWS);
+    const params: unknown[] = [];
+    for (let i = from; i < to; i++) {
+      const r = rows[i]!;
+      if (op === OP.open) params.push(r.id, r.nodeId, r.userId, r.tokenId, r.limited ? 1 : 0, r.model, r.group, r.amount, r.stream ? 1 : 0, r.createdAt);
+      else params.push(r.id, r.taken, r.channelId, r.promptTokens, r.completionTokens);
+    }
+    run(op === OP.open ? openManySql(to - from) : settleManySql(to - from), params);
+    for (let i = from; i < to; i++) rows[i]!.row = op === OP.open ? ROW.open : ROW.settled;
+  }
+}
+
 /** Any dialect, through knex (the one-move paths; inside their transaction). */
 export async function recordKnex(trx: Knex | Knex.Transaction, pg: boolean, r: ReservationRow, op: number): Promise<void> {
   if (op === OP.open) await trx.raw(SQL_RES.open, openParams(r, pg) as Knex.RawBinding[]);

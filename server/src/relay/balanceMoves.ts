@@ -1,7 +1,7 @@
 import type { AppContext } from '../context';
 import { fastTx, writeSeq, type Run } from './sqliteFast';
 import { pgMove } from './pgBalanceMoves';
-import { recordSqlite, type ReservationRow } from '../ledger/records';
+import { OP, recordManySqlite, recordSqlite, type ReservationRow } from '../ledger/records';
 
 /**
  * Balance moves on the SQLite fast path, aggregated per payer within one group commit.
@@ -111,11 +111,19 @@ export function fastMove(app: AppContext, userId: number, tokenId: number | unde
 
 function applyMoves(app: AppContext, run: Run, moves: Move[]): void {
   applyMoney(app, run, moves);
-  // The reservation rows of the applied moves, in the same unit (its SAVEPOINT undoes both).
+  // The reservation rows of the applied moves, in the same unit (its SAVEPOINT undoes both):
+  // opens and settles as one statement each.
+  let opens: ReservationRow[] | undefined;
+  let settles: ReservationRow[] | undefined;
   for (let i = 0; i < moves.length; i++) {
     const m = moves[i]!;
-    if (m.op !== 0 && typeof m.outcome === 'object') recordSqlite(run, m.res!, m.op);
+    if (m.op === 0 || typeof m.outcome !== 'object') continue;
+    if (m.op === OP.open) (opens ??= []).push(m.res!);
+    else if (m.op === OP.settle) (settles ??= []).push(m.res!);
+    else recordSqlite(run, m.res!, m.op);
   }
+  if (opens) recordManySqlite(run, opens, OP.open);
+  if (settles) recordManySqlite(run, settles, OP.settle);
 }
 
 function applyMoney(app: AppContext, run: Run, moves: Move[]): void {
