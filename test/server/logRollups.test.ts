@@ -175,7 +175,7 @@ describeEach(DB_TARGETS, 'log rollups', (getApp) => {
 
   it('migration backfills rollups from logs written before it', async () => {
     const a = app();
-    await a.knex.migrate.down({ migrationSource });
+    await a.knex.migrate.down({ migrationSource, name: '002_log_rollups' }); // (not the last migration any more)
     expect(await a.knex.schema.hasTable('log_rollups')).toBe(false);
     await a.knex('logs').insert(Array.from({ length: 150 }, () => logRow(randomLog(r))));
     await a.knex.migrate.latest({ migrationSource });
