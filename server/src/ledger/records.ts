@@ -124,42 +124,80 @@ export async function recordKnex(trx: Knex | Knex.Transaction, pg: boolean, r: R
 }
 
 /**
- * PostgreSQL: every reservation write of one batch as ONE statement (three data-modifying CTEs
- * over `unnest` arrays: inserts, settles, deletes; empty arrays do nothing). One batch never holds
- * two writes of the same reservation: a call asks for its next move only after the last one
- * was answered.
+ * PostgreSQL: every reservation write of one batch in ONE statement — three data-modifying CTEs
+ * over `unnest` arrays (inserts, settles, deletes; empty arrays do nothing), each row written only
+ * if its user is in `applied`. One batch never holds two writes of the same reservation: a call
+ * asks for its next move only after its last one was answered.
+ *
+ * `applied` is either the batch's users UPDATE itself (`… returning id`: a users-only batch is then
+ * one statement, moves and rows together, as it was one statement before the rows existed), or,
+ * after the token statements, the users of the moves found applied (pgRecordsAfter).
  */
-const PG_RECORDS = {
-  name: 'gw_reservations',
-  text:
-    'with ins as (insert into "reservations" ("id", "node_id", "state", "user_id", "token_id", "limited", "channel_id", "model_name", "group", "reserved", "taken", "prompt_tokens", "completion_tokens", "is_stream", "created_at") select * from unnest($1::bigint[], $2::text[], $3::int[], $4::int[], $5::int[], $6::boolean[], $7::int[], $8::text[], $9::text[], $10::bigint[], $11::bigint[], $12::int[], $13::int[], $14::boolean[], $15::bigint[])), ' +
+const INS_TYPES = ['bigint', 'text', 'int', 'int', 'int', 'boolean', 'int', 'text', 'text', 'bigint', 'bigint', 'int', 'int', 'boolean', 'bigint'];
+/** Parameters the CTEs take, from `$first` on: 15 insert columns, 7 settle columns, 2 delete columns. */
+const RECORD_PARAMS = 24;
+function recordCtes(first: number): string {
+  let n = first;
+  const ins = INS_TYPES.map((t) => `$${n++}::${t}[]`).join(', ');
+  const upd = ['bigint', 'bigint', 'int', 'int', 'int', 'int', 'boolean'].map((t) => `$${n++}::${t}[]`).join(', ');
+  const del = ['bigint', 'int'].map((t) => `$${n++}::${t}[]`).join(', ');
+  return (
+    'ins as (insert into "reservations" ("id", "node_id", "state", "user_id", "token_id", "limited", "channel_id", "model_name", "group", "reserved", "taken", "prompt_tokens", "completion_tokens", "is_stream", "created_at") ' +
+    `select * from unnest(${ins}) as r(c1, c2, c3, c4, c5, c6, c7, c8, c9, c10, c11, c12, c13, c14, c15) where r.c4 in (select id from applied)), ` +
     'upd as (update "reservations" as r set "state" = 1, "taken" = s.taken, "channel_id" = s.ch, "prompt_tokens" = s.p, "completion_tokens" = s.c ' +
-    'from unnest($16::bigint[], $17::bigint[], $18::int[], $19::int[], $20::int[]) as s(id, taken, ch, p, c) where r."id" = s.id), ' +
-    'del as (delete from "reservations" where "id" = any($21::bigint[])) select 1',
+    `from unnest(${upd}) as s(id, taken, ch, p, c, uid, always) where r."id" = s.id and (s.always or s.uid in (select id from applied))), ` +
+    `del as (delete from "reservations" where "id" in (select d.id from unnest(${del}) as d(id, uid) where d.uid in (select id from applied)))`
+  );
+}
+
+/** After the token statements: the rows of the moves found applied (their users listed as `applied`). */
+const PG_RECORDS_AFTER = { name: 'gw_reservations', text: `with applied as (select unnest($1::int[]) as id), ${recordCtes(2)} select 1` };
+
+/** A users-only batch: the users UPDATE (as pgBalanceMoves' SQL.users) and the rows in one statement. */
+export const PG_USERS_WITH_RECORDS = {
+  name: 'gw_moves_users_res',
+  text:
+    'with applied as (update "users" as u set "quota" = u."quota" - (m.takes - m.adds) from unnest($1::int[], $2::bigint[], $3::bigint[]) as m(id, adds, takes) ' +
+    'where u."id" = m.id and (m.takes = 0 or u."quota" + m.adds >= m.takes) returning u."id" as id, u."quota" as v), ' +
+    `${recordCtes(4)} select id, v from applied`,
 };
 
-export async function recordPg(conn: PgConn, rows: ReservationRow[], ops: number[]): Promise<void> {
-  const ins: unknown[][] = Array.from({ length: 15 }, () => []);
-  const upd: unknown[][] = [[], [], [], [], []];
-  const del: number[] = [];
+/**
+ * The CTEs' parameters for `rows` (`always[i]`: written whatever its user's row did — a move of
+ * amount 0, which changes no balance). Sets each row's state: the caller's statement commits it.
+ */
+export function pgRecordValues(rows: ReservationRow[], ops: number[], always: boolean[]): unknown[][] {
+  const v: unknown[][] = Array.from({ length: RECORD_PARAMS }, () => []);
   for (let i = 0; i < rows.length; i++) {
     const r = rows[i]!;
     const op = ops[i]!;
     if (op === OP.open || op === OP.settleNew) {
       const settled = op === OP.settleNew;
       const p = [r.id, r.nodeId, settled ? 1 : 0, r.userId, r.tokenId, r.limited, settled ? r.channelId : 0, r.model, r.group, r.amount, settled ? r.taken : 0, settled ? r.promptTokens : 0, settled ? r.completionTokens : 0, r.stream, r.createdAt];
-      for (let c = 0; c < 15; c++) ins[c]!.push(p[c]);
+      for (let c = 0; c < 15; c++) v[c]!.push(p[c]);
     } else if (op === OP.settle) {
-      upd[0]!.push(r.id);
-      upd[1]!.push(r.taken);
-      upd[2]!.push(r.channelId);
-      upd[3]!.push(r.promptTokens);
-      upd[4]!.push(r.completionTokens);
-    } else if (op === OP.close) del.push(r.id);
+      const p = [r.id, r.taken, r.channelId, r.promptTokens, r.completionTokens, r.userId, always[i]];
+      for (let c = 0; c < 7; c++) v[15 + c]!.push(p[c]);
+    } else if (op === OP.close) {
+      v[22]!.push(r.id);
+      v[23]!.push(r.userId);
+    }
   }
-  await conn.query({ ...PG_RECORDS, values: [...ins, ...upd, del] });
+  return v;
+}
+
+/** Marks the rows as the committed statement left them (only those it wrote: `written[i]`). */
+export function pgRecordsWritten(rows: ReservationRow[], ops: number[], written: (i: number) => boolean): void {
   for (let i = 0; i < rows.length; i++) {
+    if (!written(i)) continue;
     const op = ops[i]!;
     rows[i]!.row = op === OP.open ? ROW.open : op === OP.close ? ROW.closed : ROW.settled;
   }
+}
+
+/** The rows of moves already known applied, after the token statements of the batch. */
+export async function recordPg(conn: PgConn, rows: ReservationRow[], ops: number[]): Promise<void> {
+  const always = rows.map(() => true);
+  await conn.query({ ...PG_RECORDS_AFTER, values: [rows.map((r) => r.userId), ...pgRecordValues(rows, ops, always)] });
+  pgRecordsWritten(rows, ops, () => true);
 }

@@ -1,7 +1,7 @@
 import type { AppContext } from '../context';
 import type { Move, MoveOutcome } from './balanceMoves';
 import { withPgConn, type PgConn } from './pgFast';
-import { recordPg, type ReservationRow } from '../ledger/records';
+import { PG_USERS_WITH_RECORDS, pgRecordValues, pgRecordsWritten, recordPg, type ReservationRow } from '../ledger/records';
 
 /**
  * Balance moves on PostgreSQL, batched per event-loop turn: the PostgreSQL counterpart of
@@ -102,9 +102,15 @@ async function applyBatch(app: AppContext, moves: Move[]): Promise<void> {
       addTo(t, m);
     }
   }
-  // Users only, no reservation rows: one statement, no transaction needed. Else one transaction:
-  // the reservation rows are written in the same one as the balances they stand for.
-  const { userAfter, tokenAfter } = await withPgConn(app, tokens.size > 0 || records, async (conn) => {
+  // Users only: one statement, no transaction needed (the reservation rows ride in it). With
+  // limited tokens: one transaction, the rows written last for the moves found applied.
+  if (!tokens.size) {
+    const userAfter = await withPgConn(app, false, (conn) => (records ? usersWithRecords(conn, users, moves) : update(conn, SQL.users, users)));
+    settleOutcomes(users, tokens, userAfter, new Map());
+    for (const m of moves) if (m.amount === 0) m.outcome = {};
+    return;
+  }
+  const { userAfter, tokenAfter } = await withPgConn(app, true, async (conn) => {
     const userAfter = await update(conn, SQL.users, users);
     const tokenAfter = new Map<number, number>();
     if (tokens.size) await updateTokens(conn, tokens, userAfter, tokenAfter);
@@ -118,6 +124,32 @@ async function applyBatch(app: AppContext, moves: Move[]): Promise<void> {
 /** Applied: its user's row (and its limited token's, if any) took the batch's part; amount 0 always. */
 const isApplied = (m: Move, userAfter: Map<number, number>, tokenAfter: Map<number, number>) =>
   m.amount === 0 || (userAfter.has(m.userId) && (m.tokenId === undefined || tokenAfter.has(m.tokenId)));
+
+/** A users-only batch with reservation rows: moves and rows in one statement (records.ts). */
+async function usersWithRecords(conn: PgConn, users: Map<number, RowSum>, moves: Move[]): Promise<Map<number, number>> {
+  const rows: ReservationRow[] = [];
+  const ops: number[] = [];
+  const always: boolean[] = [];
+  for (const m of moves) {
+    if (m.op === 0) continue;
+    rows.push(m.res!);
+    ops.push(m.op);
+    always.push(m.amount === 0);
+  }
+  const ids: number[] = [];
+  const adds: number[] = [];
+  const takes: number[] = [];
+  for (const [id, s] of users) {
+    ids.push(id);
+    adds.push(s.adds);
+    takes.push(s.takes);
+  }
+  const res = await conn.query({ ...PG_USERS_WITH_RECORDS, values: [ids, adds, takes, ...pgRecordValues(rows, ops, always)] });
+  const after = new Map<number, number>();
+  for (const r of res.rows) after.set(Number(r.id), Number(r.v));
+  pgRecordsWritten(rows, ops, (i) => always[i]! || after.has(rows[i]!.userId));
+  return after;
+}
 
 /** The reservation rows of the applied moves (the others' callers write theirs on their own path). */
 async function writeRecords(conn: PgConn, moves: Move[], userAfter: Map<number, number>, tokenAfter: Map<number, number>): Promise<void> {
