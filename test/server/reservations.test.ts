@@ -157,6 +157,29 @@ describeEach(DB_TARGETS, 'quota reservations', (getApp) => {
     await app.knex('reservations').whereIn('id', rs.map((r) => r.id)).del();
   });
 
+  test('payers without a limited token (a users-only batch): rows with the moves, none for a refused take', async () => {
+    const rich = (await makeUser(app, { quota: 100_000 })).id;
+    const poor = (await makeUser(app, { quota: 1_500 })).id;
+    const mk = (userId: number, amount: number) => new Reservation(app.ctx, { userId }, amount, info(0));
+    const rs = [mk(rich, 2_000), mk(rich, 3_000), mk(poor, 1_000), mk(poor, 1_000), mk(rich, 500)];
+    // One batch: the poor user's second take does not fit (its row then takes the one-move path).
+    const out = await Promise.all(rs.map((r) => r.open().then(() => 'ok', (e: { status?: number }) => e.status)));
+    expect(out.filter((o) => o === 403)).toHaveLength(1);
+    const rows = await app.knex('reservations').whereIn('id', rs.map((r) => r.id));
+    expect(rows).toHaveLength(4);
+    expect(await quotaOf(app, rich)).toBe(94_500);
+    expect(await quotaOf(app, poor)).toBe(500);
+    const opened = rs.filter((_r, i) => out[i] === 'ok');
+    // Settle at, below and above the reservation, and refund, all in one batch.
+    await Promise.all([opened[0]!.settle(opened[0]!.amount, 0, 1, 1), opened[1]!.settle(100, 0, 1, 1), opened[2]!.settle(1_400, 0, 1, 1), opened[3]!.refund()]);
+    const after = await app.knex('reservations').whereIn('id', rs.map((r) => r.id)).orderBy('id');
+    expect(after.map((r) => [Number(r.id), r.state, Number(r.taken)])).toEqual(
+      [opened[0]!, opened[1]!, opened[2]!].map((r, i) => [r.id, 1, [r.amount, 100, 1_400][i]]).sort((x, y) => x[0]! - y[0]!),
+    );
+    expect(await app.knex('reservations').where({ id: opened[3]!.id })).toHaveLength(0);
+    await app.knex('reservations').whereIn('id', rs.map((r) => r.id)).del();
+  });
+
   test('the one-move paths (a knex transaction holds SQLite; a balance that ran out) write the row in their transaction', async () => {
     const { userId, tokenId, payer } = await payerWithToken(app, 3_000, 3_000);
     // SQLite: while a knex transaction holds the connection the move takes the knex path.
