@@ -16,6 +16,7 @@ import { releaseIdleUpstreams } from './relay/upstream';
 import { relayCallsDone } from './relay/handler';
 import { metricsMiddleware } from './metrics';
 import { serveConsole } from './static';
+import { startLedger } from './ledger/recovery';
 
 export interface GatewayApp {
   koa: Koa;
@@ -67,6 +68,9 @@ export async function createApp(config: AppConfig, opts: CreateAppOptions = {}):
       closers.push(fn);
     },
   };
+
+  // Quota reservations a crash left behind are settled or refunded before anything is served.
+  await startLedger(ctx);
 
   // `proxy` makes Koa read X-Forwarded-Proto/Host; the client IP is set below by the same function
   // the relay uses (Koa's own takes the leftmost X-Forwarded-For entry, which the client chooses).

@@ -46,6 +46,14 @@ export interface AppConfig {
   maxSseEventBytes?: number;
   /** SIGTERM/SIGINT: how long in-flight calls may run before they are cut (ms). */
   shutdownTimeoutMs?: number;
+  /**
+   * This node's id for its quota reservations (NODE_ID; default host:port). Unique among live
+   * nodes and stable across restarts, so a restarted node reconciles what it left (docs/billing.md).
+   */
+  nodeId?: string;
+  /** Heartbeat period of a node (ms) and after how long without one its reservations are taken over. */
+  ledgerHeartbeatMs?: number;
+  ledgerStaleMs?: number;
 }
 
 /** A positive number from the environment, or undefined when unset/invalid (the default applies). */
@@ -88,6 +96,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     upstreamIdleTimeoutMs: envMs(env.UPSTREAM_IDLE_TIMEOUT_MS),
     maxSseEventBytes: envMs(env.RELAY_MAX_SSE_EVENT_BYTES),
     shutdownTimeoutMs: envMs(env.SHUTDOWN_TIMEOUT_MS),
+    nodeId: env.NODE_ID || undefined,
+    ledgerHeartbeatMs: envMs(env.LEDGER_HEARTBEAT_MS),
+    ledgerStaleMs: envMs(env.LEDGER_STALE_MS),
   };
 }
 

@@ -75,6 +75,8 @@ export async function buildApp(target: Target, opts: TestAppOptions = {}): Promi
     adminDist: undefined,
     // Suites fire many calls from one IP; tests of the limit set their own.
     apiRateLimit: { count: 0, windowSeconds: 60 },
+    // Apps sharing a database are distinct nodes (their quota reservations: ledger/recovery.ts).
+    nodeId: `test-${crypto.randomBytes(4).toString('hex')}`,
     ...opts.config,
   };
   const gateway = await createApp(config, { logger: quietLogger, serveConsole: false });

@@ -1,6 +1,7 @@
 import type { AppContext } from '../context';
 import { fastTx, writeSeq, type Run } from './sqliteFast';
 import { pgMove } from './pgBalanceMoves';
+import { OP, recordManySqlite, recordSqlite, type ReservationRow } from '../ledger/records';
 
 /**
  * Balance moves on the SQLite fast path, aggregated per payer within one group commit.
@@ -55,6 +56,9 @@ export interface Move {
   take: boolean;
   /** Set when its batch applied it; undefined on PostgreSQL when its row did not fit (left to the caller's own path). */
   outcome: MoveOutcome | undefined;
+  /** The call's reservation row, written with the move when it is applied (ledger/records.ts OP); op 0: none. */
+  res: ReservationRow | undefined;
+  op: number;
 }
 
 interface PendingBatch {
@@ -75,8 +79,8 @@ function pending(app: AppContext): { batch: PendingBatch | undefined } {
  * (a knex transaction holds the SQLite connection; on PostgreSQL, a row that did not fit the
  * batch): the caller then takes its knex path.
  */
-export function fastMove(app: AppContext, userId: number, tokenId: number | undefined, amount: number, take: boolean): Promise<MoveOutcome | undefined> {
-  if (app.db.kind === 'postgres') return pgMove(app, userId, tokenId, amount, take);
+export function fastMove(app: AppContext, userId: number, tokenId: number | undefined, amount: number, take: boolean, res?: ReservationRow, op = 0): Promise<MoveOutcome | undefined> {
+  if (app.db.kind === 'postgres') return pgMove(app, userId, tokenId, amount, take, res, op);
   if (app.db.kind !== 'sqlite') return Promise.resolve(undefined);
   const st = pending(app);
   let batch = st.batch;
@@ -97,16 +101,44 @@ export function fastMove(app: AppContext, userId: number, tokenId: number | unde
     };
     batch = st.batch = created;
   }
-  const move: Move = { userId, tokenId, amount, take, outcome: undefined };
+  const move: Move = { userId, tokenId, amount, take, outcome: undefined, res, op };
   batch.moves.push(move);
   return batch.done.then((ran) => (ran ? move.outcome : undefined));
 }
 
+// A move of amount 0 only writes its reservation row (a settle at exactly the reserved amount):
+// applied, no balance touched. (A fresh object: callers add to their outcome.)
+
 function applyMoves(app: AppContext, run: Run, moves: Move[]): void {
-  if (moves.length === 1) return serial(app, run, moves);
+  applyMoney(app, run, moves);
+  // The reservation rows of the applied moves, in the same unit (its SAVEPOINT undoes both):
+  // opens and settles as one statement each.
+  let opens: ReservationRow[] | undefined;
+  let settles: ReservationRow[] | undefined;
+  for (let i = 0; i < moves.length; i++) {
+    const m = moves[i]!;
+    if (m.op === 0 || typeof m.outcome !== 'object') continue;
+    if (m.op === OP.open) (opens ??= []).push(m.res!);
+    else if (m.op === OP.settle) (settles ??= []).push(m.res!);
+    else recordSqlite(run, m.res!, m.op);
+  }
+  if (opens) recordManySqlite(run, opens, OP.open);
+  if (settles) recordManySqlite(run, settles, OP.settle);
+}
+
+function applyMoney(app: AppContext, run: Run, moves: Move[]): void {
+  if (moves.length === 1) {
+    if (moves[0]!.amount === 0) moves[0]!.outcome = {};
+    else serial(app, run, moves);
+    return;
+  }
   // Per payer, in the order payers first appear (a Map keeps insertion order).
   const byPayer = new Map<number | string, Move[]>();
   for (const m of moves) {
+    if (m.amount === 0) {
+      m.outcome = {};
+      continue;
+    }
     const key = m.tokenId === undefined ? m.userId : `${m.userId}:${m.tokenId}`;
     const list = byPayer.get(key);
     if (list) list.push(m);

@@ -23,7 +23,8 @@ import type {
   UpstreamRequest,
   Usage,
 } from './types';
-import { computeQuota, estimateQuota, isPriced, preConsume, priceFor, refund, settle, type BalanceAfter, type Payer, type PriceInfo } from '../services/billing';
+import { computeQuota, estimateQuota, isPriced, priceFor, type BalanceAfter, type Payer, type PriceInfo } from '../services/billing';
+import { Reservation } from '../ledger/reservation';
 import { maybeWarnQuota } from '../services/notify';
 import { invalidateToken } from '../services/invalidate';
 import { checkModelRateLimit } from '../services/modelRateLimit';
@@ -128,6 +129,8 @@ export async function relay(call: RelayCall): Promise<void> {
     const calls = endpoint === 'images' || endpoint === 'image_edits' ? Math.max(1, Number(body.n ?? 1) || 1) : 1;
     const reserved = estimateQuota(app, price, estimateTokens(body), maxTokens, calls);
     const payer: Payer = { userId: principal.user.id, limitedTokenId: principal.token && !principal.token.unlimited ? principal.token.id : undefined };
+    // The call's money: each move also writes its durable reservation row (ledger/reservation.ts).
+    const res = new Reservation(app, payer, reserved, { tokenId: principal.token?.id ?? 0, model, group: principal.group, stream: call.stream });
     // The reservation is committed while the first upstream request is already on its way when
     // this process's balance view says it fits (balanceView.ts): the commit then costs the call
     // nothing. It is started right after that request is handed to the HTTP client (`startGate`,
@@ -145,7 +148,7 @@ export async function relay(call: RelayCall): Promise<void> {
       reservationTaken = false;
       startGate = () => {
         if (gate) return gate;
-        gate = preConsume(app, payer, reserved).then(
+        gate = res.open().then(
           (after) => {
             view.settleReserve(payer, reserved, after);
             pre = after;
@@ -161,7 +164,7 @@ export async function relay(call: RelayCall): Promise<void> {
         return gate;
       };
     } else {
-      pre = await preConsume(app, payer, reserved);
+      pre = await res.open();
       view?.note(payer, pre);
     }
 
@@ -198,13 +201,13 @@ export async function relay(call: RelayCall): Promise<void> {
       startGate?.();
       if (!reservationTaken && gate) await gate.then(() => undefined, () => undefined);
       if (reservationTaken) {
-        const after = await refund(app, payer, reserved);
+        const after = await res.refund();
         view?.note(payer, after);
       }
       throw err;
     }
     if (!outcome) {
-      const after = await refund(app, payer, reserved);
+      const after = await res.refund();
       view?.note(payer, after);
       channelIdForMetrics = lastChannel?.info.id ?? 0;
       if (!lastErr) throw new RelayError(503, `当前分组 ${principal.group} 下对于模型 ${model} 无可用渠道`, 'model_not_available');
@@ -215,12 +218,12 @@ export async function relay(call: RelayCall): Promise<void> {
     tokensForMetrics = outcome.tokens;
     // The balance is settled before the answer is (ended) — it is exact when the client has it;
     // the rest of the bookkeeping (usage counters, the log row, the quota warning) comes after.
-    const settled = await settleCall(call, price, payer, reserved, outcome);
+    const settled = await settleCall(call, price, payer, res, outcome);
     quotaForMetrics = settled.taken;
     if (ticket) void ticket.success().catch(() => undefined);
     outcome.finish();
     statusForMetrics = call.ctx.res.headersSent ? call.ctx.res.statusCode : call.ctx.status;
-    recordUsage(call, price, payer, reserved, pre, outcome, used, settled);
+    recordUsage(call, price, payer, reserved, pre, outcome, used, settled, res);
   } catch (err) {
     statusForMetrics = err instanceof RelayError || (err as { status?: number }).status ? Number((err as { status: number }).status) : 500;
     throw err;
@@ -910,19 +913,22 @@ async function streamOutcome(
 }
 
 /** Moves the reservation to the call's real cost. */
-async function settleCall(call: RelayCall, price: PriceInfo, payer: Payer, reserved: number, o: Outcome): Promise<BalanceAfter & { taken: number }> {
+async function settleCall(call: RelayCall, price: PriceInfo, payer: Payer, res: Reservation, o: Outcome): Promise<BalanceAfter & { taken: number }> {
   const { app } = call;
   const actual = o.tokens.calls === 0 ? 0 : computeQuota(app, price, { promptTokens: o.tokens.prompt, completionTokens: o.tokens.completion, cachedTokens: o.tokens.cached, calls: o.tokens.calls });
-  const s = await settle(app, payer, reserved, actual);
+  const s = await res.settle(actual, o.channel.info.id, o.tokens.prompt, o.tokens.completion);
   balanceView(app)?.note(payer, s);
   return s;
 }
 
 /** After the answer: usage counters and the consume log row (batched), the quota warning, an exhausted token. */
-function recordUsage(call: RelayCall, price: PriceInfo, payer: Payer, reserved: number, pre: BalanceAfter, o: Outcome, used: number[], s: BalanceAfter & { taken: number }): void {
+function recordUsage(call: RelayCall, price: PriceInfo, payer: Payer, reserved: number, pre: BalanceAfter, o: Outcome, used: number[], s: BalanceAfter & { taken: number }, res: Reservation): void {
   const { app, principal } = call;
   const taken = s.taken;
   const batcher = usageBatcher(app);
+  // The settled reservation row is deleted by the flush that writes this call's log row and counters.
+  const resId = res.handOver();
+  if (resId !== undefined) batcher.closeReservation(resId);
   if (taken > 0 || o.tokens.calls > 0) batcher.addUsage(principal.user.id, principal.token?.id, o.channel.info.id, taken);
   if (app.options.bool('LogConsumeEnabled')) {
     const text = (price.logText ??= priceLogText(price));

@@ -1,6 +1,7 @@
 import type { AppContext } from '../context';
 import type { Move, MoveOutcome } from './balanceMoves';
 import { withPgConn, type PgConn } from './pgFast';
+import { PG_USERS_WITH_RECORDS, pgRecordValues, pgRecordsWritten, recordPg, type ReservationRow } from '../ledger/records';
 
 /**
  * Balance moves on PostgreSQL, batched per event-loop turn: the PostgreSQL counterpart of
@@ -59,7 +60,7 @@ function pending(app: AppContext): { batch: PgBatch | undefined } {
 }
 
 /** Queues a move for this turn's batch; resolves once it is committed (undefined: not applied, see above). */
-export function pgMove(app: AppContext, userId: number, tokenId: number | undefined, amount: number, take: boolean): Promise<MoveOutcome | undefined> {
+export function pgMove(app: AppContext, userId: number, tokenId: number | undefined, amount: number, take: boolean, res?: ReservationRow, op = 0): Promise<MoveOutcome | undefined> {
   const st = pending(app);
   let batch = st.batch;
   if (!batch) {
@@ -73,7 +74,7 @@ export function pgMove(app: AppContext, userId: number, tokenId: number | undefi
     };
     batch = st.batch = created;
   }
-  const move: Move = { userId, tokenId, amount, take, outcome: undefined };
+  const move: Move = { userId, tokenId, amount, take, outcome: undefined, res, op };
   batch.moves.push(move);
   return batch.done.then(() => move.outcome);
 }
@@ -87,7 +88,11 @@ function addTo(s: RowSum, m: Move): void {
 async function applyBatch(app: AppContext, moves: Move[]): Promise<void> {
   const users = new Map<number, RowSum>();
   const tokens = new Map<number, RowSum & { userId: number }>();
+  let records = false;
   for (const m of moves) {
+    if (m.op !== 0) records = true;
+    // Amount 0: only its reservation row is written (a settle at exactly the reserved amount).
+    if (m.amount === 0) continue;
     let u = users.get(m.userId);
     if (!u) users.set(m.userId, (u = { adds: 0, takes: 0, moves: [] }));
     addTo(u, m);
@@ -97,24 +102,79 @@ async function applyBatch(app: AppContext, moves: Move[]): Promise<void> {
       addTo(t, m);
     }
   }
-  // Users only: one statement, no transaction needed. With limited tokens: one transaction.
-  const { userAfter, tokenAfter } = await withPgConn(app, tokens.size > 0, async (conn) => {
+  // Users only: one statement, no transaction needed (the reservation rows ride in it). With
+  // limited tokens: one transaction, the rows written last for the moves found applied.
+  if (!tokens.size) {
+    const userAfter = await withPgConn(app, false, (conn) => (records ? usersWithRecords(conn, users, moves) : update(conn, SQL.users, users)));
+    settleOutcomes(users, tokens, userAfter, new Map());
+    for (const m of moves) if (m.amount === 0) m.outcome = {};
+    return;
+  }
+  const { userAfter, tokenAfter } = await withPgConn(app, true, async (conn) => {
     const userAfter = await update(conn, SQL.users, users);
     const tokenAfter = new Map<number, number>();
-    if (!tokens.size) return { userAfter, tokenAfter };
-    // Only the tokens whose user's row took its part.
-    const tried = new Map([...tokens].filter(([, t]) => userAfter.has(t.userId)));
-    for (const [id, v] of await update(conn, SQL.tokens, tried)) tokenAfter.set(id, v);
-    // A token that refused: its moves are left to their callers, so its part goes back to its user.
-    const back = new Map<number, number>();
-    for (const [id, t] of tried) if (!tokenAfter.has(id)) back.set(t.userId, (back.get(t.userId) ?? 0) + (t.takes - t.adds));
-    if (back.size) {
-      const rows = await conn.query({ ...SQL.usersBack, values: [[...back.keys()], [...back.values()]] });
-      for (const r of rows.rows) userAfter.set(Number(r.id), Number(r.v));
-    }
+    if (tokens.size) await updateTokens(conn, tokens, userAfter, tokenAfter);
+    if (records) await writeRecords(conn, moves, userAfter, tokenAfter);
     return { userAfter, tokenAfter };
   });
   settleOutcomes(users, tokens, userAfter, tokenAfter);
+  for (const m of moves) if (m.amount === 0) m.outcome = {};
+}
+
+/** Applied: its user's row (and its limited token's, if any) took the batch's part; amount 0 always. */
+const isApplied = (m: Move, userAfter: Map<number, number>, tokenAfter: Map<number, number>) =>
+  m.amount === 0 || (userAfter.has(m.userId) && (m.tokenId === undefined || tokenAfter.has(m.tokenId)));
+
+/** A users-only batch with reservation rows: moves and rows in one statement (records.ts). */
+async function usersWithRecords(conn: PgConn, users: Map<number, RowSum>, moves: Move[]): Promise<Map<number, number>> {
+  const rows: ReservationRow[] = [];
+  const ops: number[] = [];
+  const always: boolean[] = [];
+  for (const m of moves) {
+    if (m.op === 0) continue;
+    rows.push(m.res!);
+    ops.push(m.op);
+    always.push(m.amount === 0);
+  }
+  const ids: number[] = [];
+  const adds: number[] = [];
+  const takes: number[] = [];
+  for (const [id, s] of users) {
+    ids.push(id);
+    adds.push(s.adds);
+    takes.push(s.takes);
+  }
+  const res = await conn.query({ ...PG_USERS_WITH_RECORDS, values: [ids, adds, takes, ...pgRecordValues(rows, ops, always)] });
+  const after = new Map<number, number>();
+  for (const r of res.rows) after.set(Number(r.id), Number(r.v));
+  pgRecordsWritten(rows, ops, (i) => always[i]! || after.has(rows[i]!.userId));
+  return after;
+}
+
+/** The reservation rows of the applied moves (the others' callers write theirs on their own path). */
+async function writeRecords(conn: PgConn, moves: Move[], userAfter: Map<number, number>, tokenAfter: Map<number, number>): Promise<void> {
+  const rows: ReservationRow[] = [];
+  const ops: number[] = [];
+  for (const m of moves) {
+    if (m.op === 0 || !isApplied(m, userAfter, tokenAfter)) continue;
+    rows.push(m.res!);
+    ops.push(m.op);
+  }
+  if (rows.length) await recordPg(conn, rows, ops);
+}
+
+/** The batch's limited tokens; a token that refused gives its user's part back (same transaction). */
+async function updateTokens(conn: PgConn, tokens: Map<number, RowSum & { userId: number }>, userAfter: Map<number, number>, tokenAfter: Map<number, number>): Promise<void> {
+  // Only the tokens whose user's row took its part.
+  const tried = new Map([...tokens].filter(([, t]) => userAfter.has(t.userId)));
+  for (const [id, v] of await update(conn, SQL.tokens, tried)) tokenAfter.set(id, v);
+  // A token that refused: its moves are left to their callers, so its part goes back to its user.
+  const back = new Map<number, number>();
+  for (const [id, t] of tried) if (!tokenAfter.has(id)) back.set(t.userId, (back.get(t.userId) ?? 0) + (t.takes - t.adds));
+  if (back.size) {
+    const rows = await conn.query({ ...SQL.usersBack, values: [[...back.keys()], [...back.values()]] });
+    for (const r of rows.rows) userAfter.set(Number(r.id), Number(r.v));
+  }
 }
 
 /** One statement for all the rows of `sums`; the balance after it of every row that took its part. */

@@ -3,6 +3,7 @@ import type { AppContext } from '../context';
 import { RelayError } from '../relay/errors';
 import { pgFast } from '../relay/pgFast';
 import { fastMove, SQL_ADD, SQL_DEC, type MoveOutcome } from '../relay/balanceMoves';
+import { OP, recordKnex, type ReservationRow } from '../ledger/records';
 
 /**
  * Pricing and atomic balance moves for the relay.
@@ -165,20 +166,21 @@ const insufficientToken = () => new RelayError(403, '令牌额度不足', 'insuf
 /**
  * Atomically takes `amount` from the user and (limited) token, or nothing: 403 when either lacks it.
  * SQLite: a move of the next group commit (relay/balanceMoves.ts); else one knex transaction.
+ * With `res`, its reservation row is inserted (open) in the same commit as the take.
  */
-export function preConsume(app: AppContext, payer: Payer, amount: number): Promise<BalanceAfter> {
+export function preConsume(app: AppContext, payer: Payer, amount: number, res?: ReservationRow): Promise<BalanceAfter> {
   if (amount <= 0) return Promise.resolve({});
   // Not async: on the hot path each async layer is one more promise and microtask.
-  return fastMove(app, payer.userId, payer.limitedTokenId, amount, true).then((r) => {
+  return fastMove(app, payer.userId, payer.limitedTokenId, amount, true, res, res ? OP.open : 0).then((r) => {
     if (r === 'user') throw insufficientUser();
     if (r === 'token') throw insufficientToken();
-    return r ?? slowPreConsume(app, payer, amount);
+    return r ?? slowPreConsume(app, payer, amount, res);
   });
 }
 
-function slowPreConsume(app: AppContext, payer: Payer, amount: number): Promise<BalanceAfter> {
+function slowPreConsume(app: AppContext, payer: Payer, amount: number, res: ReservationRow | undefined): Promise<BalanceAfter> {
   const tokenId = payer.limitedTokenId;
-  if (!tokenId) {
+  if (!tokenId && !res) {
     // One conditional statement: no transaction needed.
     return decrementIf(app, app.knex, 'users', payer.userId, amount).then((userQuota) => {
       if (userQuota === undefined) throw insufficientUser();
@@ -188,46 +190,64 @@ function slowPreConsume(app: AppContext, payer: Payer, amount: number): Promise<
   return app.knex.transaction(async (trx) => {
     const userQuota = await decrementIf(app, trx, 'users', payer.userId, amount);
     if (userQuota === undefined) throw insufficientUser();
-    const tokenRemain = await decrementIf(app, trx, 'tokens', tokenId, amount);
-    if (tokenRemain === undefined) throw insufficientToken();
-    return { userQuota, tokenRemain };
+    let tokenRemain: number | undefined;
+    if (tokenId) {
+      tokenRemain = await decrementIf(app, trx, 'tokens', tokenId, amount);
+      if (tokenRemain === undefined) throw insufficientToken();
+    }
+    if (res) await recordKnex(trx, isPg(app), res, OP.open);
+    return tokenId ? { userQuota, tokenRemain } : { userQuota };
   });
 }
 
-/** Gives a reservation back (failed request). */
-export function refund(app: AppContext, payer: Payer, amount: number): Promise<BalanceAfter> {
+/**
+ * Gives a reservation back (failed request). With `res`, its row is written in the same commit:
+ * deleted (`op` close, the default) or marked settled (a settle below the reserved amount).
+ */
+export function refund(app: AppContext, payer: Payer, amount: number, res?: ReservationRow, op: number = OP.close): Promise<BalanceAfter> {
   if (amount <= 0) return Promise.resolve({});
-  return fastMove(app, payer.userId, payer.limitedTokenId, amount, false).then((r) => (r as BalanceAfter | undefined) ?? slowRefund(app, payer, amount));
+  return fastMove(app, payer.userId, payer.limitedTokenId, amount, false, res, res ? op : 0).then((r) => (r as BalanceAfter | undefined) ?? slowRefund(app, payer, amount, res, op));
 }
 
-function slowRefund(app: AppContext, payer: Payer, amount: number): Promise<BalanceAfter> {
+function slowRefund(app: AppContext, payer: Payer, amount: number, res: ReservationRow | undefined, op: number): Promise<BalanceAfter> {
   const tokenId = payer.limitedTokenId;
-  if (!tokenId) return add(app, app.knex, 'users', payer.userId, amount).then((userQuota) => ({ userQuota }));
+  if (!tokenId && !res) return add(app, app.knex, 'users', payer.userId, amount).then((userQuota) => ({ userQuota }));
   return app.knex.transaction(async (trx) => {
     const userQuota = await add(app, trx, 'users', payer.userId, amount);
-    const tokenRemain = await add(app, trx, 'tokens', tokenId, amount);
-    return { userQuota, tokenRemain };
+    const tokenRemain = tokenId ? await add(app, trx, 'tokens', tokenId, amount) : undefined;
+    if (res) await recordKnex(trx, isPg(app), res, op);
+    return tokenId ? { userQuota, tokenRemain } : { userQuota };
   });
 }
 
 /**
  * Moves a reservation to the real cost. Extra cost is taken only as far as the balances reach
  * (never below zero: concurrent calls cannot overspend), so the result `taken` — what the log row
- * records — may be below `actual` when the balance ran out mid-call.
+ * records — may be below `actual` when the balance ran out mid-call. With `res` (and `op`: settle,
+ * or settleNew when nothing was reserved), its row is marked settled — `res.taken` is set before
+ * the move is queued and corrected by the clamped path — in the same commit as the move.
  */
-export function settle(app: AppContext, payer: Payer, reserved: number, actual: number): Promise<BalanceAfter & { taken: number }> {
+export function settle(app: AppContext, payer: Payer, reserved: number, actual: number, res?: ReservationRow, op = 0): Promise<BalanceAfter & { taken: number }> {
   const delta = actual - reserved;
-  if (delta === 0) return Promise.resolve({ taken: actual });
-  if (delta < 0) return refund(app, payer, -delta).then((after) => Object.assign(after, { taken: actual }));
+  if (!res) op = 0;
+  if (res) res.taken = actual;
+  if (delta === 0) {
+    if (op === 0) return Promise.resolve({ taken: actual });
+    // Only the row changes: a move of amount 0.
+    return fastMove(app, payer.userId, payer.limitedTokenId, 0, false, res, op).then((r) =>
+      r !== undefined && typeof r !== 'string' ? Object.assign(r, { taken: actual }) : app.knex.transaction((trx) => recordKnex(trx, isPg(app), res!, op)).then(() => ({ taken: actual })),
+    );
+  }
+  if (delta < 0) return refund(app, payer, -delta, res, op).then((after) => Object.assign(after, { taken: actual }));
   // The whole extra cost in one go; the clamped path only when a balance ran out (the refused
   // take wrote nothing) or the fast path is unavailable.
-  return fastMove(app, payer.userId, payer.limitedTokenId, delta, true).then((r: MoveOutcome | undefined) =>
-    r === undefined || typeof r === 'string' ? settleClamped(app, payer, reserved, delta) : Object.assign(r, { taken: actual }),
+  return fastMove(app, payer.userId, payer.limitedTokenId, delta, true, res, op).then((r: MoveOutcome | undefined) =>
+    r === undefined || typeof r === 'string' ? settleClamped(app, payer, reserved, delta, res, op) : Object.assign(r, { taken: actual }),
   );
 }
 
-/** Takes the extra cost `delta` as far as the balances reach, in one transaction. */
-function settleClamped(app: AppContext, payer: Payer, reserved: number, delta: number): Promise<BalanceAfter & { taken: number }> {
+/** Takes the extra cost `delta` as far as the balances reach, in one transaction (with the reservation row). */
+function settleClamped(app: AppContext, payer: Payer, reserved: number, delta: number, res: ReservationRow | undefined, op: number): Promise<BalanceAfter & { taken: number }> {
   return app.knex.transaction(async (trx) => {
     let extra = delta;
     let userQuota = await decrementIf(app, trx, 'users', payer.userId, delta);
@@ -246,6 +266,10 @@ function settleClamped(app: AppContext, payer: Payer, reserved: number, delta: n
         extra = tokExtra;
         tokenRemain = extra > 0 ? await add(app, trx, 'tokens', payer.limitedTokenId, -extra) : have;
       }
+    }
+    if (res && op !== 0) {
+      res.taken = reserved + extra;
+      await recordKnex(trx, isPg(app), res, op);
     }
     return { userQuota, tokenRemain, taken: reserved + extra };
   });
