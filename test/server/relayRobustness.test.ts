@@ -11,7 +11,7 @@ import { flushUsage, listen, seedChannel, seedToken, setOptions } from '../mock-
 import { testChannel } from '../../server/src/relay/channelOps';
 
 const PRICING = {
-  ModelRatio: JSON.stringify({ 'm-proxy': 1, 'm-ok': 1, 'm-huge': 1, 'm-garbage': 1, 'm-nul': 1, 'm-half': 1, 'm-keyleak': 1, 'm-bigjson': 1 }),
+  ModelRatio: JSON.stringify({ 'm-proxy': 1, 'm-ok': 1, 'm-huge': 1, 'm-garbage': 1, 'm-jgarbage': 1, 'm-nul': 1, 'm-half': 1, 'm-keyleak': 1, 'm-bigjson': 1 }),
   CompletionRatio: JSON.stringify({}),
   GroupRatio: JSON.stringify({ default: 1 }),
   PreConsumedQuota: '500',
@@ -192,6 +192,9 @@ async function scriptedUpstream(state: Script): Promise<{ url: string; close(): 
         res.end('"}\n\n');
       } else if (model === 'm-garbage') {
         res.end('data: {not json\n\ndata: [DONE]\n\n');
+      } else if (model === 'm-jgarbage') {
+        // Shaped like JSON, readable by no translator.
+        res.end('data: {garbage}\n\ndata: {"nothing": "known"}\n\ndata: [DONE]\n\n');
       } else if (model === 'm-nul') {
         res.end(Buffer.alloc(4096, 0));
       } else if (model === 'm-half') {
@@ -218,7 +221,7 @@ describe.each(ALL_TARGETS.map((t) => [t.name, t] as const))('relay: unreadable a
     gw = await listen(app.callback);
     up = await scriptedUpstream(state);
     await setOptions(app, PRICING);
-    await seedChannel(app, { base_url: up.url, key: CHANNEL_KEY, models: 'm-ok,m-huge,m-garbage,m-nul,m-half,m-keyleak' });
+    await seedChannel(app, { base_url: up.url, key: CHANNEL_KEY, models: 'm-ok,m-huge,m-garbage,m-jgarbage,m-nul,m-half,m-keyleak' });
   });
   afterAll(async () => {
     await gw?.close();
@@ -298,6 +301,17 @@ describe.each(ALL_TARGETS.map((t) => [t.name, t] as const))('relay: unreadable a
         expect(await logsOf(u.id)).toHaveLength(0);
       }
     });
+
+    if (caller !== 'openai') {
+      test(`${caller} caller: a converted stream of JSON-shaped frames no translator reads delivered nothing: an error, refunded`, async () => {
+        const u = await newUser();
+        const r = await call(caller, u.key, 'm-jgarbage');
+        expect(r.status).toBe(502);
+        expect(errorOf(caller, r.text)?.message).toBe('上游返回了无法解析的流数据');
+        expect(await quotaOf(u.id)).toBe(INITIAL);
+        expect(await logsOf(u.id)).toHaveLength(0);
+      });
+    }
 
     test(`${caller} caller: a bad frame after a good one ends the stream with an error event; billed for what was delivered`, async () => {
       const u = await newUser();

@@ -730,6 +730,8 @@ async function streamOutcome(
   const inbound = call.inbound as InboundFormat & { streamWriter(m: string, o?: { includeUsage?: boolean }): ReturnType<InboundFormat['streamWriter']> };
   const writer = passthrough ? undefined : inbound.streamWriter(call.model, { includeUsage: call.includeUsage });
   let convText = '';
+  // Conversion: how many client chunks the upstream's events made (0 at the end: nothing was readable).
+  let converted = 0;
   let doneBlock = '';
   let frt = 0;
   let cut: Error | undefined;
@@ -755,6 +757,7 @@ async function streamOutcome(
         out += block;
       } else {
         for (const c of translator!.push(ev)) {
+          converted++;
           convText += responseText(c);
           out += writer!.chunk(c);
         }
@@ -858,6 +861,9 @@ async function streamOutcome(
         convText += responseText(c);
         out += writer!.chunk(c);
       }
+      // A converted stream none of whose events the translator understood (JSON-shaped garbage such
+      // as `{garbage}`) delivered nothing: unreadable, so refunded or retried, not billed.
+      if (translator && !converted && !res.headersSent) throw new BadStreamFrame();
       if (out) {
         if (!frt) frt = Math.max(1, Math.round(call.timer.totalMs()));
         ensureHead();
