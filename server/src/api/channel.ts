@@ -9,6 +9,10 @@ import {
   allModelNames, batchIdsBody, batchSetTag, copyChannel, createChannels, deleteChannel, deleteChannels, deleteDisabledChannels, editTag,
   enabledModelNames, fixAbilities, getChannel, listChannels, setTagStatus, updateChannel,
 } from '../services/channels';
+import { consoleChannelTypes } from '../channels/catalogue';
+
+/** Built once: the catalogue does not change at run time. */
+const CONSOLE_TYPES = consoleChannelTypes();
 
 const listQuery = z.object({
   id_sort: qBool(),
@@ -45,6 +49,10 @@ export function register(router: Router, app: AppContext): void {
   });
   router.get('/api/channel/models_enabled', admin, async (ctx) => {
     ok(ctx, await enabledModelNames(app));
+  });
+  /** The channel-type catalogue's console-facing facts (labels, colours, form fields); static. */
+  router.get('/api/channel/types', admin, async (ctx) => {
+    ok(ctx, CONSOLE_TYPES);
   });
 
   router.post('/api/channel', admin, async (ctx) => {

@@ -10,6 +10,7 @@ import { checkHost, checkUrl, fetchPolicy, FetchFailedError, FetchRefusedError, 
 import type { UpstreamRequest } from './types';
 import { autoDisableChannel, autoEnableChannel, shouldAutoDisable } from './health';
 import type { AdaptorContext, ChannelInfo, ChatRequest } from './types';
+import { channelType } from '../channels/catalogue';
 
 /** Upstream calls the console makes about channels: test, fetch models, balance. */
 
@@ -201,8 +202,6 @@ export function channelInfoFrom(input: { type: number; base_url?: string; key: s
   };
 }
 
-/** Kinds whose balance is read from the OpenAI dashboard billing API. */
-const OPENAI_BILLING_TYPES = new Set([1, 2, 5, 6, 7, 8, 9, 10, 12, 13]);
 
 async function getJson(app: AppContext, url: string, headers: Record<string, string>, audience: FetchAudience, proxy?: string): Promise<Record<string, unknown>> {
   const res = await guardedSend(app, { url, method: 'GET', headers }, AbortSignal.timeout(TEST_TIMEOUT_MS), audience, proxy);
@@ -228,7 +227,8 @@ export async function updateChannelBalance(app: AppContext, id: number, audience
   const headers = openaiHeaders(info, '');
   const proxy = typeof info.setting.proxy === 'string' ? info.setting.proxy : undefined;
   const get = (url: string) => getJson(app, url, headers, audience, proxy);
-  if (OPENAI_BILLING_TYPES.has(info.type)) {
+  const kind = channelType(info.type)?.balance;
+  if (kind === 'openai-billing') {
     try {
       const sub = await get(`${base}/v1/dashboard/billing/subscription`);
       const limit = Number(sub.hard_limit_usd ?? sub.system_hard_limit_usd ?? 0);
@@ -242,15 +242,15 @@ export async function updateChannelBalance(app: AppContext, id: number, audience
       const grants = await get(`${base}/v1/dashboard/billing/credit_grants`);
       balance = Number(grants.total_available ?? 0);
     }
-  } else if (info.type === 43) {
+  } else if (kind === 'deepseek') {
     const j = await get(`${base}/user/balance`);
     const infos = (j.balance_infos as Array<{ currency?: string; total_balance?: string }>) ?? [];
     balance = Number(infos.find((x) => x.currency === 'USD')?.total_balance ?? infos[0]?.total_balance ?? 0);
-  } else if (info.type === 20) {
+  } else if (kind === 'openrouter') {
     const j = await get(`${base}/v1/credits`);
     const d = (j.data ?? {}) as { total_credits?: number; total_usage?: number };
     balance = Number(d.total_credits ?? 0) - Number(d.total_usage ?? 0);
-  } else if (info.type === 40) {
+  } else if (kind === 'siliconflow') {
     const j = await get(`${base}/v1/user/info`);
     balance = Number(((j.data ?? {}) as { totalBalance?: string }).totalBalance ?? 0);
   } else {

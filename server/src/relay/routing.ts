@@ -2,6 +2,7 @@ import type { AppContext } from '../context';
 import { channelCache } from '../services/invalidate';
 import { CHANNEL_STATUS, type ChannelRow } from '../repositories/channels';
 import type { ChannelInfo } from './types';
+import { channelType } from '../channels/catalogue';
 
 /** A routable channel with its JSON columns parsed once per table load. */
 export interface ChannelEntry {
@@ -46,12 +47,12 @@ function parseObj<T>(raw: unknown): T | null {
 }
 
 /**
- * A channel's keys: one per line; a Vertex AI (41) key that is a whole JSON object (a service
- * account as Google downloads it, multi-line) is one key, a JSON array of them is several.
+ * A channel's keys: one per line; for a kind whose key is JSON (Vertex AI), a whole JSON object
+ * (a service account as Google downloads it, multi-line) is one key, a JSON array of them several.
  */
 export function channelKeys(type: number, raw: string): string[] {
   const t = raw.trim();
-  if (type === 41 && (t.startsWith('{') || t.startsWith('['))) {
+  if (channelType(type)?.keyFormat === 'json' && (t.startsWith('{') || t.startsWith('['))) {
     try {
       const j: unknown = JSON.parse(t);
       if (Array.isArray(j)) return j.filter((x) => x && typeof x === 'object').map((x) => JSON.stringify(x));

@@ -9,10 +9,9 @@ import { CHANNEL_STATUS, channelView, rebuildAllAbilities, splitList, syncAbilit
 import { invalidateChannels } from './invalidate';
 import { channelHosts, vetChannelHosts } from './channelTargets';
 import { ROLE } from '../repositories/users';
+import { CHANNEL_TYPE, channelType, isKnownChannelType } from '../channels/catalogue';
 
-/** Provider kinds the product knows (new-api numbering); 0 "unknown" is refused. */
-export const MAX_CHANNEL_TYPE = 57;
-export const isKnownChannelType = (t: number) => Number.isInteger(t) && t >= 1 && t <= MAX_CHANNEL_TYPE;
+export { isKnownChannelType };
 
 // ---------------------------------------------------------------------------------------------
 // Field schemas (shared by create, update and tag edits)
@@ -306,7 +305,7 @@ export async function createChannels(app: AppContext, body: unknown, role: numbe
   if (!input.name || !input.key || !input.key.trim()) throw new BadRequestError('请填写渠道名称和渠道密钥！');
   if (!input.models) throw new BadRequestError('请至少选择一个模型！');
   const base: Partial<ChannelRow> = {
-    type: 1,
+    type: CHANNEL_TYPE.OpenAI,
     group: 'default',
     auto_ban: 1,
     priority: 0,
@@ -316,7 +315,8 @@ export async function createChannels(app: AppContext, body: unknown, role: numbe
     created_time: nowSec(),
   };
   if (!base.group) base.group = 'default';
-  if (base.type === 18 && !base.other) base.other = 'v2.1';
+  const version = channelType(base.type!)?.version;
+  if (version?.pinOnCreate && !base.other) base.other = version.value;
   if (base.status !== CHANNEL_STATUS.enabled) base.other_info = statusInfo(base.status!);
   const key = input.key.trim();
   const lines = key.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);

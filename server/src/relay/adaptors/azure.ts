@@ -1,7 +1,6 @@
 import type { AdaptorContext, ChannelInfo, ChatRequest, Endpoint, ProviderAdaptor, UpstreamRequest } from '../types';
 import { ENDPOINT_PATH, openaiAdaptor } from './openai';
-
-export const AZURE_DEFAULT_API_VERSION = '2024-10-21';
+import { AZURE_DEFAULT_API_VERSION, typesServedBy } from '../../channels/catalogue';
 
 /** `{base}/openai/deployments/{model without dots}{path}?api-version=…` with an `api-key` header. */
 export function azureUrl(channel: ChannelInfo, endpoint: Endpoint, model: string): string {
@@ -20,7 +19,7 @@ function headers(channel: ChannelInfo, contentType = 'application/json'): Record
 export const azureAdaptor: ProviderAdaptor = {
   ...openaiAdaptor,
   name: 'azure',
-  channelTypes: [3],
+  channelTypes: typesServedBy('azure'),
   chatRequest(req: ChatRequest, ctx: AdaptorContext): UpstreamRequest {
     const base = openaiAdaptor.chatRequest(req, ctx);
     return { ...base, url: azureUrl(ctx.channel, 'chat', ctx.upstreamModel), headers: headers(ctx.channel) };

@@ -31,6 +31,7 @@ import type {
 } from '../types';
 import { UpstreamError } from '../errors';
 import { BedrockStreamDecoder, EVENTSTREAM_CONTENT_TYPE } from './eventstream';
+import { typesServedBy } from '../../channels/catalogue';
 
 /**
  * Native hints an inbound format may attach to a canonical request (a symbol key, so it never
@@ -581,7 +582,7 @@ export function claudeRawBody(body: Record<string, unknown>, ctx: AdaptorContext
 
 export const claudeAdaptor: ProviderAdaptor = {
   name: 'claude',
-  channelTypes: [14],
+  channelTypes: typesServedBy('claude'),
   format: 'claude',
   chatRequest(req, ctx) {
     const { body, headers } = toClaudeRequest(req, ctx);
@@ -738,7 +739,7 @@ export function bedrockRequest(ctx: AdaptorContext, model: string, claudeBody: R
 /** AWS Bedrock Claude (type 33): `invoke`, and `invoke-with-response-stream` (event-stream framing). */
 export const awsClaudeAdaptor: ProviderAdaptor = {
   name: 'aws-claude',
-  channelTypes: [33],
+  channelTypes: typesServedBy('aws-claude'),
   format: 'claude',
   chatRequest(req, ctx) {
     const { body, model } = toClaudeRequest(req, ctx);

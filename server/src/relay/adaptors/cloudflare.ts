@@ -8,6 +8,7 @@
 import type { ChannelInfo, Endpoint, ProviderAdaptor, UpstreamRequest } from '../types';
 import { UpstreamError } from '../errors';
 import { ENDPOINT_PATH, openaiAdaptor, openaiHeaders } from './openai';
+import { typesServedBy } from '../../channels/catalogue';
 
 const CF_BASE = 'https://api.cloudflare.com';
 
@@ -21,7 +22,7 @@ export function cloudflareUrl(channel: ChannelInfo, endpoint: Endpoint): string 
 export const cloudflareAdaptor: ProviderAdaptor = {
   ...openaiAdaptor,
   name: 'cloudflare',
-  channelTypes: [39],
+  channelTypes: typesServedBy('cloudflare'),
   endpoints: ['chat', 'embeddings'],
   chatRequest(req, ctx): UpstreamRequest {
     return { ...openaiAdaptor.chatRequest(req, ctx), url: cloudflareUrl(ctx.channel, 'chat') };

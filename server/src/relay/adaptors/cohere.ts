@@ -19,6 +19,7 @@
 import type { ChatChunk, ChatMessage, ChatRequest, ChatResponse, FinishReason, ProviderAdaptor, SSEEvent, StreamTranslator, ToolCall, Usage } from '../types';
 import { baseUrlOf } from './openai';
 import { contentText, isRecord, newId, streamError, upstreamErrorMessage } from './claude';
+import { typesServedBy } from '../../channels/catalogue';
 
 function headers(key: string, stream = false): Record<string, string> {
   return { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json' };
@@ -275,7 +276,7 @@ export function fromCohereEmbed(res: unknown, model: unknown, encodingFormat?: u
 
 export const cohereAdaptor: ProviderAdaptor = {
   name: 'cohere',
-  channelTypes: [34],
+  channelTypes: typesServedBy('cohere'),
   format: 'openai',
   convertedEndpoints: ['rerank', 'embeddings'],
   chatRequest(req, ctx) {

@@ -28,8 +28,9 @@ import type {
   Usage,
 } from '../types';
 import { contentText, getHints, isRecord, newId, parseArgs, parseDataUrl, parseJsonOption, streamError, tolerantObserver, upstreamErrorMessage } from './claude';
+import { CHANNEL_TYPE, defaultBaseUrl, typesServedBy } from '../../channels/catalogue';
 
-const DEFAULT_BASE = 'https://generativelanguage.googleapis.com';
+const DEFAULT_BASE = defaultBaseUrl(CHANNEL_TYPE.Gemini);
 export const GEMINI_THINKING_BUDGET_CAP = 24576;
 export const SAFETY_CATEGORIES = [
   'HARM_CATEGORY_HARASSMENT',
@@ -466,7 +467,7 @@ export function geminiUpstreamUrl(ctx: AdaptorContext, model: string): string {
 
 export const geminiAdaptor: ProviderAdaptor = {
   name: 'gemini',
-  channelTypes: [24],
+  channelTypes: typesServedBy('gemini'),
   format: 'gemini',
   chatRequest(req, ctx) {
     const { body, model } = toGeminiRequest(req, ctx);

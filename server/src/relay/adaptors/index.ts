@@ -1,4 +1,5 @@
 import type { ProviderAdaptor } from '../types';
+import { CHANNEL_TYPES, adaptorIdOf, type AdaptorId } from '../../channels/catalogue';
 import { openaiAdaptor } from './openai';
 import { azureAdaptor } from './azure';
 import { awsClaudeAdaptor, claudeAdaptor } from './claude';
@@ -10,20 +11,32 @@ import { ollamaAdaptor } from './ollama';
 import { xinferenceAdaptor } from './xinference';
 
 /**
- * Channel type → adaptor. Types without an entry use the OpenAI-compatible adaptor.
- * To add a provider: import it and append it to ADAPTORS (its `channelTypes` are registered).
+ * The built-in adaptors by id. Which channel type each serves is the catalogue's `adaptor` fact
+ * (server/src/channels/catalogue.ts); an adaptor's `channelTypes` is derived from it.
  */
-const ADAPTORS: ProviderAdaptor[] = [openaiAdaptor, azureAdaptor, claudeAdaptor, awsClaudeAdaptor, geminiAdaptor];
-ADAPTORS.push(vertexAdaptor, cohereAdaptor, cloudflareAdaptor, ollamaAdaptor, xinferenceAdaptor);
+export const ADAPTORS: Readonly<Record<AdaptorId, ProviderAdaptor>> = {
+  openai: openaiAdaptor,
+  azure: azureAdaptor,
+  claude: claudeAdaptor,
+  'aws-claude': awsClaudeAdaptor,
+  gemini: geminiAdaptor,
+  vertex: vertexAdaptor,
+  cohere: cohereAdaptor,
+  cloudflare: cloudflareAdaptor,
+  ollama: ollamaAdaptor,
+  xinference: xinferenceAdaptor,
+};
 
+// Built once: adaptorFor is on the relay's per-call path.
 const byType = new Map<number, ProviderAdaptor>();
-for (const a of ADAPTORS) for (const t of a.channelTypes) byType.set(t, a);
+for (const e of CHANNEL_TYPES) byType.set(e.id, ADAPTORS[adaptorIdOf(e)]);
 
-/** Registers an adaptor at run time (tests, plug-ins); later registrations win. */
+/** Registers an adaptor at run time (tests, plug-ins) for its `channelTypes`; later registrations win. */
 export function registerAdaptor(a: ProviderAdaptor): void {
   for (const t of a.channelTypes) byType.set(t, a);
 }
 
+/** The adaptor of a channel type; a type the catalogue does not know is treated as OpenAI-compatible. */
 export function adaptorFor(type: number): ProviderAdaptor {
   return byType.get(type) ?? openaiAdaptor;
 }

@@ -7,11 +7,12 @@
 import type { ProviderAdaptor } from '../types';
 import { baseUrlOf, openaiAdaptor, openaiHeaders } from './openai';
 import { isRecord } from './claude';
+import { typesServedBy } from '../../channels/catalogue';
 
 export const ollamaAdaptor: ProviderAdaptor = {
   ...openaiAdaptor,
   name: 'ollama',
-  channelTypes: [4],
+  channelTypes: typesServedBy('ollama'),
   endpoints: ['chat', 'completions', 'embeddings'],
   modelsRequest(channel) {
     const headers = channel.key ? openaiHeaders(channel, '') : {};

@@ -13,53 +13,14 @@ import type {
   Usage,
 } from '../types';
 import { parseBlock, SSESplitter } from '../sse';
+import { CHANNEL_TYPE, CHANNEL_TYPES, typesServedBy } from '../../channels/catalogue';
 
-/** Default base URL per channel type (OpenAI-compatible kinds; empty = base_url required). */
-export const DEFAULT_BASE_URL: Record<number, string> = {
-  1: 'https://api.openai.com',
-  2: 'https://oa.api2d.net',
-  4: 'http://localhost:11434',
-  5: 'https://api.openai-sb.com',
-  6: 'https://api.openaimax.com',
-  7: 'https://api.ohmygpt.com',
-  9: 'https://api.caipacity.com',
-  10: 'https://api.aiproxy.io',
-  12: 'https://api.api2gpt.com',
-  13: 'https://api.aigc2d.com',
-  14: 'https://api.anthropic.com',
-  16: 'https://open.bigmodel.cn',
-  17: 'https://dashscope.aliyuncs.com',
-  19: 'https://api.360.cn',
-  20: 'https://openrouter.ai/api',
-  22: 'https://fastgpt.run/api/openapi',
-  24: 'https://generativelanguage.googleapis.com',
-  25: 'https://api.moonshot.cn',
-  26: 'https://open.bigmodel.cn',
-  27: 'https://api.perplexity.ai',
-  31: 'https://api.lingyiwanwu.com',
-  34: 'https://api.cohere.ai',
-  35: 'https://api.minimax.chat',
-  37: 'https://api.dify.ai',
-  38: 'https://api.jina.ai',
-  40: 'https://api.siliconflow.cn',
-  42: 'https://api.mistral.ai',
-  43: 'https://api.deepseek.com',
-  44: 'https://api.moka.ai',
-  45: 'https://ark.cn-beijing.volces.com',
-  46: 'https://qianfan.baidubce.com',
-  48: 'https://api.x.ai',
-  49: 'https://api.coze.cn',
-};
-
-/** API prefix per type when it is not `/v1`. */
-const API_PREFIX: Record<number, string> = {
-  16: '/api/paas/v4',
-  26: '/api/paas/v4',
-  17: '/compatible-mode/v1',
-  27: '',
-  45: '/api/v3',
-  46: '/v2',
-};
+/**
+ * Default base URL and API prefix per channel type, from the catalogue; plain objects indexed by
+ * type so that the per-call lookup stays one property read.
+ */
+export const DEFAULT_BASE_URL: Readonly<Record<number, string>> = Object.fromEntries(CHANNEL_TYPES.filter((e) => e.baseUrl).map((e) => [e.id, e.baseUrl!]));
+const API_PREFIX: Readonly<Record<number, string>> = Object.fromEntries(CHANNEL_TYPES.filter((e) => e.apiPrefix !== undefined).map((e) => [e.id, e.apiPrefix!]));
 
 export const ENDPOINT_PATH: Record<Endpoint, string> = {
   chat: '/chat/completions',
@@ -91,7 +52,7 @@ export function openaiHeaders(channel: ChannelInfo, contentType = 'application/j
   const h: Record<string, string> = { authorization: `Bearer ${channel.key}` };
   if (contentType) h['content-type'] = contentType;
   if (channel.organization) h['openai-organization'] = channel.organization;
-  if (channel.type === 20) {
+  if (channel.type === CHANNEL_TYPE.OpenRouter) {
     h['http-referer'] = 'https://github.com/QuantumNous/new-api';
     h['x-title'] = 'AI Gateway';
   }
@@ -250,7 +211,7 @@ function jsonBodyFor(body: Record<string, unknown>): string {
 /** OpenAI and every OpenAI-compatible kind (the fallback for types without their own adaptor). */
 export const openaiAdaptor: ProviderAdaptor = {
   name: 'openai',
-  channelTypes: [1, 2, 4, 5, 6, 7, 8, 9, 10, 12, 13, 16, 17, 19, 20, 22, 25, 26, 27, 31, 35, 38, 40, 42, 43, 44, 45, 46, 47, 48],
+  channelTypes: typesServedBy('openai'),
   format: 'openai',
   endpoints: ['chat', 'completions', 'embeddings', 'moderations', 'images', 'speech', 'transcriptions', 'translations', 'responses', 'image_edits', 'rerank'],
 

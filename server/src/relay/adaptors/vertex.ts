@@ -21,6 +21,7 @@ import { UpstreamError } from '../errors';
 import { readBody, sendUpstream } from '../upstream';
 import { ClaudeStreamTranslator, fromClaudeResponse, isRecord, toClaudeRequest, upstreamErrorMessage } from './claude';
 import { fromGeminiResponse, GeminiStreamTranslator, toGeminiRequest } from './gemini';
+import { typesServedBy } from '../../channels/catalogue';
 
 export const VERTEX_TOKEN_URL = 'https://oauth2.googleapis.com/token';
 export const VERTEX_SCOPE = 'https://www.googleapis.com/auth/cloud-platform';
@@ -170,7 +171,7 @@ function vertexRequest(url: string, body: Record<string, unknown>, stream: boole
 
 export const vertexAdaptor: ProviderAdaptor = {
   name: 'vertex',
-  channelTypes: [41],
+  channelTypes: typesServedBy('vertex'),
   format: 'gemini',
   chatRequest(req, ctx: AdaptorContext) {
     if (isVertexClaude(ctx.upstreamModel)) {

@@ -6,6 +6,7 @@
 import type { ProviderAdaptor, Usage } from '../types';
 import { normaliseUsage, openaiAdaptor } from './openai';
 import { isRecord } from './claude';
+import { typesServedBy } from '../../channels/catalogue';
 
 export function xinferenceUsage(body: unknown): Usage | undefined {
   if (!isRecord(body)) return undefined;
@@ -22,6 +23,6 @@ export function xinferenceUsage(body: unknown): Usage | undefined {
 export const xinferenceAdaptor: ProviderAdaptor = {
   ...openaiAdaptor,
   name: 'xinference',
-  channelTypes: [47],
+  channelTypes: typesServedBy('xinference'),
   usageFromBody: xinferenceUsage,
 };
