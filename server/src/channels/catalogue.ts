@@ -79,12 +79,15 @@ export type TypeColor = 'grey' | 'green' | 'orange' | 'blue' | 'purple' | 'cyan'
 export interface FormFields {
   /** the OpenAI organization field */
   organization?: boolean;
-  /** the base URL field relabelled; `required` when it must be filled */
-  baseUrl?: { label: string; placeholder?: string; required?: boolean };
+  /** the base URL field relabelled; `required` when it must be filled; `fullUrl`: it is the whole
+   *  request URL (so the console does not warn about a trailing /v1) */
+  baseUrl?: { label: string; placeholder?: string; required?: boolean; fullUrl?: boolean };
   /** the `other` field (its default is the entry's `version`, when it has one) */
   other?: { label: string; placeholder?: string; multiline?: boolean };
   /** model names lose their dots (Azure deployment names) */
   stripModelDots?: boolean;
+  /** i18n key of an information note shown under the type menu */
+  hint?: string;
 }
 
 export interface ChannelTypeEntry {
@@ -165,6 +168,7 @@ export const CHANNEL_TYPES: readonly ChannelTypeEntry[] = [
       baseUrl: { label: 'res.channel.fields.azure_endpoint', placeholder: 'https://docs-test-001.openai.azure.com', required: true },
       other: { label: 'res.channel.fields.azure_api_version', placeholder: AZURE_DEFAULT_API_VERSION },
       stripModelDots: true,
+      hint: 'res.channel.hint.azure',
     },
   },
   { id: T.Cohere, name: 'Cohere', label: 'Cohere', color: 'purple', offered: true, adaptor: 'cohere', baseUrl: 'https://api.cohere.ai', models: ['command-r', 'command-r-plus', 'command-r7b-12-2024', 'rerank-english-v3.0', 'rerank-multilingual-v3.0'] },
@@ -219,7 +223,10 @@ export const CHANNEL_TYPES: readonly ChannelTypeEntry[] = [
   { id: T.xAI, name: 'xAI', label: 'xAI', color: 'grey', offered: true, baseUrl: 'https://api.x.ai', models: ['grok-3', 'grok-3-mini', 'grok-4', 'grok-2-vision-1212'] },
   {
     id: T.Custom, name: 'Custom', label: 'custom', color: 'pink', offered: true, models: [], balance: 'openai-billing',
-    form: { baseUrl: { label: 'res.channel.fields.full_base_url', placeholder: 'https://api.example.com/v1/{model}/chat/completions', required: true } },
+    form: {
+      baseUrl: { label: 'res.channel.fields.full_base_url', placeholder: 'https://api.example.com/v1/{model}/chat/completions', required: true, fullUrl: true },
+      hint: 'res.channel.hint.custom',
+    },
   },
   // Not in the console's menu: older OpenAI resellers and kinds the product does not offer. They
   // stay valid so that channels stored with them keep their label and route (OpenAI-compatible).
@@ -284,9 +291,10 @@ export interface ConsoleChannelType {
   predefined_models: boolean;
   fields: {
     organization?: boolean;
-    base_url?: { label: string; placeholder?: string; required?: boolean };
+    base_url?: { label: string; placeholder?: string; required?: boolean; full_url?: boolean };
     other?: { label: string; placeholder?: string; default?: string; multiline?: boolean };
     strip_model_dots?: boolean;
+    hint?: string;
   };
 }
 
@@ -295,9 +303,13 @@ export function consoleChannelTypes(): ConsoleChannelType[] {
     const f = e.form ?? {};
     const fields: ConsoleChannelType['fields'] = {};
     if (f.organization) fields.organization = true;
-    if (f.baseUrl) fields.base_url = { ...f.baseUrl };
+    if (f.baseUrl) {
+      const { fullUrl, ...rest } = f.baseUrl;
+      fields.base_url = fullUrl ? { ...rest, full_url: true } : rest;
+    }
     if (f.other) fields.other = e.version ? { ...f.other, default: e.version.value } : { ...f.other };
     if (f.stripModelDots) fields.strip_model_dots = true;
+    if (f.hint) fields.hint = f.hint;
     return {
       id: e.id,
       name: e.name,

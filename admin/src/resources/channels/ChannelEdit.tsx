@@ -21,18 +21,19 @@ import { useNotifyError } from '../shared/hooks';
 import { readLocal, writeLocal } from '../shared/storage';
 import {
   CHANNEL_DEFAULTS,
-  CHANNEL_TYPES,
-  PREDEFINED_MODEL_KINDS,
-  KEY_HINTS,
   addCustomModels,
   baseUrlEndsWithV1,
   channelToForm,
   formToPayload,
+  hasPredefinedModels,
+  keyHint,
   kindFields,
   switchType,
+  typeMenu,
   validateChannel,
   type ChannelForm,
 } from './logic';
+import { useChannelTypes } from './useChannelTypes';
 
 /** Create/edit drawer for one channel (/channel/create, /channel/:id). */
 export const ChannelEditDrawer = ({ creating, editId, onClose }: { creating: boolean; editId?: string; onClose: () => void }) => {
@@ -52,6 +53,7 @@ const ChannelForm = ({ editId, onDone }: { editId?: string; onDone: () => void }
   const dp = useGateway();
   const http = useApi();
   const isEdit = !!editId;
+  const { catalogue, loading: typesLoading } = useChannelTypes();
   const [form, setForm] = useState<ChannelForm>(CHANNEL_DEFAULTS);
   const [loading, setLoading] = useState(isEdit);
   const [saving, setSaving] = useState(false);
@@ -100,15 +102,15 @@ const ChannelForm = ({ editId, onDone }: { editId?: string; onDone: () => void }
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [editId]);
 
-  const kind = kindFields(form.type);
+  const kind = kindFields(catalogue, form.type);
 
   const submit = async (skipV1Check = false) => {
-    const err = validateChannel(form, isEdit);
+    const err = validateChannel(form, isEdit, catalogue);
     if (err) return notify(err, { type: 'warning' });
-    if (!skipV1Check && baseUrlEndsWithV1(form.base_url) && form.type !== 8) return setConfirmV1(true);
+    if (!skipV1Check && baseUrlEndsWithV1(form.base_url) && !kind.baseUrl?.fullUrl) return setConfirmV1(true);
     setSaving(true);
     try {
-      const body = formToPayload(form, isEdit);
+      const body = formToPayload(form, isEdit, catalogue);
       if (isEdit) {
         await dp.update('channel', { id: form.id!, data: body, previousData: { id: form.id! } });
         notify('res.channel.msg.updated', { type: 'success' });
@@ -150,7 +152,8 @@ const ChannelForm = ({ editId, onDone }: { editId?: string; onDone: () => void }
     if (duplicate) notify('res.channel.msg.models_exist', { type: 'warning' });
   };
 
-  if (loading) {
+  // The form needs the kinds' special fields: wait for the catalogue (a failed load shows the plain form).
+  if (loading || typesLoading) {
     return (
       <Box sx={{ display: 'flex', justifyContent: 'center', p: 6 }}>
         <CircularProgress />
@@ -171,22 +174,21 @@ const ChannelForm = ({ editId, onDone }: { editId?: string; onDone: () => void }
           onChange={(e) => {
             const type = Number(e.target.value);
             setForm((f) => {
-              const next = switchType(f, type);
-              // Midjourney (2, 5) and Suno (36) channels serve a predefined model list.
+              const next = switchType(f, type, catalogue);
+              // Midjourney and Suno channels serve a predefined model list.
               const predefined = typeModels[String(type)] ?? [];
-              return PREDEFINED_MODEL_KINDS.includes(type) && predefined.length ? { ...next, models: [...predefined] } : next;
+              return hasPredefinedModels(catalogue, type) && predefined.length ? { ...next, models: [...predefined] } : next;
             });
           }}
           size="small"
         >
-          {CHANNEL_TYPES.map((t) => (
+          {typeMenu(catalogue, form.type).map((t) => (
             <MenuItem key={t.value} value={t.value}>
               {t.label}
             </MenuItem>
           ))}
         </TextField>
-        {form.type === 3 && <Alert severity="info">{translate('res.channel.hint.azure')}</Alert>}
-        {form.type === 8 && <Alert severity="info">{translate('res.channel.hint.custom')}</Alert>}
+        {kind.hint && <Alert severity="info">{translate(kind.hint)}</Alert>}
         <TextField required size="small" label={translate('res.channel.fields.name')} value={form.name} onChange={(e) => set('name', e.target.value)} />
 
         {kind.baseUrl ? (
@@ -230,7 +232,7 @@ const ChannelForm = ({ editId, onDone }: { editId?: string; onDone: () => void }
           size="small"
           required={!isEdit}
           label={translate('res.channel.fields.key')}
-          placeholder={isEdit && keyMask ? keyMask : form.batch ? translate('res.channel.placeholder.batch_key') : KEY_HINTS[form.type] ?? translate('res.channel.placeholder.key')}
+          placeholder={isEdit && keyMask ? keyMask : form.batch ? translate('res.channel.placeholder.batch_key') : keyHint(catalogue, form.type) || translate('res.channel.placeholder.key')}
           helperText={isEdit ? translate('res.channel.hint.key_keep') : form.batch ? translate('res.channel.hint.batch_key') : undefined}
           value={form.key}
           multiline={form.batch || kind.jsonKey}

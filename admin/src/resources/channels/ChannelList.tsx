@@ -60,6 +60,7 @@ import {
   type TagRow,
 } from './logic';
 import { ChannelEditDrawer } from './ChannelEdit';
+import { useChannelTypes } from './useChannelTypes';
 import { TagEditDrawer } from './TagEdit';
 
 type Row = RaRecord & Record<string, any>;
@@ -120,6 +121,8 @@ const ChannelListBody = ({ idSort, setIdSort, tagMode, setTagMode, openCreate, o
   const [model, setModel] = useState<string>(String(filterValues.model ?? ''));
   const [groups, setGroups] = useState<string[]>([]);
   const { copy, dialog: copyDialog } = useCopy();
+  // Until the catalogue answers, the type column shows `#id`.
+  const { catalogue } = useChannelTypes();
 
   useEffect(() => {
     dp.getGroups()
@@ -246,7 +249,7 @@ const ChannelListBody = ({ idSort, setIdSort, tagMode, setTagMode, openCreate, o
     {
       key: 'type',
       label: 'res.channel.fields.type',
-      render: (r) => (isTagRow(r) ? null : <ColorTag tone={channelTypeColor(Number(r.type))} label={channelTypeLabel(Number(r.type))} />),
+      render: (r) => (isTagRow(r) ? null : <ColorTag tone={channelTypeColor(catalogue, Number(r.type))} label={channelTypeLabel(catalogue, Number(r.type))} />),
     },
     { key: 'status', label: 'res.channel.fields.status', render: statusCell },
     { key: 'response_time', label: 'res.channel.fields.response_time', render: responseCell },

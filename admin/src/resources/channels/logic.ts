@@ -1,121 +1,132 @@
 /**
- * Channel screen logic without React: type labels, per-kind special fields, form ↔ wire transform,
- * validations, tag-mode grouping. Unit-tested in logic.test.ts.
+ * Channel screen logic without React: the channel-type catalogue from the server (labels, per-kind
+ * special fields), form ↔ wire transform, validations, tag-mode grouping. Unit-tested in logic.test.ts.
  */
 import { joinComma, splitComma, type TagColor } from '../shared/format';
 
-/** Channel type labels (spec 000 §3). */
-export const CHANNEL_TYPES: { value: number; label: string; color: TagColor }[] = [
-  { value: 1, label: 'OpenAI', color: 'green' },
-  { value: 2, label: 'Midjourney Proxy', color: 'light-blue' },
-  { value: 5, label: 'Midjourney Proxy Plus', color: 'blue' },
-  { value: 36, label: 'Suno', color: 'green' },
-  { value: 4, label: 'Ollama', color: 'grey' },
-  { value: 14, label: 'Claude', color: 'indigo' },
-  { value: 33, label: 'AWS Claude', color: 'indigo' },
-  { value: 41, label: 'Vertex AI', color: 'blue' },
-  { value: 3, label: 'Azure OpenAI', color: 'teal' },
-  { value: 34, label: 'Cohere', color: 'purple' },
-  { value: 39, label: 'Cloudflare', color: 'grey' },
-  { value: 43, label: 'DeepSeek', color: 'blue' },
-  { value: 24, label: 'Gemini', color: 'orange' },
-  { value: 11, label: 'PaLM2', color: 'orange' },
-  { value: 15, label: 'Baidu', color: 'blue' },
-  { value: 46, label: 'Baidu V2', color: 'blue' },
-  { value: 16, label: 'Zhipu', color: 'violet' },
-  { value: 26, label: 'Zhipu GLM-4V', color: 'purple' },
-  { value: 17, label: 'Alibaba', color: 'orange' },
-  { value: 18, label: 'iFlytek', color: 'blue' },
-  { value: 19, label: '360', color: 'grey' },
-  { value: 20, label: 'OpenRouter', color: 'grey' },
-  { value: 21, label: 'AI Proxy', color: 'purple' },
-  { value: 22, label: 'FastGPT', color: 'blue' },
-  { value: 23, label: 'Tencent', color: 'teal' },
-  { value: 25, label: 'Moonshot', color: 'grey' },
-  { value: 31, label: 'Yi', color: 'green' },
-  { value: 35, label: 'MiniMax', color: 'green' },
-  { value: 37, label: 'Dify', color: 'teal' },
-  { value: 38, label: 'Jina', color: 'blue' },
-  { value: 40, label: 'SiliconCloud', color: 'purple' },
-  { value: 42, label: 'Mistral', color: 'blue' },
-  { value: 44, label: 'M3E', color: 'cyan' },
-  { value: 45, label: 'Volcano Ark', color: 'blue' },
-  { value: 47, label: 'Xinference', color: 'blue' },
-  { value: 48, label: 'xAI', color: 'grey' },
-  { value: 8, label: 'custom', color: 'pink' },
-];
-
-export function channelTypeLabel(type: number): string {
-  return CHANNEL_TYPES.find((t) => t.value === type)?.label ?? `#${type}`;
+/**
+ * One channel type as GET /api/channel/types answers it (the server's channel-type catalogue,
+ * server/src/channels/catalogue.ts, is the only source of these facts).
+ */
+export interface ChannelTypeInfo {
+  id: number;
+  name: string;
+  label: string;
+  color: TagColor;
+  /** offered in the type menu (the others exist only on stored channels) */
+  offered: boolean;
+  key_hint: string;
+  json_key: boolean;
+  predefined_models: boolean;
+  fields: {
+    organization?: boolean;
+    base_url?: { label: string; placeholder?: string; required?: boolean; full_url?: boolean };
+    other?: { label: string; placeholder?: string; default?: string; multiline?: boolean };
+    strip_model_dots?: boolean;
+    /** i18n key of an information note */
+    hint?: string;
+  };
 }
-export function channelTypeColor(type: number): TagColor {
-  return CHANNEL_TYPES.find((t) => t.value === type)?.color ?? 'grey';
+
+/** The answer indexed by id; `list` keeps the server's (menu) order. */
+export interface ChannelTypeCatalogue {
+  list: ChannelTypeInfo[];
+  byId: ReadonlyMap<number, ChannelTypeInfo>;
+}
+
+export const EMPTY_CATALOGUE: ChannelTypeCatalogue = { list: [], byId: new Map() };
+
+const TAG_COLORS: readonly TagColor[] = ['grey', 'green', 'lime', 'yellow', 'orange', 'red', 'blue', 'purple', 'cyan', 'teal', 'pink', 'indigo', 'amber', 'violet', 'light-blue', 'white'];
+const obj = (v: unknown): Record<string, any> | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, any>) : undefined);
+const optStr = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/** Turns the endpoint's answer into the catalogue; malformed items are skipped, never thrown on. */
+export function catalogueFrom(answer: unknown): ChannelTypeCatalogue {
+  const list: ChannelTypeInfo[] = [];
+  for (const raw of Array.isArray(answer) ? answer : []) {
+    const t = obj(raw);
+    if (!t || !Number.isInteger(t.id) || typeof t.label !== 'string') continue;
+    const f = obj(t.fields) ?? {};
+    const fields: ChannelTypeInfo['fields'] = {};
+    if (f.organization === true) fields.organization = true;
+    const b = obj(f.base_url);
+    if (b && typeof b.label === 'string') fields.base_url = { label: b.label, placeholder: optStr(b.placeholder), required: b.required === true, full_url: b.full_url === true };
+    const o = obj(f.other);
+    if (o && typeof o.label === 'string') fields.other = { label: o.label, placeholder: optStr(o.placeholder), default: optStr(o.default), multiline: o.multiline === true };
+    if (f.strip_model_dots === true) fields.strip_model_dots = true;
+    if (typeof f.hint === 'string' && f.hint) fields.hint = f.hint;
+    list.push({
+      id: t.id,
+      name: String(t.name ?? ''),
+      label: t.label,
+      color: TAG_COLORS.includes(t.color) ? t.color : 'grey',
+      offered: t.offered !== false,
+      key_hint: typeof t.key_hint === 'string' ? t.key_hint : '',
+      json_key: t.json_key === true,
+      predefined_models: t.predefined_models === true,
+      fields,
+    });
+  }
+  return { list, byId: new Map(list.map((t) => [t.id, t])) };
+}
+
+export function channelTypeLabel(cat: ChannelTypeCatalogue, type: number): string {
+  return cat.byId.get(type)?.label ?? `#${type}`;
+}
+export function channelTypeColor(cat: ChannelTypeCatalogue, type: number): TagColor {
+  return cat.byId.get(type)?.color ?? 'grey';
+}
+
+/** The type menu: the offered kinds, plus the channel's own kind when it is not offered (or unknown). */
+export function typeMenu(cat: ChannelTypeCatalogue, current: number): { value: number; label: string }[] {
+  const items = cat.list.filter((t) => t.offered || t.id === current).map((t) => ({ value: t.id, label: t.label }));
+  if (!cat.byId.has(current)) items.push({ value: current, label: channelTypeLabel(cat, current) });
+  return items;
+}
+
+/** Placeholder of the key field for a kind ('' = the generic one). */
+export function keyHint(cat: ChannelTypeCatalogue, type: number): string {
+  return cat.byId.get(type)?.key_hint ?? '';
 }
 
 /** Kinds whose model list is predefined (Midjourney Proxy, Midjourney Proxy Plus, Suno): choosing the kind fills it. */
-export const PREDEFINED_MODEL_KINDS: readonly number[] = [2, 5, 36];
+export function hasPredefinedModels(cat: ChannelTypeCatalogue, type: number): boolean {
+  return cat.byId.get(type)?.predefined_models === true;
+}
 
 export const CHANNEL_STATUS = { ENABLED: 1, MANUALLY_DISABLED: 2, AUTO_DISABLED: 3 } as const;
 
-/** Default Azure API version offered for type 3. */
-export const AZURE_DEFAULT_API_VERSION = '2025-04-01-preview';
-/** Default iFlytek version for type 18. */
-export const SPARK_DEFAULT_VERSION = 'v2.1';
-
-/** Key hints per kind (placeholder of the key field). */
-export const KEY_HINTS: Record<number, string> = {
-  15: 'APIKey|SecretKey',
-  18: 'APPID|APISecret|APIKey',
-  22: 'APIKey-AppId',
-  23: 'AppId|SecretId|SecretKey',
-  33: 'AccessKey|SecretAccessKey|Region',
-  41: '{ "type": "service_account", ... }',
-  45: 'API Key',
-};
-
-/** Which special fields a kind shows (spec 001 §9). */
+/** Which special fields a kind shows. */
 export interface KindFields {
   organization?: boolean;
-  /** i18n key of the base URL label, when the kind relabels it; `required` when it must be filled */
-  baseUrl?: { label: string; placeholder?: string; required?: boolean };
+  /** i18n key of the base URL label, when the kind relabels it; `required` when it must be filled;
+   *  `fullUrl` when it is the whole request URL (no /v1 warning) */
+  baseUrl?: { label: string; placeholder?: string; required?: boolean; fullUrl?: boolean };
   /** `other` field: label, placeholder, default */
   other?: { label: string; placeholder?: string; default?: string; multiline?: boolean };
   /** the key is a JSON document (service-account JSON) */
   jsonKey?: boolean;
   /** models are removed of dots (Azure deployment names) */
   stripModelDots?: boolean;
+  /** i18n key of an information note shown under the type menu */
+  hint?: string;
 }
 
-export function kindFields(type: number): KindFields {
-  switch (type) {
-    case 1:
-      return { organization: true };
-    case 3:
-      return {
-        baseUrl: { label: 'res.channel.fields.azure_endpoint', placeholder: 'https://docs-test-001.openai.azure.com', required: true },
-        other: { label: 'res.channel.fields.azure_api_version', placeholder: AZURE_DEFAULT_API_VERSION, default: AZURE_DEFAULT_API_VERSION },
-        stripModelDots: true,
-      };
-    case 8:
-      return { baseUrl: { label: 'res.channel.fields.full_base_url', placeholder: 'https://api.example.com/v1/{model}/chat/completions', required: true } };
-    case 18:
-      return { other: { label: 'res.channel.fields.spark_version', placeholder: SPARK_DEFAULT_VERSION, default: SPARK_DEFAULT_VERSION } };
-    case 21:
-      return { other: { label: 'res.channel.fields.knowledge_id', placeholder: '123456' } };
-    case 22:
-      return { baseUrl: { label: 'res.channel.fields.private_address', placeholder: 'https://fastgpt.example.com/api/openapi', required: true } };
-    case 36:
-      return { baseUrl: { label: 'res.channel.fields.suno_path', placeholder: 'https://suno.example.com' } };
-    case 39:
-      return { other: { label: 'res.channel.fields.account_id', placeholder: 'd6b5da8hk1awo8nap34ube6gh' } };
-    case 41:
-      return {
-        jsonKey: true,
-        other: { label: 'res.channel.fields.region', placeholder: 'us-central1  /  {"default": "us-central1", "claude-3-5-sonnet-20240620": "europe-west1"}', multiline: true },
-      };
-    default:
-      return {};
+/** The form fields of a kind, from the catalogue (an unknown kind, or none loaded yet: no special field). */
+export function kindFields(cat: ChannelTypeCatalogue, type: number): KindFields {
+  const t = cat.byId.get(type);
+  if (!t) return {};
+  const out: KindFields = {};
+  if (t.fields.organization) out.organization = true;
+  if (t.fields.base_url) {
+    const { full_url, ...rest } = t.fields.base_url;
+    out.baseUrl = { ...rest, fullUrl: full_url === true };
   }
+  if (t.fields.other) out.other = { ...t.fields.other };
+  if (t.json_key) out.jsonKey = true;
+  if (t.fields.strip_model_dots) out.stripModelDots = true;
+  if (t.fields.hint) out.hint = t.fields.hint;
+  return out;
 }
 
 /** The channel as the form edits it: lists instead of comma strings, booleans instead of 0/1. */
@@ -260,25 +271,25 @@ export function isValidJsonObject(text: string): boolean {
 }
 
 /** Validates the form; returns the i18n key of the first problem, or null. */
-export function validateChannel(form: ChannelForm, isEdit: boolean): string | null {
+export function validateChannel(form: ChannelForm, isEdit: boolean, cat: ChannelTypeCatalogue): string | null {
   if (!form.name.trim() || (!isEdit && !form.key.trim())) return 'res.channel.msg.name_key_required';
   if (form.models.length === 0) return 'res.channel.msg.models_required';
   if (!isValidJsonObject(form.model_mapping)) return 'res.channel.msg.mapping_json';
-  if (kindFields(form.type).jsonKey && form.key.trim() && !form.batch && !isValidJsonObject(form.key))
+  if (kindFields(cat, form.type).jsonKey && form.key.trim() && !form.batch && !isValidJsonObject(form.key))
     return 'res.channel.msg.key_json';
   return null;
 }
 
 /** Form values → wire body for POST/PUT /api/channel/. */
-export function formToPayload(form: ChannelForm, isEdit: boolean): Record<string, unknown> {
-  const kind = kindFields(form.type);
+export function formToPayload(form: ChannelForm, isEdit: boolean, cat: ChannelTypeCatalogue): Record<string, unknown> {
+  const kind = kindFields(cat, form.type);
   let other = form.other.trim();
   if (!other && kind.other?.default) other = kind.other.default;
   const models = kind.stripModelDots ? stripModelDots(form.models) : splitComma(form.models.join(','));
   const body: Record<string, unknown> = {
     name: form.name.trim(),
     type: form.type,
-    openai_organization: form.type === 1 ? form.openai_organization.trim() : '',
+    openai_organization: kind.organization ? form.openai_organization.trim() : '',
     max_input_tokens: Number(form.max_input_tokens) || 0,
     base_url: stripTrailingSlash(form.base_url),
     other,
@@ -448,9 +459,9 @@ export function copyPayload(ch: Record<string, any>, suffix = '_复制'): Record
  * Changing the kind: the `other` field takes the new kind's default (Azure API version, iFlytek
  * version), is cleared when the old kind used it for something else, and is kept otherwise.
  */
-export function switchType(form: ChannelForm, type: number): ChannelForm {
-  const next = kindFields(type).other;
-  const prev = kindFields(form.type).other;
+export function switchType(form: ChannelForm, type: number, cat: ChannelTypeCatalogue): ChannelForm {
+  const next = kindFields(cat, type).other;
+  const prev = kindFields(cat, form.type).other;
   let other = form.other;
   if (next?.default) other = next.default;
   else if (prev || next) other = '';
