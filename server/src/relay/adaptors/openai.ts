@@ -21,6 +21,8 @@ import { CHANNEL_TYPE, CHANNEL_TYPES, typesServedBy } from '../../channels/catal
  */
 export const DEFAULT_BASE_URL: Readonly<Record<number, string>> = Object.fromEntries(CHANNEL_TYPES.filter((e) => e.baseUrl).map((e) => [e.id, e.baseUrl!]));
 const API_PREFIX: Readonly<Record<number, string>> = Object.fromEntries(CHANNEL_TYPES.filter((e) => e.apiPrefix !== undefined).map((e) => [e.id, e.apiPrefix!]));
+/** OpenRouter asks callers to identify themselves (ranking headers). */
+const OPENROUTER = CHANNEL_TYPE.OpenRouter;
 
 export const ENDPOINT_PATH: Record<Endpoint, string> = {
   chat: '/chat/completions',
@@ -52,7 +54,7 @@ export function openaiHeaders(channel: ChannelInfo, contentType = 'application/j
   const h: Record<string, string> = { authorization: `Bearer ${channel.key}` };
   if (contentType) h['content-type'] = contentType;
   if (channel.organization) h['openai-organization'] = channel.organization;
-  if (channel.type === CHANNEL_TYPE.OpenRouter) {
+  if (channel.type === OPENROUTER) {
     h['http-referer'] = 'https://github.com/QuantumNous/new-api';
     h['x-title'] = 'AI Gateway';
   }
