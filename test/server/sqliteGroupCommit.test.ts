@@ -1,5 +1,8 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { buildApp, type TestApp } from '../helpers/app';
-import { fastTx, fastUnit, Rollback } from '../../server/src/relay/sqliteFast';
+import { fastTx, fastUnit, requestCheckpoint, Rollback } from '../../server/src/relay/sqliteFast';
 import type { AppContext } from '../../server/src/context';
 
 /** One statement through the group commit (what the balance moves do). */
@@ -102,5 +105,40 @@ describe('SQLite group commit (sqliteFast)', () => {
   test('writes are durable when the promise resolves (visible to a fresh read)', async () => {
     await runFast(app.ctx, dec, [3, 1, 3]);
     expect(await nOf(1)).toBe(97);
+  });
+});
+
+/**
+ * WAL checkpoints come after a usage flush's commit (requestCheckpoint), once enough commits have
+ * accumulated, instead of inside whichever call's commit crosses SQLite's threshold.
+ */
+describe('SQLite WAL checkpoint after a usage flush', () => {
+  let dir: string;
+  let app: TestApp;
+  let file: string;
+  beforeAll(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'gw-wal-'));
+    file = path.join(dir, 'g.db');
+    app = await buildApp({ name: 'sqlite', db: 'sqlite', redis: false }, { config: { databaseUrl: `sqlite:${file}` } });
+    await app.knex.schema.createTable('wal_items', (t) => {
+      t.integer('id').primary();
+      t.text('blob').notNullable();
+    });
+  });
+  afterAll(async () => {
+    await app.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('the pages written by many commits reach the database file at the flush, not before', async () => {
+    // Settle the schema into the file first, then measure what the hot commits add to it.
+    await app.knex.raw('PRAGMA wal_checkpoint(TRUNCATE)');
+    const before = fs.statSync(file).size;
+    // 300 commits (one per turn) of ≈ 2 pages each: under SQLite's own threshold (4 000 pages).
+    for (let i = 0; i < 300; i++) await fastUnit(app.ctx, (run) => run('insert into "wal_items" ("id", "blob") values (?, ?)', [i, 'x'.repeat(6000)]));
+    expect(fs.statSync(file).size).toBe(before);
+    requestCheckpoint(app.ctx);
+    await fastUnit(app.ctx, (run) => run('insert into "wal_items" ("id", "blob") values (?, ?)', [1000, 'y']));
+    expect(fs.statSync(file).size).toBeGreaterThan(before + 300 * 6000);
   });
 });

@@ -1,7 +1,7 @@
 import type { AppContext } from '../context';
 import { insertLogs, logRow, type NewLog, type LogRow } from '../repositories/logs';
 import { nowSec } from '../lib/time';
-import { fastTx } from './sqliteFast';
+import { fastTx, requestCheckpoint } from './sqliteFast';
 import { withPgConn, type PgConn } from './pgFast';
 import { aggregateRollups, SQL_ROLLUP_ADD, SQL_ROLLUP_DIMS, type RollupDim } from '../repositories/logRollups';
 import { SQL_RES } from '../ledger/records';
@@ -209,6 +209,7 @@ export class UsageBatcher {
       const knex = this.app.knex;
       const now = nowSec();
       // SQLite: one synchronous transaction with cached statements; else knex.
+      requestCheckpoint(this.app);
       const done = await fastTx(this.app, (run) => {
         if (logs.length) {
           // SQLite has no insert trigger for the rollups: the batch adds itself, one upsert per key.
