@@ -3,30 +3,13 @@
  * special fields), form ↔ wire transform, validations, tag-mode grouping. Unit-tested in logic.test.ts.
  */
 import { joinComma, splitComma, type TagColor } from '../shared/format';
+import type { ConsoleChannelType } from '../../../../server/src/channels/catalogue';
 
 /**
- * One channel type as GET /api/channel/types answers it (the server's channel-type catalogue,
- * server/src/channels/catalogue.ts, is the only source of these facts).
+ * One channel type as `GET /api/channel/types` answers it: the server's own type (so the two cannot
+ * drift), with `name` and `color` as the console reads them from an answer it does not trust.
  */
-export interface ChannelTypeInfo {
-  id: number;
-  name: string;
-  label: string;
-  color: TagColor;
-  /** offered in the type menu (the others exist only on stored channels) */
-  offered: boolean;
-  key_hint: string;
-  json_key: boolean;
-  predefined_models: boolean;
-  fields: {
-    organization?: boolean;
-    base_url?: { label: string; placeholder?: string; required?: boolean; full_url?: boolean };
-    other?: { label: string; placeholder?: string; default?: string; multiline?: boolean };
-    strip_model_dots?: boolean;
-    /** i18n key of an information note */
-    hint?: string;
-  };
-}
+export type ChannelTypeInfo = Omit<ConsoleChannelType, 'name' | 'color'> & { name: string; color: TagColor };
 
 /** The answer indexed by id; `list` keeps the server's (menu) order. */
 export interface ChannelTypeCatalogue {
