@@ -1,11 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { buildApp, makeUser, type Target, type TestApp } from '../helpers/app';
+import { freePort, startGatewayProcess, type GatewayProcess } from '../helpers/gatewayProcess';
 import { startMockUpstream, type MockUpstream } from '../mock-upstream';
 import { seedChannel, seedToken, setOptions } from '../mock-upstream/seed';
 import { LOG_TYPE } from '../../server/src/repositories/logs';
@@ -16,7 +15,6 @@ import { LOG_TYPE } from '../../server/src/repositories/logs';
  * every unit taken (docs/billing.md, "Quota on a crash").
  */
 
-const ROOT = path.resolve(__dirname, '../..');
 const TARGETS: Target[] = [
   { name: 'sqlite', db: 'sqlite', redis: false },
   ...(process.env.TEST_DATABASE_URL ? [{ name: 'postgres+redis', db: 'postgres' as const, redis: !!process.env.TEST_REDIS_URL }] : []),
@@ -25,37 +23,6 @@ const STREAMS = 20;
 const FAST_CALLS = 5;
 const USER_QUOTA = 1_000_000;
 const TOKEN_QUOTA = 500_000;
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
-function startGateway(env: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/index.ts'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
-  child.stderr?.on('data', (d: Buffer) => process.env.TEST_LOG_LEVEL && process.stderr.write(d));
-  return child;
-}
-
-async function waitReady(port: number, child: ChildProcess): Promise<void> {
-  const until = Date.now() + 30_000;
-  while (Date.now() < until) {
-    if (child.exitCode !== null) throw new Error(`gateway exited with ${child.exitCode}`);
-    const ok = await new Promise<boolean>((resolve) => {
-      const req = http.get({ host: '127.0.0.1', port, path: '/api/status' }, (res) => {
-        res.resume();
-        resolve(res.statusCode === 200);
-      });
-      req.on('error', () => resolve(false));
-    });
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('gateway did not start');
-}
 
 /** POSTs a chat call; resolves once the first response bytes arrived (streams) or the whole body (others). */
 function call(port: number, key: string, body: unknown, firstBytesOnly: boolean): Promise<{ status: number; req: http.ClientRequest }> {
@@ -82,7 +49,7 @@ describe.each(TARGETS.map((t) => [t.name, t] as const))('kill -9 during streams,
   let seedApp: TestApp;
   let mock: MockUpstream;
   let file: string | undefined;
-  const children: ChildProcess[] = [];
+  const children: GatewayProcess[] = [];
 
   beforeAll(async () => {
     mock = await startMockUpstream();
@@ -91,7 +58,7 @@ describe.each(TARGETS.map((t) => [t.name, t] as const))('kill -9 during streams,
     seedApp = await buildApp(target, { config: { ...(file ? { databaseUrl: `sqlite:${file}` } : {}), ledgerHeartbeatMs: 600_000, ledgerStaleMs: 600_000 } });
   });
   afterAll(async () => {
-    for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+    for (const c of children) await c.kill();
     await seedApp?.close();
     await mock?.close();
     if (file) for (const f of [file, `${file}-wal`, `${file}-shm`]) fs.rmSync(f, { force: true });
@@ -108,16 +75,14 @@ describe.each(TARGETS.map((t) => [t.name, t] as const))('kill -9 during streams,
     const env: NodeJS.ProcessEnv = {
       PORT: String(port),
       NODE_ID: `crash-${crypto.randomBytes(3).toString('hex')}`,
-      LOG_LEVEL: 'warn',
       SESSION_SECRET: 'crash-test-secret',
       DATABASE_URL: file ? `sqlite:${file}` : process.env.TEST_DATABASE_URL,
       DATABASE_SCHEMA: seedApp.schema ?? '',
       REDIS_URL: target.redis ? process.env.TEST_REDIS_URL : '',
       REDIS_PREFIX: seedApp.ctx.config.redisPrefix,
     };
-    const first = startGateway(env);
+    const first = await startGatewayProcess(env);
     children.push(first);
-    await waitReady(port, first);
 
     // Calls that finish before the crash: settled; their log rows wait for the next batch (≤ 1 s).
     for (let i = 0; i < FAST_CALLS; i++) {
@@ -129,9 +94,7 @@ describe.each(TARGETS.map((t) => [t.name, t] as const))('kill -9 during streams,
       Array.from({ length: STREAMS }, () => call(port, token.key, { model: 'drip-model', stream: true, max_tokens: 2800, messages: [{ role: 'user', content: 'tell me' }] }, true)),
     );
     expect(streams.every((s) => s.status === 200)).toBe(true);
-    const exited = new Promise((r) => first.once('exit', r));
-    first.kill('SIGKILL');
-    await exited;
+    await first.kill();
     for (const s of streams) s.req.destroy();
 
     const left = await seedApp.knex('reservations').where({ user_id: user.id });
@@ -142,12 +105,10 @@ describe.each(TARGETS.map((t) => [t.name, t] as const))('kill -9 during streams,
     const quotaAtCrash = Number((await seedApp.knex('users').where({ id: user.id }).first()).quota);
     expect(quotaAtCrash).toBeLessThanOrEqual(USER_QUOTA - STREAMS * reservedEach);
 
-    const second = startGateway(env);
+    const second = await startGatewayProcess(env);
     children.push(second);
-    await waitReady(port, second);
-    const stopped = new Promise((r) => second.once('exit', r));
-    second.kill('SIGTERM');
-    await stopped;
+    second.child.kill('SIGTERM');
+    await second.exited;
 
     expect(await seedApp.knex('reservations').where({ user_id: user.id })).toHaveLength(0);
     const u = await seedApp.knex('users').where({ id: user.id }).first();

@@ -4,13 +4,12 @@
  * counts guesses spread over both nodes as one count (that needs the shared Redis: without it each
  * node counts alone, which README says — one node only).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import knexFactory from 'knex';
+import { startGatewayProcess, type GatewayProcess } from '../helpers/gatewayProcess';
 
 interface Shared {
   name: string;
@@ -42,44 +41,6 @@ function pgShared(): Shared {
       await k.destroy();
     },
   };
-}
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-
-interface Node {
-  child: ChildProcess;
-  base: string;
-}
-
-async function startNode(shared: Shared): Promise<Node> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/index.ts'], {
-    cwd: path.resolve(__dirname, '../..'),
-    env: { ...process.env, ...shared.env, PORT: String(port), SESSION_SECRET: 'multi-node-secret', ADMIN_DIST: '/nonexistent', LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const t0 = Date.now();
-  while (!out.includes('gateway listening')) {
-    if (child.exitCode !== null || Date.now() - t0 > 40_000) throw new Error(`node did not start: ${out.slice(-2000)}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return { child, base: `http://127.0.0.1:${port}` };
-}
-
-async function stopNode(n: Node | undefined): Promise<void> {
-  if (!n || n.child.exitCode !== null) return;
-  const exited = new Promise((r) => n.child.once('exit', r));
-  n.child.kill('SIGKILL');
-  await exited;
 }
 
 /** A minimal console client: keeps the session cookies, sends New-Api-User once logged in. */
@@ -116,19 +77,19 @@ const SHARED: Array<() => Shared> = [sqliteShared, ...(pgUrl && redisUrl ? [pgSh
 
 describe.each(SHARED.map((make) => [make().name, make] as const))('two gateway processes [%s]', (name, make) => {
   let shared: Shared;
-  let n1: Node | undefined;
-  let n2: Node | undefined;
+  let n1: GatewayProcess | undefined;
+  let n2: GatewayProcess | undefined;
   beforeAll(async () => {
     shared = make();
     // The first node creates the schema alone (migrations), then the second joins.
-    n1 = await startNode(shared);
-    n2 = await startNode(shared);
+    n1 = await startGatewayProcess({ ...shared.env, SESSION_SECRET: 'multi-node-secret' });
+    n2 = await startGatewayProcess({ ...shared.env, SESSION_SECRET: 'multi-node-secret' });
     const setup = await new Client().call(n1.base, 'POST', '/api/setup', { username: 'root', password: 'rootpass123', confirmPassword: 'rootpass123' });
     expect(setup.json.success).toBe(true);
   }, 90_000);
   afterAll(async () => {
-    await stopNode(n1);
-    await stopNode(n2);
+    await n1?.kill();
+    await n2?.kill();
     await shared?.cleanup();
   });
 

@@ -3,7 +3,6 @@
  * cut at the deadline; adopted connections too), and a real gateway process stopped with SIGTERM
  * lets a stream finish, cuts one that outlives the deadline, settles both, flushes and exits 0.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
@@ -12,6 +11,7 @@ import path from 'node:path';
 import knexFactory from 'knex';
 import { createGatewayServer, drainGateway, gatewayConnections, listenGateway } from '../../server/src/lib/httpServer';
 import { buildApp, DB_TARGETS, makeUser } from '../helpers/app';
+import { startGatewayProcess, type GatewayProcess } from '../helpers/gatewayProcess';
 import { seedChannel, seedToken, setOptions } from '../mock-upstream/seed';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -93,7 +93,6 @@ describe('drainGateway', () => {
 
 // ---- a real gateway process ----
 
-const ROOT = path.resolve(__dirname, '../..');
 const PRICING = {
   ModelRatio: JSON.stringify({ 'm-short': 1, 'm-long': 1 }),
   CompletionRatio: JSON.stringify({}),
@@ -133,20 +132,12 @@ function slowUpstream(): Promise<{ url: string; close(): Promise<void> }> {
   );
 }
 
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise((r) => s.close(r));
-  return port;
-}
-
 describe('SIGTERM on a gateway process', () => {
   let dir: string;
   let upstream: Awaited<ReturnType<typeof slowUpstream>>;
-  let child: ChildProcess | undefined;
+  let gw: GatewayProcess | undefined;
   afterAll(async () => {
-    if (child && child.exitCode === null) child.kill('SIGKILL');
+    await gw?.kill();
     await upstream?.close();
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
@@ -162,21 +153,8 @@ describe('SIGTERM on a gateway process', () => {
     const key = (await seedToken(seedApp, userId)).key;
     await seedApp.close();
 
-    const port = await freePort();
-    child = spawn(process.execPath, ['--import', 'tsx', 'server/src/index.ts'], {
-      cwd: ROOT,
-      env: { ...process.env, PORT: String(port), DATABASE_URL: `sqlite:${dbFile}`, REDIS_URL: '', SESSION_SECRET: 'x', ADMIN_DIST: path.join(dir, 'none'), LOG_LEVEL: 'info', SHUTDOWN_TIMEOUT_MS: '1500' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-    const exited = new Promise<number | null>((r) => child!.once('exit', (code) => r(code)));
-    const t0 = Date.now();
-    while (!out.includes('gateway listening')) {
-      if (child.exitCode !== null || Date.now() - t0 > 30_000) throw new Error(`gateway did not start:\n${out}`);
-      await sleep(50);
-    }
+    gw = await startGatewayProcess({ DATABASE_URL: `sqlite:${dbFile}`, REDIS_URL: '', SESSION_SECRET: 'x', SHUTDOWN_TIMEOUT_MS: '1500' });
+    const { port, child, exited } = gw;
 
     const stream = (model: string) => {
       const st = { text: '', firstChunk: undefined as unknown as Promise<void>, done: undefined as unknown as Promise<{ complete: boolean }> };
@@ -217,7 +195,7 @@ describe('SIGTERM on a gateway process', () => {
     const code = await exited;
     expect(Date.now() - tStop).toBeLessThan(10_000);
     expect(code).toBe(0);
-    expect(out).toContain('shut down');
+    expect(gw.output()).toContain('shut down');
 
     const db = knexFactory({ client: 'better-sqlite3', connection: { filename: dbFile }, useNullAsDefault: true });
     try {
