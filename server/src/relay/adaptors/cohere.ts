@@ -18,7 +18,7 @@
  */
 import type { ChatChunk, ChatMessage, ChatRequest, ChatResponse, FinishReason, ProviderAdaptor, SSEEvent, StreamTranslator, ToolCall, Usage } from '../types';
 import { baseUrlOf } from './openai';
-import { contentText, isRecord, newId, streamError, upstreamErrorMessage } from './claude';
+import { contentText, isRecord, newId, streamError, upstreamErrorMessage } from './shared';
 import { typesServedBy } from '../../channels/catalogue';
 
 function headers(key: string, stream = false): Record<string, string> {

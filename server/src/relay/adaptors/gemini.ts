@@ -27,7 +27,7 @@ import type {
   ToolCall,
   Usage,
 } from '../types';
-import { contentText, getHints, isRecord, newId, parseArgs, parseDataUrl, parseJsonOption, streamError, tolerantObserver, upstreamErrorMessage } from './claude';
+import { contentText, getHints, isRecord, newId, parseArgs, parseDataUrl, parseJsonOption, streamError, tolerantObserver, upstreamErrorMessage } from './shared';
 import { CHANNEL_TYPE, defaultBaseUrl, typesServedBy } from '../../channels/catalogue';
 
 const DEFAULT_BASE = defaultBaseUrl(CHANNEL_TYPE.Gemini);

@@ -6,7 +6,7 @@
  */
 import type { ProviderAdaptor } from '../types';
 import { baseUrlOf, openaiAdaptor, openaiHeaders } from './openai';
-import { isRecord } from './claude';
+import { isRecord } from './shared';
 import { typesServedBy } from '../../channels/catalogue';
 
 export const ollamaAdaptor: ProviderAdaptor = {

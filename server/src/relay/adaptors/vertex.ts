@@ -19,7 +19,8 @@ import type { AppContext } from '../../context';
 import type { AdaptorContext, ChannelInfo, ProviderAdaptor, UpstreamRequest } from '../types';
 import { UpstreamError } from '../errors';
 import { readBody, sendUpstream } from '../upstream';
-import { ClaudeStreamTranslator, fromClaudeResponse, isRecord, toClaudeRequest, upstreamErrorMessage } from './claude';
+import { ClaudeStreamTranslator, fromClaudeResponse, toClaudeRequest } from './claude';
+import { isRecord, upstreamErrorMessage } from './shared';
 import { fromGeminiResponse, GeminiStreamTranslator, toGeminiRequest } from './gemini';
 import { typesServedBy } from '../../channels/catalogue';
 

@@ -5,7 +5,7 @@
  */
 import type { ProviderAdaptor, Usage } from '../types';
 import { normaliseUsage, openaiAdaptor } from './openai';
-import { isRecord } from './claude';
+import { isRecord } from './shared';
 import { typesServedBy } from '../../channels/catalogue';
 
 export function xinferenceUsage(body: unknown): Usage | undefined {

@@ -9,7 +9,7 @@
  */
 import { RelayError } from '../errors';
 import type { ChatChunk, ChatMessage, ChatRequest, ChatResponse, ContentPart, FinishReason, InboundFormat, InboundRoute, ToolCall, ToolDef, Usage } from '../types';
-import { isRecord, newId, setHints } from '../adaptors/claude';
+import { isRecord, newId, setHints } from '../adaptors/shared';
 
 const badRequest = (message: string) => new RelayError(400, message, 'invalid_request');
 

@@ -1,0 +1,164 @@
+/**
+ * AWS Bedrock Claude upstream adaptor (channel type 33): the Claude Messages body, SigV4-signed,
+ * sent to `invoke` or, for streams, `invoke-with-response-stream` (AWS binary event-stream
+ * framing, decoded by eventstream.ts into Claude SSE events). The request/response conversion is
+ * the Claude adaptor's; this file holds the AWS parts: signing, model ids, credentials, URL.
+ */
+import crypto from 'node:crypto';
+import type { AdaptorContext, ProviderAdaptor, UpstreamRequest } from '../types';
+import { UpstreamError } from '../errors';
+import { BedrockStreamDecoder, EVENTSTREAM_CONTENT_TYPE } from './eventstream';
+import { typesServedBy } from '../../channels/catalogue';
+import { isRecord, tolerantObserver, upstreamErrorMessage } from './shared';
+// Only used inside functions: claude.ts re-exports this file, so the two modules form a cycle and
+// nothing from './claude' may be read while this module initialises.
+import { ClaudeStreamTranslator, claudeRawBody, claudeUsageToCanonical, fromClaudeResponse, toClaudeRequest, type ClaudeUsage } from './claude';
+
+function sha256Hex(data: string | Buffer): string {
+  return crypto.createHash('sha256').update(data).digest('hex');
+}
+function hmac(key: string | Buffer, data: string): Buffer {
+  return crypto.createHmac('sha256', key).update(data, 'utf8').digest();
+}
+/** RFC 3986 encoding as SigV4 wants it (unreserved characters kept, everything else %XX upper-case). */
+function awsEncode(s: string): string {
+  return encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+}
+
+export interface SigV4Input {
+  method: string;
+  url: string;
+  /** Headers to sign (host and x-amz-date are added when missing). */
+  headers: Record<string, string>;
+  body: string | Buffer;
+  accessKeyId: string;
+  secretAccessKey: string;
+  sessionToken?: string;
+  region: string;
+  service: string;
+  /** Also send and sign `x-amz-content-sha256` (the AWS SDKs do for Bedrock). */
+  contentSha256Header?: boolean;
+  /** Fixed clock for tests. */
+  now?: Date;
+}
+
+/**
+ * AWS Signature Version 4 (header form). Returns the headers to send (input headers + host,
+ * x-amz-date, optional x-amz-content-sha256 / x-amz-security-token, authorization). The canonical path is
+ * URI-encoded twice (every service but S3), which is what Bedrock model ids with `:` need.
+ */
+export function signV4(input: SigV4Input): Record<string, string> {
+  const url = new URL(input.url);
+  const now = input.now ?? new Date();
+  const amzDate = now.toISOString().replace(/[:-]|\.\d{3}/g, '');
+  const date = amzDate.slice(0, 8);
+  const payloadHash = sha256Hex(input.body);
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(input.headers)) headers[k.toLowerCase()] = v;
+  headers.host ??= url.host;
+  headers['x-amz-date'] ??= amzDate;
+  if (input.contentSha256Header) headers['x-amz-content-sha256'] = payloadHash;
+  if (input.sessionToken) headers['x-amz-security-token'] = input.sessionToken;
+  const names = Object.keys(headers).sort();
+  const canonicalHeaders = names.map((n) => `${n}:${String(headers[n]).trim().replace(/\s+/g, ' ')}\n`).join('');
+  const signedHeaders = names.join(';');
+  const path = url.pathname || '/';
+  const canonicalPath = path
+    .split('/')
+    .map((seg) => awsEncode(awsEncode(decodeURIComponent(seg))))
+    .join('/');
+  const query = [...url.searchParams.entries()]
+    .map(([k, v]) => [awsEncode(k), awsEncode(v)] as const)
+    .sort((a, b) => (a[0] === b[0] ? (a[1] < b[1] ? -1 : 1) : a[0] < b[0] ? -1 : 1))
+    .map(([k, v]) => `${k}=${v}`)
+    .join('&');
+  const canonicalRequest = [input.method.toUpperCase(), canonicalPath, query, canonicalHeaders, signedHeaders, payloadHash].join('\n');
+  const scope = `${date}/${input.region}/${input.service}/aws4_request`;
+  const stringToSign = ['AWS4-HMAC-SHA256', amzDate, scope, sha256Hex(canonicalRequest)].join('\n');
+  const kDate = hmac(`AWS4${input.secretAccessKey}`, date);
+  const kSigning = hmac(hmac(hmac(kDate, input.region), input.service), 'aws4_request');
+  const signature = crypto.createHmac('sha256', kSigning).update(stringToSign, 'utf8').digest('hex');
+  return {
+    ...headers,
+    authorization: `AWS4-HMAC-SHA256 Credential=${input.accessKeyId}/${scope}, SignedHeaders=${signedHeaders}, Signature=${signature}`,
+  };
+}
+
+/** Claude model name → Bedrock model id (ids containing a `.` are used as given). */
+const BEDROCK_IDS: Record<string, string> = {
+  'claude-3-haiku-20240307': 'anthropic.claude-3-haiku-20240307-v1:0',
+  'claude-3-sonnet-20240229': 'anthropic.claude-3-sonnet-20240229-v1:0',
+  'claude-3-opus-20240229': 'anthropic.claude-3-opus-20240229-v1:0',
+  'claude-3-5-sonnet-20240620': 'anthropic.claude-3-5-sonnet-20240620-v1:0',
+  'claude-3-5-sonnet-20241022': 'anthropic.claude-3-5-sonnet-20241022-v2:0',
+  'claude-3-5-haiku-20241022': 'anthropic.claude-3-5-haiku-20241022-v1:0',
+  'claude-3-7-sonnet-20250219': 'anthropic.claude-3-7-sonnet-20250219-v1:0',
+  'claude-sonnet-4-20250514': 'anthropic.claude-sonnet-4-20250514-v1:0',
+  'claude-opus-4-20250514': 'anthropic.claude-opus-4-20250514-v1:0',
+  'claude-opus-4-1-20250805': 'anthropic.claude-opus-4-1-20250805-v1:0',
+  'claude-sonnet-4-5-20250929': 'anthropic.claude-sonnet-4-5-20250929-v1:0',
+};
+export function bedrockModelId(model: string): string {
+  return model.includes('.') ? model : BEDROCK_IDS[model] ?? `anthropic.${model}`;
+}
+
+/** Channel key `AccessKeyId|SecretAccessKey|Region` (region may also be in `other`). */
+export function awsCredentials(channel: AdaptorContext['channel']): { accessKeyId: string; secretAccessKey: string; region: string; sessionToken?: string } {
+  const [accessKeyId = '', secretAccessKey = '', region = '', sessionToken] = channel.key.split('|').map((p) => p.trim());
+  const r = region || channel.other.trim() || 'us-east-1';
+  if (!accessKeyId || !secretAccessKey) throw new UpstreamError(401, 'AWS 渠道密钥格式应为 AccessKeyId|SecretAccessKey|Region', '', 'invalid_channel_key');
+  if (!/^[a-z0-9-]+$/.test(r)) throw new UpstreamError(400, `无效的 AWS 区域：${r}`, '', 'invalid_channel_key');
+  return { accessKeyId, secretAccessKey, region: r, ...(sessionToken ? { sessionToken } : {}) };
+}
+
+export function bedrockRequest(ctx: AdaptorContext, model: string, claudeBody: Record<string, unknown>, now?: Date): UpstreamRequest {
+  // streams: invoke-with-response-stream answers in AWS's binary event-stream framing, decoded by
+  // the adaptor's streamSplitter (eventstream.ts) into Claude SSE blocks.
+  const creds = awsCredentials(ctx.channel);
+  const { model: _m, stream: _s, ...rest } = claudeBody;
+  const body = JSON.stringify({ anthropic_version: 'bedrock-2023-05-31', ...rest });
+  const base = (ctx.channel.baseUrl || `https://bedrock-runtime.${creds.region}.amazonaws.com`).replace(/\/+$/, '');
+  const url = `${base}/model/${encodeURIComponent(bedrockModelId(model))}/${ctx.stream ? 'invoke-with-response-stream' : 'invoke'}`;
+  const headers = signV4({
+    method: 'POST',
+    url,
+    headers: { 'content-type': 'application/json', accept: ctx.stream ? EVENTSTREAM_CONTENT_TYPE : 'application/json' },
+    body,
+    ...creds,
+    service: 'bedrock',
+    contentSha256Header: true,
+    now,
+  });
+  return { url, method: 'POST', headers, body };
+}
+
+/** AWS Bedrock Claude (type 33): `invoke`, and `invoke-with-response-stream` (event-stream framing). */
+export const awsClaudeAdaptor: ProviderAdaptor = {
+  name: 'aws-claude',
+  channelTypes: typesServedBy('aws-claude'),
+  format: 'claude',
+  chatRequest(req, ctx) {
+    const { body, model } = toClaudeRequest(req, ctx);
+    return bedrockRequest(ctx, model, body);
+  },
+  rawRequest(body, ctx) {
+    const { body: out, model } = claudeRawBody(body ?? {}, ctx);
+    return bedrockRequest(ctx, model, out);
+  },
+  usageFromBody(body) {
+    return isRecord(body) && isRecord(body.usage) ? claudeUsageToCanonical(body.usage as ClaudeUsage) : undefined;
+  },
+  chatResponse(body, ctx) {
+    return fromClaudeResponse(body, ctx.upstreamModel);
+  },
+  chatStream(ctx) {
+    return new ClaudeStreamTranslator(ctx.upstreamModel);
+  },
+  observer(ctx) {
+    return tolerantObserver(new ClaudeStreamTranslator(ctx.upstreamModel));
+  },
+  streamSplitter(contentType, maxEventBytes) {
+    return contentType.includes(EVENTSTREAM_CONTENT_TYPE) ? new BedrockStreamDecoder(maxEventBytes) : undefined;
+  },
+  errorMessage: upstreamErrorMessage,
+};

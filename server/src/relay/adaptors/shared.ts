@@ -1,0 +1,127 @@
+/**
+ * Helpers shared by the upstream adaptors and the inbound formats: type guards, ids, message
+ * text, data URLs, tool-call arguments, JSON options, the native-hints side channel, and the
+ * upstream error plumbing (error-body message, in-band stream error, tolerant passthrough
+ * observer). Nothing here is specific to one provider.
+ */
+import crypto from 'node:crypto';
+import type { ChatMessage, ChatRequest, StreamObserver, StreamTranslator } from '../types';
+import { UpstreamError } from '../errors';
+
+/**
+ * Native hints an inbound format may attach to a canonical request (a symbol key, so it never
+ * reaches an upstream in JSON). The Claude inbound format uses it to keep `thinking` exact when
+ * the upstream is Claude too; Gemini inbound keeps its `thinkingConfig`.
+ */
+export const NATIVE_HINTS = Symbol.for('gateway.relay.nativeHints');
+export interface NativeHints {
+  claudeThinking?: { type: string; budget_tokens?: number };
+  geminiThinkingConfig?: Record<string, unknown>;
+}
+export function getHints(req: ChatRequest): NativeHints {
+  return ((req as unknown as Record<symbol, unknown>)[NATIVE_HINTS] as NativeHints | undefined) ?? {};
+}
+export function setHints(req: ChatRequest, hints: NativeHints): ChatRequest {
+  Object.defineProperty(req, NATIVE_HINTS, { value: hints, enumerable: true, configurable: true, writable: true });
+  return req;
+}
+
+export function parseJsonOption(raw: string | undefined): unknown {
+  if (!raw) return undefined;
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+}
+
+export function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** `data:<mime>;base64,<data>` → parts; undefined for anything else. */
+export function parseDataUrl(url: string): { mimeType: string; data: string } | undefined {
+  const m = /^data:([^;,]+)?((?:;[^;,]+)*?);base64,(.*)$/s.exec(url);
+  if (!m) return undefined;
+  return { mimeType: m[1] || 'application/octet-stream', data: m[3]! };
+}
+
+/** Text of a message's content (parts joined without separator, like OpenAI's own rendering). */
+export function contentText(content: ChatMessage['content']): string {
+  if (content == null) return '';
+  if (typeof content === 'string') return content;
+  return content
+    .map((p) => (p.type === 'text' && typeof (p as { text?: unknown }).text === 'string' ? (p as { text: string }).text : ''))
+    .join('');
+}
+
+export function newId(prefix: string): string {
+  return `${prefix}${crypto.randomBytes(12).toString('hex')}`;
+}
+
+/** Parses tool-call arguments; Claude and Gemini need an object. */
+export function parseArgs(args: string | undefined): Record<string, unknown> {
+  if (!args || !args.trim()) return {};
+  try {
+    const v = JSON.parse(args);
+    return isRecord(v) ? v : { value: v };
+  } catch {
+    return {};
+  }
+}
+
+/** An in-band stream error event → UpstreamError (Claude `overloaded_error` → 529, else 500). */
+export function streamError(message: string, type: string, body: string): UpstreamError {
+  const status = type === 'overloaded_error' ? 529 : type === 'rate_limit_error' || type === 'RESOURCE_EXHAUSTED' ? 429 : 500;
+  return new UpstreamError(status, message, body, type);
+}
+
+/**
+ * Passthrough observer (same format on both sides) built on a translator: learns usage and text
+ * but never throws, so an upstream in-band `error` event is forwarded to the client verbatim
+ * (already in the client's format) instead of being replaced by a generic tail.
+ */
+export function tolerantObserver(t: StreamTranslator): StreamObserver {
+  let text = '';
+  let failed = false;
+  return {
+    push(ev) {
+      if (failed) return;
+      try {
+        for (const c of t.push(ev)) {
+          for (const ch of c.choices) {
+            const d = ch.delta;
+            text += (d.content ?? '') + (d.reasoning_content ?? '');
+            for (const tc of d.tool_calls ?? []) text += `${tc.function?.name ?? ''}${tc.function?.arguments ?? ''}`;
+          }
+        }
+      } catch {
+        failed = true;
+      }
+    },
+    usage: () => t.usage(),
+    text: () => text,
+  };
+}
+
+/** Best message from an error body: Claude `{type:'error', error:{type,message}}`, OpenAI-like, or text. */
+export function upstreamErrorMessage(status: number, body: string): string {
+  const text = (body ?? '').trim();
+  if (text) {
+    try {
+      const j = JSON.parse(text);
+      if (isRecord(j)) {
+        const e = j.error;
+        if (isRecord(e) && typeof e.message === 'string' && e.message) return e.message;
+        if (typeof e === 'string' && e) return e;
+        if (typeof j.message === 'string' && j.message) return j.message;
+        if (typeof j.detail === 'string' && j.detail) return j.detail;
+      }
+      if (Array.isArray(j) && isRecord(j[0]) && isRecord(j[0].error) && typeof j[0].error.message === 'string') return j[0].error.message;
+    } catch {
+      /* not JSON */
+    }
+    return text.length > 500 ? `${text.slice(0, 500)}…` : text;
+  }
+  return `upstream returned status ${status}`;
+}
