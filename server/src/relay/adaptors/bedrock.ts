@@ -9,10 +9,9 @@ import type { AdaptorContext, ProviderAdaptor, UpstreamRequest } from '../types'
 import { UpstreamError } from '../errors';
 import { BedrockStreamDecoder, EVENTSTREAM_CONTENT_TYPE } from './eventstream';
 import { typesServedBy } from '../../channels/catalogue';
-import { isRecord, tolerantObserver, upstreamErrorMessage } from './shared';
-// Only used inside functions: claude.ts re-exports this file, so the two modules form a cycle and
-// nothing from './claude' may be read while this module initialises.
-import { ClaudeStreamTranslator, claudeRawBody, claudeUsageToCanonical, fromClaudeResponse, toClaudeRequest, type ClaudeUsage } from './claude';
+// claude.ts re-exports this file, so the two modules form a cycle: while this one initialises,
+// only claude.ts's function declarations (hoisted) may be used, e.g. claudeResponseSide().
+import { claudeRawBody, claudeResponseSide, toClaudeRequest } from './claude';
 
 function sha256Hex(data: string | Buffer): string {
   return crypto.createHash('sha256').update(data).digest('hex');
@@ -136,7 +135,7 @@ export function bedrockRequest(ctx: AdaptorContext, model: string, claudeBody: R
 export const awsClaudeAdaptor: ProviderAdaptor = {
   name: 'aws-claude',
   channelTypes: typesServedBy('aws-claude'),
-  format: 'claude',
+  ...claudeResponseSide(),
   chatRequest(req, ctx) {
     const { body, model } = toClaudeRequest(req, ctx);
     return bedrockRequest(ctx, model, body);
@@ -145,20 +144,7 @@ export const awsClaudeAdaptor: ProviderAdaptor = {
     const { body: out, model } = claudeRawBody(body ?? {}, ctx);
     return bedrockRequest(ctx, model, out);
   },
-  usageFromBody(body) {
-    return isRecord(body) && isRecord(body.usage) ? claudeUsageToCanonical(body.usage as ClaudeUsage) : undefined;
-  },
-  chatResponse(body, ctx) {
-    return fromClaudeResponse(body, ctx.upstreamModel);
-  },
-  chatStream(ctx) {
-    return new ClaudeStreamTranslator(ctx.upstreamModel);
-  },
-  observer(ctx) {
-    return tolerantObserver(new ClaudeStreamTranslator(ctx.upstreamModel));
-  },
   streamSplitter(contentType, maxEventBytes) {
     return contentType.includes(EVENTSTREAM_CONTENT_TYPE) ? new BedrockStreamDecoder(maxEventBytes) : undefined;
   },
-  errorMessage: upstreamErrorMessage,
 };

@@ -462,10 +462,37 @@ export function claudeRawBody(body: Record<string, unknown>, ctx: AdaptorContext
   return { body: out, model };
 }
 
+/** What every adaptor answering in Claude Messages format (Anthropic, Bedrock) does with the answer. */
+export type ClaudeResponseSide = Pick<ProviderAdaptor, 'format' | 'usageFromBody' | 'chatResponse' | 'chatStream' | 'observer' | 'errorMessage'>;
+
+/**
+ * The response side of a Claude-format adaptor. A function declaration on purpose: bedrock.ts
+ * calls it while loading, and claude.ts ⇄ bedrock.ts import each other (see the re-export at the
+ * end); hoisted declarations are already exported at that point, `const`s are not.
+ */
+export function claudeResponseSide(): ClaudeResponseSide {
+  return {
+    format: 'claude',
+    usageFromBody(body) {
+      return isRecord(body) && isRecord(body.usage) ? claudeUsageToCanonical(body.usage as ClaudeUsage) : undefined;
+    },
+    chatResponse(body, ctx) {
+      return fromClaudeResponse(body, ctx.upstreamModel);
+    },
+    chatStream(ctx) {
+      return new ClaudeStreamTranslator(ctx.upstreamModel);
+    },
+    observer(ctx) {
+      return tolerantObserver(new ClaudeStreamTranslator(ctx.upstreamModel));
+    },
+    errorMessage: upstreamErrorMessage,
+  };
+}
+
 export const claudeAdaptor: ProviderAdaptor = {
   name: 'claude',
   channelTypes: typesServedBy('claude'),
-  format: 'claude',
+  ...claudeResponseSide(),
   chatRequest(req, ctx) {
     const { body, headers } = toClaudeRequest(req, ctx);
     return claudeUpstream(ctx, body, headers);
@@ -473,18 +500,6 @@ export const claudeAdaptor: ProviderAdaptor = {
   rawRequest(body, ctx) {
     const { body: out, model } = claudeRawBody(body ?? {}, ctx);
     return claudeUpstream(ctx, out, extraHeaders(ctx, [ctx.upstreamModel, model]));
-  },
-  usageFromBody(body) {
-    return isRecord(body) && isRecord(body.usage) ? claudeUsageToCanonical(body.usage as ClaudeUsage) : undefined;
-  },
-  chatResponse(body, ctx) {
-    return fromClaudeResponse(body, ctx.upstreamModel);
-  },
-  chatStream(ctx) {
-    return new ClaudeStreamTranslator(ctx.upstreamModel);
-  },
-  observer(ctx) {
-    return tolerantObserver(new ClaudeStreamTranslator(ctx.upstreamModel));
   },
   modelsRequest(channel) {
     const base = (channel.baseUrl || DEFAULT_BASE).replace(/\/+$/, '');
@@ -494,7 +509,6 @@ export const claudeAdaptor: ProviderAdaptor = {
     const data = isRecord(body) && Array.isArray(body.data) ? body.data : [];
     return data.map((m) => (isRecord(m) && typeof m.id === 'string' ? m.id : '')).filter(Boolean);
   },
-  errorMessage: upstreamErrorMessage,
 };
 
 // The shared helpers and the Bedrock adaptor used to live in this file; they stay importable from
