@@ -6,17 +6,14 @@ import Anthropic from '@anthropic-ai/sdk';
 import { DEFAULT_OPTIONS } from '../../seeds/defaultOptions';
 import {
   claudeRawBody,
-  awsClaudeAdaptor,
-  bedrockModelId,
-  bedrockRequest,
-  signV4,
   claudeAdaptor,
   ClaudeStreamTranslator,
   claudeUsageToCanonical,
   fromClaudeResponse,
-  getHints,
   toClaudeRequest,
 } from '../../server/src/relay/adaptors/claude';
+import { awsClaudeAdaptor, bedrockModelId, bedrockRequest, signV4 } from '../../server/src/relay/adaptors/bedrock';
+import { getHints } from '../../server/src/relay/adaptors/shared';
 import { chatToClaude, claudeError, claudeFormat, claudeRoute, claudeToChat } from '../../server/src/relay/formats/claude';
 import { UpstreamError } from '../../server/src/relay/errors';
 import { toGeminiRequest } from '../../server/src/relay/adaptors/gemini';

@@ -13,7 +13,8 @@ import {
   SAFETY_CATEGORIES,
   toGeminiRequest,
 } from '../../server/src/relay/adaptors/gemini';
-import { getHints, toClaudeRequest } from '../../server/src/relay/adaptors/claude';
+import { toClaudeRequest } from '../../server/src/relay/adaptors/claude';
+import { getHints } from '../../server/src/relay/adaptors/shared';
 import { chatToGemini, geminiFormat, geminiRoute, geminiToChat } from '../../server/src/relay/formats/gemini';
 import { UpstreamError } from '../../server/src/relay/errors';
 import type { AdaptorContext, ChatChunk, ChatRequest, ChatResponse } from '../../server/src/relay/types';

@@ -11,7 +11,7 @@ import { installClaudeMock, type ClaudeMockState } from '../mock-upstream/claude
 import { installGeminiMock, type GeminiMockState } from '../mock-upstream/gemini';
 import { flushUsage, listen, seedChannel, seedToken, setOptions } from '../mock-upstream/seed';
 import { channelInfoFrom, fetchUpstreamModels } from '../../server/src/relay/channelOps';
-import { signV4 } from '../../server/src/relay/adaptors/claude';
+import { signV4 } from '../../server/src/relay/adaptors/bedrock';
 
 const PRICING = {
   ModelRatio: JSON.stringify({ 'claude-aws': 1, 'claude-overloaded': 1, 'claude-midstream': 1, 'claude-test': 1, 'claude-test-thinking': 1, 'gemini-test': 1, 'gpt-test': 1, 'claude-alias': 1 }),

@@ -9,8 +9,6 @@ import type { AdaptorContext, ProviderAdaptor, UpstreamRequest } from '../types'
 import { UpstreamError } from '../errors';
 import { BedrockStreamDecoder, EVENTSTREAM_CONTENT_TYPE } from './eventstream';
 import { typesServedBy } from '../../channels/catalogue';
-// claude.ts re-exports this file, so the two modules form a cycle: while this one initialises,
-// only claude.ts's function declarations (hoisted) may be used, e.g. claudeResponseSide().
 import { claudeRawBody, claudeResponseSide, toClaudeRequest } from './claude';
 
 function sha256Hex(data: string | Buffer): string {

@@ -465,11 +465,7 @@ export function claudeRawBody(body: Record<string, unknown>, ctx: AdaptorContext
 /** What every adaptor answering in Claude Messages format (Anthropic, Bedrock) does with the answer. */
 export type ClaudeResponseSide = Pick<ProviderAdaptor, 'format' | 'usageFromBody' | 'chatResponse' | 'chatStream' | 'observer' | 'errorMessage'>;
 
-/**
- * The response side of a Claude-format adaptor. A function declaration on purpose: bedrock.ts
- * calls it while loading, and claude.ts ⇄ bedrock.ts import each other (see the re-export at the
- * end); hoisted declarations are already exported at that point, `const`s are not.
- */
+/** The response side of a Claude-format adaptor (Anthropic and Bedrock share it). */
 export function claudeResponseSide(): ClaudeResponseSide {
   return {
     format: 'claude',
@@ -510,8 +506,3 @@ export const claudeAdaptor: ProviderAdaptor = {
     return data.map((m) => (isRecord(m) && typeof m.id === 'string' ? m.id : '')).filter(Boolean);
   },
 };
-
-// The shared helpers and the Bedrock adaptor used to live in this file; they stay importable from
-// here for the existing tests. New code imports them from './shared' / './bedrock'.
-export { getHints } from './shared';
-export { awsClaudeAdaptor, awsCredentials, bedrockModelId, bedrockRequest, signV4, type SigV4Input } from './bedrock';
