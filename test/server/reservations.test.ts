@@ -263,6 +263,30 @@ describeEach(DB_TARGETS, 'quota reservations', (getApp) => {
       if (file) for (const f of [file, `${file}-wal`, `${file}-shm`]) fs.rmSync(f, { force: true });
     }
   });
+
+  test('a second node starting on the same database leaves a live node\'s reservations alone (SQLite file too)', async () => {
+    const file = app.target.db === 'sqlite' ? path.join(os.tmpdir(), `res-${crypto.randomBytes(4).toString('hex')}.db`) : undefined;
+    const first = file ? await buildApp(app.target, { config: { databaseUrl: `sqlite:${file}`, nodeId: 'live-node' } }) : await buildApp(app.target, { config: { nodeId: 'live-node' } });
+    try {
+      const { userId, tokenId, payer } = await payerWithToken(first, 10_000, 10_000);
+      const inFlight = new Reservation(first.ctx, payer, 2_800, info(tokenId));
+      await inFlight.open();
+      const second = await buildApp(app.target, { shareWith: file ? undefined : first, config: { ...(file ? { databaseUrl: `sqlite:${file}` } : {}), nodeId: 'other-node' } });
+      try {
+        expect(await rowOf(second, inFlight.id)).toMatchObject({ state: 0, node_id: 'live-node' });
+        expect(await quotaOf(second, userId)).toBe(10_000 - 2_800);
+        expect(await logsOf(second, userId)).toHaveLength(0);
+      } finally {
+        await second.close();
+      }
+      // The live node settles its call as usual: nothing was refunded under it.
+      await inFlight.settle(1_000, 0, 5, 5);
+      expect(await quotaOf(first, userId)).toBe(10_000 - 1_000);
+    } finally {
+      await first.close();
+      if (file) for (const f of [file, `${file}-wal`, `${file}-shm`]) fs.rmSync(f, { force: true });
+    }
+  });
 });
 
 describeEach(DB_TARGETS, 'quota reservations through the relay', (getApp) => {

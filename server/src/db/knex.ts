@@ -82,3 +82,10 @@ export function createDb(url: string, opts: { pgSchema?: string } = {}): Db {
 export async function releaseDbMemory(db: Db): Promise<void> {
   if (db.kind === 'sqlite') await db.knex.raw('PRAGMA shrink_memory');
 }
+
+/** Rows of a raw `… returning` statement on either dialect (pg: result.rows; better-sqlite3: the array). */
+export function rowsOf(res: unknown): Array<Record<string, unknown>> {
+  if (Array.isArray(res)) return res as Array<Record<string, unknown>>;
+  const rows = (res as { rows?: unknown })?.rows;
+  return Array.isArray(rows) ? (rows as Array<Record<string, unknown>>) : [];
+}

@@ -3,14 +3,15 @@ import type { Knex } from 'knex';
 import type { AppContext } from '../context';
 import { insertLogs, LOG_TYPE, type NewLog } from '../repositories/logs';
 import { nowSec } from '../lib/time';
+import { rowsOf } from '../db/knex';
 
 /**
  * Reconciliation of reservations a crash left behind (docs/billing.md, "Quota on a crash").
  *
  * Every node heartbeats in `gateway_nodes`. At start-up a node reconciles the rows it left itself
- * (same node id: NODE_ID, else host:port — stable across restarts) — on SQLite every row, the
- * process being the database's only writer — before it serves anything. While running, it takes
- * over the rows of nodes not seen for `ledgerStaleMs`. Each row is reconciled in one transaction
+ * (same node id: NODE_ID, else host:port — stable across restarts) before it serves anything.
+ * While running, it takes over the rows of nodes not seen for `ledgerStaleMs` — on SQLite too, so
+ * that a second process on the same file never refunds the calls of a live one. Each row is reconciled in one transaction
  * that starts by deleting it, conditionally (still that node's, and — for another node — that
  * node still not seen): that delete is the lease, so with several nodes racing exactly one of
  * them moves the money and writes the log row, and a node that came back in the meantime keeps
@@ -65,12 +66,6 @@ interface ReservationDbRow {
   completion_tokens: number;
   is_stream: boolean | number;
   created_at: number | string;
-}
-
-function rowsOf(res: unknown): Array<Record<string, unknown>> {
-  if (Array.isArray(res)) return res as Array<Record<string, unknown>>;
-  const rows = (res as { rows?: unknown })?.rows;
-  return Array.isArray(rows) ? (rows as Array<Record<string, unknown>>) : [];
 }
 
 async function heartbeat(app: AppContext, startedAt: number): Promise<void> {
@@ -142,16 +137,15 @@ export async function reconcileOne(app: AppContext, id: number, owner: string, s
   });
 }
 
-/** The rows this node left (at start-up; on SQLite every row: this process is the only writer). */
+/** The rows this node left (at start-up). */
 export async function reconcileOwn(app: AppContext): Promise<number> {
-  const q = app.knex('reservations').select('id', 'node_id');
-  if (app.db.kind !== 'sqlite') q.where('node_id', nodeId(app));
+  const me = nodeId(app);
   let n = 0;
-  for (const r of (await q) as Array<{ id: number | string; node_id: string }>) if (await reconcileOne(app, Number(r.id), r.node_id)) n++;
+  for (const r of (await app.knex('reservations').where('node_id', me).select('id')) as Array<{ id: number | string }>) if (await reconcileOne(app, Number(r.id), me)) n++;
   return n;
 }
 
-/** Takes over the rows of nodes not seen since `staleMs` (none, on SQLite). */
+/** Takes over the rows of nodes not seen since `staleMs`. */
 export async function reconcileStale(app: AppContext, staleMs = app.config.ledgerStaleMs ?? DEFAULT_STALE_MS): Promise<number> {
   const me = nodeId(app);
   const staleBefore = Date.now() - staleMs;
@@ -191,8 +185,6 @@ export async function startLedger(app: AppContext): Promise<void> {
       }
     })();
   };
-  // SQLite: one node only, nothing to take over.
-  if (app.db.kind === 'sqlite') return;
   tick();
   const timer = setInterval(tick, app.config.ledgerHeartbeatMs ?? DEFAULT_HEARTBEAT_MS);
   timer.unref();

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { AppContext } from '../context';
+import { rowsOf } from '../db/knex';
 import { RelayError } from '../relay/errors';
 import { pgFast } from '../relay/pgFast';
 import { fastMove, SQL_ADD, SQL_DEC, type MoveOutcome } from '../relay/balanceMoves';
@@ -118,12 +119,6 @@ export interface Payer {
 
 const isPg = (app: AppContext) => app.db.kind === 'postgres';
 
-/** Rows of a raw `... returning` statement on either dialect (pg: result.rows; better-sqlite3: the array). */
-function rowsOf(res: unknown): Array<Record<string, unknown>> {
-  if (Array.isArray(res)) return res as Array<Record<string, unknown>>;
-  const rows = (res as { rows?: unknown })?.rows;
-  return Array.isArray(rows) ? (rows as Array<Record<string, unknown>>) : [];
-}
 
 const firstV = (rows: Array<Record<string, unknown>>) => (rows.length ? Number(rows[0]!.v) : undefined);
 
