@@ -289,9 +289,9 @@ function priceLogText(price: PriceInfo): { content: string; otherHead: string } 
   };
 }
 
-/** Upstream messages go to clients: never echo the channel's keys, or anything shaped like a secret. */
-function scrubKey(message: string, ch: ChannelEntry | undefined, key?: string): string {
-  return scrubSecrets(message, key && ch && !ch.keys.includes(key) ? [key, ...ch.keys] : (ch?.keys ?? []));
+/** Upstream messages go to clients: never echo the channel's keys (the one used is one of them), or anything shaped like a secret. */
+function scrubKey(message: string, ch: ChannelEntry | undefined): string {
+  return scrubSecrets(message, ch?.keys ?? []);
 }
 
 function mapStatus(ch: ChannelEntry | undefined, status: number): number {
@@ -427,7 +427,7 @@ async function attemptChannel(
       } catch {
         /* keep the status */
       }
-      throw new UpstreamError(up.statusCode, scrubKey(adaptor.errorMessage(up.statusCode, text), ch, channel.key), text);
+      throw new UpstreamError(up.statusCode, scrubKey(adaptor.errorMessage(up.statusCode, text), ch), text);
     }
     const ctype = up.header('content-type');
     if (call.stream && (ctype.includes('text/event-stream') || (adaptor.streamSplitter && adaptor.streamSplitter(ctype)))) {
