@@ -2,25 +2,15 @@
  * AWS Bedrock Claude upstream adaptor (channel type 33): the Claude Messages body, SigV4-signed,
  * sent to `invoke` or, for streams, `invoke-with-response-stream` (AWS binary event-stream
  * framing, decoded by eventstream.ts into Claude SSE events). The request/response conversion is
- * the Claude adaptor's; this file holds the AWS parts: signing, model ids, credentials, URL.
+ * the Claude adaptor's; this file holds the AWS parts: signing (aws4), model ids, credentials, URL.
  */
 import crypto from 'node:crypto';
+import aws4 from 'aws4';
 import type { AdaptorContext, ProviderAdaptor, UpstreamRequest } from '../types';
 import { UpstreamError } from '../errors';
 import { BedrockStreamDecoder, EVENTSTREAM_CONTENT_TYPE } from './eventstream';
 import { typesServedBy } from '../../channels/catalogue';
 import { claudeRawBody, claudeResponseSide, toClaudeRequest } from './claude';
-
-function sha256Hex(data: string | Buffer): string {
-  return crypto.createHash('sha256').update(data).digest('hex');
-}
-function hmac(key: string | Buffer, data: string): Buffer {
-  return crypto.createHmac('sha256', key).update(data, 'utf8').digest();
-}
-/** RFC 3986 encoding as SigV4 wants it (unreserved characters kept, everything else %XX upper-case). */
-function awsEncode(s: string): string {
-  return encodeURIComponent(s).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-}
 
 export interface SigV4Input {
   method: string;
@@ -40,45 +30,34 @@ export interface SigV4Input {
 }
 
 /**
- * AWS Signature Version 4 (header form). Returns the headers to send (input headers + host,
- * x-amz-date, optional x-amz-content-sha256 / x-amz-security-token, authorization). The canonical path is
- * URI-encoded twice (every service but S3), which is what Bedrock model ids with `:` need.
+ * AWS Signature Version 4 (header form), by the `aws4` library. Returns the headers to send, lower-cased:
+ * the input headers + host, x-amz-date, optional x-amz-content-sha256 / x-amz-security-token, authorization.
+ * The length is left out: the exchange sets it from the body, and a signed one would be a second copy.
  */
 export function signV4(input: SigV4Input): Record<string, string> {
   const url = new URL(input.url);
-  const now = input.now ?? new Date();
-  const amzDate = now.toISOString().replace(/[:-]|\.\d{3}/g, '');
-  const date = amzDate.slice(0, 8);
-  const payloadHash = sha256Hex(input.body);
   const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(input.headers)) headers[k.toLowerCase()] = v;
-  headers.host ??= url.host;
-  headers['x-amz-date'] ??= amzDate;
-  if (input.contentSha256Header) headers['x-amz-content-sha256'] = payloadHash;
-  if (input.sessionToken) headers['x-amz-security-token'] = input.sessionToken;
-  const names = Object.keys(headers).sort();
-  const canonicalHeaders = names.map((n) => `${n}:${String(headers[n]).trim().replace(/\s+/g, ' ')}\n`).join('');
-  const signedHeaders = names.join(';');
-  const path = url.pathname || '/';
-  const canonicalPath = path
-    .split('/')
-    .map((seg) => awsEncode(awsEncode(decodeURIComponent(seg))))
-    .join('/');
-  const query = [...url.searchParams.entries()]
-    .map(([k, v]) => [awsEncode(k), awsEncode(v)] as const)
-    .sort((a, b) => (a[0] === b[0] ? (a[1] < b[1] ? -1 : 1) : a[0] < b[0] ? -1 : 1))
-    .map(([k, v]) => `${k}=${v}`)
-    .join('&');
-  const canonicalRequest = [input.method.toUpperCase(), canonicalPath, query, canonicalHeaders, signedHeaders, payloadHash].join('\n');
-  const scope = `${date}/${input.region}/${input.service}/aws4_request`;
-  const stringToSign = ['AWS4-HMAC-SHA256', amzDate, scope, sha256Hex(canonicalRequest)].join('\n');
-  const kDate = hmac(`AWS4${input.secretAccessKey}`, date);
-  const kSigning = hmac(hmac(hmac(kDate, input.region), input.service), 'aws4_request');
-  const signature = crypto.createHmac('sha256', kSigning).update(stringToSign, 'utf8').digest('hex');
-  return {
-    ...headers,
-    authorization: `AWS4-HMAC-SHA256 Credential=${input.accessKeyId}/${scope}, SignedHeaders=${signedHeaders}, Signature=${signature}`,
+  if (input.now && !headers['x-amz-date']) headers['x-amz-date'] = input.now.toISOString().replace(/[:-]|\.\d{3}/g, '');
+  if (input.contentSha256Header) headers['x-amz-content-sha256'] = crypto.createHash('sha256').update(input.body).digest('hex');
+  // `extraHeadersToIgnore` is honoured by aws4 but missing from its type definitions.
+  const request: aws4.Request & { extraHeadersToIgnore: Record<string, boolean> } = {
+    host: url.host,
+    path: `${url.pathname}${url.search}`,
+    method: input.method.toUpperCase(),
+    headers,
+    body: input.body,
+    service: input.service,
+    region: input.region,
+    extraHeadersToIgnore: { 'content-length': true },
   };
+  const signed = aws4.sign(request, { accessKeyId: input.accessKeyId, secretAccessKey: input.secretAccessKey, ...(input.sessionToken ? { sessionToken: input.sessionToken } : {}) });
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(signed.headers ?? {})) {
+    const name = k.toLowerCase();
+    if (name !== 'content-length' && v !== undefined) out[name] = String(v);
+  }
+  return out;
 }
 
 /** Claude model name → Bedrock model id (ids containing a `.` are used as given). */
