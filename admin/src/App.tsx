@@ -28,7 +28,7 @@ export function createStore(): Store {
   return s;
 }
 
-/** Route-table aliases of spec 002 §2 onto the resource screens (/channel/add → /channel/create …). */
+/** Route aliases of the console (the paths users and links know) onto the resource screens (/channel/add → /channel/create …). */
 function EditAlias({ resource }: { resource: string }) {
   const { id } = useParams();
   return <Navigate to={`/${resource}/${id}`} replace />;

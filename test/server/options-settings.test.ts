@@ -1,7 +1,7 @@
 import { DB_TARGETS, describeEach, loginAgent, setupRoot, type LoggedIn } from '../helpers/app';
 import { insertLogs } from '../../server/src/repositories/logs';
 
-/** Settings page rules enforced by PUT /api/option/ (spec 001 §5) and the log purge it offers. */
+/** Settings page rules enforced by PUT /api/option/ and the log purge it offers. */
 describeEach(DB_TARGETS, 'settings page options', (app) => {
   let root: LoggedIn;
   beforeAll(async () => {

@@ -19,7 +19,7 @@ describe('translations', () => {
     for (const k of keys(appMessages.zh)) expect(k).toMatch(/^app\./);
   });
 
-  it('uses the spec wording where the spec gives one', () => {
+  it('uses the product wording where it has one', () => {
     expect(appMessages.en.app.not_found.message).toBe('Page does not exist, please check your browser address');
     expect(appMessages.en.app.login.empty).toBe('Please enter username and password!');
     expect(appMessages.en.app.login.expired).toBe('Not logged in or login has expired, please log in again');

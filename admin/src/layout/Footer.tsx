@@ -6,7 +6,7 @@ import { store } from '../lib/storage';
 
 /**
  * Custom footer HTML when set (status footer_html, also cached as local footer_html, re-read
- * every 200 ms five times after mount as the spec says), otherwise a default credit line.
+ * every 200 ms five times after mount: the status may land after the first render), otherwise a default credit line.
  */
 export function Footer() {
   const translate = useTranslate();

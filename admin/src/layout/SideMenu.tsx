@@ -45,7 +45,7 @@ export interface MenuGroupDef {
 }
 
 /**
- * The side menu of spec 002 §2 for a user and the local flags: playground and chats; console
+ * The side menu for a user and the local flags: playground and chats; console
  * (dashboard if enable_data_export, metrics for admins, tokens, logs, drawing log if enable_drawing,
  * task log if enable_task); admin group for admins; personal group.
  */
@@ -95,7 +95,7 @@ export function menuGroups(user: StoredUser | null, flag: (key: string) => boole
   return groups;
 }
 
-/** Paths without the sidebar (spec 002 §2): home, chat and setup. */
+/** Paths without the sidebar: home, chat and setup. */
 export function sidebarHiddenOn(pathname: string): boolean {
   return pathname === '/' || pathname === '/setup' || pathname === '/chat' || pathname.startsWith('/chat/');
 }

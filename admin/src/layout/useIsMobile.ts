@@ -1,6 +1,6 @@
 import { useMediaQuery } from '@mui/material';
 
-/** Mobile = window width of 600 px or less (spec 000 §9, 002 §9). */
+/** Mobile = window width of 600 px or less. */
 export function useIsMobile(): boolean {
   return useMediaQuery('(max-width:600px)', { noSsr: true });
 }

@@ -14,7 +14,7 @@ interface StatusState {
 
 const Ctx = createContext<StatusState>({ status: {}, loaded: false, reload: async () => undefined });
 
-/** Loads GET /api/status once per page view, caching it locally (spec 000 §1). */
+/** Loads GET /api/status once per page view, caching it locally. */
 export function StatusProvider({ children }: { children: ReactNode }) {
   const [status, setStatus] = useState<SiteStatus>(() => cachedStatus());
   const [loaded, setLoaded] = useState(false);
@@ -37,7 +37,7 @@ export function StatusProvider({ children }: { children: ReactNode }) {
 
   useEffect(() => {
     void reload();
-    // Admins also cache the channel-type → models map (spec 000 §1: channel_models).
+    // Admins also cache the channel-type → models map (channel_models).
     if (getUser() && isAdmin()) {
       api()
         .raw('GET', '/api/models')

@@ -33,7 +33,7 @@ export interface Api {
   raw<T = unknown>(method: string, url: string, body?: unknown): Promise<Envelope<T>>;
 }
 
-/** Translation keys of the generic handler (spec 000 §8), resolved by the i18n provider. */
+/** Translation keys of the generic handler, resolved by the i18n provider. */
 export const ERROR_KEYS = {
   tooMany: 'app.error.too_many',
   internal: 'app.error.internal',

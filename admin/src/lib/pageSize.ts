@@ -1,7 +1,7 @@
 import { useCallback, useState } from 'react';
 import { KEYS, store } from './storage';
 
-/** Page size options of every paged list (spec 000 §9, 001 §9, 002 §9). */
+/** Page size options of every paged list. */
 export const PAGE_SIZE_OPTIONS = [10, 20, 50, 100] as const;
 export const DEFAULT_PAGE_SIZE = 10;
 

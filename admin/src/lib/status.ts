@@ -1,6 +1,6 @@
 import { KEYS, readJSON, store } from './storage';
 
-/** The public status object (spec 000 §1), as answered by GET /api/status. */
+/** The public status object, as answered by GET /api/status. */
 export interface SiteStatus {
   system_name?: string;
   logo?: string;
@@ -42,7 +42,7 @@ export interface SiteStatus {
   [key: string]: unknown;
 }
 
-/** Status fields also cached under their own local storage key (spec 000 §3, 002 §3). */
+/** Status fields also cached under their own local storage key. */
 export const STATUS_KEYS = [
   'system_name',
   'logo',

@@ -1,5 +1,5 @@
 /**
- * Local storage keys of spec 000 §3 / 002 §3 and typed accessors. Everything goes through
+ * Local storage keys the console keeps, and typed accessors. Everything goes through
  * `store()` so unit tests (node, no window) can run with an in-memory replacement.
  */
 export interface StoredUser {

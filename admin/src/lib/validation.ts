@@ -1,4 +1,4 @@
-/** Registration checks of spec 000 §5, in order; answers a translation key or null. */
+/** Registration checks, in the order the form shows them; answers a translation key or null. */
 export function registerError(input: { username: string; password: string; password2: string }, turnstile: { required: boolean; token: string }): string | null {
   if (!input.username.trim() || !input.password) return 'app.register.empty';
   if (input.password.length < 8) return 'app.register.short';
@@ -7,7 +7,7 @@ export function registerError(input: { username: string; password: string; passw
   return null;
 }
 
-/** Setup checks of spec 002 §5 (only when the admin is not initialised yet). */
+/** Setup checks (only when the admin is not initialised yet). */
 export function setupError(input: { username: string; password: string; confirmPassword: string }, rootInit: boolean): string | null {
   if (rootInit) return null;
   if (!input.username.trim()) return 'app.setup.username_empty';

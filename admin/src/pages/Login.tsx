@@ -52,7 +52,7 @@ function TelegramLogin({ bot }: { bot: string }) {
   return <TelegramWidget bot={bot} authUrl={`/api/oauth/telegram/login${qs({ state })}`} size="medium" testId="telegram-login" sx={{ display: 'flex', justifyContent: 'center' }} />;
 }
 
-/** Login (spec 000 §2, §5): username/password, expired notice, third-party buttons per status flags. */
+/** Login: username/password, expired notice, third-party buttons per status flags. */
 export function Login() {
   const translate = useTranslate();
   const notify = useNotify();
@@ -96,7 +96,7 @@ export function Login() {
       setUser(r.data);
       notify('app.login.success', { type: 'success' });
       setWechatOpen(false);
-      // A chat-app login goes to the home page (spec 000 §2); a full load refreshes permissions.
+      // A chat-app login goes to the home page; a full load refreshes permissions.
       window.location.assign('/');
     } catch (err) {
       notify(errorText(err, translate), { type: 'error' });

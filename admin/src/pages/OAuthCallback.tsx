@@ -10,7 +10,7 @@ export const OAUTH_TYPES = ['github', 'oidc', 'linuxdo', 'telegram'] as const;
 
 export type CallbackOutcome = { kind: 'bind' } | { kind: 'login'; user: StoredUser } | { kind: 'failed'; message: string };
 
-/** Spec 000 §4 / 002 §4: 'bind' → /setting; other success → store user, /token; failure → message, then /setting. */
+/** OAuth return: 'bind' → /setting; other success → store user, /token; failure → message, then /setting. */
 export function callbackOutcome(answer: { success: boolean; message?: string; data?: unknown }): CallbackOutcome {
   if (!answer.success) return { kind: 'failed', message: answer.message || 'Error' };
   if (answer.message === 'bind') return { kind: 'bind' };

@@ -10,7 +10,7 @@ import { KEYS, store } from '../lib/storage';
 import { useCountdown } from '../lib/useCountdown';
 import { registerError } from '../lib/validation';
 
-/** Registration (spec 000 §2, §5): aff from ?aff= kept locally, email code with a 30 s resend countdown, bot-check. */
+/** Registration: aff from ?aff= kept locally, email code with a 30 s resend countdown, bot-check. */
 export function Register() {
   const translate = useTranslate();
   const notify = useNotify();

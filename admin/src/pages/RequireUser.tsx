@@ -2,7 +2,7 @@ import type { ReactNode } from 'react';
 import { Navigate, useLocation } from 'react-router-dom';
 import { useStoredUser } from '../lib/useUser';
 
-/** Private guard (spec 000 §2): without a stored user, go to /login (and come back after). */
+/** Private guard: without a stored user, go to /login (and come back after). */
 export function RequireUser({ children }: { children: ReactNode }) {
   const user = useStoredUser();
   const location = useLocation();

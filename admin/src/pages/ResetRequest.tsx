@@ -8,7 +8,7 @@ import { useStatus } from '../lib/StatusContext';
 import { api, errorText } from '../lib/http';
 import { useCountdown } from '../lib/useCountdown';
 
-/** Password reset request (spec 001 §2): email, optional bot-check, 30 s retry cooldown. */
+/** Password reset request: email, optional bot-check, 30 s retry cooldown. */
 export function ResetRequest() {
   const translate = useTranslate();
   const notify = useNotify();

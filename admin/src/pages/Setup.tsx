@@ -24,7 +24,7 @@ interface SetupState {
   database_type: string;
 }
 
-/** First-run setup (spec 002 §2, §4, §5, §8): admin account unless initialised, usage mode, SQLite warning. */
+/** First-run setup: admin account unless initialised, usage mode, SQLite warning. */
 export function Setup() {
   const translate = useTranslate();
   const notify = useNotify();

@@ -13,7 +13,7 @@ export interface LoginParams {
 }
 
 /**
- * Session handling (spec 000 §2, §4): the logged-in user is kept in localStorage `user`; its id
+ * Session handling: the logged-in user is kept in localStorage `user`; its id
  * is the `New-Api-User` header of every call. A 401 anywhere sends the browser to
  * /login?expired=true.
  */
@@ -30,7 +30,7 @@ export function createAuthProvider(http: Api): AuthProvider {
       const user = answer.data;
       if (!user || typeof user !== 'object' || user.id == null) throw new Error(answer.message || 'Login failed');
       setUser(user);
-      // After a password login the console opens the token page (spec 000 §2).
+      // After a password login the console opens the token page.
       return { redirectTo: '/token' };
     },
 

@@ -3,7 +3,7 @@ import { api as browserApi, qs, type Api } from '../lib/http';
 import { isAdmin as storedIsAdmin } from '../lib/storage';
 
 /**
- * react-admin resource names are the console paths of spec 002 §2 (`/channel`, `/token`, …),
+ * react-admin resource names are the console paths (`/channel`, `/token`, …),
  * each mapped to its API prefix. The plural spellings are accepted as aliases.
  */
 export const RESOURCES = {
@@ -154,7 +154,7 @@ export function createDataProvider(http: Api, opts: DataProviderOptions = {}): G
   }
 
   async function remove(res: ResourceName, id: Identifier): Promise<void> {
-    // Users are deregistered through the manage call (spec 000: the row is then marked deregistered).
+    // Users are deregistered through the manage call (the row is then marked deregistered).
     if (res === 'user') await http.post(`${RESOURCES.user}/manage`, { id, action: 'delete' });
     else await http.del(`${RESOURCES[res]}/${id}/`);
   }
