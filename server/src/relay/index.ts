@@ -10,7 +10,7 @@ import { startTimer } from '../metrics';
 import { authenticateKey, checkModelAllowed, loadUser, usableGroups, type Principal } from './auth';
 import { RelayError } from './errors';
 import { extractKey } from './keys';
-import { relay, type RelayCall } from './handler';
+import { relay, type RelayCall } from './call';
 import { routeTable } from './routing';
 import { openaiFormat } from './formats/openai';
 import { inboundRoutes } from './formats';
