@@ -110,7 +110,7 @@ export class StreamRelay implements Answer, BodyConsumer {
     this.writer = passthrough ? undefined : inbound.streamWriter(call.model, { includeUsage: call.includeUsage });
     // OpenAI pass-through: a chunk made of whole blocks without a usage object, `[DONE]` or CRs
     // (passesAsBytes) is written to the client as the bytes it came in, skipping decode, split and
-    // re-encode (≈ 6 µs per frame; thousands of streams make that a good part of the CPU).
+    // re-encode, which with thousands of streams is a good part of the CPU.
     this.rawObserver = this.openaiPassthrough && this.observer?.pushRaw ? this.observer : undefined;
     const o = call.app.options;
     this.pingEvery = o.bool('general_setting.ping_interval_enabled') ? Math.max(1, o.num('general_setting.ping_interval_seconds', 60)) * 1000 : 0;
