@@ -13,7 +13,7 @@ import { apiMiddleware } from './api';
 import { relayHttpHandler, relayMiddleware } from './relay';
 import { clientIp, trustsProxies } from './relay/ip';
 import { releaseIdleUpstreams } from './relay/upstream';
-import { relayCallsDone } from './relay/handler';
+import { relayCallsDone } from './relay/call';
 import { metricsMiddleware } from './metrics';
 import { serveConsole } from './static';
 import { startLedger } from './ledger/recovery';

@@ -187,6 +187,20 @@ describeEach(DB_TARGETS, 'metrics: relay integration', (getApp) => {
     expect(sample(text, 'gateway_upstream_duration_seconds_count', labels)).toBe(2);
   });
 
+  test('a call no channel answers is counted on the last channel tried, with the status the client got and no quota', async () => {
+    await setOptions(app, { ModelRatio: JSON.stringify({ 'metrics-model': 2, 'metrics-down': 1 }) });
+    const down = await seedChannel(app, { base_url: mock.url, models: 'metrics-down', name: 'metrics-down', key: 'sk-fault-502', auto_ban: 0 });
+    const before = await quotaOf();
+    const res = await app.http().post('/v1/chat/completions').set('Authorization', `Bearer ${key}`).send({ model: 'metrics-down', messages: [{ role: 'user', content: 'hi' }] });
+    expect(res.status).toBe(502);
+    await flushUsage(app);
+    expect(await quotaOf()).toBe(before); // the reservation was refunded
+    const text = (await app.http().get('/metrics')).text;
+    const labels = { channel: String(down), model: 'metrics-down' };
+    expect(sample(text, 'gateway_relay_requests_total', { ...labels, status: '502' })).toBe(1);
+    expect(sample(text, 'gateway_quota_spent_total', labels)).toBeUndefined();
+  });
+
   test('a request refused before any channel is not billed to a channel', async () => {
     const res = await app.http().post('/v1/chat/completions').set('Authorization', `Bearer ${key}`).send({ model: 'no-such-model', messages: [{ role: 'user', content: 'hi' }] });
     expect(res.status).toBeGreaterThanOrEqual(400);

@@ -4,9 +4,10 @@ import { nowSec } from '../lib/time';
 import { parseAllowIps, type IpAllowList } from './ip';
 import { RelayError } from './errors';
 import { splitList } from '../repositories/channels';
-import { USER_STATUS } from '../repositories/users';
+import { findUserById, USER_STATUS } from '../repositories/users';
+import { findTokenByKey, markTokenUsedUp, TOKEN_STATUS, type TokenRow } from '../repositories/tokens';
 
-export const TOKEN_STATUS = { enabled: 1, disabled: 2, expired: 3, exhausted: 4 } as const;
+export { TOKEN_STATUS };
 
 /** A token as the relay needs it (parsed once, cached per process). */
 export interface TokenRecord {
@@ -47,7 +48,7 @@ export interface UserRecord {
 
 const truthy = (v: unknown) => v === true || v === 1 || v === '1' || v === 'true';
 
-function toTokenRecord(r: Record<string, unknown>): TokenRecord {
+function toTokenRecord(r: TokenRow): TokenRecord {
   return {
     id: Number(r.id),
     userId: Number(r.user_id),
@@ -79,7 +80,7 @@ export async function loadToken(app: AppContext, key: string): Promise<TokenReco
   const cache = tokenCache(app);
   const hit = cache.peek(key) as TokenRecord | undefined;
   if (hit) return hit;
-  const row = await app.knex('tokens').where({ key }).whereNull('deleted_at').first();
+  const row = await findTokenByKey(app.knex, key);
   if (!row) return undefined;
   const rec = toTokenRecord(row);
   return (await cache.get(key, async () => rec)) as TokenRecord;
@@ -90,7 +91,7 @@ export async function loadUser(app: AppContext, id: number): Promise<UserRecord 
   const k = String(id);
   const hit = cache.peek(k) as UserRecord | undefined;
   if (hit) return hit;
-  const row = await app.knex('users').where({ id }).whereNull('deleted_at').first();
+  const row = await findUserById(app.knex, id);
   if (!row) return undefined;
   const rec: UserRecord = {
     id: Number(row.id),
@@ -191,12 +192,9 @@ export function checkModelAllowed(p: Principal, model: string): void {
 }
 
 /** Expired/exhausted: persist the status (conditional, so a concurrent top-up is not undone). */
-async function markToken(app: AppContext, token: TokenRecord, status: number): Promise<void> {
+async function markToken(app: AppContext, token: TokenRecord, status: typeof TOKEN_STATUS.expired | typeof TOKEN_STATUS.exhausted): Promise<void> {
   try {
-    const q = app.knex('tokens').where({ id: token.id, status: TOKEN_STATUS.enabled });
-    if (status === TOKEN_STATUS.exhausted) q.andWhere('remain_quota', '<=', 0).andWhere('unlimited_quota', false);
-    else q.andWhere('expired_time', '>', 0).andWhere('expired_time', '<', nowSec());
-    const n = await q.update({ status });
+    const n = await markTokenUsedUp(app.knex, token.id, status, nowSec());
     if (n) await invalidateToken(app, token.key);
   } catch (err) {
     app.log.warn({ err }, 'could not update token status');

@@ -1,18 +1,18 @@
 import type { AppContext } from '../context';
-import { CHANNEL_STATUS, syncAbilities, type ChannelRow } from '../repositories/channels';
+import { CHANNEL_STATUS, changeChannelStatus } from '../repositories/channels';
 import { invalidateChannels } from '../services/invalidate';
 import { nowSec } from '../lib/time';
 import type { UpstreamError } from './errors';
 import { sendMail } from '../services/mail';
-import { ROLE } from '../repositories/users';
+import { rootEmail } from '../repositories/users';
 
 /** Tells the root user (by email, when SMTP is set up) that a channel changed state. Background. */
 function notifyRoot(app: AppContext, subject: string, content: string): void {
   void (async () => {
     if (!app.options.get('SMTPServer').trim()) return;
-    const root = await app.knex('users').where({ role: ROLE.root }).whereNull('deleted_at').first('email');
-    if (!root?.email) return;
-    await sendMail(app, String(root.email), subject, `<p>${content.replace(/[<>&]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;' })[c]!)}</p>`);
+    const email = await rootEmail(app.knex);
+    if (!email) return;
+    await sendMail(app, email, subject, `<p>${content.replace(/[<>&]/g, (c) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;' })[c]!)}</p>`);
   })().catch((err: unknown) => app.log.warn({ err }, 'channel notice mail failed'));
 }
 
@@ -33,29 +33,9 @@ export function shouldAutoDisable(app: AppContext, autoBan: boolean, err: Upstre
   return err.status === 401 || matchesDisableKeyword(app, `${err.message}\n${err.body}`);
 }
 
-function mergeOtherInfo(raw: string, patch: Record<string, unknown>): string {
-  let base: Record<string, unknown> = {};
-  try {
-    const v = JSON.parse(raw || '{}') as unknown;
-    if (v && typeof v === 'object' && !Array.isArray(v)) base = v as Record<string, unknown>;
-  } catch {
-    /* replace */
-  }
-  return JSON.stringify({ ...base, ...patch });
-}
-
-/** Sets status (and abilities) in one transaction, if the channel is in one of `from`. Returns true when changed. */
+/** Sets status (and abilities) if the channel is in one of `from`; the channel's name when it changed. */
 async function setStatus(app: AppContext, id: number, from: number[], to: number, reason?: string): Promise<string | false> {
-  const changed = await app.knex.transaction(async (trx) => {
-    const row = await trx<ChannelRow>('channels').where({ id }).first();
-    if (!row || !from.includes(Number(row.status))) return false;
-    const patch: Partial<ChannelRow> = { status: to };
-    if (reason !== undefined) patch.other_info = mergeOtherInfo(row.other_info, { status_reason: reason, status_time: nowSec() });
-    const n = await trx('channels').where({ id, status: row.status }).update(patch);
-    if (!n) return false;
-    await syncAbilities(trx, { ...row, status: to });
-    return String(row.name ?? '');
-  });
+  const changed = await changeChannelStatus(app.knex, id, from, to, nowSec(), reason);
   if (changed !== false) await invalidateChannels(app);
   return changed;
 }

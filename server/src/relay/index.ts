@@ -10,8 +10,10 @@ import { startTimer } from '../metrics';
 import { authenticateKey, checkModelAllowed, loadUser, usableGroups, type Principal } from './auth';
 import { RelayError } from './errors';
 import { extractKey } from './keys';
-import { relay, type RelayCall } from './handler';
+import { relay, type RelayCall } from './call';
 import { routeTable } from './routing';
+import { tokenBalance } from '../repositories/tokens';
+import { userBalance } from '../repositories/users';
 import { openaiFormat } from './formats/openai';
 import { inboundRoutes } from './formats';
 import type { Endpoint, InboundFormat, InboundRoute } from './types';
@@ -350,12 +352,12 @@ async function handleBilling(app: AppContext, ctx: RelayHttp, usage: boolean): P
   let total: number;
   let accessUntil = 0;
   if (app.options.bool('DisplayTokenStatEnabled') && principal.token && !principal.token.unlimited) {
-    const row = await app.knex('tokens').where({ id: principal.token.id }).first('remain_quota', 'used_quota', 'expired_time');
+    const row = await tokenBalance(app.knex, principal.token.id);
     used = Number(row?.used_quota ?? 0);
     total = Number(row?.remain_quota ?? 0) + used;
     accessUntil = Math.max(0, Number(row?.expired_time ?? 0));
   } else {
-    const row = await app.knex('users').where({ id: principal.user.id }).first('quota', 'used_quota');
+    const row = await userBalance(app.knex, principal.user.id);
     used = Number(row?.used_quota ?? 0);
     total = Number(row?.quota ?? 0) + used;
   }

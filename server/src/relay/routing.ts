@@ -1,6 +1,6 @@
 import type { AppContext } from '../context';
 import { channelCache } from '../services/invalidate';
-import { CHANNEL_STATUS, type ChannelRow } from '../repositories/channels';
+import { routingRows, type ChannelRow } from '../repositories/channels';
 import type { ChannelInfo } from './types';
 import { channelType } from '../channels/catalogue';
 
@@ -92,16 +92,13 @@ export function channelEntry(row: ChannelRow): ChannelEntry {
 }
 
 async function loadTable(app: AppContext): Promise<RouteTable> {
-  const [abilities, channels] = await Promise.all([
-    app.knex('abilities').select('group', 'model', 'channel_id', 'enabled', 'priority', 'weight'),
-    app.knex<ChannelRow>('channels').where({ status: CHANNEL_STATUS.enabled }),
-  ]);
+  const { abilities, channels } = await routingRows(app.knex);
   const byId = new Map<number, ChannelEntry>();
   for (const c of channels) byId.set(Number(c.id), channelEntry(c));
   const knownModels = new Set<string>();
   const grouped = new Map<string, Map<number, ChannelEntry[]>>();
   const modelsByGroup = new Map<string, Set<string>>();
-  for (const a of abilities as Array<{ group: string; model: string; channel_id: number; enabled: unknown; priority: number }>) {
+  for (const a of abilities) {
     knownModels.add(a.model);
     const enabled = a.enabled === true || a.enabled === 1 || a.enabled === '1';
     const ch = byId.get(Number(a.channel_id));

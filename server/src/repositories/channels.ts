@@ -60,6 +60,54 @@ export async function syncAbilities(trx: Knex | Knex.Transaction, channel: Pick<
   for (let i = 0; i < rows.length; i += 100) await trx('abilities').insert(rows.slice(i, i + 100));
 }
 
+/** One abilities row as routing reads it. */
+export interface AbilityRoute {
+  group: string;
+  model: string;
+  channel_id: number;
+  enabled: unknown;
+  priority: number;
+  weight: number;
+}
+
+/** What the relay's route table is built from: every abilities row and the enabled channels. */
+export async function routingRows(knex: Knex): Promise<{ abilities: AbilityRoute[]; channels: ChannelRow[] }> {
+  const [abilities, channels] = await Promise.all([
+    knex<AbilityRoute>('abilities').select('group', 'model', 'channel_id', 'enabled', 'priority', 'weight'),
+    knex<ChannelRow>('channels').where({ status: CHANNEL_STATUS.enabled }),
+  ]);
+  return { abilities: abilities as AbilityRoute[], channels: channels as ChannelRow[] };
+}
+
+function mergeOtherInfo(raw: string, patch: Record<string, unknown>): string {
+  let base: Record<string, unknown> = {};
+  try {
+    const v = JSON.parse(raw || '{}') as unknown;
+    if (v && typeof v === 'object' && !Array.isArray(v)) base = v as Record<string, unknown>;
+  } catch {
+    /* replace */
+  }
+  return JSON.stringify({ ...base, ...patch });
+}
+
+/**
+ * Moves a channel to status `to` if it is in one of `from`, with its abilities, in one
+ * transaction; `reason` (when given) goes to other_info.status_reason/status_time. Returns the
+ * channel's name when it changed, false otherwise.
+ */
+export async function changeChannelStatus(knex: Knex, id: number, from: number[], to: number, now: number, reason?: string): Promise<string | false> {
+  return knex.transaction(async (trx) => {
+    const row = await trx<ChannelRow>('channels').where({ id }).first();
+    if (!row || !from.includes(Number(row.status))) return false;
+    const patch: Partial<ChannelRow> = { status: to };
+    if (reason !== undefined) patch.other_info = mergeOtherInfo(row.other_info, { status_reason: reason, status_time: now });
+    const n = await trx('channels').where({ id, status: row.status }).update(patch);
+    if (!n) return false;
+    await syncAbilities(trx, { ...row, status: to });
+    return String(row.name ?? '');
+  });
+}
+
 /** A channel as the console API shows it: booleans/numbers normalised, `key` only when asked for. */
 export function channelView(row: ChannelRow, withKey: boolean): Record<string, unknown> {
   const out: Record<string, unknown> = {

@@ -49,6 +49,27 @@ export async function findOwnToken(knex: Knex | Knex.Transaction, userId: number
   return knex<TokenRow>('tokens').where({ id, user_id: userId }).whereNull('deleted_at').first();
 }
 
+/** A live (not deleted) token by its key (without `sk-`). */
+export async function findTokenByKey(knex: Knex, key: string): Promise<TokenRow | undefined> {
+  return knex<TokenRow>('tokens').where({ key }).whereNull('deleted_at').first();
+}
+
+/** What a token has spent and has left, and until when it may be used (the relay's billing endpoints). */
+export async function tokenBalance(knex: Knex, id: number): Promise<Pick<TokenRow, 'remain_quota' | 'used_quota' | 'expired_time'> | undefined> {
+  return knex<TokenRow>('tokens').where({ id }).first('remain_quota', 'used_quota', 'expired_time');
+}
+
+/**
+ * An enabled token becomes exhausted (its limited quota is used up) or expired (its time has
+ * passed); conditional, so a concurrent top-up or extension is not undone. Returns the rows changed.
+ */
+export function markTokenUsedUp(knex: Knex, id: number, status: typeof TOKEN_STATUS.exhausted | typeof TOKEN_STATUS.expired, now: number): Promise<number> {
+  const q = knex('tokens').where({ id, status: TOKEN_STATUS.enabled });
+  if (status === TOKEN_STATUS.exhausted) q.andWhere('remain_quota', '<=', 0).andWhere('unlimited_quota', false);
+  else q.andWhere('expired_time', '>', 0).andWhere('expired_time', '<', now);
+  return q.update({ status });
+}
+
 /** Live tokens of one user, newest first, with optional name/key filters. */
 export function ownTokensQuery(knex: Knex, userId: number, filter: { keyword?: string; key?: string } = {}): Knex.QueryBuilder {
   const qb = knex('tokens').where({ user_id: userId }).whereNull('deleted_at');

@@ -38,6 +38,17 @@ export async function findUserById(knex: Knex, id: number): Promise<UserRow | un
   return knex<UserRow>('users').where({ id }).whereNull('deleted_at').first();
 }
 
+/** What a user has spent and has left (the relay's billing endpoints). */
+export async function userBalance(knex: Knex, id: number): Promise<Pick<UserRow, 'quota' | 'used_quota'> | undefined> {
+  return knex<UserRow>('users').where({ id }).first('quota', 'used_quota');
+}
+
+/** The root user's email address, if there is a live root user. */
+export async function rootEmail(knex: Knex): Promise<string | undefined> {
+  const row = await knex<UserRow>('users').where({ role: ROLE.root }).whereNull('deleted_at').first('email');
+  return row?.email ? String(row.email) : undefined;
+}
+
 export async function findUserByAccessToken(knex: Knex, token: string): Promise<UserRow | undefined> {
   return knex<UserRow>('users').where({ access_token: token }).whereNull('deleted_at').first();
 }

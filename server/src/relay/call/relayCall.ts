@@ -1,0 +1,93 @@
+import type { RelayHttp } from '../httpContext';
+import type { AppContext } from '../../context';
+import type { Principal } from '../auth';
+import type { ChannelEntry } from '../routing';
+import { scrubSecrets } from '../errors';
+import { contentText, countChatPromptTokens, countInputTokens } from '../tokenizer';
+import type { ChatRequest, Endpoint, InboundFormat } from '../types';
+import type { RelayTimer } from '../../metrics';
+
+/** One client call being relayed. */
+export interface RelayCall {
+  app: AppContext;
+  ctx: RelayHttp;
+  endpoint: Endpoint;
+  inbound: InboundFormat;
+  principal: Principal;
+  /** The model the client asked for (billing, logs, routing). */
+  model: string;
+  stream: boolean;
+  /** Parsed JSON body (undefined for multipart). */
+  body?: Record<string, unknown>;
+  /** The JSON body bytes as received (forwarded untouched when nothing changes). */
+  rawJson?: Buffer;
+  /** Multipart body (audio), forwarded as is. */
+  raw?: { body: Buffer; contentType: string };
+  modelFromPath?: string;
+  /** OpenAI: the client asked for `stream_options.include_usage`. */
+  includeUsage: boolean;
+  ip: string;
+  timer: RelayTimer;
+  /** Canonical request, built lazily when a conversion is needed. */
+  chat?: ChatRequest;
+}
+
+/** Relay answers are for any origin (browser chat UIs call the relay with bearer keys): in every head the relay writes itself. */
+export const RELAY_CORS = ['access-control-allow-origin', '*'] as const;
+
+/** The canonical request of the call, or undefined when the body cannot be converted. */
+export function safeChat(call: RelayCall): ChatRequest | undefined {
+  try {
+    return (call.chat ??= call.inbound.toChat(call.body, call.modelFromPath));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The prompt's texts, for the sensitive-words check. */
+export function promptTexts(call: RelayCall): string[] {
+  const out: string[] = [];
+  if (call.inbound.name !== 'openai' && call.endpoint === 'chat') {
+    // Claude `system` and Gemini `contents`/`systemInstruction` are all in the canonical messages.
+    for (const m of safeChat(call)?.messages ?? []) out.push(contentText(m?.content));
+    return out;
+  }
+  const body = call.body ?? {};
+  if (Array.isArray(body.messages)) for (const m of body.messages as Array<{ content?: unknown }>) out.push(contentText(m?.content));
+  for (const k of ['prompt', 'input']) {
+    const v = body[k];
+    if (typeof v === 'string') out.push(v);
+    else if (Array.isArray(v)) for (const x of v) if (typeof x === 'string') out.push(x);
+  }
+  return out;
+}
+
+/** The prompt's size by the tokenizer (channels' max_input_tokens; billing when the upstream reports no usage). */
+export function promptFallback(call: RelayCall): number {
+  const b = call.body ?? {};
+  switch (call.endpoint) {
+    case 'chat': {
+      const messages = call.chat?.messages ?? (call.inbound.name === 'openai' ? b.messages : safeChat(call)?.messages);
+      return countChatPromptTokens(messages, call.model);
+    }
+    case 'completions':
+      return countInputTokens(b.prompt, call.model);
+    case 'embeddings':
+    case 'moderations':
+    case 'responses':
+      return countInputTokens(b.input, call.model);
+    case 'rerank':
+      return countInputTokens([b.query, ...(Array.isArray(b.documents) ? b.documents : [])], call.model);
+    default:
+      return 0;
+  }
+}
+
+/** Upstream messages go to clients: never echo the channel's keys (the one used is one of them), or anything shaped like a secret. */
+export function scrubKey(message: string, ch: ChannelEntry | undefined): string {
+  return scrubSecrets(message, ch?.keys ?? []);
+}
+
+export function isClientGone(ctx: RelayHttp): boolean {
+  return ctx.res.destroyed && !ctx.res.writableFinished;
+}

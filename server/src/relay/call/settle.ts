@@ -1,0 +1,99 @@
+import { usageBatcher } from '../batcher';
+import { computeQuota, type BalanceAfter, type PriceInfo } from '../../services/billing';
+import { maybeWarnQuota } from '../../services/notify';
+import { invalidateToken } from '../../services/invalidate';
+import { LOG_TYPE } from '../../repositories/logs';
+import { markTokenUsedUp, TOKEN_STATUS } from '../../repositories/tokens';
+import { nowSec } from '../../lib/time';
+import type { RelayCall } from './relayCall';
+import type { CallPlan } from './plan';
+import type { CallMoney } from './money';
+import type { Answer, RelayOutcome } from './outcome';
+
+export type Settled = BalanceAfter & { taken: number };
+
+const ignore = () => undefined;
+
+/** Moves the reservation to the call's real cost; the outcome's quota is what was taken. */
+export async function settleCall(call: RelayCall, plan: CallPlan, money: CallMoney, answer: Answer, outcome: RelayOutcome): Promise<Settled> {
+  const t = answer.tokens;
+  const actual = t.calls === 0 ? 0 : computeQuota(call.app, plan.price, { promptTokens: t.prompt, completionTokens: t.completion, cachedTokens: t.cached, calls: t.calls });
+  const s = await money.res.settle(actual, answer.channel.info.id, t.prompt, t.completion);
+  money.view?.note(money.payer, s);
+  outcome.quota = s.taken;
+  return s;
+}
+
+/** A number as JSON.stringify writes it (NaN/Infinity → null). */
+const jsonNum = (n: number) => (Number.isFinite(n) ? n : null);
+
+/** The consume log's text for one price: the `content` line and the head of the `other` JSON. */
+function priceLogText(price: PriceInfo): { content: string; otherHead: string } {
+  const head = {
+    model_ratio: price.modelRatio,
+    completion_ratio: price.completionRatio,
+    cache_ratio: price.cacheRatio,
+    group_ratio: price.groupRatio,
+    model_price: price.usePrice ? price.modelPrice : -1,
+  };
+  return {
+    content: price.usePrice
+      ? `模型价格 ${price.modelPrice}，分组倍率 ${price.groupRatio}`
+      : `模型倍率 ${price.modelRatio}，补全倍率 ${price.completionRatio}，分组倍率 ${price.groupRatio}`,
+    otherHead: `${JSON.stringify(head).slice(0, -1)},`,
+  };
+}
+
+/** After the answer: usage counters and the consume log row (batched), the quota warning, an exhausted token. */
+export function recordUsage(call: RelayCall, plan: CallPlan, money: CallMoney, answer: Answer, outcome: RelayOutcome, s: Settled): void {
+  const { app, principal } = call;
+  const taken = s.taken;
+  const channel = answer.channel.info;
+  const batcher = usageBatcher(app);
+  // The settled reservation row is deleted by the flush that writes this call's log row and counters.
+  const resId = money.res.handOver();
+  if (resId !== undefined) batcher.closeReservation(resId);
+  if (taken > 0 || answer.tokens.calls > 0) batcher.addUsage(principal.user.id, principal.token?.id, channel.id, taken);
+  if (app.options.bool('LogConsumeEnabled')) {
+    const price = plan.price;
+    const text = (price.logText ??= priceLogText(price));
+    const mapped = outcome.upstreamModel !== call.model;
+    // The `other` JSON: the price's part is built once per price (PriceInfo is cached until the
+    // options change); the rest are integers, booleans and JSON-quoted strings.
+    const other =
+      `${text.otherHead}"frt":${jsonNum(outcome.frtMs)},"is_model_mapped":${mapped},"cache_tokens":${jsonNum(outcome.cachedTokens)},` +
+      `"group":${JSON.stringify(principal.group)},"admin_info":{"use_channel":[${outcome.channels.join(',')}]}` +
+      `${mapped ? `,"upstream_model_name":${JSON.stringify(outcome.upstreamModel)}` : ''}}`;
+    // A complete row (no defaults to merge in): this runs once per relayed call.
+    batcher.addRow({
+      user_id: principal.user.id,
+      created_at: nowSec(),
+      type: LOG_TYPE.consume,
+      username: principal.user.username,
+      token_name: principal.tokenName,
+      token_id: principal.token?.id ?? 0,
+      model_name: call.model,
+      quota: taken,
+      prompt_tokens: outcome.promptTokens,
+      completion_tokens: outcome.completionTokens,
+      use_time: Math.floor(call.timer.totalMs() / 1000),
+      is_stream: call.stream,
+      channel_id: channel.id,
+      channel_name: channel.name,
+      group: principal.group,
+      ip: call.ip,
+      content: text.content,
+      other,
+    });
+  }
+  const pre = money.pre;
+  const after = s.userQuota ?? (pre.userQuota !== undefined ? pre.userQuota + money.reserved - taken : undefined);
+  if (after !== undefined) maybeWarnQuota(app, principal.user, after + taken, after);
+  const tokenRemain = s.tokenRemain ?? pre.tokenRemain;
+  if (money.payer.limitedTokenId && tokenRemain !== undefined && tokenRemain <= 0 && principal.token) {
+    const token = principal.token;
+    void markTokenUsedUp(app.knex, token.id, TOKEN_STATUS.exhausted, nowSec())
+      .then((n) => (n ? invalidateToken(app, token.key) : undefined))
+      .catch(ignore);
+  }
+}
