@@ -1,6 +1,8 @@
 import { buildApp, DB_TARGETS, makeUser, type TestApp } from '../helpers/app';
-import { fastMove, type MoveOutcome } from '../../server/src/relay/balanceMoves';
-import { preConsume, refund, settle } from '../../server/src/services/billing';
+import { balances, preConsume, refund, settle, type MoveOutcome } from '../../server/src/ledger/balances';
+import type { AppContext } from '../../server/src/context';
+
+const fastMove = (app: AppContext, userId: number, tokenId: number | undefined, amount: number, take: boolean) => balances(app).move(userId, tokenId, amount, take);
 
 
 const quotaOf = async (app: TestApp, id: number) => Number((await app.knex('users').where({ id }).first('quota')).quota);
@@ -110,9 +112,9 @@ describe('balance moves aggregated per payer in a group commit (SQLite)', () => 
 });
 
 /**
- * The same on PostgreSQL (relay/pgBalanceMoves.ts): the moves of one turn are batched, one
- * statement per balance table, in one transaction; a row that does not fit leaves its moves to the
- * caller's one-at-a-time path.
+ * The same on PostgreSQL (ledger/balances/postgres.ts): the moves of one turn are batched, one
+ * statement per balance table, in one transaction; the moves of a row that does not fit then run
+ * one at a time.
  */
 const PG_TARGETS = DB_TARGETS.filter((t) => t.db === 'postgres');
 if (PG_TARGETS.length) {
@@ -138,11 +140,13 @@ if (PG_TARGETS.length) {
       expect(await quotaOf(app, u.id)).toBe(450);
     });
 
-    test('a user whose moves do not fit together: none applied by the batch; billing then takes them one by one, never overspending', async () => {
+    test('a user whose moves do not fit together: each then runs alone, never overspending', async () => {
       const u = await makeUser(app, { quota: 500 });
       const out = await Promise.all([fastMove(app.ctx, u.id, undefined, 300, true), fastMove(app.ctx, u.id, undefined, 300, true)]);
-      expect(out).toEqual([undefined, undefined]);
-      expect(await quotaOf(app, u.id)).toBe(500);
+      // One of the two takes 300 on its own, the other finds 200 and is refused.
+      expect(out.map(userOf).sort()).toEqual([200, 'user']);
+      expect(await quotaOf(app, u.id)).toBe(200);
+      await app.knex('users').where({ id: u.id }).update({ quota: 500 });
       const payer = { userId: u.id };
       const results = await Promise.allSettled([preConsume(app.ctx, payer, 300), preConsume(app.ctx, payer, 300), refund(app.ctx, payer, 100), preConsume(app.ctx, payer, 250)]);
       // The four run as concurrent single statements, in no set order: with the refund first, 600
@@ -156,23 +160,27 @@ if (PG_TARGETS.length) {
       expect(await quotaOf(app, u.id)).toBe(600 - taken);
     });
 
-    test('payers in one batch are independent: a poor user is left out, a rich one taken', async () => {
+    test('payers in one batch are independent: a poor user is refused, a rich one taken', async () => {
       const rich = await makeUser(app, { quota: 1000 });
       const poor = await makeUser(app, { quota: 10 });
       const out = await Promise.all([fastMove(app.ctx, poor.id, undefined, 20, true), fastMove(app.ctx, rich.id, undefined, 20, true), fastMove(app.ctx, rich.id, undefined, 30, true)]);
-      expect(out.map(userOf)).toEqual([undefined, 980, 950]);
+      expect(out.map(userOf)).toEqual(['user', 980, 950]);
       expect(await quotaOf(app, poor.id)).toBe(10);
       expect(await quotaOf(app, rich.id)).toBe(950);
     });
 
-    test('a limited token that refuses the batch: its user gets that part back; billing then refuses one take alone', async () => {
+    test('a limited token that refuses the batch: its user gets that part back; then one take is refused alone', async () => {
       const u = await makeUser(app, { quota: 10_000 });
       const t = await limitedToken(app, u.id, 500);
       const other = await makeUser(app, { quota: 1000 });
       const out = await Promise.all([fastMove(app.ctx, u.id, t, 300, true), fastMove(app.ctx, u.id, t, 300, true), fastMove(app.ctx, other.id, undefined, 10, true)]);
-      expect(out).toEqual([undefined, undefined, { userQuota: 990 }]);
-      expect(await quotaOf(app, u.id)).toBe(10_000);
-      expect(await remainOf(app, t)).toBe(500);
+      expect(out[2]).toEqual({ userQuota: 990 });
+      // Run alone: one takes 300 from both, the other finds the token short (its user's part given back).
+      expect(out.slice(0, 2).map((o) => (typeof o === 'string' ? o : JSON.stringify(o))).sort()).toEqual(['token', JSON.stringify({ userQuota: 9700, tokenRemain: 200 })]);
+      expect(await quotaOf(app, u.id)).toBe(9700);
+      expect(await remainOf(app, t)).toBe(200);
+      await app.knex('users').where({ id: u.id }).update({ quota: 10_000 });
+      await app.knex('tokens').where({ id: t }).update({ remain_quota: 500 });
       const payer = { userId: u.id, limitedTokenId: t };
       const results = await Promise.allSettled([preConsume(app.ctx, payer, 300), preConsume(app.ctx, payer, 300)]);
       expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);

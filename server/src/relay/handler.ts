@@ -10,8 +10,8 @@ import { BadStreamFrame, jsonShaped, parseBlockChecked, SSEEventTooLarge, SSESpl
 import { contentText, countChatPromptTokens, countInputTokens, countTextTokens, estimateTokens } from './tokenizer';
 import { responseText } from './adaptors/openai';
 import { onUpstreamFailure } from './health';
-import { usageBatcher } from './batcher';
-import { balanceView } from './balanceView';
+import { usageBatcher } from '../ledger/usage';
+import { balanceView } from '../ledger/balanceView';
 import type {
   AdaptorContext,
   ChatRequest,
@@ -23,7 +23,8 @@ import type {
   UpstreamRequest,
   Usage,
 } from './types';
-import { computeQuota, estimateQuota, isPriced, priceFor, type BalanceAfter, type Payer, type PriceInfo } from '../services/billing';
+import { computeQuota, estimateQuota, isPriced, priceFor, type PriceInfo } from '../services/billing';
+import type { BalanceAfter, Payer } from '../ledger/balances';
 import { Reservation } from '../ledger/reservation';
 import { maybeWarnQuota } from '../services/notify';
 import { invalidateToken } from '../services/invalidate';
