@@ -40,7 +40,7 @@ const MAX_ENTRIES = 100_000;
 
 export function balanceView(app: AppContext): BalanceView | undefined {
   if (app.db.kind !== 'sqlite') return undefined;
-  return app.memo('relay:balanceView', () => {
+  return app.memo('ledger:balanceView', () => {
     const users = new Map<number, Entry>();
     const tokens = new Map<number, Entry>();
     const entry = (m: Map<number, Entry>, id: number) => {

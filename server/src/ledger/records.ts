@@ -47,7 +47,7 @@ export interface ReservationRow {
   row: number;
 }
 
-// Fixed values are written into the statements (fewer parameters to bind per call).
+// SQLite statements; fixed values are written into them (fewer parameters to bind per call).
 export const SQL_RES = {
   open: 'insert into "reservations" ("id", "node_id", "state", "user_id", "token_id", "limited", "model_name", "group", "reserved", "is_stream", "created_at") values (?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?)',
   settleNew:
@@ -58,20 +58,20 @@ export const SQL_RES = {
   closeMany: 'delete from "reservations" where "id" in (select "value" from json_each(?))',
 } as const;
 
-/** Parameters of SQL_RES.open (booleans as 1/0: better-sqlite3 binds no booleans). */
-const openParams = (r: ReservationRow, pg: boolean): unknown[] => [r.id, r.nodeId, r.userId, r.tokenId, pg ? r.limited : r.limited ? 1 : 0, r.model, r.group, r.amount, pg ? r.stream : r.stream ? 1 : 0, r.createdAt];
-const settleNewParams = (r: ReservationRow, pg: boolean): unknown[] => [...openParams(r, pg), r.taken, r.channelId, r.promptTokens, r.completionTokens];
+/** SQLite: parameters of SQL_RES.open (booleans as 1/0: better-sqlite3 binds no booleans). */
+const openParams = (r: ReservationRow): unknown[] => [r.id, r.nodeId, r.userId, r.tokenId, r.limited ? 1 : 0, r.model, r.group, r.amount, r.stream ? 1 : 0, r.createdAt];
+const settleNewParams = (r: ReservationRow): unknown[] => [...openParams(r), r.taken, r.channelId, r.promptTokens, r.completionTokens];
 
 /** SQLite: the row's write inside the group-commit unit of its move. */
 export function recordSqlite(run: Run, r: ReservationRow, op: number): void {
   if (op === OP.open) {
-    run(SQL_RES.open, openParams(r, false));
+    run(SQL_RES.open, openParams(r));
     r.row = ROW.open;
   } else if (op === OP.settle) {
     run(SQL_RES.settle, [r.taken, r.channelId, r.promptTokens, r.completionTokens, r.id]);
     r.row = ROW.settled;
   } else if (op === OP.settleNew) {
-    run(SQL_RES.settleNew, settleNewParams(r, false));
+    run(SQL_RES.settleNew, settleNewParams(r));
     r.row = ROW.settled;
   } else if (op === OP.close) {
     run(SQL_RES.close, [r.id]);
