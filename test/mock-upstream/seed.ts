@@ -6,7 +6,7 @@ import type { Knex } from 'knex';
 import { syncAbilities, type ChannelRow } from '../../server/src/repositories/channels';
 import { invalidateChannels, invalidateToken, invalidateUser } from '../../server/src/services/invalidate';
 import type { AppContext } from '../../server/src/context';
-import { usageBatcher } from '../../server/src/relay/batcher';
+import { usageBatcher } from '../../server/src/ledger/usage';
 
 export interface SeedChannel {
   name?: string;

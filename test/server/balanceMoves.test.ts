@@ -1,6 +1,8 @@
 import { buildApp, DB_TARGETS, makeUser, type TestApp } from '../helpers/app';
-import { fastMove, type MoveOutcome } from '../../server/src/relay/balanceMoves';
-import { preConsume, refund, settle } from '../../server/src/services/billing';
+import { balances, preConsume, refund, settle, type MoveOutcome } from '../../server/src/ledger/balances';
+import type { AppContext } from '../../server/src/context';
+
+const move = (app: AppContext, userId: number, tokenId: number | undefined, amount: number, take: boolean) => balances(app).move(userId, tokenId, amount, take);
 
 
 const quotaOf = async (app: TestApp, id: number) => Number((await app.knex('users').where({ id }).first('quota')).quota);
@@ -32,10 +34,10 @@ describe('balance moves aggregated per payer in a group commit (SQLite)', () => 
     const before = await totalChanges();
     // Queued in one turn: they share the next group commit.
     const out = await Promise.all([
-      fastMove(app.ctx, u.id, undefined, 100, true),
-      fastMove(app.ctx, u.id, undefined, 50, false),
-      fastMove(app.ctx, u.id, undefined, 200, true),
-      fastMove(app.ctx, u.id, undefined, 300, true),
+      move(app.ctx, u.id, undefined, 100, true),
+      move(app.ctx, u.id, undefined, 50, false),
+      move(app.ctx, u.id, undefined, 200, true),
+      move(app.ctx, u.id, undefined, 300, true),
     ]);
     expect(await totalChanges()).toBe(before + 1);
     expect(await quotaOf(app, u.id)).toBe(450);
@@ -48,10 +50,10 @@ describe('balance moves aggregated per payer in a group commit (SQLite)', () => 
   test('moves that do not fit together run one by one: adds first, each take refused alone', async () => {
     const u = await makeUser(app, { quota: 500 });
     const out = await Promise.all([
-      fastMove(app.ctx, u.id, undefined, 300, true),
-      fastMove(app.ctx, u.id, undefined, 300, true),
-      fastMove(app.ctx, u.id, undefined, 100, false),
-      fastMove(app.ctx, u.id, undefined, 250, true),
+      move(app.ctx, u.id, undefined, 300, true),
+      move(app.ctx, u.id, undefined, 300, true),
+      move(app.ctx, u.id, undefined, 100, false),
+      move(app.ctx, u.id, undefined, 250, true),
     ]);
     // 500 + 100 = 600; 300 → 300; 300 → 0; 250 does not fit and takes nothing.
     expect(out.map(userOf)).toEqual([300, 0, 600, 'user']);
@@ -61,7 +63,7 @@ describe('balance moves aggregated per payer in a group commit (SQLite)', () => 
   test('a limited token: the token can refuse the batch; then each take alone, the user part given back with a refusal', async () => {
     const u = await makeUser(app, { quota: 10_000 });
     const t = await limitedToken(app, u.id, 400);
-    const out = await Promise.all([fastMove(app.ctx, u.id, t, 300, true), fastMove(app.ctx, u.id, t, 300, true)]);
+    const out = await Promise.all([move(app.ctx, u.id, t, 300, true), move(app.ctx, u.id, t, 300, true)]);
     expect(out[0]).toMatchObject({ userQuota: 9700, tokenRemain: 100 });
     expect(out[1]).toBe('token');
     expect(await quotaOf(app, u.id)).toBe(9700);
@@ -69,7 +71,7 @@ describe('balance moves aggregated per payer in a group commit (SQLite)', () => 
 
     // Both balances fit: one statement each for user and token.
     const before = await totalChanges();
-    const ok = await Promise.all([fastMove(app.ctx, u.id, t, 40, true), fastMove(app.ctx, u.id, t, 60, false), fastMove(app.ctx, u.id, t, 70, true)]);
+    const ok = await Promise.all([move(app.ctx, u.id, t, 40, true), move(app.ctx, u.id, t, 60, false), move(app.ctx, u.id, t, 70, true)]);
     expect(await totalChanges()).toBe(before + 2);
     expect(ok).toEqual([
       expect.objectContaining({ userQuota: 9720, tokenRemain: 120 }),
@@ -83,10 +85,10 @@ describe('balance moves aggregated per payer in a group commit (SQLite)', () => 
     const rich = await makeUser(app, { quota: 1000 });
     const poor = await makeUser(app, { quota: 10 });
     const out = await Promise.all([
-      fastMove(app.ctx, poor.id, undefined, 20, true),
-      fastMove(app.ctx, rich.id, undefined, 20, true),
-      fastMove(app.ctx, poor.id, undefined, 5, true),
-      fastMove(app.ctx, rich.id, undefined, 30, true),
+      move(app.ctx, poor.id, undefined, 20, true),
+      move(app.ctx, rich.id, undefined, 20, true),
+      move(app.ctx, poor.id, undefined, 5, true),
+      move(app.ctx, rich.id, undefined, 30, true),
     ]);
     expect(out.map(userOf)).toEqual(['user', 980, 5, 950]);
     expect(await quotaOf(app, poor.id)).toBe(5);
@@ -110,9 +112,9 @@ describe('balance moves aggregated per payer in a group commit (SQLite)', () => 
 });
 
 /**
- * The same on PostgreSQL (relay/pgBalanceMoves.ts): the moves of one turn are batched, one
- * statement per balance table, in one transaction; a row that does not fit leaves its moves to the
- * caller's one-at-a-time path.
+ * The same on PostgreSQL (ledger/balances/postgres.ts): the moves of one turn are batched, one
+ * statement per balance table, in one transaction; the moves of a row that does not fit then run
+ * one at a time.
  */
 const PG_TARGETS = DB_TARGETS.filter((t) => t.db === 'postgres');
 if (PG_TARGETS.length) {
@@ -128,21 +130,23 @@ if (PG_TARGETS.length) {
     test('moves of one turn that fit: each sees the balance of the serial order (adds first, then takes)', async () => {
       const u = await makeUser(app, { quota: 1000 });
       const out = await Promise.all([
-        fastMove(app.ctx, u.id, undefined, 100, true),
-        fastMove(app.ctx, u.id, undefined, 50, false),
-        fastMove(app.ctx, u.id, undefined, 200, true),
-        fastMove(app.ctx, u.id, undefined, 300, true),
+        move(app.ctx, u.id, undefined, 100, true),
+        move(app.ctx, u.id, undefined, 50, false),
+        move(app.ctx, u.id, undefined, 200, true),
+        move(app.ctx, u.id, undefined, 300, true),
       ]);
       // One statement per move would have answered 900 for the first take (it was asked first).
       expect(out.map(userOf)).toEqual([950, 1050, 750, 450]);
       expect(await quotaOf(app, u.id)).toBe(450);
     });
 
-    test('a user whose moves do not fit together: none applied by the batch; billing then takes them one by one, never overspending', async () => {
+    test('a user whose moves do not fit together: each then runs alone, never overspending', async () => {
       const u = await makeUser(app, { quota: 500 });
-      const out = await Promise.all([fastMove(app.ctx, u.id, undefined, 300, true), fastMove(app.ctx, u.id, undefined, 300, true)]);
-      expect(out).toEqual([undefined, undefined]);
-      expect(await quotaOf(app, u.id)).toBe(500);
+      const out = await Promise.all([move(app.ctx, u.id, undefined, 300, true), move(app.ctx, u.id, undefined, 300, true)]);
+      // One of the two takes 300 on its own, the other finds 200 and is refused.
+      expect(out.map(userOf).sort()).toEqual([200, 'user']);
+      expect(await quotaOf(app, u.id)).toBe(200);
+      await app.knex('users').where({ id: u.id }).update({ quota: 500 });
       const payer = { userId: u.id };
       const results = await Promise.allSettled([preConsume(app.ctx, payer, 300), preConsume(app.ctx, payer, 300), refund(app.ctx, payer, 100), preConsume(app.ctx, payer, 250)]);
       // The four run as concurrent single statements, in no set order: with the refund first, 600
@@ -156,23 +160,27 @@ if (PG_TARGETS.length) {
       expect(await quotaOf(app, u.id)).toBe(600 - taken);
     });
 
-    test('payers in one batch are independent: a poor user is left out, a rich one taken', async () => {
+    test('payers in one batch are independent: a poor user is refused, a rich one taken', async () => {
       const rich = await makeUser(app, { quota: 1000 });
       const poor = await makeUser(app, { quota: 10 });
-      const out = await Promise.all([fastMove(app.ctx, poor.id, undefined, 20, true), fastMove(app.ctx, rich.id, undefined, 20, true), fastMove(app.ctx, rich.id, undefined, 30, true)]);
-      expect(out.map(userOf)).toEqual([undefined, 980, 950]);
+      const out = await Promise.all([move(app.ctx, poor.id, undefined, 20, true), move(app.ctx, rich.id, undefined, 20, true), move(app.ctx, rich.id, undefined, 30, true)]);
+      expect(out.map(userOf)).toEqual(['user', 980, 950]);
       expect(await quotaOf(app, poor.id)).toBe(10);
       expect(await quotaOf(app, rich.id)).toBe(950);
     });
 
-    test('a limited token that refuses the batch: its user gets that part back; billing then refuses one take alone', async () => {
+    test('a limited token that refuses the batch: its user gets that part back; then one take is refused alone', async () => {
       const u = await makeUser(app, { quota: 10_000 });
       const t = await limitedToken(app, u.id, 500);
       const other = await makeUser(app, { quota: 1000 });
-      const out = await Promise.all([fastMove(app.ctx, u.id, t, 300, true), fastMove(app.ctx, u.id, t, 300, true), fastMove(app.ctx, other.id, undefined, 10, true)]);
-      expect(out).toEqual([undefined, undefined, { userQuota: 990 }]);
-      expect(await quotaOf(app, u.id)).toBe(10_000);
-      expect(await remainOf(app, t)).toBe(500);
+      const out = await Promise.all([move(app.ctx, u.id, t, 300, true), move(app.ctx, u.id, t, 300, true), move(app.ctx, other.id, undefined, 10, true)]);
+      expect(out[2]).toEqual({ userQuota: 990 });
+      // Run alone: one takes 300 from both, the other finds the token short (its user's part given back).
+      expect(out.slice(0, 2).map((o) => (typeof o === 'string' ? o : JSON.stringify(o))).sort()).toEqual(['token', JSON.stringify({ userQuota: 9700, tokenRemain: 200 })]);
+      expect(await quotaOf(app, u.id)).toBe(9700);
+      expect(await remainOf(app, t)).toBe(200);
+      await app.knex('users').where({ id: u.id }).update({ quota: 10_000 });
+      await app.knex('tokens').where({ id: t }).update({ remain_quota: 500 });
       const payer = { userId: u.id, limitedTokenId: t };
       const results = await Promise.allSettled([preConsume(app.ctx, payer, 300), preConsume(app.ctx, payer, 300)]);
       expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
@@ -180,7 +188,7 @@ if (PG_TARGETS.length) {
       expect(await quotaOf(app, u.id)).toBe(9700);
       expect(await remainOf(app, t)).toBe(200);
       // Both fit: user and token moved together, each move with the balances the serial order leaves.
-      const ok = await Promise.all([fastMove(app.ctx, u.id, t, 40, true), fastMove(app.ctx, u.id, t, 60, false), fastMove(app.ctx, u.id, t, 70, true)]);
+      const ok = await Promise.all([move(app.ctx, u.id, t, 40, true), move(app.ctx, u.id, t, 60, false), move(app.ctx, u.id, t, 70, true)]);
       expect(ok).toEqual([
         { userQuota: 9720, tokenRemain: 220 },
         { userQuota: 9760, tokenRemain: 260 },
@@ -194,12 +202,12 @@ if (PG_TARGETS.length) {
       const u = await makeUser(app, { quota: 1000 });
       const t = await limitedToken(app, u.id, 1000);
       // A fractional amount is not a bigint: the statement fails.
-      const out = await Promise.allSettled([fastMove(app.ctx, u.id, t, 10, true), fastMove(app.ctx, u.id, undefined, 0.5, true)]);
+      const out = await Promise.allSettled([move(app.ctx, u.id, t, 10, true), move(app.ctx, u.id, undefined, 0.5, true)]);
       expect(out.map((r) => r.status)).toEqual(['rejected', 'rejected']);
       expect(await quotaOf(app, u.id)).toBe(1000);
       expect(await remainOf(app, t)).toBe(1000);
       // The connection went back to the pool usable.
-      expect(userOf(await fastMove(app.ctx, u.id, t, 10, true))).toBe(990);
+      expect(userOf(await move(app.ctx, u.id, t, 10, true))).toBe(990);
     });
 
     test('billing on top: concurrent reservations never overspend; settles and refunds land exactly', async () => {

@@ -14,8 +14,8 @@ import {
   type NewLog,
 } from '../../server/src/repositories/logs';
 import { listLogs, logStat } from '../../server/src/services/logs';
-import { usageBatcher } from '../../server/src/relay/batcher';
-import { fastUnit } from '../../server/src/relay/sqliteFast';
+import { usageBatcher } from '../../server/src/ledger/usage';
+import { groupUnit } from '../../server/src/ledger/sqlite/statements';
 
 /** Deterministic PRNG so a failure can be replayed. */
 function rng(seed: number) {
@@ -217,15 +217,15 @@ describeEach(DB_TARGETS, 'log rollups', (getApp) => {
     expect(await rollupSnapshot(a)).toEqual(before);
   });
 
-  it('the batcher’s knex path (SQLite connection busy in a transaction at flush time) keeps rollups in step', async () => {
+  it('a flush while the SQLite connection is busy in a transaction waits for it and keeps rollups in step', async () => {
     const a = app();
     const before = await reference(a, {}, false);
     const b = usageBatcher(a.ctx);
-    await fastUnit(a.ctx, (run) => run('select 1 as v', [])); // the fast path holds its connection handle from now on
+    if (a.target.db === 'sqlite') await groupUnit(a.ctx, (run) => run('select 1 as v', [])); // the group commit holds its connection handle from now on
     for (let i = 0; i < 30; i++) b.addLog(randomLog(r));
     let flushed: Promise<void> | undefined;
     await a.knex.transaction(async (trx) => {
-      flushed = b.flush(); // SQLite: the fast path finds the connection in this transaction and steps aside
+      flushed = b.flush(); // SQLite: the group commit finds the connection in this transaction and waits for it
       await trx('logs').count({ n: '*' });
       await new Promise((res) => setTimeout(res, 30));
     });

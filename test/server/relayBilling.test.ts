@@ -3,9 +3,10 @@ import OpenAI from 'openai';
 import { describeEach, DB_TARGETS, makeUser, type TestApp } from '../helpers/app';
 import { startMockUpstream, type MockUpstream } from '../mock-upstream';
 import { flushUsage, listen, seedChannel, seedToken, setOptions, setUser } from '../mock-upstream/seed';
-import { computeQuota, estimateQuota, preConsume, priceFor, refund, settle } from '../../server/src/services/billing';
+import { computeQuota, estimateQuota, priceFor } from '../../server/src/services/billing';
+import { preConsume, refund, settle } from '../../server/src/ledger/balances';
 import { startSmtp } from '../helpers/smtp';
-import { balanceView } from '../../server/src/relay/balanceView';
+import { balanceView } from '../../server/src/ledger/balanceView';
 
 const PRICING = {
   ModelRatio: JSON.stringify({ 'pause-model': 1, 'test-model': 2, 'drip-model': 1, 'cut-model': 1, 'fail-model': 1, 'junk-model': 1 }),
@@ -113,7 +114,7 @@ describeEach(DB_TARGETS, 'relay billing', (getApp) => {
   });
 
   // The gateway may send the upstream request while the reservation commits (SQLite, when its
-  // balance view says the reservation fits: relay/balanceView.ts). These hold on every database.
+  // balance view says the reservation fits: ledger/balanceView.ts). These hold on every database.
   test('a balance lowered behind the gateway: refused (403), nothing taken or logged, no further upstream calls', async () => {
     const id = await user(1_000_000);
     const t = await seedToken(app, id);

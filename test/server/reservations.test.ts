@@ -8,7 +8,7 @@ import { startMockUpstream, type MockUpstream } from '../mock-upstream';
 import { flushUsage, listen, seedChannel, seedToken, setOptions } from '../mock-upstream/seed';
 import { Reservation } from '../../server/src/ledger/reservation';
 import { nodeId, reconcileOne, reconcileOwn, reconcileStale } from '../../server/src/ledger/recovery';
-import { usageBatcher } from '../../server/src/relay/batcher';
+import { usageBatcher } from '../../server/src/ledger/usage';
 import { logRow, LOG_TYPE } from '../../server/src/repositories/logs';
 
 /**

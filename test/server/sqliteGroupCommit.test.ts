@@ -2,14 +2,14 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { buildApp, type TestApp } from '../helpers/app';
-import { fastTx, fastUnit, requestCheckpoint, Rollback } from '../../server/src/relay/sqliteFast';
+import { groupTx, groupUnit, requestCheckpoint, Rollback, type RowUpdate } from '../../server/src/ledger/sqlite/statements';
 import type { AppContext } from '../../server/src/context';
 
 /** One statement through the group commit (what the balance moves do). */
-const runFast = (app: AppContext, sql: string, params: unknown[]) => fastUnit(app, (run) => run(sql, params));
+const runFast = (app: AppContext, sql: string, params: unknown[]) => groupUnit(app, (run) => run(sql, params));
 
 /** The SQLite hot-write path: statements of one event-loop turn share one transaction. */
-describe('SQLite group commit (sqliteFast)', () => {
+describe('SQLite group commit (ledger/sqlite/statements.ts)', () => {
   let app: TestApp;
   beforeAll(async () => {
     app = await buildApp({ name: 'sqlite', db: 'sqlite', redis: false });
@@ -55,16 +55,16 @@ describe('SQLite group commit (sqliteFast)', () => {
 
   test('Rollback undoes only that unit of work (its SAVEPOINT), not its neighbours', async () => {
     const [a, b, c] = await Promise.all([
-      fastTx(app.ctx, (run) => {
+      groupTx(app.ctx, (run) => {
         run(dec, [10, 1, 10]);
         return 'a';
       }),
-      fastTx(app.ctx, (run) => {
+      groupTx(app.ctx, (run) => {
         run(dec, [50, 1, 50]); // applied, then undone
         if (run(dec, [1, 2, 1]).length === 0) throw new Rollback(); // id 2 has 0: roll back
         return 'b';
       }),
-      fastTx(app.ctx, (run) => {
+      groupTx(app.ctx, (run) => {
         run(dec, [5, 1, 5]);
         return 'c';
       }),
@@ -75,7 +75,7 @@ describe('SQLite group commit (sqliteFast)', () => {
   });
 
   test('an error thrown inside a unit of work undoes it and reaches the caller', async () => {
-    const p = fastTx(app.ctx, (run) => {
+    const p = groupTx(app.ctx, (run) => {
       run(dec, [40, 1, 40]);
       throw new Error('boom');
     });
@@ -83,22 +83,30 @@ describe('SQLite group commit (sqliteFast)', () => {
     expect(await nOf(1)).toBe(100);
   });
 
-  test('while a knex transaction holds the connection the fast path steps aside (undefined → knex path)', async () => {
+  test('while a knex transaction holds the connection the group waits for it (never joins it)', async () => {
+    let queued: Promise<unknown> | undefined;
     let inside: unknown = 'unset';
-    await app.knex.transaction(async (trx) => {
-      await trx('gc_items').where({ id: 2 }).update({ n: 9 });
-      inside = await runFast(app.ctx, dec, [1, 1, 1]);
-    });
-    expect(inside).toBeUndefined();
-    expect(await nOf(1)).toBe(100); // not applied by the fast path
-    expect(await nOf(2)).toBe(9);
+    await app.knex
+      .transaction(async (trx) => {
+        await trx('gc_items').where({ id: 2 }).update({ n: 9 });
+        queued = runFast(app.ctx, dec, [1, 1, 1]);
+        await new Promise((res) => setTimeout(res, 30));
+        inside = (await trx('gc_items').where({ id: 1 }).first('n'))?.n;
+        throw new Error('undo the transaction');
+      })
+      .catch(() => undefined);
+    expect(inside).toBe(100); // not run inside the transaction
+    expect(await queued).toEqual([{ v: 99 }]);
+    expect(await nOf(1)).toBe(99); // run after it, and kept although the transaction rolled back
+    expect(await nOf(2)).toBe(0);
   });
 
-  test('RETURNING on the fast path (run as UPDATE + primary-key SELECT) answers like RETURNING', async () => {
-    const two = 'update "gc_items" set "n" = "n" + ? - ? where "id" = ? and "n" >= ? returning "n" as v';
-    expect(await runFast(app.ctx, two, [10, 4, 1, 0])).toEqual([{ v: 106 }]);
-    expect(await runFast(app.ctx, two, [10, 4, 2, 1])).toEqual([]); // id 2 has 0 < 1: no row, nothing changed
-    expect(await runFast(app.ctx, two, [1, 1, 99, 0])).toEqual([]); // no such id
+  test('a row update answers like RETURNING (UPDATE + primary-key SELECT)', async () => {
+    const two: RowUpdate = { update: 'update "gc_items" set "n" = "n" + ? - ? where "id" = ? and "n" >= ?', read: 'select "n" from "gc_items" where "id" = ?', idAt: 2 };
+    const update = (params: unknown[]) => groupUnit(app.ctx, (run) => run.update(two, params));
+    expect(await update([10, 4, 1, 0])).toBe(106);
+    expect(await update([10, 4, 2, 1])).toBeUndefined(); // id 2 has 0 < 1: no row, nothing changed
+    expect(await update([1, 1, 99, 0])).toBeUndefined(); // no such id
     expect(await nOf(2)).toBe(0);
   });
 
@@ -135,10 +143,10 @@ describe('SQLite WAL checkpoint after a usage flush', () => {
     await app.knex.raw('PRAGMA wal_checkpoint(TRUNCATE)');
     const before = fs.statSync(file).size;
     // 300 commits (one per turn) of ≈ 2 pages each: under SQLite's own threshold (4 000 pages).
-    for (let i = 0; i < 300; i++) await fastUnit(app.ctx, (run) => run('insert into "wal_items" ("id", "blob") values (?, ?)', [i, 'x'.repeat(6000)]));
+    for (let i = 0; i < 300; i++) await groupUnit(app.ctx, (run) => run('insert into "wal_items" ("id", "blob") values (?, ?)', [i, 'x'.repeat(6000)]));
     expect(fs.statSync(file).size).toBe(before);
     requestCheckpoint(app.ctx);
-    await fastUnit(app.ctx, (run) => run('insert into "wal_items" ("id", "blob") values (?, ?)', [1000, 'y']));
+    await groupUnit(app.ctx, (run) => run('insert into "wal_items" ("id", "blob") values (?, ?)', [1000, 'y']));
     expect(fs.statSync(file).size).toBeGreaterThan(before + 300 * 6000);
   });
 });

@@ -1,5 +1,5 @@
 import { describeEach, DB_TARGETS, makeUser } from '../helpers/app';
-import { usageBatcher } from '../../server/src/relay/batcher';
+import { usageBatcher } from '../../server/src/ledger/usage';
 import type { LogRow } from '../../server/src/repositories/logs';
 
 /** What the usage batcher writes comes back exactly (on PostgreSQL the rows travel as one array per column). */

@@ -42,7 +42,7 @@ export function createDb(url: string, opts: { pgSchema?: string } = {}): Db {
           // (balances, the right edges of the log indexes) fit, the rest is in the OS's file cache
           // anyway. Measured at c=50 against 16 MB: ≈ 15 MB less RSS, no lower throughput.
           conn.pragma('cache_size = -4000');
-          // The WAL is checkpointed after usage flushes (relay/sqliteFast.ts requestCheckpoint), so
+          // The WAL is checkpointed after usage flushes (ledger/sqlite/statements.ts requestCheckpoint), so
           // that its stall falls on calls the flush already delays; SQLite's own checkpoint at 4 000
           // pages is only the safety net.
           conn.pragma('wal_autocheckpoint = 4000');

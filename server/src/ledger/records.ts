@@ -1,13 +1,11 @@
-import type { Knex } from 'knex';
-import type { Run } from '../relay/sqliteFast';
-import type { PgConn } from '../relay/pgFast';
+import type { Run } from './sqlite/statements';
+import type { PgConn } from './postgres/conn';
 
 /**
  * The reservation rows' writes (docs/billing.md, "Quota on a crash"). They never run on their own:
  * each rides on the balance move it belongs to — in the same SQLite group-commit unit
- * (relay/balanceMoves.ts), the same PostgreSQL batch transaction (relay/pgBalanceMoves.ts) or the
- * same knex transaction (the one-move paths of services/billing.ts) — so a balance never moves
- * without its reservation row changing with it.
+ * (balances/sqlite.ts) or the same PostgreSQL statement or transaction (balances/postgres.ts) —
+ * so a balance never moves without its reservation row changing with it.
  */
 
 /** What a move does to its reservation row. */
@@ -49,7 +47,7 @@ export interface ReservationRow {
   row: number;
 }
 
-// Fixed values are written into the statements (fewer parameters to bind per call).
+// SQLite statements; fixed values are written into them (fewer parameters to bind per call).
 export const SQL_RES = {
   open: 'insert into "reservations" ("id", "node_id", "state", "user_id", "token_id", "limited", "model_name", "group", "reserved", "is_stream", "created_at") values (?, ?, 0, ?, ?, ?, ?, ?, ?, ?, ?)',
   settleNew:
@@ -60,20 +58,20 @@ export const SQL_RES = {
   closeMany: 'delete from "reservations" where "id" in (select "value" from json_each(?))',
 } as const;
 
-/** Parameters of SQL_RES.open (booleans as 1/0: better-sqlite3 binds no booleans). */
-const openParams = (r: ReservationRow, pg: boolean): unknown[] => [r.id, r.nodeId, r.userId, r.tokenId, pg ? r.limited : r.limited ? 1 : 0, r.model, r.group, r.amount, pg ? r.stream : r.stream ? 1 : 0, r.createdAt];
-const settleNewParams = (r: ReservationRow, pg: boolean): unknown[] => [...openParams(r, pg), r.taken, r.channelId, r.promptTokens, r.completionTokens];
+/** SQLite: parameters of SQL_RES.open (booleans as 1/0: better-sqlite3 binds no booleans). */
+const openParams = (r: ReservationRow): unknown[] => [r.id, r.nodeId, r.userId, r.tokenId, r.limited ? 1 : 0, r.model, r.group, r.amount, r.stream ? 1 : 0, r.createdAt];
+const settleNewParams = (r: ReservationRow): unknown[] => [...openParams(r), r.taken, r.channelId, r.promptTokens, r.completionTokens];
 
 /** SQLite: the row's write inside the group-commit unit of its move. */
 export function recordSqlite(run: Run, r: ReservationRow, op: number): void {
   if (op === OP.open) {
-    run(SQL_RES.open, openParams(r, false));
+    run(SQL_RES.open, openParams(r));
     r.row = ROW.open;
   } else if (op === OP.settle) {
     run(SQL_RES.settle, [r.taken, r.channelId, r.promptTokens, r.completionTokens, r.id]);
     r.row = ROW.settled;
   } else if (op === OP.settleNew) {
-    run(SQL_RES.settleNew, settleNewParams(r, false));
+    run(SQL_RES.settleNew, settleNewParams(r));
     r.row = ROW.settled;
   } else if (op === OP.close) {
     run(SQL_RES.close, [r.id]);
@@ -113,16 +111,6 @@ export function recordManySqlite(run: Run, rows: ReservationRow[], op: number): 
   }
 }
 
-/** Any dialect, through knex (the one-move paths; inside their transaction). */
-export async function recordKnex(trx: Knex | Knex.Transaction, pg: boolean, r: ReservationRow, op: number): Promise<void> {
-  if (op === OP.open) await trx.raw(SQL_RES.open, openParams(r, pg) as Knex.RawBinding[]);
-  else if (op === OP.settle) await trx.raw(SQL_RES.settle, [r.taken, r.channelId, r.promptTokens, r.completionTokens, r.id]);
-  else if (op === OP.settleNew) await trx.raw(SQL_RES.settleNew, settleNewParams(r, pg) as Knex.RawBinding[]);
-  else if (op === OP.close) await trx.raw(SQL_RES.close, [r.id]);
-  else return;
-  r.row = op === OP.open ? ROW.open : op === OP.close ? ROW.closed : ROW.settled;
-}
-
 /**
  * PostgreSQL: every reservation write of one batch in ONE statement — three data-modifying CTEs
  * over `unnest` arrays (inserts, settles, deletes; empty arrays do nothing), each row written only
@@ -153,7 +141,7 @@ function recordCtes(first: number): string {
 /** After the token statements: the rows of the moves found applied (their users listed as `applied`). */
 const PG_RECORDS_AFTER = { name: 'gw_reservations', text: `with applied as (select unnest($1::int[]) as id), ${recordCtes(2)} select 1` };
 
-/** A users-only batch: the users UPDATE (as pgBalanceMoves' SQL.users) and the rows in one statement. */
+/** A users-only batch: the users UPDATE (as balances/postgres.ts' SQL.users) and the rows in one statement. */
 export const PG_USERS_WITH_RECORDS = {
   name: 'gw_moves_users_res',
   text:
@@ -195,7 +183,7 @@ export function pgRecordsWritten(rows: ReservationRow[], ops: number[], written:
   }
 }
 
-/** The rows of moves already known applied, after the token statements of the batch. */
+/** The rows of moves already known applied (after the token statements of a batch; a one-move transaction). */
 export async function recordPg(conn: PgConn, rows: ReservationRow[], ops: number[]): Promise<void> {
   const always = rows.map(() => true);
   await conn.query({ ...PG_RECORDS_AFTER, values: [rows.map((r) => r.userId), ...pgRecordValues(rows, ops, always)] });

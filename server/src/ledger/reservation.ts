@@ -1,5 +1,5 @@
 import type { AppContext } from '../context';
-import { preConsume, refund, settle, type BalanceAfter, type Payer } from '../services/billing';
+import { preConsume, refund, settle, type BalanceAfter, type Payer } from './balances';
 import { OP, ROW, type ReservationRow } from './records';
 import { nodeId, runIds } from './recovery';
 
@@ -17,9 +17,8 @@ export interface ReservationInfo {
  * `refund` gives it back (the row is deleted, same commit); the usage batch deletes a settled row
  * in the transaction that writes the call's log row (`handOver`). Each step runs at most once: a
  * second call returns the first one's promise. The database differences (SQLite group commit,
- * PostgreSQL batches, the one-move fallbacks) are below, in services/billing.ts,
- * relay/balanceMoves.ts and relay/pgBalanceMoves.ts; the row's state (`row`) is set by the writer
- * that commits it, so no step adds a promise of its own.
+ * PostgreSQL batches, a move that does not fit its batch) are below it, in ledger/balances/; the
+ * row's state (`row`) is set by the writer that commits it, so no step adds a promise of its own.
  */
 export class Reservation implements ReservationRow {
   readonly id: number;

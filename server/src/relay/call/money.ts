@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context';
-import { balanceView, type BalanceView } from '../balanceView';
+import { balanceView, type BalanceView } from '../../ledger/balanceView';
 import { Reservation } from '../../ledger/reservation';
-import type { BalanceAfter, Payer } from '../../services/billing';
+import type { BalanceAfter, Payer } from '../../ledger/balances';
 import type { CallPlan } from './plan';
 import type { RelayCall } from './relayCall';
 

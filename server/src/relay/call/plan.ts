@@ -3,7 +3,8 @@ import { checkModelAllowed } from '../auth';
 import { adaptorFor, serves } from '../adaptors';
 import { tiersFor, type ChannelEntry, type RouteTable, type Tier } from '../routing';
 import { estimateTokens } from '../tokenizer';
-import { estimateQuota, isPriced, priceFor, type Payer, type PriceInfo } from '../../services/billing';
+import { estimateQuota, isPriced, priceFor, type PriceInfo } from '../../services/billing';
+import type { Payer } from '../../ledger/balances';
 import { checkPromptSensitive } from '../../services/sensitive';
 import { promptFallback, promptTexts, safeChat, type RelayCall } from './relayCall';
 

@@ -1,5 +1,6 @@
-import { usageBatcher } from '../batcher';
-import { computeQuota, type BalanceAfter, type PriceInfo } from '../../services/billing';
+import { usageBatcher } from '../../ledger/usage';
+import { computeQuota, type PriceInfo } from '../../services/billing';
+import type { BalanceAfter } from '../../ledger/balances';
 import { maybeWarnQuota } from '../../services/notify';
 import { invalidateToken } from '../../services/invalidate';
 import { LOG_TYPE } from '../../repositories/logs';

@@ -1,10 +1,10 @@
-import type { AppContext } from '../context';
-import { fastTx, writeSeq, type Run } from './sqliteFast';
-import { pgMove } from './pgBalanceMoves';
-import { OP, recordManySqlite, recordSqlite, type ReservationRow } from '../ledger/records';
+import type { AppContext } from '../../context';
+import { groupTx, writeSeq, type Run, type RowUpdate } from '../sqlite/statements';
+import { OP, recordManySqlite, recordSqlite, type ReservationRow } from '../records';
+import type { BalanceAfter, Balances, MoveOutcome, Payer } from './index';
 
 /**
- * Balance moves on the SQLite fast path, aggregated per payer within one group commit.
+ * Balance moves on SQLite, aggregated per payer within one group commit (sqlite/statements.ts).
  *
  * Every relayed call moves a balance twice (the reservation, then the settle or refund), and
  * under load many calls of the same key land in the same group commit. Instead of two
@@ -21,93 +21,108 @@ import { OP, recordManySqlite, recordSqlite, type ReservationRow } from '../ledg
  * after it in that order and its own write order (`writeSeq`), as if it had run alone.
  */
 
-/** The balances after one move, and (SQLite) when it ran (sqliteFast.writeSeq). */
-export interface MoveResult {
-  userQuota?: number;
-  tokenRemain?: number;
-  seq?: number;
-}
-
-/** A take the user's (`'user'`) or the limited token's (`'token'`) balance did not cover: nothing was taken. */
-export type MoveOutcome = MoveResult | 'user' | 'token';
-
-// Hot statements as fixed SQL (table/column names are constants). The `update … where "id" = ?
-// … returning "c" as v` shape lets sqliteFast run them as UPDATE + primary-key SELECT.
-export const SQL_DEC = {
-  users: 'update "users" set "quota" = "quota" - ? where "id" = ? and "quota" >= ? returning "quota" as v',
-  tokens: 'update "tokens" set "remain_quota" = "remain_quota" - ? where "id" = ? and "remain_quota" >= ? returning "remain_quota" as v',
-} as const;
-export const SQL_ADD = {
-  users: 'update "users" set "quota" = "quota" + ? where "id" = ? returning "quota" as v',
-  tokens: 'update "tokens" set "remain_quota" = "remain_quota" + ? where "id" = ? returning "remain_quota" as v',
-} as const;
-const SQL_NET = {
-  users: 'update "users" set "quota" = "quota" - ? where "id" = ? and "quota" + ? >= ? returning "quota" as v',
-  tokens: 'update "tokens" set "remain_quota" = "remain_quota" - ? where "id" = ? and "remain_quota" + ? >= ? returning "remain_quota" as v',
-} as const;
-
-/** One move queued for a batch (here, or pgBalanceMoves.ts on PostgreSQL). */
-export interface Move {
+interface Move {
   userId: number;
   /** A limited token charged with the user (undefined: unlimited token or playground). */
   tokenId: number | undefined;
   amount: number;
   /** true: conditional take; false: unconditional add (refund). */
   take: boolean;
-  /** Set when its batch applied it; undefined on PostgreSQL when its row did not fit (left to the caller's own path). */
+  /** Set when its batch ran. */
   outcome: MoveOutcome | undefined;
-  /** The call's reservation row, written with the move when it is applied (ledger/records.ts OP); op 0: none. */
+  /** The call's reservation row, written with the move when it is applied (records.ts OP); op 0: none. */
   res: ReservationRow | undefined;
   op: number;
 }
 
-interface PendingBatch {
-  moves: Move[];
-  /** Resolves after the COMMIT of the group the batch ran in; false when the fast path was unavailable. */
-  done: Promise<boolean>;
-}
+const balanceUpdate = (table: 'users' | 'tokens', column: 'quota' | 'remain_quota', set: string, cond = ''): RowUpdate => ({
+  update: `update "${table}" set "${column}" = "${column}" ${set} where "id" = ?${cond}`,
+  read: `select "${column}" from "${table}" where "id" = ?`,
+  idAt: 1,
+});
+/** Take `?` only if the balance covers it: (amount, id, amount). */
+const DEC = {
+  users: balanceUpdate('users', 'quota', '- ?', ' and "quota" >= ?'),
+  tokens: balanceUpdate('tokens', 'remain_quota', '- ?', ' and "remain_quota" >= ?'),
+};
+/** Add `?` (negative: take, unconditionally): (amount, id). */
+const ADD = {
+  users: balanceUpdate('users', 'quota', '+ ?'),
+  tokens: balanceUpdate('tokens', 'remain_quota', '+ ?'),
+};
+/** A payer's net move: (takes − adds, id, adds, takes). */
+const NET = {
+  users: balanceUpdate('users', 'quota', '- ?', ' and "quota" + ? >= ?'),
+  tokens: balanceUpdate('tokens', 'remain_quota', '- ?', ' and "remain_quota" + ? >= ?'),
+};
+const READ = { users: ADD.users.read, tokens: ADD.tokens.read };
 
 const num = (v: unknown): number | undefined => (v === undefined || v === null ? undefined : Number(v));
 
-function pending(app: AppContext): { batch: PendingBatch | undefined } {
-  return app.memo('billing:moves', () => ({ batch: undefined as PendingBatch | undefined }));
+interface PendingBatch {
+  moves: Move[];
+  /** Resolves after the COMMIT of the group the batch ran in. */
+  done: Promise<unknown>;
 }
 
-/**
- * Queues a move for the next group commit (on PostgreSQL: this turn's batch, pgBalanceMoves.ts).
- * Resolves with its outcome once committed, or with undefined when the fast path is unavailable
- * (a knex transaction holds the SQLite connection; on PostgreSQL, a row that did not fit the
- * batch): the caller then takes its knex path.
- */
-export function fastMove(app: AppContext, userId: number, tokenId: number | undefined, amount: number, take: boolean, res?: ReservationRow, op = 0): Promise<MoveOutcome | undefined> {
-  if (app.db.kind === 'postgres') return pgMove(app, userId, tokenId, amount, take, res, op);
-  if (app.db.kind !== 'sqlite') return Promise.resolve(undefined);
-  const st = pending(app);
-  let batch = st.batch;
-  if (!batch) {
-    const moves: Move[] = [];
-    const created: PendingBatch = {
-      moves,
-      // One unit of work for all the moves queued until it runs; its SAVEPOINT undoes them all if a
-      // statement fails unexpectedly (every move of the batch is then rejected with that error).
-      done: fastTx(app, (run) => {
-        if (st.batch === created) st.batch = undefined;
-        applyMoves(app, run, moves);
-        return true;
-      }).then((ran) => {
-        if (st.batch === created) st.batch = undefined; // never ran: the next move starts afresh
-        return ran === true;
-      }),
-    };
-    batch = st.batch = created;
+export function sqliteBalances(app: AppContext): Balances {
+  const st = { batch: undefined as PendingBatch | undefined };
+  return {
+    move(userId, tokenId, amount, take, res, op = 0) {
+      let batch = st.batch;
+      if (!batch) {
+        const moves: Move[] = [];
+        const created: PendingBatch = {
+          moves,
+          // One unit of work for all the moves queued until it runs; its SAVEPOINT undoes them all
+          // if a statement fails unexpectedly (every move of the batch is then rejected with that error).
+          done: groupTx(app, (run) => {
+            if (st.batch === created) st.batch = undefined;
+            applyMoves(app, run, moves);
+          }).then(undefined, (err: unknown) => {
+            if (st.batch === created) st.batch = undefined; // never ran: the next move starts afresh
+            throw err;
+          }),
+        };
+        batch = st.batch = created;
+      }
+      const move: Move = { userId, tokenId, amount, take, outcome: undefined, res, op };
+      batch.moves.push(move);
+      return batch.done.then(() => move.outcome!);
+    },
+
+    takeUpTo(payer, reserved, delta, res, op) {
+      return groupTx(app, (run) => takeUpTo(app, run, payer, reserved, delta, res, op)) as Promise<BalanceAfter & { taken: number }>;
+    },
+  };
+}
+
+function takeUpTo(app: AppContext, run: Run, payer: Payer, reserved: number, delta: number, res: ReservationRow | undefined, op: number): BalanceAfter & { taken: number } {
+  const { userId, limitedTokenId: tokenId } = payer;
+  let extra = delta;
+  let userQuota = num(run.update(DEC.users, [delta, userId, delta]));
+  if (userQuota === undefined) {
+    const have = Number(run.value(READ.users, [userId]) ?? 0);
+    extra = Math.min(delta, Math.max(0, have));
+    userQuota = extra > 0 ? num(run.update(ADD.users, [-extra, userId])) : have;
   }
-  const move: Move = { userId, tokenId, amount, take, outcome: undefined, res, op };
-  batch.moves.push(move);
-  return batch.done.then((ran) => (ran ? move.outcome : undefined));
+  let tokenRemain: number | undefined;
+  if (tokenId && extra > 0) {
+    tokenRemain = num(run.update(DEC.tokens, [extra, tokenId, extra]));
+    if (tokenRemain === undefined) {
+      const have = Number(run.value(READ.tokens, [tokenId]) ?? 0);
+      const tokExtra = Math.min(extra, Math.max(0, have));
+      if (tokExtra < extra) userQuota = num(run.update(ADD.users, [extra - tokExtra, userId]));
+      extra = tokExtra;
+      tokenRemain = extra > 0 ? num(run.update(ADD.tokens, [-extra, tokenId])) : have;
+    }
+  }
+  if (res && op !== 0) {
+    res.taken = reserved + extra;
+    recordSqlite(run, res, op);
+  }
+  return { userQuota, tokenRemain, taken: reserved + extra, seq: writeSeq(app) };
 }
-
-// A move of amount 0 only writes its reservation row (a settle at exactly the reserved amount):
-// applied, no balance touched. (A fresh object: callers add to their outcome.)
 
 function applyMoves(app: AppContext, run: Run, moves: Move[]): void {
   applyMoney(app, run, moves);
@@ -127,6 +142,8 @@ function applyMoves(app: AppContext, run: Run, moves: Move[]): void {
 }
 
 function applyMoney(app: AppContext, run: Run, moves: Move[]): void {
+  // A move of amount 0 only writes its reservation row (a settle at exactly the reserved amount):
+  // applied, no balance touched. (A fresh object: callers add to their outcome.)
   if (moves.length === 1) {
     if (moves[0]!.amount === 0) moves[0]!.outcome = {};
     else serial(app, run, moves);
@@ -162,17 +179,17 @@ function aggregated(app: AppContext, run: Run, list: Move[]): boolean {
   let user: number | undefined;
   let token: number | undefined;
   if (takes === 0) {
-    user = num(run.value(SQL_ADD.users, [adds, userId]));
-    if (tokenId !== undefined) token = num(run.value(SQL_ADD.tokens, [adds, tokenId]));
+    user = num(run.update(ADD.users, [adds, userId]));
+    if (tokenId !== undefined) token = num(run.update(ADD.tokens, [adds, tokenId]));
   } else {
     if (tokenId !== undefined) run('SAVEPOINT gw_moves', []);
-    user = num(run.value(SQL_NET.users, [net, userId, adds, takes]));
+    user = num(run.update(NET.users, [net, userId, adds, takes]));
     if (user === undefined) {
       if (tokenId !== undefined) run('RELEASE gw_moves', []);
       return false;
     }
     if (tokenId !== undefined) {
-      token = num(run.value(SQL_NET.tokens, [net, tokenId, adds, takes]));
+      token = num(run.update(NET.tokens, [net, tokenId, adds, takes]));
       if (token === undefined) {
         run('ROLLBACK TO gw_moves', []);
         run('RELEASE gw_moves', []);
@@ -201,20 +218,20 @@ function serial(app: AppContext, run: Run, list: Move[]): void {
 }
 
 function addOne(app: AppContext, run: Run, m: Move): MoveOutcome {
-  const userQuota = num(run.value(SQL_ADD.users, [m.amount, m.userId]));
+  const userQuota = num(run.update(ADD.users, [m.amount, m.userId]));
   if (m.tokenId === undefined) return { userQuota, seq: writeSeq(app) };
-  return { userQuota, tokenRemain: num(run.value(SQL_ADD.tokens, [m.amount, m.tokenId])), seq: writeSeq(app) };
+  return { userQuota, tokenRemain: num(run.update(ADD.tokens, [m.amount, m.tokenId])), seq: writeSeq(app) };
 }
 
 function takeOne(app: AppContext, run: Run, m: Move): MoveOutcome {
   if (m.tokenId === undefined) {
     // One conditional statement: a refusal wrote nothing.
-    const userQuota = num(run.value(SQL_DEC.users, [m.amount, m.userId, m.amount]));
+    const userQuota = num(run.update(DEC.users, [m.amount, m.userId, m.amount]));
     return userQuota === undefined ? 'user' : { userQuota, seq: writeSeq(app) };
   }
   run('SAVEPOINT gw_move', []);
-  const userQuota = num(run.value(SQL_DEC.users, [m.amount, m.userId, m.amount]));
-  const tokenRemain = userQuota === undefined ? undefined : num(run.value(SQL_DEC.tokens, [m.amount, m.tokenId, m.amount]));
+  const userQuota = num(run.update(DEC.users, [m.amount, m.userId, m.amount]));
+  const tokenRemain = userQuota === undefined ? undefined : num(run.update(DEC.tokens, [m.amount, m.tokenId, m.amount]));
   if (tokenRemain === undefined) {
     // The user's part (if any) is given back with the token's refusal.
     run('ROLLBACK TO gw_move', []);

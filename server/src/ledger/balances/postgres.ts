@@ -1,11 +1,11 @@
-import type { AppContext } from '../context';
-import type { Move, MoveOutcome } from './balanceMoves';
-import { withPgConn, type PgConn } from './pgFast';
-import { PG_USERS_WITH_RECORDS, pgRecordValues, pgRecordsWritten, recordPg, type ReservationRow } from '../ledger/records';
+import type { AppContext } from '../../context';
+import { pgValue, withPgConn, type PgConn } from '../postgres/conn';
+import { PG_USERS_WITH_RECORDS, pgRecordValues, pgRecordsWritten, recordPg, type ReservationRow } from '../records';
+import type { BalanceAfter, Balances, MoveOutcome, Payer } from './index';
 
 /**
- * Balance moves on PostgreSQL, batched per event-loop turn: the PostgreSQL counterpart of
- * balanceMoves.ts (SQLite group commit).
+ * Balance moves on PostgreSQL, batched per event-loop turn: the counterpart of sqlite.ts (SQLite
+ * group commit).
  *
  * Every relayed call moves a balance twice (the reservation, then the settle or refund). One
  * statement per move means one commit per move — a WAL flush each — and all the calls of one key
@@ -18,14 +18,27 @@ import { PG_USERS_WITH_RECORDS, pgRecordValues, pgRecordsWritten, recordPg, type
  * i.e. all the adds (refunds) first, then every take (a serial order of concurrent moves). The
  * users of the batch are updated in one statement (`unnest` of the per-user sums), their limited
  * tokens in a second one, and a user whose token refused gets that token's part back in a third,
- * all in one transaction. A move whose row does not fit the batch (a balance nearly spent) gets
- * `undefined`: its caller then takes the one-move-at-a-time path (services/billing.ts), which
- * refuses or clamps it alone (concurrent single statements, in no set order: unlike SQLite's
- * serial fallback, a refund asked for in the same turn may land after a take) — so the batching
- * never refuses what that path would let through.
+ * all in one transaction. A move whose row does not fit the batch (a balance nearly spent) is then
+ * run on its own (`one`), refused or taken alone — concurrent single statements, in no set order:
+ * unlike SQLite's serial fallback, a refund asked for in the same turn may land after a take — so
+ * the batching never refuses what moves one at a time would let through.
  * Every caller is answered after the COMMIT; if the batch fails, every move of it is rejected with
  * the error and nothing of it was written.
  */
+
+interface Move {
+  userId: number;
+  /** A limited token charged with the user (undefined: unlimited token or playground). */
+  tokenId: number | undefined;
+  amount: number;
+  /** true: conditional take; false: unconditional add (refund). */
+  take: boolean;
+  /** Set when its batch applied it; undefined when its row did not fit (then run on its own). */
+  outcome: MoveOutcome | undefined;
+  /** The call's reservation row, written with the move when it is applied (records.ts OP); op 0: none. */
+  res: ReservationRow | undefined;
+  op: number;
+}
 
 interface PgBatch {
   moves: Move[];
@@ -55,28 +68,90 @@ const SQL = {
   },
 } as const;
 
-function pending(app: AppContext): { batch: PgBatch | undefined } {
-  return app.memo('billing:pgMoves', () => ({ batch: undefined as PgBatch | undefined }));
+/** One move on its own (single statements; with a limited token or a row, one transaction). */
+const ONE = {
+  usersTake: { name: 'gw_one_users_take', text: 'update "users" set "quota" = "quota" - $1 where "id" = $2 and "quota" >= $3 returning "quota" as v' },
+  tokensTake: { name: 'gw_one_tokens_take', text: 'update "tokens" set "remain_quota" = "remain_quota" - $1 where "id" = $2 and "remain_quota" >= $3 returning "remain_quota" as v' },
+  usersAdd: { name: 'gw_one_users_add', text: 'update "users" set "quota" = "quota" + $1 where "id" = $2 returning "quota" as v' },
+  tokensAdd: { name: 'gw_one_tokens_add', text: 'update "tokens" set "remain_quota" = "remain_quota" + $1 where "id" = $2 returning "remain_quota" as v' },
+  usersLocked: { name: 'gw_one_users_locked', text: 'select "quota" as v from "users" where "id" = $1 for update' },
+  tokensLocked: { name: 'gw_one_tokens_locked', text: 'select "remain_quota" as v from "tokens" where "id" = $1 for update' },
+} as const;
+
+export function postgresBalances(app: AppContext): Balances {
+  const st = { batch: undefined as PgBatch | undefined };
+  return {
+    move(userId, tokenId, amount, take, res, op = 0) {
+      let batch = st.batch;
+      if (!batch) {
+        const moves: Move[] = [];
+        const created: PgBatch = {
+          moves,
+          done: new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+            if (st.batch === created) st.batch = undefined;
+            return applyBatch(app, moves);
+          }),
+        };
+        batch = st.batch = created;
+      }
+      const move: Move = { userId, tokenId, amount, take, outcome: undefined, res, op };
+      batch.moves.push(move);
+      return batch.done.then(() => move.outcome ?? one(app, move));
+    },
+    takeUpTo: (payer, reserved, delta, res, op) => takeUpTo(app, payer, reserved, delta, res, op),
+  };
 }
 
-/** Queues a move for this turn's batch; resolves once it is committed (undefined: not applied, see above). */
-export function pgMove(app: AppContext, userId: number, tokenId: number | undefined, amount: number, take: boolean, res?: ReservationRow, op = 0): Promise<MoveOutcome | undefined> {
-  const st = pending(app);
-  let batch = st.batch;
-  if (!batch) {
-    const moves: Move[] = [];
-    const created: PgBatch = {
-      moves,
-      done: new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
-        if (st.batch === created) st.batch = undefined;
-        return applyBatch(app, moves);
-      }),
-    };
-    batch = st.batch = created;
-  }
-  const move: Move = { userId, tokenId, amount, take, outcome: undefined, res, op };
-  batch.moves.push(move);
-  return batch.done.then(() => move.outcome);
+class TokenRefused extends Error {}
+
+/** A move the batch could not apply, alone: a take refused alone answers 'user' or 'token' (nothing written). */
+function one(app: AppContext, m: Move): Promise<MoveOutcome> {
+  const tx = m.tokenId !== undefined || m.op !== 0;
+  return withPgConn(app, tx, async (conn): Promise<MoveOutcome> => {
+    const userQuota = await pgValue(conn, m.take ? ONE.usersTake : ONE.usersAdd, m.take ? [m.amount, m.userId, m.amount] : [m.amount, m.userId]);
+    if (userQuota === undefined && m.take) return 'user';
+    let tokenRemain: number | undefined;
+    if (m.tokenId !== undefined) {
+      tokenRemain = await pgValue(conn, m.take ? ONE.tokensTake : ONE.tokensAdd, m.take ? [m.amount, m.tokenId, m.amount] : [m.amount, m.tokenId]);
+      // Rolls the user's part back with the transaction.
+      if (tokenRemain === undefined && m.take) throw new TokenRefused();
+    }
+    if (m.op !== 0) await recordPg(conn, [m.res!], [m.op]);
+    return m.tokenId !== undefined ? { userQuota, tokenRemain } : { userQuota };
+  }).catch((err: unknown) => {
+    if (err instanceof TokenRefused) return 'token';
+    throw err;
+  });
+}
+
+/** Takes the extra cost `delta` as far as the balances reach, in one transaction (with the reservation row). */
+function takeUpTo(app: AppContext, payer: Payer, reserved: number, delta: number, res: ReservationRow | undefined, op: number): Promise<BalanceAfter & { taken: number }> {
+  const { userId, limitedTokenId: tokenId } = payer;
+  return withPgConn(app, true, async (conn) => {
+    let extra = delta;
+    let userQuota = await pgValue(conn, ONE.usersTake, [delta, userId, delta]);
+    if (userQuota === undefined) {
+      const have = (await pgValue(conn, ONE.usersLocked, [userId])) ?? 0;
+      extra = Math.min(delta, Math.max(0, have));
+      userQuota = extra > 0 ? await pgValue(conn, ONE.usersAdd, [-extra, userId]) : have;
+    }
+    let tokenRemain: number | undefined;
+    if (tokenId && extra > 0) {
+      tokenRemain = await pgValue(conn, ONE.tokensTake, [extra, tokenId, extra]);
+      if (tokenRemain === undefined) {
+        const have = (await pgValue(conn, ONE.tokensLocked, [tokenId])) ?? 0;
+        const tokExtra = Math.min(extra, Math.max(0, have));
+        if (tokExtra < extra) userQuota = await pgValue(conn, ONE.usersAdd, [extra - tokExtra, userId]);
+        extra = tokExtra;
+        tokenRemain = extra > 0 ? await pgValue(conn, ONE.tokensAdd, [-extra, tokenId]) : have;
+      }
+    }
+    if (res && op !== 0) {
+      res.taken = reserved + extra;
+      await recordPg(conn, [res], [op]);
+    }
+    return { userQuota, tokenRemain, taken: reserved + extra };
+  });
 }
 
 function addTo(s: RowSum, m: Move): void {
@@ -151,7 +226,7 @@ async function usersWithRecords(conn: PgConn, users: Map<number, RowSum>, moves:
   return after;
 }
 
-/** The reservation rows of the applied moves (the others' callers write theirs on their own path). */
+/** The reservation rows of the applied moves (the others write theirs when run on their own). */
 async function writeRecords(conn: PgConn, moves: Move[], userAfter: Map<number, number>, tokenAfter: Map<number, number>): Promise<void> {
   const rows: ReservationRow[] = [];
   const ops: number[] = [];
@@ -168,7 +243,7 @@ async function updateTokens(conn: PgConn, tokens: Map<number, RowSum & { userId:
   // Only the tokens whose user's row took its part.
   const tried = new Map([...tokens].filter(([, t]) => userAfter.has(t.userId)));
   for (const [id, v] of await update(conn, SQL.tokens, tried)) tokenAfter.set(id, v);
-  // A token that refused: its moves are left to their callers, so its part goes back to its user.
+  // A token that refused: its moves run on their own afterwards, so its part goes back to its user.
   const back = new Map<number, number>();
   for (const [id, t] of tried) if (!tokenAfter.has(id)) back.set(t.userId, (back.get(t.userId) ?? 0) + (t.takes - t.adds));
   if (back.size) {

@@ -1,10 +1,9 @@
-import type { AppContext } from '../context';
+import type { AppContext } from '../../context';
 
 /**
- * SQLite fast path: hot statements (balances, usage batches) run as cached prepared statements
- * straight on the better-sqlite3 connection (synchronous, so atomic), skipping knex's per-query work. Only when the
- * connection is not inside a transaction: otherwise the statement would join someone else's
- * transaction, so it goes through knex and waits its turn.
+ * SQLite: the hot statements (balance moves, reservation rows, usage batches) run as cached
+ * prepared statements straight on the better-sqlite3 connection (synchronous, so atomic), without
+ * knex's per-query work, and are group-committed (below).
  */
 interface SqliteStatement {
   reader: boolean;
@@ -18,71 +17,67 @@ interface SqliteConn {
   inTransaction: boolean;
   prepare(sql: string): SqliteStatement;
 }
-
-function sqliteState(app: AppContext) {
-  return app.memo('billing:sqlite', () => ({
-    conn: undefined as SqliteConn | undefined,
-    /** The runner of `conn` (one per connection: a new closure per group would be optimized anew by V8). */
-    run: undefined as Run | undefined,
-    tx: undefined as { conn: SqliteConn; begin: SqliteStatement; commit: SqliteStatement; rollback: SqliteStatement; savepoint: SqliteStatement; release: SqliteStatement; rollbackTo: SqliteStatement; checkpoint: SqliteStatement } | undefined,
-    stmts: new Map<string, SqliteStatement>(),
-    splits: new Map<string, SplitStatement | null>(),
-  }));
+interface Pool {
+  acquireConnection(): Promise<SqliteConn>;
+  releaseConnection(c: SqliteConn): Promise<unknown>;
 }
 
-/** The connection once known (the hot path: no await), else undefined. */
-function knownConn(app: AppContext): SqliteConn | undefined {
-  if (app.db.kind !== 'sqlite') return undefined;
-  const conn = sqliteState(app).conn;
-  return conn?.open ? conn : undefined;
-}
-
-async function sqliteConn(app: AppContext): Promise<SqliteConn | undefined> {
-  if (app.db.kind !== 'sqlite') return undefined;
-  const st = sqliteState(app);
-  if (st.conn?.open) return st.conn;
-  const client = app.knex.client as { acquireConnection(): Promise<SqliteConn>; releaseConnection(c: SqliteConn): Promise<unknown> };
-  const conn = await client.acquireConnection();
-  await client.releaseConnection(conn);
-  if (typeof conn?.prepare !== 'function' || typeof conn.inTransaction !== 'boolean') return undefined;
-  st.conn = conn;
-  st.run = undefined;
-  st.stmts.clear();
-  st.splits.clear();
-  return conn;
+/**
+ * An UPDATE of one row by its primary key, and the read of the column it changed. SQLite
+ * evaluates RETURNING through a temporary table (≈ 10 µs on top of a ≈ 2 µs UPDATE); inside our
+ * synchronous transaction nothing runs in between, so the UPDATE followed by a primary-key SELECT
+ * gives the same answer for a fifth of the cost.
+ */
+export interface RowUpdate {
+  /** `update "T" set … where "id" = ? …` */
+  update: string;
+  /** `select "c" from "T" where "id" = ?` */
+  read: string;
+  /** Index of the id among the UPDATE's parameters. */
+  idAt: number;
 }
 
 /** Runs a cached statement inside the group transaction. */
 export interface Run {
   /** Its rows (none for a write). */
   (sql: string, params: unknown[]): Array<Record<string, unknown>>;
-  /**
-   * The one value of a `… returning "c" as v` write (or of a one-column read): undefined when no
-   * row matched. No row objects are built for it.
-   */
+  /** The first column of the first row of a read; undefined when there is none. */
   value(sql: string, params: unknown[]): unknown;
+  /** The changed column after `u` (undefined when no row matched: nothing was written). */
+  update(u: RowUpdate, params: unknown[]): unknown;
 }
 
-interface PendingWrite {
-  /** Runs inside the group transaction; `savepoint` wraps it so a failure undoes only its own work. */
-  fn: (run: Run) => unknown;
-  savepoint: boolean;
-  resolve(v: unknown): void;
-  reject(err: unknown): void;
+function sqliteState(app: AppContext) {
+  return app.memo('ledger:sqlite', () => ({
+    conn: undefined as SqliteConn | undefined,
+    /** The runner of `conn` (one per connection: a new closure per group would be optimized anew by V8). */
+    run: undefined as Run | undefined,
+    tx: undefined as { conn: SqliteConn; begin: SqliteStatement; commit: SqliteStatement; rollback: SqliteStatement; savepoint: SqliteStatement; release: SqliteStatement; rollbackTo: SqliteStatement; checkpoint: SqliteStatement } | undefined,
+    stmts: new Map<string, SqliteStatement>(),
+    updates: new Map<RowUpdate, { update: SqliteStatement; read: SqliteStatement }>(),
+  }));
 }
 
-/**
- * SQLite evaluates RETURNING through a temporary table: ≈ 10 µs on top of a ≈ 2 µs UPDATE. Inside
- * our synchronous transaction nothing can run in between, so a hot
- * `update "T" set … where "id" = ? … returning "c" as v` runs as the UPDATE and then a primary-key
- * SELECT of `c` — the same result for a fifth of the cost. Other statements run as written.
- */
-const RETURNING_BY_ID = /^(update "(\w+)" set (.+?) where "id" = \?.*?) returning "(\w+)" as v$/i;
+const pool = (app: AppContext) => app.knex.client as Pool;
 
-interface SplitStatement {
-  update: SqliteStatement;
-  select: SqliteStatement;
-  idIndex: number;
+/** The connection once known (the hot path: no await), else undefined. */
+function knownConn(app: AppContext): SqliteConn | undefined {
+  const conn = sqliteState(app).conn;
+  return conn?.open ? conn : undefined;
+}
+
+/** knex's one connection (the pool holds exactly one: SQLite has a single writer). */
+async function sqliteConn(app: AppContext): Promise<SqliteConn> {
+  const st = sqliteState(app);
+  if (st.conn?.open) return st.conn;
+  const conn = await pool(app).acquireConnection();
+  await pool(app).releaseConnection(conn);
+  if (typeof conn?.prepare !== 'function' || typeof conn.inTransaction !== 'boolean') throw new Error('not a better-sqlite3 connection');
+  st.conn = conn;
+  st.run = undefined;
+  st.stmts.clear();
+  st.updates.clear();
+  return conn;
 }
 
 function runner(app: AppContext, conn: SqliteConn): Run {
@@ -96,23 +91,7 @@ function runner(app: AppContext, conn: SqliteConn): Run {
     }
     return stmt;
   };
-  const splitOf = (sql: string) => {
-    let split = st.splits.get(sql);
-    if (split === undefined) {
-      const m = RETURNING_BY_ID.exec(sql);
-      split = m
-        ? { update: prepared(m[1]!), select: conn.prepare(`select "${m[4]}" as v from "${m[2]}" where "id" = ?`).pluck(), idIndex: (m[3]!.match(/\?/g) ?? []).length }
-        : null;
-      st.splits.set(sql, split);
-    }
-    return split;
-  };
   const run = ((sql: string, params: unknown[]) => {
-    const split = splitOf(sql);
-    if (split) {
-      if (split.update.run(...params).changes === 0) return [];
-      return [{ v: split.select.get(params[split.idIndex]) }];
-    }
     const stmt = prepared(sql);
     if (!stmt.reader) {
       stmt.run(...params);
@@ -121,24 +100,35 @@ function runner(app: AppContext, conn: SqliteConn): Run {
     return stmt.all(...params) as Array<Record<string, unknown>>;
   }) as Run;
   run.value = (sql, params) => {
-    const split = splitOf(sql);
-    if (split) return split.update.run(...params).changes === 0 ? undefined : split.select.get(params[split.idIndex]);
     const row = prepared(sql).get(...params) as Record<string, unknown> | undefined;
     return row === undefined ? undefined : row[Object.keys(row)[0]!];
+  };
+  run.update = (u, params) => {
+    let s = st.updates.get(u);
+    if (!s) st.updates.set(u, (s = { update: prepared(u.update), read: conn.prepare(u.read).pluck() }));
+    return s.update.run(...params).changes === 0 ? undefined : s.read.get(params[u.idAt]);
   };
   st.run = run;
   return run;
 }
 
+interface PendingWrite {
+  /** Runs inside the group transaction; `savepoint` wraps it so a failure undoes only its own work. */
+  fn: (run: Run) => unknown;
+  savepoint: boolean;
+  resolve(v: unknown): void;
+  reject(err: unknown): void;
+}
+
 function groupState(app: AppContext) {
-  return app.memo('billing:sqliteGroup', () => ({ queue: [] as PendingWrite[], scheduled: false, seq: 0, commits: 0, checkpointDue: false }));
+  return app.memo('ledger:sqliteGroup', () => ({ queue: [] as PendingWrite[], scheduled: false, seq: 0, commits: 0, checkpointDue: false }));
 }
 
 /**
  * Order of execution of hot writes: a unit calls it while it runs (inside the group
  * transaction, where units run one after the other), so a larger number is a later state of the
  * database. Callers are answered in order too, but through different numbers of promise hops, so
- * results may be *noticed* out of order (relay/balanceView.ts uses this to keep the newest).
+ * results may be *noticed* out of order (ledger/balanceView.ts uses this to keep the newest).
  */
 export function writeSeq(app: AppContext): number {
   return ++groupState(app).seq;
@@ -157,13 +147,13 @@ export function lastWriteSeq(app: AppContext): number {
  * is answered only after the COMMIT, so nothing is acknowledged before it is durable — exactly as
  * with one transaction per call, for a fraction of the cost under load.
  */
-function enqueue(app: AppContext, conn: SqliteConn, fn: (run: Run) => unknown, savepoint: boolean): Promise<unknown> {
+function enqueue(app: AppContext, fn: (run: Run) => unknown, savepoint: boolean): Promise<unknown> {
   const g = groupState(app);
   return new Promise((resolve, reject) => {
     g.queue.push({ fn, savepoint, resolve, reject });
     if (!g.scheduled) {
       g.scheduled = true;
-      setImmediate(() => flushGroup(app, conn));
+      setImmediate(() => flushGroup(app));
     }
   });
 }
@@ -199,20 +189,46 @@ const CHECKPOINT_AFTER_COMMITS = 250;
 
 /** The next group commit checkpoints the WAL once enough commits have accumulated (see above). */
 export function requestCheckpoint(app: AppContext): void {
-  if (app.db.kind === 'sqlite') groupState(app).checkpointDue = true;
+  groupState(app).checkpointDue = true;
 }
 
-function flushGroup(app: AppContext, conn: SqliteConn): void {
+function rejectQueue(app: AppContext, err: unknown): void {
   const g = groupState(app);
   g.scheduled = false;
   const items = g.queue;
   g.queue = [];
-  // A knex transaction holds the (single) connection: our statements would join it. Callers then
-  // take their knex path, which waits for the connection like any other query.
-  if (!conn.open || conn.inTransaction) {
-    for (const it of items) it.resolve(undefined);
+  for (const it of items) it.reject(err);
+}
+
+function flushGroup(app: AppContext): void {
+  const conn = sqliteState(app).conn!;
+  if (!conn.open) return rejectQueue(app, new Error('the database connection is closed'));
+  if (conn.inTransaction) {
+    // A knex transaction holds the (single) connection: our statements would join it. The group
+    // waits for the pool to hand the connection over (as a knex query would), gathering the writes
+    // queued meanwhile, and runs while it holds it.
+    const p = pool(app);
+    p.acquireConnection().then(
+      (c) => {
+        try {
+          if (c !== conn || c.inTransaction) rejectQueue(app, new Error('the database connection changed under the group commit'));
+          else runGroup(app, conn);
+        } finally {
+          void p.releaseConnection(c);
+        }
+      },
+      (err: unknown) => rejectQueue(app, err),
+    );
     return;
   }
+  runGroup(app, conn);
+}
+
+function runGroup(app: AppContext, conn: SqliteConn): void {
+  const g = groupState(app);
+  g.scheduled = false;
+  const items = g.queue;
+  g.queue = [];
   const run = runner(app, conn);
   const tx = txStatements(app, conn);
   // values[i]: the unit's result; errors[i] (sparse): why it failed (values[i] is then FAILED).
@@ -266,34 +282,31 @@ function flushGroup(app: AppContext, conn: SqliteConn): void {
   }
 }
 
-/**
- * Like fastTx for work that is atomic without a SAVEPOINT (one statement, or a read after it).
- * Undefined when the fast path is unavailable (PostgreSQL, or a knex transaction holds the
- * connection): the caller then uses knex.
- */
-export function fastUnit<T>(app: AppContext, fn: (run: Run) => T): Promise<T | undefined> {
-  return submit(app, fn, false);
-}
-
+/** Thrown by a `groupTx` unit: undoes its work; the unit then resolves with undefined. */
 export class Rollback extends Error {}
 
 /**
- * Runs `fn` atomically on SQLite (synchronous, nothing interleaves; group-committed with other
- * hot writes under its own SAVEPOINT). `run(sql, params)` executes a cached statement. Throwing
- * `Rollback` undoes `fn`'s work and returns undefined, as does an unavailable fast path
- * (PostgreSQL, or a knex transaction in progress) — callers tell the two apart themselves.
+ * Runs `fn` in the next group commit, for work that is atomic without a SAVEPOINT (one
+ * statement, or reads after it). Resolves with its result after the COMMIT.
  */
-export function fastTx<T>(app: AppContext, fn: (run: Run) => T): Promise<T | undefined> {
-  return submit(app, fn, true);
+export function groupUnit<T>(app: AppContext, fn: (run: Run) => T): Promise<T> {
+  return submit(app, fn, false) as Promise<T>;
+}
+
+/**
+ * Runs `fn` atomically in the next group commit (synchronous, nothing interleaves; under its own
+ * SAVEPOINT, so a failure undoes only its work). Throwing `Rollback` undoes it and resolves with
+ * undefined; any other error undoes it and rejects.
+ */
+export function groupTx<T>(app: AppContext, fn: (run: Run) => T): Promise<T | undefined> {
+  return submit(app, fn, true) as Promise<T | undefined>;
 }
 
 /**
  * Queues `fn` for the next group commit. Not async, and no await once the connection is known:
  * each async layer is a promise and a microtask per call on the hottest path.
  */
-function submit<T>(app: AppContext, fn: (run: Run) => T, savepoint: boolean): Promise<T | undefined> {
-  const known = knownConn(app);
-  if (known) return enqueue(app, known, fn, savepoint) as Promise<T | undefined>;
-  if (app.db.kind !== 'sqlite') return Promise.resolve(undefined);
-  return sqliteConn(app).then((conn) => (conn?.open ? (enqueue(app, conn, fn, savepoint) as Promise<T | undefined>) : undefined));
+function submit(app: AppContext, fn: (run: Run) => unknown, savepoint: boolean): Promise<unknown> {
+  if (knownConn(app)) return enqueue(app, fn, savepoint);
+  return sqliteConn(app).then(() => enqueue(app, fn, savepoint));
 }

@@ -1,10 +1,10 @@
 import type { AppContext } from '../context';
-import type { BalanceAfter, Payer } from '../services/billing';
-import { lastWriteSeq } from './sqliteFast';
+import type { BalanceAfter, Payer } from './balances';
+import { lastWriteSeq } from './sqlite/statements';
 
 /**
  * This process's view of the balances it moves, so a call can send its upstream request while its
- * pre-consume is still being committed (handler.ts). The reservation itself is still taken by the
+ * reservation is still being committed (relay/handler.ts). The reservation itself is still taken by the
  * database's conditional UPDATE; the view only decides whether it is safe to start the upstream
  * request before that answer is in: when the last balance this process saw, minus the reservations
  * it has in flight, covers the new one. Concurrent calls of one user therefore count against each
@@ -19,7 +19,7 @@ import { lastWriteSeq } from './sqliteFast';
 interface Entry {
   /** Balance after the newest move this process saw; undefined = not known (wait for the database). */
   known: number | undefined;
-  /** Write order (sqliteFast.writeSeq) of that move: answers noticed later but run earlier are older news. */
+  /** Write order (sqlite/statements.ts writeSeq) of that move: answers noticed later but run earlier are older news. */
   seq: number;
   /** Reservations sent to the database but not answered yet. */
   inflight: number;
@@ -40,7 +40,7 @@ const MAX_ENTRIES = 100_000;
 
 export function balanceView(app: AppContext): BalanceView | undefined {
   if (app.db.kind !== 'sqlite') return undefined;
-  return app.memo('relay:balanceView', () => {
+  return app.memo('ledger:balanceView', () => {
     const users = new Map<number, Entry>();
     const tokens = new Map<number, Entry>();
     const entry = (m: Map<number, Entry>, id: number) => {
