@@ -25,14 +25,11 @@ import {
   baseUrlEndsWithV1,
   channelToForm,
   formToPayload,
-  hasPredefinedModels,
-  keyHint,
-  kindFields,
   switchType,
-  typeMenu,
   validateChannel,
   type ChannelForm,
-} from './logic';
+} from './channelForm';
+import { hasPredefinedModels, keyHint, kindFields, typeMenu } from './channelTypes';
 import { useChannelTypes } from './useChannelTypes';
 
 /** Create/edit drawer for one channel (/channel/create, /channel/:id). */

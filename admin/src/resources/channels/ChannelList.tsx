@@ -48,17 +48,9 @@ import { useCopy } from '../shared/copy';
 import { useDisplaySettings, useNotifyError, useRouteDrawer } from '../shared/hooks';
 import { formatQuota, formatTimestamp, parseJsonObject, responseTimeColor, splitComma, stringColor } from '../shared/format';
 import { errorText, useGateway } from '../shared/api';
-import {
-  channelTypeColor,
-  channelTypeLabel,
-  groupByTag,
-  isTagRow,
-  parsePriority,
-  parseWeight,
-  validateTagPriority,
-  validateTagWeight,
-  type TagRow,
-} from './logic';
+import { channelTypeColor, channelTypeLabel } from './channelTypes';
+import { parsePriority, parseWeight } from './channelForm';
+import { groupByTag, isTagRow, validateTagPriority, validateTagWeight, type TagRow } from './channelTags';
 import { ChannelEditDrawer } from './ChannelEdit';
 import { useChannelTypes } from './useChannelTypes';
 import { TagEditDrawer } from './TagEdit';

@@ -5,7 +5,8 @@ import { SideDrawer } from '../shared/SideDrawer';
 import { useGateway } from '../shared/api';
 import { useNotifyError } from '../shared/hooks';
 import { splitComma } from '../shared/format';
-import { isValidJsonObject, tagEditPayload, type TagRow } from './logic';
+import { isValidJsonObject } from './channelForm';
+import { tagEditPayload, type TagRow } from './channelTags';
 
 /** Tag edit drawer: rename (an empty new tag dissolves the tag), model mapping, groups, models for all channels of the tag. */
 export const TagEditDrawer = ({ row, groupsOptions, onClose, onSaved }: { row: TagRow | null; groupsOptions: string[]; onClose: () => void; onSaved: () => void }) => (

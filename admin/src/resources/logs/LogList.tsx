@@ -26,7 +26,8 @@ import { readPageSize } from '../shared/pageSize';
 import { useDisplaySettings, useNotifyError } from '../shared/hooks';
 import { compactNumber, firstTokenColor, formatQuota, formatTimestamp, parseJsonObject, stringColor, useTimeColor } from '../shared/format';
 import { storedUserRole, useGateway } from '../shared/api';
-import { EMPTY_LOG_FILTER as EMPTY, LOG_TYPES, firstTokenSeconds, logDetail, logTypeColor, logTypeKey, toFilter, usedChannels, type FilterForm } from './logic';
+import { LOG_TYPES, firstTokenSeconds, logDetail, logTypeColor, logTypeKey, usedChannels } from './logDisplay';
+import { EMPTY_LOG_FILTER as EMPTY, toFilter, type FilterForm } from './logFilters';
 
 type Row = RaRecord & Record<string, any>;
 
