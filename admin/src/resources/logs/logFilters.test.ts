@@ -13,6 +13,9 @@ describe('log filters', () => {
     expect(toFilter(f, false)).not.toHaveProperty('channel');
     expect(toFilter(f, false)).not.toHaveProperty('username');
   });
+  it('reads emptied inputs (null) as absent', () => {
+    expect(toFilter({ type: null, token_name: null, model_name: 'm', start: null, end: null, group: null, channel: null, username: null }, true)).toEqual({ model_name: 'm' });
+  });
   it('reads the form back from the filters kept in the URL', () => {
     expect(fromFilter({})).toEqual(EMPTY_LOG_FILTER);
     const f = { ...EMPTY_LOG_FILTER, type: 2, model_name: 'gpt-4o', channel: '3', username: 'bob', start: '2024-01-02T03:04', end: '2024-12-31T23:59' };

@@ -20,19 +20,24 @@ export interface FilterForm {
 
 export const EMPTY_LOG_FILTER: FilterForm = { type: 0, token_name: '', model_name: '', start: '', end: '', group: '', channel: '', username: '' };
 
+/** The form's values as submitted: the inputs give null for an emptied field. */
+export type FilterValues = { [K in keyof FilterForm]?: FilterForm[K] | null };
+
+const trimmed = (v: unknown): string | undefined => (v === undefined || v === null ? '' : String(v)).trim() || undefined;
+
 /** Filter form → list filters (the data provider's LOG_FILTERS keys); channel and username only for admins. */
-export function toFilter(f: FilterForm, admin: boolean): Record<string, unknown> {
+export function toFilter(f: FilterValues, admin: boolean): Record<string, unknown> {
   const out: Record<string, unknown> = {
-    type: f.type || undefined,
-    token_name: f.token_name.trim() || undefined,
-    model_name: f.model_name.trim() || undefined,
-    start_timestamp: toEpoch(f.start),
-    end_timestamp: toEpoch(f.end),
-    group: f.group.trim() || undefined,
+    type: Number(f.type) || undefined,
+    token_name: trimmed(f.token_name),
+    model_name: trimmed(f.model_name),
+    start_timestamp: toEpoch(f.start ?? undefined),
+    end_timestamp: toEpoch(f.end ?? undefined),
+    group: trimmed(f.group),
   };
   if (admin) {
-    out.channel = f.channel.trim() || undefined;
-    out.username = f.username.trim() || undefined;
+    out.channel = trimmed(f.channel);
+    out.username = trimmed(f.username);
   }
   for (const k of Object.keys(out)) if (out[k] === undefined) delete out[k];
   return out;
