@@ -70,3 +70,10 @@ export function useChannelGroups(): string[] {
   const { data } = useQuery({ queryKey: ['channel', 'groups'], queryFn: () => dp.getGroups().then((r) => r.data) });
   return data ?? [];
 }
+
+/** Every model the channels know (GET /api/channel/models): the model pickers' options. */
+export function useChannelModels(): string[] {
+  const dp = useGateway();
+  const { data } = useQuery({ queryKey: ['channel', 'models'], queryFn: () => dp.channelModels().then((r) => r.data.map((m) => String(m.id))) });
+  return data ?? [];
+}
