@@ -2,15 +2,11 @@ import { useState } from 'react';
 import { Box, Button, FormControlLabel, IconButton, Switch, Tooltip } from '@mui/material';
 import AddIcon from '@mui/icons-material/Add';
 import RefreshIcon from '@mui/icons-material/Refresh';
-import { ColumnsButton, Confirm, useListContext, useNotify, useRefresh, useTranslate } from 'react-admin';
+import { ColumnsButton, useListContext, useNotify, useRefresh, useTranslate } from 'react-admin';
+import { useConfirmedAction } from '../shared/confirm';
+import { useNotifyError } from '../shared/hooks';
 import { useChannelOps } from './useChannelOps';
 import { BatchTagDialog } from './BatchTagDialog';
-
-interface Pending {
-  title: string;
-  content: string;
-  action: () => Promise<void>;
-}
 
 export interface ChannelListActionsProps {
   idSort: boolean;
@@ -28,9 +24,10 @@ export const ChannelListActions = ({ idSort, setIdSort, tagMode, setTagMode, ope
   const translate = useTranslate();
   const notify = useNotify();
   const refresh = useRefresh();
-  const { dp, run } = useChannelOps();
+  const notifyError = useNotifyError();
+  const { dp } = useChannelOps();
   const { selectedIds, onUnselectItems } = useListContext();
-  const [confirm, setConfirm] = useState<Pending | null>(null);
+  const { ask: setConfirm, dialog: confirmDialog } = useConfirmedAction(refresh, notifyError);
   const [batchTagOpen, setBatchTagOpen] = useState(false);
   const selectedCount = selectedIds.length;
 
@@ -114,17 +111,7 @@ export const ChannelListActions = ({ idSort, setIdSort, tagMode, setTagMode, ope
           <RefreshIcon />
         </IconButton>
       </Tooltip>
-      <Confirm
-        isOpen={!!confirm}
-        title={confirm?.title ?? ''}
-        content={confirm?.content ?? ''}
-        onClose={() => setConfirm(null)}
-        onConfirm={async () => {
-          const c = confirm;
-          setConfirm(null);
-          if (c) await run(c.action);
-        }}
-      />
+      {confirmDialog}
       <BatchTagDialog open={batchTagOpen} onClose={() => setBatchTagOpen(false)} />
     </Box>
   );

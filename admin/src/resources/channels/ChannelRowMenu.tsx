@@ -1,7 +1,9 @@
 import { useState } from 'react';
 import { IconButton, Menu, MenuItem } from '@mui/material';
 import MoreVertIcon from '@mui/icons-material/MoreVert';
-import { Confirm, useNotify, useRefresh, useTranslate } from 'react-admin';
+import { useNotify, useRefresh, useTranslate } from 'react-admin';
+import { useConfirmedAction } from '../shared/confirm';
+import { useNotifyError } from '../shared/hooks';
 import { useCopy } from '../shared/copy';
 import { errorText } from '../shared/api';
 import { useChannelOps, type ChannelRow } from './useChannelOps';
@@ -11,10 +13,11 @@ export const ChannelRowMenu = ({ row }: { row: ChannelRow }) => {
   const translate = useTranslate();
   const notify = useNotify();
   const refresh = useRefresh();
-  const { dp, run } = useChannelOps();
+  const notifyError = useNotifyError();
+  const { dp } = useChannelOps();
+  const { ask, dialog: confirmDialog } = useConfirmedAction(refresh, notifyError);
   const { copy, dialog: copyDialog } = useCopy();
   const [anchor, setAnchor] = useState<HTMLElement | null>(null);
-  const [deleting, setDeleting] = useState(false);
 
   const copyChannel = async () => {
     setAnchor(null);
@@ -47,25 +50,20 @@ export const ChannelRowMenu = ({ row }: { row: ChannelRow }) => {
           sx={{ color: 'error.main' }}
           onClick={() => {
             setAnchor(null);
-            setDeleting(true);
+            ask({
+              title: 'res.common.delete',
+              content: 'res.channel.confirm.delete',
+              action: async () => {
+                await dp.delete('channel', { id: row.id, previousData: row });
+                notify('res.common.deleted', { type: 'success' });
+              },
+            });
           }}
         >
           {translate('res.common.delete')}
         </MenuItem>
       </Menu>
-      <Confirm
-        isOpen={deleting}
-        title="res.common.delete"
-        content="res.channel.confirm.delete"
-        onClose={() => setDeleting(false)}
-        onConfirm={async () => {
-          setDeleting(false);
-          await run(async () => {
-            await dp.delete('channel', { id: row.id, previousData: row });
-            notify('res.common.deleted', { type: 'success' });
-          });
-        }}
-      />
+      {confirmDialog}
       {copyDialog}
     </>
   );

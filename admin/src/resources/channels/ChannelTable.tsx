@@ -1,7 +1,7 @@
 import { useMemo } from 'react';
-import { Typography } from '@mui/material';
 import { DataTable, useListContext, useRecordContext, useStore, useTranslate } from 'react-admin';
 import { TABLE_SX } from '../shared/styles';
+import { EmptyText } from '../shared/EmptyText';
 import { groupByTag, isTagRow } from './channelTags';
 import { BalanceCell, GroupCell, NameCell, NumberCell, ResponseTimeCell, StatusCell, TypeCell } from './channelCells';
 import { ChannelRowActions } from './ChannelRowActions';
@@ -29,7 +29,7 @@ export const ChannelTable = ({ tagMode }: { tagMode: boolean }) => {
       isRowExpandable={isTagRow}
       expand={tagMode ? <TagChannels /> : undefined}
       sx={TABLE_SX}
-      empty={<EmptyText />}
+      empty={<EmptyText text="res.channel.empty" />}
     >
       {channelColumns(tagMode)}
     </DataTable>
@@ -77,12 +77,3 @@ function channelColumns(tagMode: boolean) {
     <DataTable.Col key="actions" label={<ActionsLabel />} disableSort render={(r) => <ChannelRowActions row={r as ChannelRow} />} />,
   ];
 }
-
-const EmptyText = () => {
-  const translate = useTranslate();
-  return (
-    <Typography color="text.secondary" sx={{ p: 4, textAlign: 'center' }}>
-      {translate('res.channel.empty')}
-    </Typography>
-  );
-};

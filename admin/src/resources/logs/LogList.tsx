@@ -4,6 +4,7 @@ import { DataTable, List, useTranslate, type RaRecord } from 'react-admin';
 import { ColorTag } from '../shared/ColorTag';
 import { GwPagination } from '../shared/GwPagination';
 import { LIST_SX, TABLE_SX } from '../shared/styles';
+import { EmptyText } from '../shared/EmptyText';
 import { readPageSize } from '../shared/pageSize';
 import { useDisplaySettings } from '../shared/hooks';
 import { compactNumber, firstTokenColor, formatQuota, formatTimestamp, parseJsonObject, stringColor, useTimeColor } from '../shared/format';
@@ -147,14 +148,5 @@ const LogTable = ({ admin }: { admin: boolean }) => {
       </DataTable>
       <UserInfoDialog id={userLookup} onClose={() => setUserLookup(null)} />
     </>
-  );
-};
-
-const EmptyText = ({ text }: { text: string }) => {
-  const translate = useTranslate();
-  return (
-    <Typography color="text.secondary" sx={{ p: 4, textAlign: 'center' }}>
-      {translate(text)}
-    </Typography>
   );
 };
