@@ -64,16 +64,23 @@ export function useChannelOps() {
   return { dp, run, testChannel, setStatus, saveNumber, updateBalance };
 }
 
+/**
+ * Options loaded once and then kept: the query stays off once it has data, so the list's refresh
+ * (which invalidates every query) does not fetch them again after each operation.
+ */
+function useOptions(key: string, load: () => Promise<string[]>): string[] {
+  const { data } = useQuery({ queryKey: ['channel', key], queryFn: load, enabled: (query) => query.state.data === undefined });
+  return data ?? [];
+}
+
 /** The groups a channel can serve (GET /api/group/): the filter's and the tag editor's options. */
 export function useChannelGroups(): string[] {
   const dp = useGateway();
-  const { data } = useQuery({ queryKey: ['channel', 'groups'], queryFn: () => dp.getGroups().then((r) => r.data) });
-  return data ?? [];
+  return useOptions('groups', () => dp.getGroups().then((r) => r.data));
 }
 
 /** Every model the channels know (GET /api/channel/models): the model pickers' options. */
 export function useChannelModels(): string[] {
   const dp = useGateway();
-  const { data } = useQuery({ queryKey: ['channel', 'models'], queryFn: () => dp.channelModels().then((r) => r.data.map((m) => String(m.id))) });
-  return data ?? [];
+  return useOptions('models', () => dp.channelModels().then((r) => r.data.map((m) => String(m.id))));
 }
