@@ -27,12 +27,12 @@ export const ChannelListActions = ({ idSort, setIdSort, tagMode, setTagMode, ope
   const notifyError = useNotifyError();
   const { dp } = useChannelOps();
   const { selectedIds, onUnselectItems } = useListContext();
-  const { ask: setConfirm, dialog: confirmDialog } = useConfirmedAction(refresh, notifyError);
+  const { ask, dialog: confirmDialog } = useConfirmedAction(refresh, notifyError);
   const [batchTagOpen, setBatchTagOpen] = useState(false);
   const selectedCount = selectedIds.length;
 
   const allChannels = (title: string, content: string, call: () => Promise<{ message: string }>) =>
-    setConfirm({
+    ask({
       title,
       content,
       action: async () => {
@@ -56,7 +56,7 @@ export const ChannelListActions = ({ idSort, setIdSort, tagMode, setTagMode, ope
         variant="outlined"
         color="error"
         onClick={() =>
-          setConfirm({
+          ask({
             title: 'res.channel.delete_disabled',
             content: 'res.channel.confirm.delete_disabled',
             action: async () => {
@@ -74,7 +74,7 @@ export const ChannelListActions = ({ idSort, setIdSort, tagMode, setTagMode, ope
         disabled={selectedCount === 0}
         onClick={() => {
           if (!selectedCount) return notify('res.channel.msg.select_to_delete', { type: 'warning' });
-          setConfirm({
+          ask({
             title: 'res.channel.batch_delete',
             content: 'res.channel.confirm.batch_delete',
             action: async () => {
