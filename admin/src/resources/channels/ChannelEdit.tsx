@@ -25,15 +25,13 @@ import {
   baseUrlEndsWithV1,
   channelToForm,
   formToPayload,
-  hasPredefinedModels,
-  keyHint,
-  kindFields,
   switchType,
-  typeMenu,
   validateChannel,
   type ChannelForm,
-} from './logic';
+} from './channelForm';
+import { hasPredefinedModels, keyHint, kindFields, typeMenu } from './channelTypes';
 import { useChannelTypes } from './useChannelTypes';
+import { useChannelGroups, useChannelModels } from './useChannelOps';
 
 /** Create/edit drawer for one channel (/channel/create, /channel/:id). */
 export const ChannelEditDrawer = ({ creating, editId, onClose }: { creating: boolean; editId?: string; onClose: () => void }) => {
@@ -59,8 +57,8 @@ const ChannelForm = ({ editId, onDone }: { editId?: string; onDone: () => void }
   const [saving, setSaving] = useState(false);
   /** The stored key as the server shows it to an admin (masked); shown as the key field's placeholder. */
   const [keyMask, setKeyMask] = useState('');
-  const [groups, setGroups] = useState<string[]>([]);
-  const [allModels, setAllModels] = useState<string[]>([]);
+  const groups = useChannelGroups();
+  const allModels = useChannelModels();
   const [typeModels, setTypeModels] = useState<Record<string, string[]>>(() => readLocal('channel_models', {}));
   const [custom, setCustom] = useState('');
   const [fetching, setFetching] = useState(false);
@@ -70,8 +68,6 @@ const ChannelForm = ({ editId, onDone }: { editId?: string; onDone: () => void }
   const set = <K extends keyof ChannelForm>(k: K, v: ChannelForm[K]) => setForm((f) => ({ ...f, [k]: v }));
 
   useEffect(() => {
-    dp.getGroups().then((r) => setGroups(r.data)).catch(() => undefined);
-    dp.channelModels().then((r) => setAllModels(r.data.map((m) => String(m.id)))).catch(() => undefined);
     if (Object.keys(typeModels).length === 0) {
       http
         .get<Record<string, string[]>>('/api/models')

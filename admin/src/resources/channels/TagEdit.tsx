@@ -1,11 +1,13 @@
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { Alert, Autocomplete, Button, Stack, TextField } from '@mui/material';
 import { useNotify, useTranslate } from 'react-admin';
 import { SideDrawer } from '../shared/SideDrawer';
 import { useGateway } from '../shared/api';
 import { useNotifyError } from '../shared/hooks';
 import { splitComma } from '../shared/format';
-import { isValidJsonObject, tagEditPayload, type TagRow } from './logic';
+import { isValidJsonObject } from './channelForm';
+import { tagEditPayload, type TagRow } from './channelTags';
+import { useChannelModels } from './useChannelOps';
 
 /** Tag edit drawer: rename (an empty new tag dissolves the tag), model mapping, groups, models for all channels of the tag. */
 export const TagEditDrawer = ({ row, groupsOptions, onClose, onSaved }: { row: TagRow | null; groupsOptions: string[]; onClose: () => void; onSaved: () => void }) => (
@@ -19,7 +21,7 @@ const TagEditForm = ({ row, groupsOptions, onClose, onSaved }: { row: TagRow; gr
   const notify = useNotify();
   const notifyError = useNotifyError();
   const dp = useGateway();
-  const [modelOptions, setModelOptions] = useState<string[]>([]);
+  const modelOptions = useChannelModels();
   const original = {
     tag: row.tag,
     model_mapping: '',
@@ -31,10 +33,6 @@ const TagEditForm = ({ row, groupsOptions, onClose, onSaved }: { row: TagRow; gr
   const [groups, setGroups] = useState(original.groups);
   const [models, setModels] = useState(original.models);
   const [saving, setSaving] = useState(false);
-
-  useEffect(() => {
-    dp.channelModels().then((r) => setModelOptions(r.data.map((m) => String(m.id)))).catch(() => undefined);
-  }, [dp]);
 
   const submit = async () => {
     if (!isValidJsonObject(mapping)) return notify('res.channel.msg.mapping_json', { type: 'warning' });

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'react';
 import { useApi } from '../shared/api';
-import { EMPTY_CATALOGUE, catalogueFrom, type ChannelTypeCatalogue } from './logic';
+import { EMPTY_CATALOGUE, catalogueFrom, type ChannelTypeCatalogue } from './channelTypes';
 
 /**
  * The channel-type catalogue (GET /api/channel/types), loaded once per page load and shared by

@@ -3,7 +3,7 @@ import { renderToStaticMarkup } from 'react-dom/server';
 import { ListContextProvider, type ListControllerResult } from 'react-admin';
 import { GwTable, type Column } from './GwTable';
 import { ColorTag } from './ColorTag';
-import { groupByTag, isTagRow } from '../channels/logic';
+import { groupByTag, isTagRow } from '../channels/channelTags';
 
 type Row = { id: string | number; name: string; [k: string]: unknown };
 

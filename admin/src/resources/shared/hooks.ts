@@ -1,13 +1,14 @@
 import { useCallback, useEffect, useMemo, useState } from 'react';
 import { useStatus } from '../../lib/StatusContext';
-import { useMatch, useNavigate } from 'react-router-dom';
+import { useLocation, useMatch, useNavigate } from 'react-router-dom';
 import { useCreatePath, useNotify, useTranslate } from 'react-admin';
 import { readDisplaySettings, type DisplaySettings } from './format';
 import { errorText, useApi } from './api';
 
 /**
  * Route-driven drawers: /<resource>/create opens the create drawer, /<resource>/<id> the edit drawer.
- * The list stays mounted underneath (Resource registers no edit/create route, so these paths reach the list).
+ * The list stays mounted underneath (Resource registers no edit/create route, so these paths reach the list);
+ * the query string (the list's filters and page) goes along so the list keeps them.
  */
 export function useRouteDrawer(resource: string) {
   const navigate = useNavigate();
@@ -16,9 +17,10 @@ export function useRouteDrawer(resource: string) {
   const createMatch = useMatch(`${base}/create`);
   const editMatch = useMatch(`${base}/:id`);
   const editId = editMatch && editMatch.params.id !== 'create' ? editMatch.params.id : undefined;
-  const close = useCallback(() => navigate(base), [navigate, base]);
-  const openCreate = useCallback(() => navigate(`${base}/create`), [navigate, base]);
-  const openEdit = useCallback((id: string | number) => navigate(`${base}/${id}`), [navigate, base]);
+  const { search } = useLocation();
+  const close = useCallback(() => navigate({ pathname: base, search }), [navigate, base, search]);
+  const openCreate = useCallback(() => navigate({ pathname: `${base}/create`, search }), [navigate, base, search]);
+  const openEdit = useCallback((id: string | number) => navigate({ pathname: `${base}/${id}`, search }), [navigate, base, search]);
   return { creating: !!createMatch, editId, close, openCreate, openEdit };
 }
 

@@ -11,3 +11,10 @@ export const FILTER_BAR_SX = {
   alignItems: 'center',
   '& .MuiFormControl-root': { width: 'auto', minWidth: 150, m: 0 },
 } as const;
+
+/** A compact DataTable: cells on one line, bold headers (wide tables scroll inside the card). */
+export const TABLE_SX = {
+  '& .RaDataTable-headerCell': { fontWeight: 600, whiteSpace: 'nowrap' },
+  '& .RaDataTable-rowCell': { whiteSpace: 'nowrap' },
+  '& .RaDataTable-tableWrapper': { overflowX: 'auto' },
+} as const;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EMPTY_LOG_FILTER, firstTokenSeconds, logDetail, logTypeKey, toEpoch, toFilter, usedChannels } from './logic';
+import { firstTokenSeconds, logDetail, logTypeKey, usedChannels } from './logDisplay';
 
 describe('logs', () => {
   it('type keys', () => {
@@ -20,19 +20,5 @@ describe('logs', () => {
     const priced = logDetail({ type: 2, other: { model_price: 0.02, group_ratio: 2 } });
     expect(priced.parts.map((p) => p.key)).toEqual(['res.log.detail.model_price', 'res.log.detail.group_ratio']);
     expect(logDetail({ type: 1, content: 'topped up' })).toEqual({ parts: [], text: 'topped up' });
-  });
-  it('datetime-local to epoch', () => {
-    expect(toEpoch('')).toBeUndefined();
-    expect(toEpoch('2024-01-02T03:04')).toBe(Math.floor(new Date(2024, 0, 2, 3, 4).getTime() / 1000));
-  });
-});
-
-describe('log filters', () => {
-  it('drops empty values and keeps admin-only filters for admins', () => {
-    expect(toFilter(EMPTY_LOG_FILTER, true)).toEqual({});
-    const f = { ...EMPTY_LOG_FILTER, type: 2, model_name: ' gpt-4o ', channel: '3', username: 'bob', start: '2024-01-02T03:04' };
-    expect(toFilter(f, true)).toEqual({ type: 2, model_name: 'gpt-4o', channel: '3', username: 'bob', start_timestamp: Math.floor(new Date(2024, 0, 2, 3, 4).getTime() / 1000) });
-    expect(toFilter(f, false)).not.toHaveProperty('channel');
-    expect(toFilter(f, false)).not.toHaveProperty('username');
   });
 });

@@ -2,32 +2,20 @@ import { describe, expect, it } from 'vitest';
 import {
   CHANNEL_DEFAULTS,
   addCustomModels,
-  copyPayload,
   baseUrlEndsWithV1,
   batchKeys,
   channelToForm,
-  channelTypeLabel,
+  copyPayload,
   formToPayload,
-  groupByTag,
-  isTagRow,
   parsePriority,
   parseWeight,
   stripModelDots,
-  switchType,
   stripTrailingSlash,
-  tagEditPayload,
+  switchType,
   validateChannel,
-  validateTagPriority,
-  validateTagWeight,
-  EMPTY_CATALOGUE,
-  catalogueFrom,
-  channelTypeColor,
-  hasPredefinedModels,
-  keyHint,
-  kindFields,
-  typeMenu,
   type ChannelForm,
-} from './logic';
+} from './channelForm';
+import { catalogueFrom } from './channelTypes';
 // The fixture is the server's own answer (its catalogue module is plain data), so the console's
 // expectations cannot drift from what GET /api/channel/types serves.
 import { AZURE_DEFAULT_API_VERSION, consoleChannelTypes } from '../../../../server/src/channels/catalogue';
@@ -36,61 +24,6 @@ const ANSWER: unknown = JSON.parse(JSON.stringify(consoleChannelTypes()));
 const CAT = catalogueFrom(ANSWER);
 
 const form = (over: Partial<ChannelForm> = {}): ChannelForm => ({ ...CHANNEL_DEFAULTS, name: 'c', key: 'sk-x', models: ['gpt-4o'], ...over });
-
-describe('channel type labels', () => {
-  it('labels the kinds the product lists', () => {
-    expect(channelTypeLabel(CAT, 1)).toBe('OpenAI');
-    expect(channelTypeLabel(CAT, 3)).toBe('Azure OpenAI');
-    expect(channelTypeLabel(CAT, 8)).toBe('custom');
-    expect(channelTypeLabel(CAT, 48)).toBe('xAI');
-    expect(channelTypeLabel(CAT, 999)).toBe('#999');
-    expect(channelTypeColor(CAT, 14)).toBe('indigo');
-    expect(channelTypeColor(CAT, 999)).toBe('grey');
-  });
-});
-
-describe('channel types from GET /api/channel/types', () => {
-  it('keeps the server order and every type of the answer', () => {
-    expect(CAT.list.map((t) => t.id)).toEqual((ANSWER as { id: number }[]).map((t) => t.id));
-    expect(CAT.list.slice(0, 4).map((t) => t.label)).toEqual(['OpenAI', 'Midjourney Proxy', 'Midjourney Proxy Plus', 'Suno']);
-  });
-  it('turns each kind into its form fields', () => {
-    expect(kindFields(CAT, 1)).toEqual({ organization: true });
-    expect(kindFields(CAT, 3)).toEqual({
-      baseUrl: { label: 'res.channel.fields.azure_endpoint', placeholder: 'https://docs-test-001.openai.azure.com', required: true, fullUrl: false },
-      other: { label: 'res.channel.fields.azure_api_version', placeholder: AZURE_DEFAULT_API_VERSION, default: AZURE_DEFAULT_API_VERSION, multiline: false },
-      stripModelDots: true,
-      hint: 'res.channel.hint.azure',
-    });
-    expect(kindFields(CAT, 8)).toMatchObject({ baseUrl: { required: true, fullUrl: true }, hint: 'res.channel.hint.custom' });
-    expect(kindFields(CAT, 41)).toMatchObject({ jsonKey: true, other: { label: 'res.channel.fields.region', multiline: true } });
-    expect(kindFields(CAT, 18).other?.default).toBe('v2.1');
-    expect(kindFields(CAT, 14)).toEqual({});
-    expect(kindFields(CAT, 999)).toEqual({});
-  });
-  it('gives key hints and the predefined-model kinds', () => {
-    expect(keyHint(CAT, 18)).toBe('APPID|APISecret|APIKey');
-    expect(keyHint(CAT, 33)).toBe('AccessKey|SecretAccessKey|Region');
-    expect(keyHint(CAT, 1)).toBe('');
-    expect(CAT.list.filter((t) => hasPredefinedModels(CAT, t.id)).map((t) => t.id).sort((a, b) => a - b)).toEqual([2, 5, 36]);
-  });
-  it('offers the listed kinds in the menu, plus a stored channel\'s own kind', () => {
-    const menu = typeMenu(CAT, 1).map((t) => t.value);
-    expect(menu).toHaveLength(37);
-    expect(menu).not.toContain(7);
-    expect(typeMenu(CAT, 7).map((t) => t.value)).toContain(7);
-    expect(typeMenu(CAT, 999).at(-1)).toEqual({ value: 999, label: '#999' });
-  });
-  it('skips malformed items and works without the list (loading or failed)', () => {
-    const cat = catalogueFrom([null, 3, { id: 'x', label: 'bad' }, { id: 4, label: 'Ollama', color: 'no-such-colour', fields: { base_url: { placeholder: 'no label' } } }]);
-    expect(cat.list).toEqual([{ id: 4, name: '', label: 'Ollama', color: 'grey', offered: true, key_hint: '', json_key: false, predefined_models: false, fields: {} }]);
-    expect(catalogueFrom({ not: 'a list' }).list).toEqual([]);
-    expect(channelTypeLabel(EMPTY_CATALOGUE, 1)).toBe('#1');
-    expect(typeMenu(EMPTY_CATALOGUE, 1)).toEqual([{ value: 1, label: '#1' }]);
-    expect(formToPayload(form({ type: 3, models: ['gpt-4.1'] }), false, EMPTY_CATALOGUE).models).toBe('gpt-4.1');
-  });
-});
-
 describe('channel form transform', () => {
   it('turns the wire record into form values (groups list, models list, pretty mapping)', () => {
     const f = channelToForm({ id: 3, name: 'n', type: 14, group: 'default,vip', models: 'a,b', model_mapping: '{"a":"b"}', auto_ban: 0, priority: 5, weight: 2, key: 'secret' });
@@ -176,12 +109,6 @@ describe('channel validations', () => {
     expect(baseUrlEndsWithV1('https://x.com/v1beta')).toBe(false);
     expect(stripTrailingSlash('https://x.com/')).toBe('https://x.com');
   });
-  it('tag-level priority integer and weight non-negative integer', () => {
-    expect(validateTagPriority('-3')).toBeNull();
-    expect(validateTagPriority('1.5')).toBe('res.channel.msg.priority_integer');
-    expect(validateTagWeight('0')).toBeNull();
-    expect(validateTagWeight('-1')).toBe('res.channel.msg.weight_nonnegative');
-  });
   it('custom models are comma separated and duplicates are reported', () => {
     expect(addCustomModels(['a'], 'b, c ,b')).toEqual({ models: ['a', 'b', 'c'], duplicate: false });
     expect(addCustomModels(['a'], 'a,d')).toEqual({ models: ['a', 'd'], duplicate: true });
@@ -202,47 +129,5 @@ describe('channel copy', () => {
   it('keeps settings and key, renames, drops counters and id', () => {
     const body = copyPayload({ id: 9, name: 'a', type: 14, key: 'k', models: 'm', group: 'g', priority: 3, balance: 12, used_quota: 50, response_time: 300, test_time: 5, created_time: 1 });
     expect(body).toEqual({ name: 'a_复制', type: 14, key: 'k', models: 'm', group: 'g', priority: 3 });
-  });
-});
-
-describe('tag mode', () => {
-  const chans = [
-    { id: 1, tag: 't1', group: 'default', used_quota: 10, response_time: 1000, priority: 2, weight: 1, status: 2 },
-    { id: 2, tag: '', group: 'vip', used_quota: 5, response_time: 0, status: 1 },
-    { id: 3, tag: 't1', group: 'vip,default', used_quota: 20, response_time: 3000, priority: 9, weight: 4, status: 1 },
-    { id: 4, tag: 't1', group: 'default', used_quota: 1, response_time: 0, status: 2 },
-  ];
-  it('aggregates channels sharing a tag and keeps untagged channels as rows', () => {
-    const rows = groupByTag(chans);
-    expect(rows).toHaveLength(2);
-    const tag = rows[0];
-    expect(isTagRow(tag)).toBe(true);
-    if (!isTagRow(tag)) return;
-    expect(tag.children.map((c) => c.id)).toEqual([1, 3, 4]);
-    expect(tag.used_quota).toBe(31);
-    expect(tag.response_time).toBe(2000);
-    expect(tag.group).toBe('default,vip');
-    expect(tag.priority).toBe(2);
-    expect(tag.weight).toBe(1);
-    expect(tag.status).toBe(1);
-    expect(rows[1]).toBe(chans[1]);
-  });
-  it('passes through rows the server already aggregated', () => {
-    const server = [{ id: 'tag:t', key: 'tag:t', tag: 't', name: 't', group: 'default', children: [{ id: 1 }, { id: 2 }], isTag: true }, { id: 5, tag: '' }];
-    const rows = groupByTag(server);
-    expect(rows).toHaveLength(2);
-    expect(isTagRow(rows[0])).toBe(true);
-    if (isTagRow(rows[0])) expect(rows[0].children.map((c) => c.id)).toEqual([1, 2]);
-    expect(rows[1]).toBe(server[1]);
-  });
-  it('tag edit payload: null when nothing changed, empty new tag dissolves', () => {
-    const orig = { tag: 't1', model_mapping: '', groups: ['default'], models: ['a'] };
-    expect(tagEditPayload(orig, { new_tag: 't1', model_mapping: '', groups: ['default'], models: ['a'] })).toBeNull();
-    expect(tagEditPayload(orig, { new_tag: '', model_mapping: '', groups: ['default'], models: ['a'] })).toEqual({ tag: 't1', new_tag: '' });
-    expect(tagEditPayload(orig, { new_tag: 't1', model_mapping: '', groups: ['default', 'vip'], models: ['a', 'b'] })).toEqual({
-      tag: 't1',
-      groups: 'default,vip',
-      models: 'a,b',
-    });
   });
 });

@@ -1,4 +1,4 @@
-/** Usage log screen logic (unit-tested). */
+/** How a usage-log row reads: type labels and colours, first-token time, retried channels, details. */
 import { parseJsonObject } from '../shared/format';
 
 export const LOG_TYPES = [0, 1, 2, 3, 4] as const;
@@ -53,43 +53,3 @@ export function logDetail(log: { type: number; content?: string; other?: unknown
   if (o.reasoning_effort) parts.push({ key: 'res.log.detail.reasoning', params: { v: String(o.reasoning_effort) } });
   return { parts, text: parts.length ? undefined : log.content ?? '' };
 }
-
-/** datetime-local text → epoch seconds (or undefined). */
-export function toEpoch(text: string | undefined): number | undefined {
-  if (!text) return undefined;
-  const t = Date.parse(text);
-  return Number.isFinite(t) ? Math.floor(t / 1000) : undefined;
-}
-
-/** The log filter form. */
-export interface FilterForm {
-  type: number;
-  token_name: string;
-  model_name: string;
-  start: string;
-  end: string;
-  group: string;
-  channel: string;
-  username: string;
-}
-
-export const EMPTY_LOG_FILTER: FilterForm = { type: 0, token_name: '', model_name: '', start: '', end: '', group: '', channel: '', username: '' };
-
-/** Filter form → list filters (the data provider's LOG_FILTERS keys); channel and username only for admins. */
-export function toFilter(f: FilterForm, admin: boolean): Record<string, unknown> {
-  const out: Record<string, unknown> = {
-    type: f.type || undefined,
-    token_name: f.token_name.trim() || undefined,
-    model_name: f.model_name.trim() || undefined,
-    start_timestamp: toEpoch(f.start),
-    end_timestamp: toEpoch(f.end),
-    group: f.group.trim() || undefined,
-  };
-  if (admin) {
-    out.channel = f.channel.trim() || undefined;
-    out.username = f.username.trim() || undefined;
-  }
-  for (const k of Object.keys(out)) if (out[k] === undefined) delete out[k];
-  return out;
-}
-

@@ -1,0 +1,118 @@
+import { useState } from 'react';
+import { Box, Button, FormControlLabel, IconButton, Switch, Tooltip } from '@mui/material';
+import AddIcon from '@mui/icons-material/Add';
+import RefreshIcon from '@mui/icons-material/Refresh';
+import { ColumnsButton, useListContext, useNotify, useRefresh, useTranslate } from 'react-admin';
+import { useConfirmedAction } from '../shared/confirm';
+import { useNotifyError } from '../shared/hooks';
+import { useChannelOps } from './useChannelOps';
+import { BatchTagDialog } from './BatchTagDialog';
+
+export interface ChannelListActionsProps {
+  idSort: boolean;
+  setIdSort: (v: boolean) => void;
+  tagMode: boolean;
+  setTagMode: (v: boolean) => void;
+  openCreate: () => void;
+}
+
+/**
+ * The channel list's toolbar: add, the all-channel operations (test, balances, delete disabled),
+ * the batch operations on the selection, the id-sort and tag-mode switches, columns and refresh.
+ */
+export const ChannelListActions = ({ idSort, setIdSort, tagMode, setTagMode, openCreate }: ChannelListActionsProps) => {
+  const translate = useTranslate();
+  const notify = useNotify();
+  const refresh = useRefresh();
+  const notifyError = useNotifyError();
+  const { dp } = useChannelOps();
+  const { selectedIds, onUnselectItems } = useListContext();
+  const { ask, dialog: confirmDialog } = useConfirmedAction(refresh, notifyError);
+  const [batchTagOpen, setBatchTagOpen] = useState(false);
+  const selectedCount = selectedIds.length;
+
+  const allChannels = (title: string, content: string, call: () => Promise<{ message: string }>) =>
+    ask({
+      title,
+      content,
+      action: async () => {
+        const r = await call();
+        notify(r.message || 'res.common.op_success', { type: 'info' });
+      },
+    });
+
+  return (
+    <Box sx={{ p: 2, display: 'flex', flexWrap: 'wrap', gap: 1, alignItems: 'center' }}>
+      <Button variant="contained" startIcon={<AddIcon />} onClick={openCreate}>
+        {translate('res.channel.add')}
+      </Button>
+      <Button variant="outlined" onClick={() => allChannels('res.channel.test_all', 'res.channel.confirm.test_all', () => dp.testAllChannels())}>
+        {translate('res.channel.test_all')}
+      </Button>
+      <Button variant="outlined" onClick={() => allChannels('res.channel.update_all_balance', 'res.channel.confirm.update_all_balance', () => dp.updateAllBalances())}>
+        {translate('res.channel.update_all_balance')}
+      </Button>
+      <Button
+        variant="outlined"
+        color="error"
+        onClick={() =>
+          ask({
+            title: 'res.channel.delete_disabled',
+            content: 'res.channel.confirm.delete_disabled',
+            action: async () => {
+              const r = await dp.deleteDisabledChannels();
+              notify('res.channel.msg.deleted_count', { type: 'success', messageArgs: { count: r.count } });
+            },
+          })
+        }
+      >
+        {translate('res.channel.delete_disabled')}
+      </Button>
+      <Button
+        variant="outlined"
+        color="error"
+        disabled={selectedCount === 0}
+        onClick={() => {
+          if (!selectedCount) return notify('res.channel.msg.select_to_delete', { type: 'warning' });
+          ask({
+            title: 'res.channel.batch_delete',
+            content: 'res.channel.confirm.batch_delete',
+            action: async () => {
+              await dp.deleteMany('channel', { ids: selectedIds });
+              notify('res.channel.msg.deleted_count', { type: 'success', messageArgs: { count: selectedCount } });
+              onUnselectItems();
+            },
+          });
+        }}
+      >
+        {translate('res.channel.batch_delete')} {selectedCount ? `(${selectedCount})` : ''}
+      </Button>
+      <Button variant="outlined" onClick={() => (selectedCount ? setBatchTagOpen(true) : notify('res.channel.msg.select_for_tag', { type: 'warning' }))}>
+        {translate('res.channel.batch_tag')}
+      </Button>
+      <Box sx={{ flex: 1 }} />
+      <FormControlLabel control={<Switch size="small" checked={idSort} onChange={(e) => setIdSort(e.target.checked)} />} label={translate('res.channel.id_sort')} />
+      <FormControlLabel
+        control={
+          <Switch
+            size="small"
+            checked={tagMode}
+            onChange={(e) => {
+              setTagMode(e.target.checked);
+              onUnselectItems();
+            }}
+          />
+        }
+        label={translate('res.channel.tag_mode')}
+      />
+      <ColumnsButton />
+      <Tooltip title={translate('res.common.refresh')}>
+        <IconButton onClick={() => refresh()}>
+          <RefreshIcon />
+        </IconButton>
+      </Tooltip>
+      {confirmDialog}
+      <BatchTagDialog open={batchTagOpen} onClose={() => setBatchTagOpen(false)} />
+    </Box>
+  );
+};

@@ -1,0 +1,228 @@
+/**
+ * The channel form without React: wire record ↔ form values, validations, custom models, the kind
+ * switch and the copy body.
+ */
+import { joinComma, splitComma } from '../shared/format';
+import { kindFields, type ChannelTypeCatalogue } from './channelTypes';
+
+export const CHANNEL_STATUS = { ENABLED: 1, MANUALLY_DISABLED: 2, AUTO_DISABLED: 3 } as const;
+
+/** The channel as the form edits it: lists instead of comma strings, booleans instead of 0/1. */
+export interface ChannelForm {
+  id?: number;
+  name: string;
+  type: number;
+  key: string;
+  openai_organization: string;
+  max_input_tokens: number;
+  base_url: string;
+  other: string;
+  model_mapping: string;
+  status_code_mapping: string;
+  models: string[];
+  groups: string[];
+  auto_ban: boolean;
+  test_model: string;
+  priority: number | string;
+  weight: number | string;
+  tag: string;
+  setting: string;
+  param_override: string;
+  /** one key per line creates one channel per key */
+  batch: boolean;
+}
+
+export const CHANNEL_DEFAULTS: ChannelForm = {
+  name: '',
+  type: 1,
+  key: '',
+  openai_organization: '',
+  max_input_tokens: 0,
+  base_url: '',
+  other: '',
+  model_mapping: '',
+  status_code_mapping: '',
+  models: [],
+  groups: ['default'],
+  auto_ban: true,
+  test_model: '',
+  priority: 0,
+  weight: 0,
+  tag: '',
+  setting: '',
+  param_override: '',
+  batch: false,
+};
+
+const str = (v: unknown) => (v === null || v === undefined ? '' : String(v));
+function prettyJson(v: unknown): string {
+  const s = str(v).trim();
+  if (!s || s === '{}' || s === 'null') return '';
+  try {
+    return JSON.stringify(JSON.parse(s), null, 2);
+  } catch {
+    return s;
+  }
+}
+
+/** Wire record → form values. */
+export function channelToForm(ch: Record<string, any>): ChannelForm {
+  const groups = splitComma(str(ch.group));
+  return {
+    ...CHANNEL_DEFAULTS,
+    id: ch.id,
+    name: str(ch.name),
+    type: Number(ch.type) || 1,
+    key: '',
+    openai_organization: str(ch.openai_organization),
+    max_input_tokens: Number(ch.max_input_tokens) || 0,
+    base_url: str(ch.base_url),
+    other: str(ch.other),
+    model_mapping: prettyJson(ch.model_mapping),
+    status_code_mapping: prettyJson(ch.status_code_mapping),
+    models: splitComma(str(ch.models)),
+    groups: groups.length ? groups : ['default'],
+    auto_ban: !(ch.auto_ban === 0 || ch.auto_ban === false),
+    test_model: str(ch.test_model),
+    priority: Number(ch.priority) || 0,
+    weight: Number(ch.weight) || 0,
+    tag: str(ch.tag),
+    setting: str(ch.setting),
+    param_override: str(ch.param_override),
+  };
+}
+
+/** Removes trailing slashes from a base URL. */
+export function stripTrailingSlash(url: string): string {
+  return url.trim().replace(/\/+$/, '');
+}
+
+/** A base URL ending in /v1 (the API adds /v1 itself): the form asks for confirmation. */
+export function baseUrlEndsWithV1(url: string): boolean {
+  return /\/v1\/*$/i.test(url.trim());
+}
+
+/** Azure deployment names carry no dots: gpt-3.5-turbo → gpt-35-turbo. */
+export function stripModelDots(models: readonly string[]): string[] {
+  return splitComma(models.map((m) => m.replace(/\./g, '')).join(','));
+}
+
+/** Priority: integer, minimum -999. */
+export function parsePriority(v: unknown): number {
+  const n = parseInt(String(v ?? '0'), 10);
+  if (!Number.isFinite(n)) return 0;
+  return Math.max(-999, n);
+}
+
+/** Single-channel weight: integer, below 0 clamped to 0. */
+export function parseWeight(v: unknown): number {
+  const n = parseInt(String(v ?? '0'), 10);
+  if (!Number.isFinite(n) || n < 0) return 0;
+  return n;
+}
+
+/** Keys of a batch create: one per line, blanks ignored. */
+export function batchKeys(text: string): string[] {
+  return text
+    .split(/\r?\n/)
+    .map((k) => k.trim())
+    .filter(Boolean);
+}
+
+export function isValidJsonObject(text: string): boolean {
+  if (!text.trim()) return true;
+  try {
+    const v = JSON.parse(text);
+    return !!v && typeof v === 'object' && !Array.isArray(v);
+  } catch {
+    return false;
+  }
+}
+
+/** Validates the form; returns the i18n key of the first problem, or null. */
+export function validateChannel(form: ChannelForm, isEdit: boolean, cat: ChannelTypeCatalogue): string | null {
+  if (!form.name.trim() || (!isEdit && !form.key.trim())) return 'res.channel.msg.name_key_required';
+  if (form.models.length === 0) return 'res.channel.msg.models_required';
+  if (!isValidJsonObject(form.model_mapping)) return 'res.channel.msg.mapping_json';
+  if (kindFields(cat, form.type).jsonKey && form.key.trim() && !form.batch && !isValidJsonObject(form.key))
+    return 'res.channel.msg.key_json';
+  return null;
+}
+
+/** Form values → wire body for POST/PUT /api/channel/. */
+export function formToPayload(form: ChannelForm, isEdit: boolean, cat: ChannelTypeCatalogue): Record<string, unknown> {
+  const kind = kindFields(cat, form.type);
+  let other = form.other.trim();
+  if (!other && kind.other?.default) other = kind.other.default;
+  const models = kind.stripModelDots ? stripModelDots(form.models) : splitComma(form.models.join(','));
+  const body: Record<string, unknown> = {
+    name: form.name.trim(),
+    type: form.type,
+    openai_organization: kind.organization ? form.openai_organization.trim() : '',
+    max_input_tokens: Number(form.max_input_tokens) || 0,
+    base_url: stripTrailingSlash(form.base_url),
+    other,
+    model_mapping: form.model_mapping.trim(),
+    status_code_mapping: form.status_code_mapping.trim(),
+    models: joinComma(models),
+    group: joinComma(form.groups.length ? form.groups : ['default']),
+    auto_ban: form.auto_ban ? 1 : 0,
+    test_model: form.test_model.trim(),
+    priority: parsePriority(form.priority),
+    weight: parseWeight(form.weight),
+    tag: form.tag.trim(),
+    setting: form.setting.trim(),
+    param_override: form.param_override.trim(),
+  };
+  if (isEdit) {
+    body.id = form.id;
+    if (form.key.trim()) body.key = form.key.trim();
+  } else if (form.batch) {
+    body.key = batchKeys(form.key).join('\n');
+    body.mode = 'batch';
+  } else {
+    body.key = form.key.trim();
+  }
+  return body;
+}
+
+/**
+ * Custom model entry (comma separated) merged into the selection. Returns the new list and whether
+ * some entries were already present (某些模型已存在！).
+ */
+export function addCustomModels(existing: readonly string[], input: string): { models: string[]; duplicate: boolean } {
+  const wanted = splitComma(input);
+  const models = [...existing];
+  let duplicate = false;
+  for (const m of wanted) {
+    if (models.includes(m)) duplicate = true;
+    else models.push(m);
+  }
+  return { models, duplicate };
+}
+/**
+ * Body that creates a copy of a channel (the row's "copy" action): same settings and key, name
+ * with a suffix, and fresh counters (balance, used quota, response time, test time are not copied).
+ */
+export function copyPayload(ch: Record<string, any>, suffix = '_复制'): Record<string, unknown> {
+  const keep = [
+    'type', 'key', 'openai_organization', 'max_input_tokens', 'base_url', 'other', 'model_mapping', 'status_code_mapping',
+    'models', 'group', 'auto_ban', 'test_model', 'priority', 'weight', 'tag', 'setting', 'param_override', 'status',
+  ];
+  const body: Record<string, unknown> = { name: `${str(ch.name)}${suffix}` };
+  for (const k of keep) if (ch[k] !== undefined && ch[k] !== null) body[k] = ch[k];
+  return body;
+}
+
+/**
+ * Changing the kind: the `other` field takes the new kind's default (Azure API version, iFlytek
+ * version), is cleared when the old kind used it for something else, and is kept otherwise.
+ */
+export function switchType(form: ChannelForm, type: number, cat: ChannelTypeCatalogue): ChannelForm {
+  const next = kindFields(cat, type).other;
+  const prev = kindFields(cat, form.type).other;
+  let other = form.other;
+  if (next?.default) other = next.default;
+  else if (prev || next) other = '';
+  return { ...form, type, other };
+}

@@ -1,0 +1,102 @@
+import { seedChannel } from '../../mock-upstream/seed';
+import { insertLogs } from '../../../server/src/repositories/logs';
+import { assert, expectText, shot, step } from '../lib';
+import type { Flow } from './types';
+
+const TAG = 'e2e-tag';
+const MODEL = 'e2e-logs-model';
+
+/** The channel and log lists: URL-kept filters, column selection, tag mode, log stats and user lookup. */
+export const flow: Flow = {
+  name: 'channels',
+  async run(ctx) {
+    const { page, base, stack } = ctx;
+    const app = { knex: stack.app.ctx.knex, ctx: stack.app.ctx };
+    const rows = page.locator('tbody tr');
+
+    let ok = await step('channels: seed two tagged channels and an untagged one', async () => {
+      for (const name of ['e2e-ch-a', 'e2e-ch-b']) {
+        const id = await seedChannel(app, { name, base_url: stack.mock.url, models: 'e2e-ch-model', group: 'default' });
+        await app.knex('channels').where({ id }).update({ tag: TAG });
+      }
+      await seedChannel(app, { name: 'e2e-ch-c', base_url: stack.mock.url, models: 'e2e-ch-model', group: 'default' });
+    });
+    if (!ok) return;
+
+    ok = await step('channels: the keyword search is kept in the URL and survives a reload', async () => {
+      await page.goto(`${base}/channel`);
+      await page.locator('tr', { hasText: 'e2e-ch-c' }).waitFor();
+      await page.getByLabel('搜索渠道的 ID，名称和密钥 ...').fill('e2e-ch-a');
+      await page.getByRole('button', { name: '查询', exact: true }).click();
+      await page.waitForURL((u) => decodeURIComponent(u.search).includes('"keyword":"e2e-ch-a"'));
+      await page.locator('tr', { hasText: 'e2e-ch-c' }).waitFor({ state: 'detached' });
+      await page.reload();
+      await page.locator('tr', { hasText: 'e2e-ch-a' }).waitFor();
+      assert((await page.getByLabel('搜索渠道的 ID，名称和密钥 ...').inputValue()) === 'e2e-ch-a', 'keyword not restored from the URL');
+      assert((await page.locator('tr', { hasText: 'e2e-ch-c' }).count()) === 0, 'filter not applied after reload');
+      await shot(page, 'channels-search');
+      await page.getByRole('button', { name: '重置', exact: true }).click();
+      await page.locator('tr', { hasText: 'e2e-ch-c' }).waitFor();
+      assert(!decodeURIComponent(page.url()).includes('e2e-ch-a'), 'reset left the filter in the URL');
+    });
+
+    await step('channels: a hidden column leaves the table and comes back', async () => {
+      const typeHeader = page.locator('thead th', { hasText: /^类型$/ });
+      await typeHeader.waitFor();
+      await page.getByRole('button', { name: '列', exact: true }).click();
+      const toggle = page.locator('.MuiPopover-paper').getByLabel('类型', { exact: true });
+      await toggle.click();
+      await typeHeader.waitFor({ state: 'detached' });
+      await shot(page, 'channels-columns');
+      await toggle.click();
+      await typeHeader.waitFor();
+      await page.keyboard.press('Escape');
+    });
+
+    await step('channels: tag mode shows one row for the tag, expanding into its channels', async () => {
+      await page.getByLabel('标签聚合模式').check();
+      const tagRow = page.locator('tr', { hasText: `标签：${TAG}` }).first();
+      await tagRow.waitFor();
+      assert((await page.locator('tr', { hasText: 'e2e-ch-a' }).count()) === 0, 'tagged channels shown before expanding');
+      await tagRow.locator('.RaDataTable-expandIcon').click();
+      await page.locator('tr', { hasText: 'e2e-ch-a' }).first().waitFor();
+      await page.locator('tr', { hasText: 'e2e-ch-b' }).first().waitFor();
+      await shot(page, 'channels-tag-mode');
+      await page.getByLabel('标签聚合模式').uncheck();
+      await page.locator('tr', { hasText: 'e2e-ch-c' }).waitFor();
+      assert((await rows.count()) > 0, 'no rows after leaving tag mode');
+    });
+
+    ok = await step('logs: seed consumption logs of two models', async () => {
+      const root = await app.knex('users').where({ username: ctx.admin.username }).first('id');
+      const now = Math.floor(Date.now() / 1000);
+      await insertLogs(app.knex, [
+        { type: 2, user_id: Number(root?.id ?? 1), username: ctx.admin.username, token_name: 'e2e-logs', model_name: MODEL, quota: 1000, prompt_tokens: 10, completion_tokens: 5, channel_id: 1, created_at: now - 60 },
+        { type: 2, user_id: Number(root?.id ?? 1), username: ctx.admin.username, token_name: 'e2e-logs', model_name: 'e2e-logs-other', quota: 500, prompt_tokens: 10, completion_tokens: 5, channel_id: 1, created_at: now - 30 },
+      ]);
+    });
+    if (!ok) return;
+
+    await step('logs: the model filter is kept in the URL and narrows the list', async () => {
+      await page.goto(`${base}/log`);
+      await page.locator('tr', { hasText: 'e2e-logs-other' }).first().waitFor();
+      await page.getByLabel('模型', { exact: true }).fill(MODEL);
+      await page.getByRole('button', { name: '查询', exact: true }).click();
+      await page.waitForURL((u) => decodeURIComponent(u.search).includes(`"model_name":"${MODEL}"`));
+      await page.locator('tr', { hasText: 'e2e-logs-other' }).waitFor({ state: 'detached' });
+      await page.reload();
+      await page.locator('tr', { hasText: MODEL }).first().waitFor();
+      assert((await page.getByLabel('模型', { exact: true }).inputValue()) === MODEL, 'model not restored from the URL');
+      await shot(page, 'logs-filtered');
+    });
+
+    await step('logs: clicking a username opens the user information', async () => {
+      await page.locator('tr', { hasText: MODEL }).first().getByRole('button', { name: ctx.admin.username }).click();
+      const dialog = page.getByRole('dialog');
+      await dialog.getByText('用户信息').waitFor();
+      await dialog.getByText(new RegExp(`用户名.*${ctx.admin.username}`)).waitFor();
+      await dialog.getByRole('button', { name: '关闭' }).click();
+      await expectText(page, MODEL);
+    });
+  },
+};
