@@ -1,8 +1,10 @@
 /**
  * docs/configuration.md's table of environment variables, generated from config/environment.ts.
  *
- *   node --import tsx config/docs.ts          rewrites the table in docs/configuration.md
- *   node --import tsx config/docs.ts --check  exits 1 when the file's table is not the generated one
+ *   node --import tsx config/docs.ts          rewrites the table in docs/configuration.md (then Prettier lays it out)
+ *   node --import tsx config/docs.ts --check  exits 1 when the file's table says something else
+ *
+ * The check compares the table's cells, not its layout, so formatting the file keeps it valid.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -28,7 +30,22 @@ export function environmentTable(): string {
   return ['| variable | default | meaning |', '|---|---|---|', ...rows].join('\n');
 }
 
-/** The text between the markers of a document, or undefined when they are missing. */
+/** A markdown table's body rows as trimmed cells (header and separator rows left out). */
+export function tableRows(table: string): string[][] {
+  return table
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l.startsWith('|'))
+    .slice(2)
+    .map((l) =>
+      l
+        .slice(1, -1)
+        .split(/(?<!\\)\|/)
+        .map((c) => c.trim()),
+    );
+}
+
+/** The table between the markers of a document, or undefined when they are missing. */
 export function documentedTable(doc: string): string | undefined {
   const a = doc.indexOf(BEGIN);
   const b = doc.indexOf(END);
@@ -36,19 +53,28 @@ export function documentedTable(doc: string): string | undefined {
   return doc.slice(a + BEGIN.length, b).trim();
 }
 
-function write(): void {
+/** Whether the document's table states what config/environment.ts does. */
+export function documentedAsDeclared(doc: string): boolean {
+  const table = documentedTable(doc);
+  return table !== undefined && JSON.stringify(tableRows(table)) === JSON.stringify(tableRows(environmentTable()));
+}
+
+async function write(): Promise<void> {
   const doc = fs.readFileSync(CONFIGURATION_DOC, 'utf8');
   const a = doc.indexOf(BEGIN);
   const b = doc.indexOf(END);
   if (a < 0 || b < a) throw new Error(`${CONFIGURATION_DOC}: markers not found`);
-  fs.writeFileSync(CONFIGURATION_DOC, `${doc.slice(0, a + BEGIN.length)}\n${environmentTable()}\n${doc.slice(b)}`);
+  const text = `${doc.slice(0, a + BEGIN.length)}\n${environmentTable()}\n${doc.slice(b)}`;
+  const prettier = await import('prettier');
+  const options = await prettier.resolveConfig(CONFIGURATION_DOC);
+  fs.writeFileSync(CONFIGURATION_DOC, await prettier.format(text, { ...options, filepath: CONFIGURATION_DOC }));
 }
 
 if (require.main === module) {
   if (process.argv.includes('--check')) {
-    const same = documentedTable(fs.readFileSync(CONFIGURATION_DOC, 'utf8')) === environmentTable();
+    const same = documentedAsDeclared(fs.readFileSync(CONFIGURATION_DOC, 'utf8'));
     if (!same) console.error('docs/configuration.md: the table differs from config/environment.ts (npm run docs:config)');
     process.exit(same ? 0 : 1);
   }
-  write();
+  void write();
 }

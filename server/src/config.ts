@@ -110,8 +110,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
 
 function readVersion(): string {
   try {
-    // A runtime path (the bundle and the sources sit at the same depth), not an import to bundle.
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- see above
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- a file found at run time (the bundle and the sources sit at the same depth), not a module to bundle
     return (require(path.join(root, 'package.json')) as { version: string }).version;
   } catch {
     return '0.0.0';

@@ -54,8 +54,8 @@ async function main() {
 }
 
 main().catch((err) => {
-  // Before the logger exists (or instead of it): a bad variable is reported as such, without a stack.
-  // eslint-disable-next-line no-console -- see above
+  // A bad variable is reported as such, without a stack.
+  // eslint-disable-next-line no-console -- a start-up failure may come before the logger exists
   console.error(err instanceof ConfigError ? err.message : err);
   process.exit(1);
 });

@@ -1,3 +1,4 @@
+/* eslint-disable no-useless-assignment -- the tests drop their references (`x = []`) so that a collection can free them */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import v8 from 'node:v8';

@@ -217,7 +217,7 @@ describe('SIGTERM on a gateway process', () => {
     await closed(idle);
     expect(Date.now() - tStop).toBeLessThan(1000);
 
-    const [s, l] = await Promise.all([short.done, long.done]);
+    const [s] = await Promise.all([short.done, long.done]);
     expect(s.complete).toBe(true);
     expect(short.text).toContain('word4');
     expect(short.text.trim().endsWith('data: [DONE]')).toBe(true);
