@@ -20,7 +20,7 @@ taskset -c 1 node --import tsx bench/mock.ts --port $((PORT - 1)) > "$OUT/mock.l
 MOCK=$!
 KEY=callgrind0123456789abcdef0123456789abcdef
 taskset -c 0 valgrind --tool=callgrind --instr-atstart=no --smc-check=all-non-file --callgrind-out-file="$OUT/cg.%p" \
-  node --max-semi-space-size=8 --heap-growing-percent=60 "bench/tmp/$TARGET.cjs" --port $PORT --upstream "http://127.0.0.1:$((PORT - 1))" \
+  node --expose-gc --max-semi-space-size=8 --heap-growing-percent=60 "bench/tmp/$TARGET.cjs" --port $PORT --upstream "http://127.0.0.1:$((PORT - 1))" \
   --key $KEY --db "sqlite:$OUT/g.db" > "$OUT/target.log" 2>&1 &
 VG=$!
 trap 'kill $MOCK $VG 2>/dev/null || true; rm -rf "$OUT"' EXIT

@@ -111,7 +111,7 @@ async function main() {
 }
 
 main().catch((err) => {
-  // eslint-disable-next-line no-console
+  // eslint-disable-next-line no-console -- a command-line tool's output
   console.error('bench gateway failed to start:', err);
   process.exit(1);
 });

@@ -44,7 +44,7 @@ const MODELS = [
   'text-embedding-3-large', 'gpt-4o-audio-preview', 'yi-large', 'doubao-pro-32k', 'command-r-plus',
 ];
 
-const log = (...a: unknown[]) => console.log(...a); // eslint-disable-line no-console
+const log = (...a: unknown[]) => console.log(...a); // eslint-disable-line no-console -- the benchmark's output
 if (!Number.isInteger(ROWS) || ROWS < 1000) throw new Error('--rows must be an integer ≥ 1000');
 if (!/^[a-z_][a-z0-9_]*$/.test(SCHEMA)) throw new Error('--schema must be a plain lower-case identifier');
 
@@ -241,7 +241,7 @@ async function main() {
 }
 
 main().catch((err) => {
-  // eslint-disable-next-line no-console
+  // eslint-disable-next-line no-console -- a command-line tool's output
   console.error(err);
   process.exit(1);
 });

@@ -144,7 +144,7 @@ if (require.main === module && /(^|[\\/])mock\.[cm]?[jt]s$/.test(process.argv[1]
   const port = i > 0 ? Number(process.argv[i + 1]) : 0;
   void startMock(port).then((s) => {
     const addr = s.address();
-    // eslint-disable-next-line no-console
+    // eslint-disable-next-line no-console -- a command-line tool's output
     console.log(`mock listening on ${typeof addr === 'object' && addr ? addr.port : port}`);
   });
 }

@@ -53,7 +53,7 @@ interface Bench {
   streamSkipped?: string;
 }
 
-const log = (...a: unknown[]) => console.log(...a); // eslint-disable-line no-console
+const log = (...a: unknown[]) => console.log(...a); // eslint-disable-line no-console -- the harness's output
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const median = (xs: number[]) => {
   const v = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
@@ -728,7 +728,7 @@ for (const sig of ['SIGINT', 'SIGTERM'] as const) {
 
 main().catch(async (err) => {
   if (interrupted) return; // the signal handler is cleaning up and will exit
-  // eslint-disable-next-line no-console
+  // eslint-disable-next-line no-console -- a command-line tool's output
   console.error(err);
   await shutdown();
   process.exit(1);

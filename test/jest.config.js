@@ -10,6 +10,6 @@ module.exports = {
   // Generous: hooks build apps, hash passwords and start servers; a loaded 2-core CI box is slow.
   testTimeout: 60000,
   maxWorkers: 2,
-  // A worker that keeps handles (pools, sockets) open is a bug in the test; fail loudly but don't hang CI.
-  forceExit: true,
+  // No forceExit: every test closes what it opens (apps, servers, clients, timers), so a handle
+  // left open shows up as a worker that does not exit (find it with --detectOpenHandles).
 };

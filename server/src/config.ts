@@ -1,8 +1,11 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
+import { ConfigError, parseEnvironment } from '../../config/environment';
 import { parseProxyTrust, type ProxyTrust } from './relay/ip';
 
-/** Everything the app needs from the outside world. Tests build their own. */
+export { ConfigError } from '../../config/environment';
+
+/** Everything the app needs from the outside world. Tests build their own. The variables: docs/configuration.md. */
 export interface AppConfig {
   port: number;
   /** `sqlite:<path>`, `sqlite::memory:` or `postgres://…` */
@@ -56,64 +59,58 @@ export interface AppConfig {
   ledgerStaleMs?: number;
 }
 
-/** A positive number from the environment, or undefined when unset/invalid (the default applies). */
-function envMs(v: string | undefined): number | undefined {
-  const n = Number(v);
-  return v !== undefined && v !== '' && Number.isFinite(n) && n > 0 ? n : undefined;
-}
-
 const root = path.resolve(__dirname, '../..');
 
+/**
+ * The app's configuration from the environment. Parsing, validation and defaults live in
+ * config/environment.ts (one table, also the source of docs/configuration.md); this adds the
+ * defaults computed at start (paths under the repository root, a random session secret, the
+ * package version). Throws a ConfigError naming every invalid variable.
+ */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
-  const secret = env.SESSION_SECRET;
+  const e = parseEnvironment(env);
+  let trustProxy: ProxyTrust;
+  try {
+    trustProxy = parseProxyTrust(e.TRUST_PROXY, e.TRUST_PROXY_CIDRS);
+  } catch (err) {
+    throw new ConfigError([(err as Error).message]);
+  }
   return {
-    port: Number(env.PORT ?? 3000),
-    databaseUrl: env.DATABASE_URL ?? `sqlite:${path.join(root, 'data', 'gateway.db')}`,
-    pgSchema: env.DATABASE_SCHEMA || undefined,
-    redisUrl: env.REDIS_URL || undefined,
-    redisPrefix: env.REDIS_PREFIX ?? 'gw:',
-    sessionSecret: secret ?? crypto.randomBytes(32).toString('hex'),
-    sessionSecretGenerated: !secret,
-    logLevel: env.LOG_LEVEL ?? 'info',
-    adminDist: env.ADMIN_DIST ?? path.join(root, 'admin', 'dist'),
-    apiBodyLimit: Number(env.API_BODY_LIMIT ?? 1024 * 1024),
-    relayBodyLimit: Number(env.RELAY_BODY_LIMIT ?? 32 * 1024 * 1024),
-    upstreamTimeoutMs: Number(env.UPSTREAM_TIMEOUT_MS ?? 300_000),
-    version: env.APP_VERSION ?? readVersion(),
-    trustProxy: parseProxyTrust(env.TRUST_PROXY, env.TRUST_PROXY_CIDRS),
+    port: e.PORT,
+    databaseUrl: e.DATABASE_URL ?? `sqlite:${path.join(root, 'data', 'gateway.db')}`,
+    pgSchema: e.DATABASE_SCHEMA,
+    redisUrl: e.REDIS_URL,
+    redisPrefix: e.REDIS_PREFIX,
+    sessionSecret: e.SESSION_SECRET ?? crypto.randomBytes(32).toString('hex'),
+    sessionSecretGenerated: !e.SESSION_SECRET,
+    logLevel: e.LOG_LEVEL,
+    adminDist: e.ADMIN_DIST ?? path.join(root, 'admin', 'dist'),
+    apiBodyLimit: e.API_BODY_LIMIT,
+    relayBodyLimit: e.RELAY_BODY_LIMIT,
+    upstreamTimeoutMs: e.UPSTREAM_TIMEOUT_MS,
+    version: e.APP_VERSION ?? readVersion(),
+    trustProxy,
     loginLimit: {
-      perAccount: wholeNumber(env, 'LOGIN_FAIL_LIMIT_ACCOUNT', 5),
-      perIp: wholeNumber(env, 'LOGIN_FAIL_LIMIT_IP', 20),
-      windowSeconds: Math.max(1, wholeNumber(env, 'LOGIN_FAIL_WINDOW_SECONDS', 900)),
+      perAccount: e.LOGIN_FAIL_LIMIT_ACCOUNT,
+      perIp: e.LOGIN_FAIL_LIMIT_IP,
+      windowSeconds: Math.max(1, e.LOGIN_FAIL_WINDOW_SECONDS),
     },
-    apiRateLimit: {
-      count: Number(env.GLOBAL_API_RATE_LIMIT ?? 600),
-      windowSeconds: Number(env.GLOBAL_API_RATE_LIMIT_DURATION ?? 60),
-    },
-    upstreamConnectTimeoutMs: envMs(env.UPSTREAM_CONNECT_TIMEOUT_MS),
-    upstreamProxyTimeoutMs: envMs(env.UPSTREAM_PROXY_TIMEOUT_MS),
-    upstreamHeadersTimeoutMs: envMs(env.UPSTREAM_HEADERS_TIMEOUT_MS),
-    upstreamIdleTimeoutMs: envMs(env.UPSTREAM_IDLE_TIMEOUT_MS),
-    maxSseEventBytes: envMs(env.RELAY_MAX_SSE_EVENT_BYTES),
-    shutdownTimeoutMs: envMs(env.SHUTDOWN_TIMEOUT_MS),
-    nodeId: env.NODE_ID || undefined,
-    ledgerHeartbeatMs: envMs(env.LEDGER_HEARTBEAT_MS),
-    ledgerStaleMs: envMs(env.LEDGER_STALE_MS),
+    apiRateLimit: { count: e.GLOBAL_API_RATE_LIMIT, windowSeconds: e.GLOBAL_API_RATE_LIMIT_DURATION },
+    upstreamConnectTimeoutMs: e.UPSTREAM_CONNECT_TIMEOUT_MS,
+    upstreamProxyTimeoutMs: e.UPSTREAM_PROXY_TIMEOUT_MS,
+    upstreamHeadersTimeoutMs: e.UPSTREAM_HEADERS_TIMEOUT_MS,
+    upstreamIdleTimeoutMs: e.UPSTREAM_IDLE_TIMEOUT_MS,
+    maxSseEventBytes: e.RELAY_MAX_SSE_EVENT_BYTES,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    nodeId: e.NODE_ID,
+    ledgerHeartbeatMs: e.LEDGER_HEARTBEAT_MS,
+    ledgerStaleMs: e.LEDGER_STALE_MS,
   };
-}
-
-/** A whole number ≥ 0 from the environment; a typo fails the start instead of turning a guard off. */
-function wholeNumber(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
-  const raw = env[name];
-  if (raw === undefined || raw.trim() === '') return fallback;
-  const n = Number(raw);
-  if (!Number.isSafeInteger(n) || n < 0) throw new Error(`${name} must be a whole number ≥ 0, not "${raw}"`);
-  return n;
 }
 
 function readVersion(): string {
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- a file found at run time (the bundle and the sources sit at the same depth), not a module to bundle
     return (require(path.join(root, 'package.json')) as { version: string }).version;
   } catch {
     return '0.0.0';

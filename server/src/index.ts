@@ -1,8 +1,9 @@
-import { loadConfig } from './config';
+import { ConfigError, loadConfig } from './config';
 import { createApp } from './app';
 import { createLogger } from './lib/logger';
 import { collectNow, startIdleGc } from './lib/idleGc';
 import { createGatewayServer, drainGateway, listenGateway } from './lib/httpServer';
+import { nativeLoaded } from './lib/native';
 
 async function main() {
   const config = loadConfig();
@@ -17,7 +18,7 @@ async function main() {
   collectNow();
   const stopIdleGc = startIdleGc(server, { onIdle: () => gateway.releaseIdle() });
   await listenGateway(server, { port: config.port });
-  log.info({ port: config.port, db: gateway.ctx.db.kind, cache: gateway.ctx.kv.kind }, 'gateway listening');
+  log.info({ port: config.port, db: gateway.ctx.db.kind, cache: gateway.ctx.kv.kind, native: nativeLoaded() }, 'gateway listening');
   // Graceful shutdown: stop accepting, let calls in flight (streams included) finish until the
   // deadline, cut the rest (they settle or refund as abandoned calls do), wait for that
   // bookkeeping, then flush the batched rows and counters and close the pools. A second signal,
@@ -53,7 +54,8 @@ async function main() {
 }
 
 main().catch((err) => {
-  // eslint-disable-next-line no-console
-  console.error(err);
+  // A bad variable is reported as such, without a stack.
+  // eslint-disable-next-line no-console -- a start-up failure may come before the logger exists
+  console.error(err instanceof ConfigError ? err.message : err);
   process.exit(1);
 });

@@ -3,7 +3,7 @@ import net from 'node:net';
 import path from 'node:path';
 
 /**
- * The gateway as a real process (tsx on server/src/index.ts), for what only a process shows: a
+ * The gateway as a real process (tsx on server/src/index.ts, with npm start's --expose-gc), for what only a process shows: a
  * kill -9, a SIGTERM, two nodes sharing a database. Started with the environment given (PORT is
  * chosen here unless set); resolves once it logs that it listens.
  */
@@ -32,7 +32,7 @@ export async function freePort(): Promise<number> {
 
 export async function startGatewayProcess(env: NodeJS.ProcessEnv, startTimeoutMs = 40_000): Promise<GatewayProcess> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/index.ts'], {
+  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', 'server/src/index.ts'], {
     cwd: ROOT,
     // `gateway listening` is logged at info: a quieter LOG_LEVEL would hide it.
     env: { ...process.env, ADMIN_DIST: path.join(ROOT, 'no-console'), ...env, LOG_LEVEL: 'info', PORT: String(port) },

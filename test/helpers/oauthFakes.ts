@@ -95,7 +95,7 @@ export async function startGitHubFake(creds: { clientId: string; clientSecret: s
   const fake = await listen((req, body, res) => {
     const url = new URL(req.url ?? '/', 'http://x');
     if (req.method === 'POST' && url.pathname === '/login/oauth/access_token') {
-      let p: Record<string, string> = {};
+      let p: Record<string, string>;
       try {
         p = (req.headers['content-type'] ?? '').includes('json') ? JSON.parse(body) : Object.fromEntries(new URLSearchParams(body));
       } catch {

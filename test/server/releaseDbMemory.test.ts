@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createDb, releaseDbMemory, type Db } from '../../server/src/db/knex';
 import { nativeMemory } from '../../server/src/lib/native';
-import { exposeGc } from '../../server/src/lib/idleGc';
+import { testGc } from '../helpers/gc';
 import { DB_TARGETS } from '../helpers/app';
 
 /** What the idle GC asks of the database (app.releaseIdle → releaseDbMemory). */
@@ -23,7 +23,7 @@ describe('releaseDbMemory', () => {
       });
       expect(Number((await db.knex('blobs').sum({ n: db.knex.raw('length(b)') }))[0]!.n)).toBe(4000 * 3000);
       const trim = nativeMemory()!.trim;
-      exposeGc()!();
+      testGc()();
       trim();
       const before = process.memoryUsage.rss();
       await releaseDbMemory(db);

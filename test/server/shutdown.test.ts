@@ -10,6 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import knexFactory from 'knex';
 import { createGatewayServer, drainGateway, gatewayConnections, listenGateway } from '../../server/src/lib/httpServer';
+import { nativeAcceptPending } from '../../server/src/lib/native';
 import { buildApp, DB_TARGETS, makeUser } from '../helpers/app';
 import { startGatewayProcess, type GatewayProcess } from '../helpers/gatewayProcess';
 import { seedChannel, seedToken, setOptions } from '../mock-upstream/seed';
@@ -73,6 +74,35 @@ describe('drainGateway', () => {
     await closed(busy);
     expect(answer).toContain('slow done');
     expect(await drained).toEqual({ cut: 0 });
+    expect(gatewayConnections(server).size).toBe(0);
+  });
+
+  const acceptPending = nativeAcceptPending();
+  (acceptPending ? test : test.skip)('connections adopted through the native accept loop are counted and closed by the drain', async () => {
+    let adopted = 0;
+    const server = createGatewayServer((_req, res) => {
+      res.setHeader('content-length', '2');
+      res.end('ok');
+    });
+    await listenGateway(server, {
+      port: 0,
+      host: '127.0.0.1',
+      acceptPending: (fd, max) => {
+        const fds = acceptPending!(fd, max);
+        adopted += fds.length;
+        return fds;
+      },
+    });
+    const port = (server.address() as net.AddressInfo).port;
+    // Connections queue while the loop is blocked; the first accept then takes the rest.
+    const clients = Array.from({ length: 20 }, () => net.connect(port, '127.0.0.1'));
+    await new Promise<void>((r) => process.nextTick(r));
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 100);
+    await Promise.all(clients.map((c) => get(c)));
+    expect(adopted).toBeGreaterThan(0);
+    expect(gatewayConnections(server).size).toBe(20);
+    expect(await drainGateway(server, 2000, 20)).toEqual({ cut: 0 });
+    await Promise.all(clients.map(closed));
     expect(gatewayConnections(server).size).toBe(0);
   });
 
@@ -187,7 +217,7 @@ describe('SIGTERM on a gateway process', () => {
     await closed(idle);
     expect(Date.now() - tStop).toBeLessThan(1000);
 
-    const [s, l] = await Promise.all([short.done, long.done]);
+    const [s] = await Promise.all([short.done, long.done]);
     expect(s.complete).toBe(true);
     expect(short.text).toContain('word4');
     expect(short.text.trim().endsWith('data: [DONE]')).toBe(true);

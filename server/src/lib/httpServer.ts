@@ -42,9 +42,9 @@ const openConnections = new WeakMap<http.Server, Set<net.Socket>>();
  * left. Per connection, not per request: nothing on a request's path.
  */
 function trackConnections(server: http.Server): Set<net.Socket> {
-  let set = openConnections.get(server);
-  if (set) return set;
-  const conns = (set = new Set<net.Socket>());
+  const known = openConnections.get(server);
+  if (known) return known;
+  const conns = new Set<net.Socket>();
   openConnections.set(server, conns);
   server.on('connection', (socket: net.Socket) => {
     conns.add(socket);

@@ -1,6 +1,4 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import v8 from 'node:v8';
-import vm from 'node:vm';
 import { nativeMemory } from './native';
 
 /**
@@ -12,7 +10,7 @@ import { nativeMemory } from './native';
  * "In flight" counts responses not yet closed: a stream that runs for minutes is traffic.
  * With the native addon (native.ts) each pass is V8's LowMemoryNotification(), which also
  * compacts the old generation and shrinks the young one to its minimum (global.gc() leaves both:
- * ≈ 28 MB more RSS after 2 000 concurrent streams); without it, global.gc().
+ * ≈ 28 MB more RSS after 2 000 concurrent streams); without it, global.gc() (`--expose-gc`).
  * After the second pass, `trim` (glibc's `malloc_trim(0)`, same addon): `free()` keeps freed memory
  * in the middle of glibc's heap (the socket buffers of thousands of connections, freed by the GC),
  * malloc_trim gives its whole free pages back to the OS. Measured after 2 000 concurrent streams
@@ -117,14 +115,11 @@ function trimQuietly(trim: (() => unknown) | undefined): void {
   }
 }
 
+/**
+ * `global.gc`, which node's `--expose-gc` installs (`npm start` and the bench gateway pass it):
+ * the collector when the native addon is absent. Undefined without the flag: no idle GC then.
+ */
 export function exposeGc(): (() => void) | undefined {
-  const existing = (globalThis as { gc?: () => void }).gc;
-  if (typeof existing === 'function') return existing;
-  try {
-    v8.setFlagsFromString('--expose-gc');
-    const fn = vm.runInNewContext('gc') as unknown;
-    return typeof fn === 'function' ? (fn as () => void) : undefined;
-  } catch {
-    return undefined;
-  }
+  const gc = (globalThis as { gc?: unknown }).gc;
+  return typeof gc === 'function' ? (gc as () => void) : undefined;
 }

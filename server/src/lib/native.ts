@@ -1,7 +1,9 @@
+import { readVariable } from '../../../config/environment';
+
 /**
  * The optional native addon `@gateway/native` (server/native/addon). Each helper is undefined when
- * the addon is not installed (no compiler at `npm install`), did not build, or was built for another
- * Node version; callers then do without it.
+ * the addon is not installed (no compiler at `npm install`), did not build, was built for another
+ * Node version, or is switched off (`GATEWAY_NATIVE=off`); callers then do without it.
  */
 export interface NativeMemory {
   /** V8's memory-reducing full collection, which also compacts the old generation and shrinks the young one (global.gc() does neither). */
@@ -22,9 +24,10 @@ let addon: Partial<Addon> | null | undefined;
 
 function load(): Partial<Addon> | null {
   if (addon === undefined) {
+    if (readVariable('GATEWAY_NATIVE') === 'off') return (addon = null);
     try {
-      // Required lazily, not at the top: optional.
-      addon = (require('@gateway/native') as Partial<Addon> | null) ?? null; // eslint-disable-line @typescript-eslint/no-require-imports
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- required lazily: it is optional and may be missing
+      addon = (require('@gateway/native') as Partial<Addon> | null) ?? null;
     } catch {
       addon = null;
     }
@@ -42,4 +45,9 @@ export function nativeMemory(): NativeMemory | undefined {
 export function nativeAcceptPending(): AcceptPending | undefined {
   const m = load();
   return typeof m?.acceptPending === 'function' ? m.acceptPending : undefined;
+}
+
+/** Whether the addon loaded (false when absent or switched off): logged at start. */
+export function nativeLoaded(): boolean {
+  return load() !== null;
 }
