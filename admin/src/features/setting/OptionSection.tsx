@@ -4,7 +4,7 @@ import SaveIcon from '@mui/icons-material/SaveOutlined';
 import { Confirm, useNotify, useTranslate } from 'react-admin';
 import { api } from '../../lib/http';
 import { useStatus } from '../../lib/StatusContext';
-import { changedOptions, isJsonText, isSecretKey, numberRule, saveChanges, type OptionChange, type OptionMap } from './logic';
+import { changedOptions, isJsonText, isSecretKey, numberRule, saveChanges, type OptionChange, type OptionMap } from './settingOptions';
 
 /** The loaded options (GET /api/option/) shared by every tab, and a reload after saves. */
 export interface OptionsState {

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { settingMessages } from './messages';
-import { RATIO_OPTION_KEYS } from './logic';
+import { RATIO_OPTION_KEYS } from './settingOptions';
 
 function flatten(o: unknown, prefix = ''): string[] {
   if (!o || typeof o !== 'object') return [prefix];

@@ -5,7 +5,7 @@ import { SideDrawer } from '../shared/SideDrawer';
 import { useApi, useGateway } from '../shared/api';
 import { useDisplaySettings, useNotifyError } from '../shared/hooks';
 import { formatQuota } from '../shared/format';
-import { DEFAULT_REDEMPTION_QUOTA, MAX_REDEMPTION_COUNT, codesFileText, redemptionPayload, validateRedemption, type RedemptionForm } from './logic';
+import { DEFAULT_REDEMPTION_QUOTA, MAX_REDEMPTION_COUNT, codesFileText, redemptionPayload, validateRedemption, type RedemptionForm } from './redemptionCodes';
 
 export const RedemptionEditDrawer = ({ creating, editId, onClose }: { creating: boolean; editId?: string; onClose: () => void }) => (
   <SideDrawer open={creating || !!editId} onClose={onClose} title={creating ? 'res.redemption.create_title' : 'res.redemption.edit_title'} width={480}>

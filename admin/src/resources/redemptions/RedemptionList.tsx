@@ -15,7 +15,7 @@ import { useCopy } from '../shared/copy';
 import { useDisplaySettings, useNotifyError, useRouteDrawer } from '../shared/hooks';
 import { formatQuota, formatTimestamp } from '../shared/format';
 import { useGateway } from '../shared/api';
-import { redemptionStatusKey } from './logic';
+import { redemptionStatusKey } from './redemptionCodes';
 import { RedemptionEditDrawer } from './RedemptionEdit';
 import { useConfirmedAction } from '../shared/confirm';
 

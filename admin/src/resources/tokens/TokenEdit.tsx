@@ -31,7 +31,7 @@ import {
   tokenToForm,
   validateToken,
   type TokenForm,
-} from './logic';
+} from './tokenForm';
 
 export const TokenEditDrawer = ({ creating, editId, onClose }: { creating: boolean; editId?: string; onClose: () => void }) => (
   <SideDrawer open={creating || !!editId} onClose={onClose} title={creating ? 'res.token.create_title' : 'res.token.edit_title'} width={560}>

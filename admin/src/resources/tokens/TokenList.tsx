@@ -15,7 +15,7 @@ import { useCopy } from '../shared/copy';
 import { useDisplaySettings, useNotifyError, useRouteDrawer } from '../shared/hooks';
 import { formatQuota, formatTimestamp, stringColor } from '../shared/format';
 import { useGateway } from '../shared/api';
-import { maskKey, tokenStatusKey } from './logic';
+import { maskKey, tokenStatusKey } from './tokenForm';
 import { TokenEditDrawer } from './TokenEdit';
 import { useConfirmedAction } from '../shared/confirm';
 

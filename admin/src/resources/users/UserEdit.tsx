@@ -5,7 +5,7 @@ import { SideDrawer } from '../shared/SideDrawer';
 import { useGateway } from '../shared/api';
 import { useDisplaySettings, useNotifyError } from '../shared/hooks';
 import { formatQuota } from '../shared/format';
-import { addQuota, validateEditUser, validateNewUser } from './logic';
+import { addQuota, validateEditUser, validateNewUser } from './userManagement';
 
 export const UserCreateDrawer = ({ open, onClose }: { open: boolean; onClose: () => void }) => (
   <SideDrawer open={open} onClose={onClose} title="res.user.create_title" width={460}>

@@ -11,7 +11,7 @@ import { readPageSize } from '../shared/pageSize';
 import { useDisplaySettings, useNotifyError, useRouteDrawer } from '../shared/hooks';
 import { compactNumber, formatQuota, stringColor } from '../shared/format';
 import { storedUserRole, useGateway } from '../shared/api';
-import { availableActions, enableBlocked, roleKey, userStatusKey, type ManageAction } from './logic';
+import { availableActions, enableBlocked, roleKey, userStatusKey, type ManageAction } from './userManagement';
 import { UserCreateDrawer, UserEditDrawer } from './UserEdit';
 
 type Row = RaRecord & Record<string, any>;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { codesFileText, redemptionPayload, redemptionStatusKey, validateRedemption } from './logic';
+import { codesFileText, redemptionPayload, redemptionStatusKey, validateRedemption } from './redemptionCodes';
 
 const usd = { displayInCurrency: true, quotaPerUnit: 500000 };
 

@@ -1,9 +1,9 @@
-/** Token screen logic without React (unit-tested in logic.test.ts). */
+/** The token form (defaults, presets, checks, wire body) and the list's status and key display. Unit-tested in tokenForm.test.ts. */
 import { joinComma, parseDateText, randomSuffix, splitComma } from '../shared/format';
 
 export const TOKEN_STATUS = { ENABLED: 1, DISABLED: 2, EXPIRED: 3, EXHAUSTED: 4 } as const;
 
-/** Quota presets (spec 001 §9): value and label at 500000 per dollar. */
+/** Quota presets: value and label at 500000 per dollar. */
 export const QUOTA_PRESETS = [
   { value: 500000, label: '$1' },
   { value: 5000000, label: '$10' },

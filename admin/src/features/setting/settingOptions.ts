@@ -30,8 +30,7 @@ export interface OptionChange {
 }
 
 /**
- * The keys to save, in order (spec 000 §4: switches first, then the other changed keys, one call
- * each). The server refuses some switches until their settings are stored (checkOptionDependencies),
+ * The keys to save, in order, one call each. The server refuses some switches until their settings are stored (checkOptionDependencies),
  * so switches turning OFF go first, then the changed non-switch keys, then switches turning ON.
  * Secret keys are included only when non-empty. Values are compared as text.
  */

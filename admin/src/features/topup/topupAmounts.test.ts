@@ -10,10 +10,10 @@ import {
   submitPayForm,
   topupLink,
   yuanText,
-} from './logic';
+} from './topupAmounts';
 import { topupMessages } from './messages';
 
-describe('wallet checks (spec 001 §5)', () => {
+describe('wallet checks', () => {
   it('requires a redemption code', () => {
     expect(redeemProblem('')).toEqual({ key: 'feat.topup.code_empty' });
     expect(redeemProblem('   ')).toEqual({ key: 'feat.topup.code_empty' });

@@ -15,7 +15,7 @@ import {
   THRESHOLD_PRESETS,
   transferProblem,
   visibleModels,
-} from './logic';
+} from './personalSettings';
 import { personalMessages } from './messages';
 
 describe('user setting', () => {

@@ -11,7 +11,7 @@ import {
   validateToken,
   QUOTA_PRESETS,
   maskKey,
-} from './logic';
+} from './tokenForm';
 
 describe('token expiry', () => {
   it('quick options: never, 1 hour, 1 day, 1 month = 30 days', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addQuota, availableActions, enableBlocked, roleKey, userStatusKey, validateEditUser, validateNewUser } from './logic';
+import { addQuota, availableActions, enableBlocked, roleKey, userStatusKey, validateEditUser, validateNewUser } from './userManagement';
 
 describe('users', () => {
   it('role keys: 1/10/100, other unknown', () => {
