@@ -95,6 +95,20 @@ export function validateToken(form: TokenForm, isEdit: boolean): string | null {
   return null;
 }
 
+/** The field each validation message belongs under in the form. */
+const TOKEN_ERROR_FIELD: Record<string, keyof TokenForm> = {
+  'res.token.msg.name_required': 'name',
+  'res.token.msg.quota_integer': 'remain_quota',
+  'res.token.msg.expiry_invalid': 'expired_time',
+  'res.token.msg.count_invalid': 'count',
+};
+
+/** validateToken as form errors: the first problem, under its field (empty when valid). */
+export function tokenErrors(form: TokenForm, isEdit: boolean): Record<string, string> {
+  const key = validateToken(form, isEdit);
+  return key ? { [TOKEN_ERROR_FIELD[key]]: key } : {};
+}
+
 /** Normalises the allow-list: one IP per line, blanks dropped. */
 export function normaliseAllowIps(text: string): string {
   return text
