@@ -5,6 +5,7 @@ import { flow as wallet } from './wallet';
 import { flow as personal } from './personal';
 import { flow as settings } from './settings';
 import { flow as dashboard } from './dashboard';
+import { flow as resources } from './resources';
 
 /** Feature flows run after the core flow, each in a fresh context logged in as root. */
-export const FLOWS: Flow[] = [playground, pricing, wallet, personal, settings, dashboard];
+export const FLOWS: Flow[] = [playground, pricing, wallet, personal, settings, dashboard, resources];

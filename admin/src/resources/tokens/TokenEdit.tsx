@@ -93,6 +93,7 @@ const TokenFormView = ({ editId, onDone }: { editId?: string; onDone: () => void
   const record = isEdit && token ? tokenToForm(token, formatTimestamp) : TOKEN_DEFAULTS;
   return (
     <SimpleForm
+      noValidate
       record={record as never}
       onSubmit={submit}
       validate={(v) => tokenErrors(v as TokenForm, isEdit)}

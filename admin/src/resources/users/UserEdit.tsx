@@ -36,6 +36,7 @@ const CreateForm = ({ onDone }: { onDone: () => void }) => {
   };
   return (
     <SimpleForm
+      noValidate
       record={{ username: '', display_name: '', password: '' } as never}
       onSubmit={submit}
       validate={(v) => newUserErrors(v as NewUser)}
@@ -106,7 +107,7 @@ const EditForm = ({ id, onDone }: { id: string; onDone: () => void }) => {
     quota: String(user.quota ?? 0),
   };
   return (
-    <SimpleForm record={record} onSubmit={submit} validate={(v) => editUserErrors(v as EditedUser)} toolbar={<FormButtons onCancel={onDone} />} sx={{ p: 0 }}>
+    <SimpleForm noValidate record={record} onSubmit={submit} validate={(v) => editUserErrors(v as EditedUser)} toolbar={<FormButtons onCancel={onDone} />} sx={{ p: 0 }}>
       <TextInput source="username" label="res.user.fields.username" helperText={false} />
       <TextInput source="display_name" label="res.user.fields.display_name" helperText={false} />
       <TextInput source="password" type="password" autoComplete="new-password" label="res.user.fields.password" helperText="res.user.hint.password_edit" />
