@@ -10,7 +10,6 @@ import {
   List,
   TextInput,
   TopToolbar,
-  useListContext,
   useNotify,
   useRefresh,
   useTranslate,
@@ -28,6 +27,7 @@ import { EmptyRows } from '../shared/EmptyRows';
 import { redemptionStatusKey } from './redemptionCodes';
 import { RedemptionEditDrawer } from './RedemptionEdit';
 import { useConfirmedAction } from '../shared/confirm';
+import { BatchButtons } from '../shared/BatchButtons';
 
 type Row = RaRecord & Record<string, any>;
 const TONE = { unused: 'green', disabled: 'red', used: 'grey', unknown: 'grey' } as const;
@@ -56,55 +56,27 @@ export const RedemptionList = () => {
   );
 };
 
-/** Add, the two batch buttons (they act on the checked rows), column choice and refresh. */
+const REDEMPTION_BATCH = {
+  copySelected: 'res.redemption.copy_selected',
+  selectOne: 'res.redemption.msg.select_one',
+  confirmDelete: 'res.redemption.confirm.batch_delete',
+  deletedCount: 'res.redemption.msg.deleted_count',
+};
+
+/** Add, the batch buttons (they act on the checked rows), column choice and refresh. */
 const RedemptionActions = ({ openCreate }: { openCreate: () => void }) => {
   const translate = useTranslate();
-  const notify = useNotify();
-  const notifyError = useNotifyError();
   const refresh = useRefresh();
-  const dp = useGateway();
-  const { selectedIds, onUnselectItems, data } = useListContext<Row>();
-  const { ask: askConfirm, dialog: confirmDialog } = useConfirmedAction(refresh, notifyError);
-  const { copy, dialog: copyDialog } = useCopy();
-
   return (
-    <TopToolbar sx={{ alignItems: 'center', gap: 1, flexWrap: 'wrap' }}>
+    <TopToolbar sx={{ alignItems: 'center', gap: 1 }}>
       <Button variant="contained" startIcon={<AddIcon />} onClick={openCreate}>
         {translate('res.redemption.add')}
       </Button>
-      <Button
-        variant="outlined"
-        onClick={() => {
-          const keys = (data ?? []).filter((r) => selectedIds.includes(r.id)).map((r) => String(r.key));
-          if (!keys.length) return notify('res.redemption.msg.select_one', { type: 'warning' });
-          copy(keys.join('\n'));
-        }}
-      >
-        {translate('res.redemption.copy_selected')}
-      </Button>
-      <Button
-        variant="outlined"
-        color="error"
-        onClick={() => {
-          if (!selectedIds.length) return notify('res.redemption.msg.select_one', { type: 'warning' });
-          askConfirm({
-            content: 'res.redemption.confirm.batch_delete',
-            action: async () => {
-              await dp.deleteMany('redemption', { ids: selectedIds });
-              notify('res.redemption.msg.deleted_count', { type: 'success', messageArgs: { count: selectedIds.length } });
-              onUnselectItems();
-            },
-          });
-        }}
-      >
-        {translate('res.common.delete_selected')}
-      </Button>
+      <BatchButtons textOf={(r) => String(r.key)} texts={REDEMPTION_BATCH} />
       <ColumnsButton />
       <IconButton onClick={() => refresh()}>
         <RefreshIcon />
       </IconButton>
-      {confirmDialog}
-      {copyDialog}
     </TopToolbar>
   );
 };

@@ -10,7 +10,6 @@ import {
   List,
   TextInput,
   TopToolbar,
-  useListContext,
   useNotify,
   useRefresh,
   useTranslate,
@@ -27,6 +26,7 @@ import { useGateway } from '../shared/api';
 import { maskKey, tokenStatusKey } from './tokenForm';
 import { TokenEditDrawer } from './TokenEdit';
 import { useConfirmedAction } from '../shared/confirm';
+import { BatchButtons } from '../shared/BatchButtons';
 import { EmptyRows } from '../shared/EmptyRows';
 
 type Row = RaRecord & Record<string, any>;
@@ -72,56 +72,27 @@ export const TokenList = () => {
   );
 };
 
-/** Add, the two batch buttons (they act on the checked rows), column choice and refresh. */
+const TOKEN_BATCH = {
+  copySelected: 'res.token.copy_selected',
+  selectOne: 'res.token.msg.select_one',
+  confirmDelete: 'res.token.confirm.batch_delete',
+  deletedCount: 'res.token.msg.deleted_count',
+};
+
+/** Add, the batch buttons (they act on the checked rows), column choice and refresh. */
 const TokenActions = ({ openCreate }: { openCreate: () => void }) => {
   const translate = useTranslate();
-  const notify = useNotify();
-  const notifyError = useNotifyError();
   const refresh = useRefresh();
-  const dp = useGateway();
-  const { selectedIds, onUnselectItems, data } = useListContext<Row>();
-  const { ask: askConfirm, dialog: confirmDialog } = useConfirmedAction(refresh, notifyError);
-  const { copy, dialog: copyDialog } = useCopy();
-  const selectedKeys = () => (data ?? []).filter((r) => selectedIds.includes(r.id)).map((r) => `sk-${r.key}`);
-
   return (
-    <TopToolbar sx={{ alignItems: 'center', gap: 1, flexWrap: 'wrap' }}>
+    <TopToolbar sx={{ alignItems: 'center', gap: 1 }}>
       <Button variant="contained" startIcon={<AddIcon />} onClick={openCreate}>
         {translate('res.token.add')}
       </Button>
-      <Button
-        variant="outlined"
-        onClick={() => {
-          const keys = selectedKeys();
-          if (!keys.length) return notify('res.token.msg.select_one', { type: 'warning' });
-          copy(keys.join('\n'));
-        }}
-      >
-        {translate('res.token.copy_selected')}
-      </Button>
-      <Button
-        variant="outlined"
-        color="error"
-        onClick={() => {
-          if (!selectedIds.length) return notify('res.token.msg.select_one', { type: 'warning' });
-          askConfirm({
-            content: 'res.token.confirm.batch_delete',
-            action: async () => {
-              await dp.deleteMany('token', { ids: selectedIds });
-              notify('res.token.msg.deleted_count', { type: 'success', messageArgs: { count: selectedIds.length } });
-              onUnselectItems();
-            },
-          });
-        }}
-      >
-        {translate('res.common.delete_selected')}
-      </Button>
+      <BatchButtons textOf={(r) => `sk-${r.key}`} texts={TOKEN_BATCH} />
       <ColumnsButton />
       <IconButton onClick={() => refresh()}>
         <RefreshIcon />
       </IconButton>
-      {confirmDialog}
-      {copyDialog}
     </TopToolbar>
   );
 };
