@@ -2,7 +2,6 @@ import { Button, IconButton, Stack, Tooltip } from '@mui/material';
 import AddIcon from '@mui/icons-material/Add';
 import RefreshIcon from '@mui/icons-material/Refresh';
 import EditIcon from '@mui/icons-material/EditOutlined';
-import DeleteIcon from '@mui/icons-material/DeleteOutline';
 import ContentCopyIcon from '@mui/icons-material/ContentCopy';
 import {
   ColumnsButton,
@@ -28,6 +27,7 @@ import { redemptionStatusKey } from './redemptionCodes';
 import { RedemptionEditDrawer } from './RedemptionEdit';
 import { useConfirmedAction } from '../shared/confirm';
 import { BatchButtons } from '../shared/BatchButtons';
+import { RowDeleteButton } from '../shared/RowDeleteButton';
 
 type Row = RaRecord & Record<string, any>;
 const TONE = { unused: 'green', disabled: 'red', used: 'grey', unknown: 'grey' } as const;
@@ -153,23 +153,7 @@ const RedemptionTable = ({ openEdit }: { openEdit: (id: string | number) => void
                     </IconButton>
                   </span>
                 </Tooltip>
-                <Tooltip title={translate('res.common.delete')}>
-                  <IconButton
-                    size="small"
-                    color="error"
-                    onClick={() =>
-                      askConfirm({
-                        content: 'res.redemption.confirm.delete',
-                        action: async () => {
-                          await dp.delete('redemption', { id: r.id, previousData: r as Row });
-                          notify('res.common.deleted', { type: 'success' });
-                        },
-                      })
-                    }
-                  >
-                    <DeleteIcon fontSize="small" />
-                  </IconButton>
-                </Tooltip>
+                <RowDeleteButton record={r as Row} confirm="res.redemption.confirm.delete" ask={askConfirm} />
               </Stack>
             );
           }}

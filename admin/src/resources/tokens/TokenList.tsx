@@ -3,7 +3,6 @@ import AddIcon from '@mui/icons-material/Add';
 import ContentCopyIcon from '@mui/icons-material/ContentCopy';
 import RefreshIcon from '@mui/icons-material/Refresh';
 import EditIcon from '@mui/icons-material/EditOutlined';
-import DeleteIcon from '@mui/icons-material/DeleteOutline';
 import {
   ColumnsButton,
   DataTable,
@@ -27,6 +26,7 @@ import { maskKey, tokenStatusKey } from './tokenForm';
 import { TokenEditDrawer } from './TokenEdit';
 import { useConfirmedAction } from '../shared/confirm';
 import { BatchButtons } from '../shared/BatchButtons';
+import { RowDeleteButton } from '../shared/RowDeleteButton';
 import { EmptyRows } from '../shared/EmptyRows';
 
 type Row = RaRecord & Record<string, any>;
@@ -207,23 +207,7 @@ const TokenTable = ({ openEdit }: { openEdit: (id: string | number) => void }) =
                   <EditIcon fontSize="small" />
                 </IconButton>
               </Tooltip>
-              <Tooltip title={translate('res.common.delete')}>
-                <IconButton
-                  size="small"
-                  color="error"
-                  onClick={() =>
-                    askConfirm({
-                      content: 'res.token.confirm.delete',
-                      action: async () => {
-                        await dp.delete('token', { id: r.id, previousData: r as Row });
-                        notify('res.common.deleted', { type: 'success' });
-                      },
-                    })
-                  }
-                >
-                  <DeleteIcon fontSize="small" />
-                </IconButton>
-              </Tooltip>
+              <RowDeleteButton record={r as Row} confirm="res.token.confirm.delete" ask={askConfirm} />
             </Stack>
           )}
         />
