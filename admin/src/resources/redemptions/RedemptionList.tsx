@@ -1,14 +1,10 @@
 import { Button, IconButton, Stack, Tooltip } from '@mui/material';
-import AddIcon from '@mui/icons-material/Add';
-import RefreshIcon from '@mui/icons-material/Refresh';
 import EditIcon from '@mui/icons-material/EditOutlined';
 import ContentCopyIcon from '@mui/icons-material/ContentCopy';
 import {
-  ColumnsButton,
   DataTable,
   List,
   TextInput,
-  TopToolbar,
   useNotify,
   useRefresh,
   useTranslate,
@@ -17,6 +13,7 @@ import {
 import { ColorTag } from '../shared/ColorTag';
 import { GwPagination } from '../shared/GwPagination';
 import { LIST_SX } from '../shared/styles';
+import { ListActions } from '../shared/ListActions';
 import { readPageSize } from '../shared/pageSize';
 import { useCopy } from '../shared/copy';
 import { useDisplaySettings, useNotifyError, useRouteDrawer } from '../shared/hooks';
@@ -34,6 +31,13 @@ const TONE = { unused: 'green', disabled: 'red', used: 'grey', unknown: 'grey' }
 
 const redemptionFilters = [<TextInput key="keyword" source="keyword" label="res.redemption.search" size="small" alwaysOn />];
 
+const REDEMPTION_BATCH = {
+  copySelected: 'res.redemption.copy_selected',
+  selectOne: 'res.redemption.msg.select_one',
+  confirmDelete: 'res.redemption.confirm.batch_delete',
+  deletedCount: 'res.redemption.msg.deleted_count',
+};
+
 export const RedemptionList = () => {
   const drawer = useRouteDrawer('redemption');
   return (
@@ -42,7 +46,11 @@ export const RedemptionList = () => {
         resource="redemption"
         perPage={readPageSize('redemption')}
         filters={redemptionFilters}
-        actions={<RedemptionActions openCreate={drawer.openCreate} />}
+        actions={
+          <ListActions addLabel="res.redemption.add" onAdd={drawer.openCreate}>
+            <BatchButtons textOf={(r) => String(r.key)} texts={REDEMPTION_BATCH} />
+          </ListActions>
+        }
         pagination={<GwPagination />}
         empty={false}
         exporter={false}
@@ -56,30 +64,6 @@ export const RedemptionList = () => {
   );
 };
 
-const REDEMPTION_BATCH = {
-  copySelected: 'res.redemption.copy_selected',
-  selectOne: 'res.redemption.msg.select_one',
-  confirmDelete: 'res.redemption.confirm.batch_delete',
-  deletedCount: 'res.redemption.msg.deleted_count',
-};
-
-/** Add, the batch buttons (they act on the checked rows), column choice and refresh. */
-const RedemptionActions = ({ openCreate }: { openCreate: () => void }) => {
-  const translate = useTranslate();
-  const refresh = useRefresh();
-  return (
-    <TopToolbar sx={{ alignItems: 'center', gap: 1 }}>
-      <Button variant="contained" startIcon={<AddIcon />} onClick={openCreate}>
-        {translate('res.redemption.add')}
-      </Button>
-      <BatchButtons textOf={(r) => String(r.key)} texts={REDEMPTION_BATCH} />
-      <ColumnsButton />
-      <IconButton onClick={() => refresh()}>
-        <RefreshIcon />
-      </IconButton>
-    </TopToolbar>
-  );
-};
 
 const RedemptionTable = ({ openEdit }: { openEdit: (id: string | number) => void }) => {
   const translate = useTranslate();

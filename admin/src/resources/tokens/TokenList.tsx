@@ -1,14 +1,10 @@
-import { Alert, Box, Button, IconButton, Stack, Switch, Tooltip, Typography } from '@mui/material';
-import AddIcon from '@mui/icons-material/Add';
+import { Alert, Box, IconButton, Stack, Switch, Tooltip, Typography } from '@mui/material';
 import ContentCopyIcon from '@mui/icons-material/ContentCopy';
-import RefreshIcon from '@mui/icons-material/Refresh';
 import EditIcon from '@mui/icons-material/EditOutlined';
 import {
-  ColumnsButton,
   DataTable,
   List,
   TextInput,
-  TopToolbar,
   useNotify,
   useRefresh,
   useTranslate,
@@ -17,6 +13,7 @@ import {
 import { ColorTag } from '../shared/ColorTag';
 import { GwPagination } from '../shared/GwPagination';
 import { LIST_SX } from '../shared/styles';
+import { ListActions } from '../shared/ListActions';
 import { readPageSize } from '../shared/pageSize';
 import { useCopy } from '../shared/copy';
 import { useDisplaySettings, useNotifyError, useRouteDrawer } from '../shared/hooks';
@@ -46,6 +43,13 @@ const tokenFilters = [
   <TextInput key="token" source="token" label="res.token.search_token" size="small" alwaysOn />,
 ];
 
+const TOKEN_BATCH = {
+  copySelected: 'res.token.copy_selected',
+  selectOne: 'res.token.msg.select_one',
+  confirmDelete: 'res.token.confirm.batch_delete',
+  deletedCount: 'res.token.msg.deleted_count',
+};
+
 export const TokenList = () => {
   const drawer = useRouteDrawer('token');
   const translate = useTranslate();
@@ -58,7 +62,11 @@ export const TokenList = () => {
         resource="token"
         perPage={readPageSize('token')}
         filters={tokenFilters}
-        actions={<TokenActions openCreate={drawer.openCreate} />}
+        actions={
+          <ListActions addLabel="res.token.add" onAdd={drawer.openCreate}>
+            <BatchButtons textOf={(r) => `sk-${r.key}`} texts={TOKEN_BATCH} />
+          </ListActions>
+        }
         pagination={<GwPagination />}
         empty={false}
         exporter={false}
@@ -72,30 +80,6 @@ export const TokenList = () => {
   );
 };
 
-const TOKEN_BATCH = {
-  copySelected: 'res.token.copy_selected',
-  selectOne: 'res.token.msg.select_one',
-  confirmDelete: 'res.token.confirm.batch_delete',
-  deletedCount: 'res.token.msg.deleted_count',
-};
-
-/** Add, the batch buttons (they act on the checked rows), column choice and refresh. */
-const TokenActions = ({ openCreate }: { openCreate: () => void }) => {
-  const translate = useTranslate();
-  const refresh = useRefresh();
-  return (
-    <TopToolbar sx={{ alignItems: 'center', gap: 1 }}>
-      <Button variant="contained" startIcon={<AddIcon />} onClick={openCreate}>
-        {translate('res.token.add')}
-      </Button>
-      <BatchButtons textOf={(r) => `sk-${r.key}`} texts={TOKEN_BATCH} />
-      <ColumnsButton />
-      <IconButton onClick={() => refresh()}>
-        <RefreshIcon />
-      </IconButton>
-    </TopToolbar>
-  );
-};
 
 const TokenTable = ({ openEdit }: { openEdit: (id: string | number) => void }) => {
   const translate = useTranslate();

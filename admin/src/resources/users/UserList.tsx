@@ -1,24 +1,20 @@
 import { useEffect, useState } from 'react';
-import { Button, IconButton, Stack, Tooltip, Typography } from '@mui/material';
-import AddIcon from '@mui/icons-material/Add';
-import RefreshIcon from '@mui/icons-material/Refresh';
+import { Button, Stack, Tooltip, Typography } from '@mui/material';
 import {
-  ColumnsButton,
   Confirm,
   DataTable,
   List,
   SelectInput,
   TextInput,
-  TopToolbar,
   useListContext,
   useNotify,
-  useRefresh,
   useTranslate,
   type RaRecord,
 } from 'react-admin';
 import { ColorTag } from '../shared/ColorTag';
 import { GwPagination } from '../shared/GwPagination';
 import { LIST_SX } from '../shared/styles';
+import { ListActions } from '../shared/ListActions';
 import { readPageSize } from '../shared/pageSize';
 import { useDisplaySettings, useNotifyError, useRouteDrawer } from '../shared/hooks';
 import { compactNumber, formatQuota, stringColor } from '../shared/format';
@@ -55,7 +51,7 @@ export const UserList = () => {
         resource="user"
         perPage={readPageSize('user')}
         filters={filters}
-        actions={<UserActions openCreate={drawer.openCreate} />}
+        actions={<ListActions addLabel="res.user.add" addVariant="outlined" onAdd={drawer.openCreate} />}
         pagination={<GwPagination />}
         empty={false}
         exporter={false}
@@ -67,22 +63,6 @@ export const UserList = () => {
       <UserCreateDrawer open={drawer.creating} onClose={drawer.close} />
       <UserEditDrawer editId={drawer.editId} onClose={drawer.close} />
     </>
-  );
-};
-
-const UserActions = ({ openCreate }: { openCreate: () => void }) => {
-  const translate = useTranslate();
-  const refresh = useRefresh();
-  return (
-    <TopToolbar sx={{ alignItems: 'center', gap: 1 }}>
-      <Button variant="outlined" startIcon={<AddIcon />} onClick={openCreate}>
-        {translate('res.user.add')}
-      </Button>
-      <ColumnsButton />
-      <IconButton onClick={() => refresh()}>
-        <RefreshIcon />
-      </IconButton>
-    </TopToolbar>
   );
 };
 
