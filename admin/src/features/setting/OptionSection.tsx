@@ -34,7 +34,7 @@ export interface FieldDef {
   rows?: number;
 }
 
-/** Saves changes one PUT per key and tells the outcome with the spec's messages. Answers true when something was saved. */
+/** Saves changes one PUT per key and tells the outcome (saved, partly failed, failed). Answers true when something was saved. */
 export function useSaveOptions() {
   const notify = useNotify();
   const { reload } = useOptions();

@@ -36,7 +36,7 @@ describe('setting translations', () => {
     expect(all.filter((k) => !zh.has(`feat.setting.f.${k.replace(/\./g, '_')}`))).toEqual([]);
   });
 
-  it('uses the spec wording', () => {
+  it('uses the product wording', () => {
     const z = settingMessages.zh as { feat: { setting: Record<string, any> } };
     const s = z.feat.setting;
     expect(s.msg.nothing).toBe('你似乎并没有修改什么');

@@ -63,7 +63,7 @@ export interface SaveResult {
 
 /**
  * Saves the changes one PUT per key, in order. Every key is attempted; the outcome tells which
- * spec message to show (保存成功 / 部分保存失败，请重试 / 保存失败，请重试).
+ * message to show (保存成功 / 部分保存失败，请重试 / 保存失败，请重试).
  */
 export async function saveChanges(changes: OptionChange[], put: (key: string, value: string) => Promise<void>): Promise<SaveResult> {
   if (!changes.length) return { outcome: 'nothing', saved: [], errors: [] };

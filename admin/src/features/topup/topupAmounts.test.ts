@@ -50,7 +50,7 @@ describe('wallet checks', () => {
     expect(topupLink({ top_up_link: 'https://shop.example/buy' })).toEqual({ url: 'https://shop.example/buy' });
   });
 
-  it('uses the spec wording in Chinese', () => {
+  it('uses the product wording in Chinese', () => {
     const zh = topupMessages.zh.feat.topup;
     expect(zh.code_empty).toBe('请输入兑换码！');
     expect(zh.redeem_ok).toBe('兑换成功！');
