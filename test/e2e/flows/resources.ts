@@ -119,6 +119,7 @@ export const flow: Flow = {
       await drawer(page).getByLabel(/^密码/).fill('e2e-user-pass');
       await drawer(page).getByRole('button', { name: '提交' }).click();
       await expectText(page, '用户账户创建成功！');
+      await expectPath(page, '/user');
       const url = await listCall(
         page,
         (u) => u.pathname === '/api/user/search',
