@@ -1,16 +1,6 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { Button, Stack, Tooltip, Typography } from '@mui/material';
-import {
-  Confirm,
-  DataTable,
-  List,
-  SelectInput,
-  TextInput,
-  useListContext,
-  useNotify,
-  useTranslate,
-  type RaRecord,
-} from 'react-admin';
+import { Confirm, DataTable, List, SelectInput, TextInput, useListContext, useNotify, useTranslate, type RaRecord } from 'react-admin';
 import { ColorTag } from '../shared/ColorTag';
 import { GwPagination } from '../shared/GwPagination';
 import { LIST_SX } from '../shared/styles';
@@ -31,20 +21,24 @@ const STATUS_TONE = { activated: 'green', banned: 'red', status3: 'grey', unknow
 export const UserList = () => {
   const drawer = useRouteDrawer('user');
   const groups = useGroups();
-  const filters = [
-    <TextInput key="keyword" source="keyword" label="res.user.search" size="small" alwaysOn sx={{ minWidth: 280 }} />,
-    <SelectInput
-      key="group"
-      source="group"
-      label="res.user.fields.group"
-      size="small"
-      alwaysOn
-      emptyText="res.common.all"
-      choices={groups.map((g) => ({ id: g, name: g }))}
-      translateChoice={false}
-      sx={{ minWidth: 140 }}
-    />,
-  ];
+  // The filter elements change only with the groups, so the filter form keeps its state across renders.
+  const filters = useMemo(
+    () => [
+      <TextInput key="keyword" source="keyword" label="res.user.search" size="small" alwaysOn sx={{ minWidth: 280 }} />,
+      <SelectInput
+        key="group"
+        source="group"
+        label="res.user.fields.group"
+        size="small"
+        alwaysOn
+        emptyText="res.common.all"
+        choices={groups.map((g) => ({ id: g, name: g }))}
+        translateChoice={false}
+        sx={{ minWidth: 140 }}
+      />,
+    ],
+    [groups],
+  );
   return (
     <>
       <List
@@ -93,7 +87,10 @@ const UserTable = ({ openEdit }: { openEdit: (id: string | number) => void }) =>
       const r = await dp.manageUser(row.id, action);
       setOverrides((o) => ({
         ...o,
-        [String(row.id)]: action === 'delete' ? { ...o[String(row.id)], deleted: true } : { ...o[String(row.id)], status: r.data.status ?? row.status, role: r.data.role ?? row.role },
+        [String(row.id)]:
+          action === 'delete'
+            ? { ...o[String(row.id)], deleted: true }
+            : { ...o[String(row.id)], status: r.data.status ?? row.status, role: r.data.role ?? row.role },
       }));
       notify('res.common.op_success', { type: 'success' });
     } catch (e) {
