@@ -104,8 +104,21 @@ describe('dataProvider: getList', () => {
   it('token search: keyword and token, paged with size', async () => {
     const { r, dp } = setup();
     r.answer({ items: [], total: 0 });
-    await dp.getList('token', { ...page(1, 100), filter: { token: 'sk-abc' } });
-    expect(r.last.url).toBe('/api/token/search?token=sk-abc&p=1&size=100');
+    await dp.getList('token', { ...page(1, 100), filter: { token: 'abc' } });
+    expect(r.last.url).toBe('/api/token/search?token=abc&p=1&size=100');
+  });
+
+  it('search text is trimmed; a pasted token key loses its sk- prefix', async () => {
+    const { r, dp } = setup();
+    r.answer({ items: [], total: 0 });
+    await dp.getList('token', { ...page(1, 10), filter: { keyword: ' mine ', token: ' sk-abc ' } });
+    expect(r.last.url).toBe('/api/token/search?keyword=mine&token=abc&p=1&size=10');
+    await dp.getList('token', { ...page(1, 10), filter: { token: 'sk-' } });
+    expect(r.last.url).toBe('/api/token/?p=1&size=10');
+    await dp.getList('user', { ...page(1, 10), filter: { keyword: '   ' } });
+    expect(r.last.url).toBe('/api/user/?p=1&page_size=10');
+    await dp.getList('redemption', { ...page(1, 10), filter: { keyword: ' abc' } });
+    expect(r.last.url).toBe('/api/redemption/search?keyword=abc&p=1&page_size=10');
   });
 
   it('an empty keyword stays on the plain list', async () => {

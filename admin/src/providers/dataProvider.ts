@@ -38,6 +38,12 @@ const SEARCH_KEYS: Record<Exclude<ResourceName, 'log'>, string[]> = {
   token: ['keyword', 'token'],
   redemption: ['keyword'],
 };
+/** A search value as the server takes it: text trimmed, and a pasted token key without its `sk-` prefix. */
+function searchValue(res: ResourceName, key: string, v: unknown): unknown {
+  if (typeof v !== 'string') return v;
+  const text = v.trim();
+  return res === 'token' && key === 'token' ? text.replace(/^sk-/, '') : text;
+}
 const PASS_KEYS: Partial<Record<ResourceName, string[]>> = {
   channel: ['id_sort', 'tag_mode'],
 };
@@ -139,6 +145,7 @@ export function createDataProvider(http: Api, opts: DataProviderOptions = {}): G
       return `${RESOURCES.log}/${admin() ? '' : 'self/'}${qs(q)}`;
     }
     const searchKeys = SEARCH_KEYS[res];
+    for (const k of searchKeys) filter[k] = searchValue(res, k, filter[k]);
     const searching = searchKeys.some((k) => filter[k] !== undefined && filter[k] !== null && filter[k] !== '');
     const q: Record<string, unknown> = {};
     if (searching) for (const k of searchKeys) q[k] = filter[k];

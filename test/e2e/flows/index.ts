@@ -6,6 +6,7 @@ import { flow as personal } from './personal';
 import { flow as settings } from './settings';
 import { flow as dashboard } from './dashboard';
 import { flow as channels } from './channels';
+import { flow as resources } from './resources';
 
 /** Feature flows run after the core flow, each in a fresh context logged in as root. */
-export const FLOWS: Flow[] = [playground, pricing, wallet, personal, settings, dashboard, channels];
+export const FLOWS: Flow[] = [playground, pricing, wallet, personal, settings, dashboard, channels, resources];

@@ -5,9 +5,9 @@ import { Alert, Box, Button, CircularProgress, Typography } from '@mui/material'
 import { api, errorText } from '../../lib/http';
 import { useStatus } from '../../lib/StatusContext';
 import { store } from '../../lib/storage';
-import { chat2Link, chatLinkAt, fillLink, firstEnabledKey, isSafeLink, serverAddress, tokenItems, type LinkResult } from './logic';
+import { chat2Link, chatLinkAt, fillLink, firstEnabledKey, isSafeLink, serverAddress, tokenItems, type LinkResult } from './chatLinks';
 
-/** Redirect delay to /token when the user has no enabled token (spec 001 §2). */
+/** Redirect delay to /token when the user has no enabled token. */
 export const NO_TOKEN_REDIRECT_MS = 1500;
 
 type State = { kind: 'loading' } | { kind: 'error'; message: string } | { kind: 'ready'; url: string; name: string };
@@ -18,7 +18,7 @@ const LINK_ERRORS: Record<Exclude<LinkResult, { ok: true }>['error'], string> = 
   misconfigured: 'feat.chat.misconfigured',
 };
 
-/** The configured chats: the locally stored `chats` text (spec 002 §3), else the status object's. */
+/** The configured chats: the locally stored `chats` text, else the status object's. */
 function chatsSource(statusChats: unknown): unknown {
   const raw = store().getItem('chats');
   return raw !== null ? raw : statusChats;

@@ -52,7 +52,7 @@ import {
   type DashboardForm,
   type DataRow,
   type Metric,
-} from './logic';
+} from './usageSeries';
 
 function StatCard({ icon, label, value, testId }: { icon: ReactNode; label: string; value: string; testId: string }) {
   return (

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
 import { Box, Typography, useTheme } from '@mui/material';
-import { bucketLabel, labelStride, niceScale, stackTotals, type Granularity, type Series } from './logic';
+import { bucketLabel, labelStride, niceScale, stackTotals, type Granularity, type Series } from './usageSeries';
 
 /** Series colours (stable by position: the largest model first). */
 export const PALETTE = ['#1976d2', '#ef6c00', '#2e7d32', '#8e24aa', '#00838f', '#c62828', '#f9a825', '#5d4037', '#546e7a'];

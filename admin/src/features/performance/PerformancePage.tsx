@@ -8,7 +8,7 @@ import { useStoredUser } from '../../lib/useUser';
 import { ColorTag } from '../../resources/shared/ColorTag';
 import { formatTimestamp } from '../../resources/shared/format';
 import { useNotifyError } from '../../resources/shared/hooks';
-import { REFRESH_CHOICES, cpuColor, cpuPercent, delayColor, formatBytes, formatUptime, heapPercent, type PerfData } from './logic';
+import { REFRESH_CHOICES, cpuColor, cpuPercent, delayColor, formatBytes, formatUptime, heapPercent, type PerfData } from './metricsFormat';
 
 function Metric({ label, value, testId }: { label: string; value: ReactNode; testId?: string }) {
   return (

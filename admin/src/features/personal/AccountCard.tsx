@@ -9,7 +9,7 @@ import { ColorTag } from '../../resources/shared/ColorTag';
 import { useCopy } from '../../resources/shared/copy';
 import { formatQuota, stringColor } from '../../resources/shared/format';
 import { useDisplaySettings } from '../../resources/shared/hooks';
-import { avatarLetter, MODELS_COLLAPSED, roleInfo, visibleModels } from './logic';
+import { avatarLetter, MODELS_COLLAPSED, roleInfo, visibleModels } from './personalSettings';
 import type { SelfUser } from './useSelf';
 
 function Stat({ label, value, testId }: { label: string; value: string; testId?: string }) {

@@ -11,7 +11,7 @@ import { api, errorText, qs } from '../../lib/http';
 import { useStatus } from '../../lib/StatusContext';
 import { useCountdown } from '../../lib/useCountdown';
 import { Turnstile } from '../../components/Turnstile';
-import { authorizeUrl, bindingFlags, emailBindProblem } from './logic';
+import { authorizeUrl, bindingFlags, emailBindProblem } from './personalSettings';
 import type { SelfUser } from './useSelf';
 import { TelegramWidget } from '../../components/TelegramWidget';
 
@@ -55,7 +55,7 @@ function TelegramBindWidget({ bot }: { bot: string }) {
   return <TelegramWidget bot={bot} authUrl={`/api/oauth/telegram/bind${qs({ state })}`} size="small" testId="personal-telegram-widget" />;
 }
 
-/** Bindings (spec 000 §2): email, GitHub, OIDC, LinuxDO, WeChat, Telegram; bound ids are read-only. */
+/** Bindings: email, GitHub, OIDC, LinuxDO, WeChat, Telegram; bound ids are read-only. */
 export function BindingsCard({ self, onChanged }: { self: SelfUser | null; onChanged: () => void }) {
   const translate = useTranslate();
   const notify = useNotify();

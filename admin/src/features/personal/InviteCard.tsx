@@ -6,7 +6,7 @@ import { api, errorText } from '../../lib/http';
 import { useCopy } from '../../resources/shared/copy';
 import { formatQuota } from '../../resources/shared/format';
 import { useDisplaySettings } from '../../resources/shared/hooks';
-import { inviteLink, transferProblem } from './logic';
+import { inviteLink, transferProblem } from './personalSettings';
 import type { SelfUser } from './useSelf';
 
 /** Invitation card: link (GET /api/user/aff), counters, and the transfer dialog (POST /api/user/aff_transfer). */

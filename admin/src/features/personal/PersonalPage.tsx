@@ -8,7 +8,7 @@ import { SecurityCard } from './SecurityCard';
 import { SettingsTabs } from './SettingsTabs';
 import { useSelf } from './useSelf';
 
-/** Personal settings page (spec 000 §2). */
+/** Personal settings page: account, bindings, security, invitations and settings. */
 export function PersonalPage() {
   const translate = useTranslate();
   const { self, loading, reload } = useSelf();

@@ -9,7 +9,7 @@ import LogoutIcon from '@mui/icons-material/Logout';
 import { api, errorText } from '../../lib/http';
 import { clearUser } from '../../lib/storage';
 import { useCopy } from '../../components/CopyDialog';
-import { deleteProblem, passwordProblem } from './logic';
+import { deleteProblem, passwordProblem } from './personalSettings';
 import type { SelfUser } from './useSelf';
 
 /** System access token, change password, log out everywhere, delete account. */

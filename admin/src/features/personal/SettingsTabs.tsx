@@ -18,7 +18,7 @@ import {
   Typography,
 } from '@mui/material';
 import { api, errorText } from '../../lib/http';
-import { parseSetting, settingBody, settingProblem, THRESHOLD_PRESETS, type UserSetting } from './logic';
+import { parseSetting, settingBody, settingProblem, THRESHOLD_PRESETS, type UserSetting } from './personalSettings';
 import type { SelfUser } from './useSelf';
 
 /** Notification and price settings (PUT /api/user/setting). */

@@ -1,4 +1,4 @@
-/** Personal settings translations (feat.personal.*): en uses spec 000's wording, zh new-api's Chinese. */
+/** Personal settings translations (feat.personal.*): en in the product's English wording, zh new-api's Chinese. */
 export const personalMessages = {
   zh: {
     feat: {

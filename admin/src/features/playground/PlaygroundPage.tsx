@@ -46,14 +46,14 @@ import {
   userMessage,
   type ChatMessage,
   type ChatSettings,
-} from './logic';
+} from './playgroundChat';
 
 interface GroupOption {
   desc: string;
   ratio: number;
 }
 
-/** /playground: a sidebar of settings and a streaming chat box (spec 002 §2 Playground). */
+/** /playground: a sidebar of settings and a streaming chat box. */
 export function PlaygroundPage() {
   const translate = useTranslate();
   const notify = useNotify();

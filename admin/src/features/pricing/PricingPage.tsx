@@ -41,9 +41,9 @@ import {
   sortModels,
   usableGroupsOf,
   type PricingAnswer,
-} from './logic';
+} from './pricingTable';
 
-/** /pricing (public): model prices for the viewed group (spec 002 §2 Pricing). */
+/** /pricing (public): model prices for the viewed group. */
 export function PricingPage() {
   const translate = useTranslate();
   const user = useStoredUser();

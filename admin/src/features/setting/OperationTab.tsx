@@ -9,7 +9,7 @@ import { toDateTimeLocal } from '../../resources/shared/format';
 import { OptionSection, SectionCard, useOptions, type FieldDef } from './OptionSection';
 import { RatioEditor } from './RatioEditor';
 import { UnsetModels } from './UnsetModels';
-import { oneMonthAgo } from './logic';
+import { oneMonthAgo } from './settingOptions';
 
 const sw = (key: string, extra: Partial<FieldDef> = {}): FieldDef => ({ key, type: 'switch', ...extra });
 const num = (key: string, extra: Partial<FieldDef> = {}): FieldDef => ({ key, type: 'number', ...extra });

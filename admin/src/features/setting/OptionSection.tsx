@@ -4,7 +4,7 @@ import SaveIcon from '@mui/icons-material/SaveOutlined';
 import { Confirm, useNotify, useTranslate } from 'react-admin';
 import { api } from '../../lib/http';
 import { useStatus } from '../../lib/StatusContext';
-import { changedOptions, isJsonText, isSecretKey, numberRule, saveChanges, type OptionChange, type OptionMap } from './logic';
+import { changedOptions, isJsonText, isSecretKey, numberRule, saveChanges, type OptionChange, type OptionMap } from './settingOptions';
 
 /** The loaded options (GET /api/option/) shared by every tab, and a reload after saves. */
 export interface OptionsState {
@@ -34,7 +34,7 @@ export interface FieldDef {
   rows?: number;
 }
 
-/** Saves changes one PUT per key and tells the outcome with the spec's messages. Answers true when something was saved. */
+/** Saves changes one PUT per key and tells the outcome (saved, partly failed, failed). Answers true when something was saved. */
 export function useSaveOptions() {
   const notify = useNotify();
   const { reload } = useOptions();

@@ -6,7 +6,7 @@ import { useStatus } from '../../lib/StatusContext';
 import { store } from '../../lib/storage';
 import { formatTimestamp } from '../../resources/shared/format';
 import { InfoLine, OptionSection, SectionCard } from './OptionSection';
-import { isNewerVersion } from './logic';
+import { isNewerVersion } from './settingOptions';
 
 /** Where the update check looks (stored locally, editable here). */
 export const RELEASE_URL_KEY = 'setting_release_url';

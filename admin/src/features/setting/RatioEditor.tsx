@@ -40,7 +40,7 @@ import {
   tokenPrice,
   type BatchField,
   type PriceRow,
-} from './logic';
+} from './settingOptions';
 
 type UiMode = 'ratio' | 'price' | 'request';
 

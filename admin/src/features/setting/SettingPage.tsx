@@ -11,7 +11,7 @@ import { RateLimitTab } from './RateLimitTab';
 import { ModelsTab } from './ModelsTab';
 import { SystemTab } from './SystemTab';
 import { OtherTab } from './OtherTab';
-import { toOptionMap, visibleTabs, type OptionMap, type SettingTab } from './logic';
+import { toOptionMap, visibleTabs, type OptionMap, type SettingTab } from './settingOptions';
 
 const TAB_VIEWS: Record<SettingTab, () => React.JSX.Element> = {
   operation: OperationTab,

@@ -4,7 +4,7 @@ import AddIcon from '@mui/icons-material/Add';
 import CloudDownloadIcon from '@mui/icons-material/CloudDownloadOutlined';
 import { useNotify, useTranslate } from 'react-admin';
 import { OptionSection, type FieldDef } from './OptionSection';
-import { checkWhitelistDomain, isHttpUrl, isJsonText, oidcEndpoints, stripTrailingSlash, type OptionMap } from './logic';
+import { checkWhitelistDomain, isHttpUrl, isJsonText, oidcEndpoints, stripTrailingSlash, type OptionMap } from './settingOptions';
 
 const sw = (key: string, extra: Partial<FieldDef> = {}): FieldDef => ({ key, type: 'switch', ...extra });
 const text = (key: string, extra: Partial<FieldDef> = {}): FieldDef => ({ key, type: 'text', ...extra });

@@ -5,7 +5,7 @@ import { api } from '../../lib/http';
 import { useNotifyError } from '../../resources/shared/hooks';
 import { useOptions, useSaveOptions } from './OptionSection';
 import { BAR_SX } from './RatioEditor';
-import { batchSet, changedRatioOptions, pageOf, rowsFromOptions, unsetModels, type BatchField } from './logic';
+import { batchSet, changedRatioOptions, pageOf, rowsFromOptions, unsetModels, type BatchField } from './settingOptions';
 
 const PAGE = 10;
 

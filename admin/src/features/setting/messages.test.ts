@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { settingMessages } from './messages';
-import { RATIO_OPTION_KEYS } from './logic';
+import { RATIO_OPTION_KEYS } from './settingOptions';
 
 function flatten(o: unknown, prefix = ''): string[] {
   if (!o || typeof o !== 'object') return [prefix];
@@ -36,7 +36,7 @@ describe('setting translations', () => {
     expect(all.filter((k) => !zh.has(`feat.setting.f.${k.replace(/\./g, '_')}`))).toEqual([]);
   });
 
-  it('uses the spec wording', () => {
+  it('uses the product wording', () => {
     const z = settingMessages.zh as { feat: { setting: Record<string, any> } };
     const s = z.feat.setting;
     expect(s.msg.nothing).toBe('你似乎并没有修改什么');

@@ -22,7 +22,7 @@ import {
   statusKey,
   timeTakenColor,
   timeTakenSeconds,
-} from './logic';
+} from './taskRecords';
 
 /** A text cell: short text inline, long text ellipsised and opening the full text on click. */
 export function LongText({ text, onOpen, max = 20 }: { text: unknown; onOpen: (t: string) => void; max?: number }) {
@@ -36,7 +36,7 @@ export function LongText({ text, onOpen, max = 20 }: { text: unknown; onOpen: (t
   );
 }
 
-/** Time taken (§9: red above 60 s). */
+/** Time taken (red above 60 s). */
 export function Duration({ submit, finish, unit }: { submit: unknown; finish: unknown; unit: 'ms' | 's' }) {
   const translate = useTranslate();
   const s = timeTakenSeconds(submit, finish, unit);
@@ -44,7 +44,7 @@ export function Duration({ submit, finish, unit }: { submit: unknown; finish: un
   return <ColorTag tone={timeTakenColor(s)} label={`${s} s`} />;
 }
 
-/** /midjourney: the drawing log (spec 002 §2). */
+/** /midjourney: the drawing log. */
 export function DrawingLogPage() {
   const translate = useTranslate();
   const user = useStoredUser();

@@ -23,7 +23,7 @@ import { Title, useTranslate } from 'react-admin';
 import { api } from '../../lib/http';
 import { PAGE_SIZE_OPTIONS, usePageSize } from '../../lib/pageSize';
 import { useNotifyError } from '../../resources/shared/hooks';
-import { appendPage, clampPage, emptyLazy, listUrl, pageRows, pagerCount, pageToFetch, type LazyState, type LogFilterForm, type LogKind, type Row } from './logic';
+import { appendPage, clampPage, emptyLazy, listUrl, pageRows, pagerCount, pageToFetch, type LazyState, type LogFilterForm, type LogKind, type Row } from './taskRecords';
 
 /** Filter bar: compact fields on one line on desktop, full-width fields on phones. */
 export const BAR_SX = {

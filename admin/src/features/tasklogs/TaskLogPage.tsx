@@ -8,7 +8,7 @@ import { formatTimestamp, stringColor } from '../../resources/shared/format';
 import { JsonDialog, TextDialog } from './Dialogs';
 import { Duration, LongText } from './DrawingLogPage';
 import { LogPage, type LogColumn } from './LogPage';
-import { actionColor, actionKey, progressPercent, statusColor, statusKey, taskDefaultForm, taskDetail, type Row } from './logic';
+import { actionColor, actionKey, progressPercent, statusColor, statusKey, taskDefaultForm, taskDetail, type Row } from './taskRecords';
 
 /** Progress as a small circle with the percentage inside. */
 function ProgressCircle({ value, failed }: { value: number; failed: boolean }) {
@@ -23,7 +23,7 @@ function ProgressCircle({ value, failed }: { value: number; failed: boolean }) {
   );
 }
 
-/** /task: the creative task log (spec 002 §2). */
+/** /task: the creative task log. */
 export function TaskLogPage() {
   const translate = useTranslate();
   const user = useStoredUser();

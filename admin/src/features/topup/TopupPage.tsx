@@ -48,7 +48,7 @@ import {
   topupLink,
   yuanText,
   type PaymentMethod,
-} from './logic';
+} from './topupAmounts';
 
 interface SelfUser extends StoredUser {
   quota?: number;
@@ -66,7 +66,7 @@ interface TopupRow {
   status: string;
 }
 
-/** Wallet page (spec 001 §2): balance, redeem by code, online top-up (zfb / wx), top-up link, records. */
+/** Wallet page: balance, redeem by code, online top-up (zfb / wx), top-up link, records. */
 export function TopupPage() {
   const translate = useTranslate();
   const notify = useNotify();

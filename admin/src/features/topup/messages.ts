@@ -1,4 +1,4 @@
-/** Wallet page translations (feat.topup.*); zh uses the spec's wording for checks and results. */
+/** Wallet page translations (feat.topup.*); zh uses new-api's wording for checks and results. */
 export const topupMessages = {
   zh: {
     feat: {

@@ -1,11 +1,12 @@
-import { useEffect, useState } from 'react';
-import { Box, Button, CircularProgress, Stack, TextField } from '@mui/material';
-import { useNotify, useRefresh, useTranslate } from 'react-admin';
+import { Box, CircularProgress } from '@mui/material';
+import { SimpleForm, TextInput, useGetOne, useNotify, useRefresh, useTranslate } from 'react-admin';
+import { useWatch } from 'react-hook-form';
 import { SideDrawer } from '../shared/SideDrawer';
+import { FormButtons } from '../shared/FormButtons';
 import { useApi, useGateway } from '../shared/api';
 import { useDisplaySettings, useNotifyError } from '../shared/hooks';
 import { formatQuota } from '../shared/format';
-import { DEFAULT_REDEMPTION_QUOTA, MAX_REDEMPTION_COUNT, codesFileText, redemptionPayload, validateRedemption, type RedemptionForm } from './logic';
+import { DEFAULT_REDEMPTION_QUOTA, MAX_REDEMPTION_COUNT, codesFileText, redemptionErrors, redemptionPayload, type RedemptionForm } from './redemptionCodes';
 
 export const RedemptionEditDrawer = ({ creating, editId, onClose }: { creating: boolean; editId?: string; onClose: () => void }) => (
   <SideDrawer open={creating || !!editId} onClose={onClose} title={creating ? 'res.redemption.create_title' : 'res.redemption.edit_title'} width={480}>
@@ -27,7 +28,6 @@ function downloadCodes(codes: string[], name: string) {
 }
 
 const FormView = ({ editId, onDone }: { editId?: string; onDone: () => void }) => {
-  const translate = useTranslate();
   const notify = useNotify();
   const notifyError = useNotifyError();
   const refresh = useRefresh();
@@ -35,27 +35,20 @@ const FormView = ({ editId, onDone }: { editId?: string; onDone: () => void }) =
   const http = useApi();
   const display = useDisplaySettings();
   const isEdit = !!editId;
-  const [form, setForm] = useState<RedemptionForm>({ name: '', quota: DEFAULT_REDEMPTION_QUOTA, count: 1 });
-  const [loading, setLoading] = useState(isEdit);
-  const [saving, setSaving] = useState(false);
-  const set = <K extends keyof RedemptionForm>(k: K, v: RedemptionForm[K]) => setForm((f) => ({ ...f, [k]: v }));
-
-  useEffect(() => {
-    if (!editId) return;
-    dp.getOne('redemption', { id: editId })
-      .then((r) => setForm({ id: r.data.id as number, name: String(r.data.name ?? ''), quota: Number(r.data.quota) || 0, count: 1 }))
-      .catch((e) => {
+  const { data: code, isPending } = useGetOne(
+    'redemption',
+    { id: editId ?? '' },
+    {
+      enabled: isEdit,
+      onError: (e) => {
         notifyError(e);
         onDone();
-      })
-      .finally(() => setLoading(false));
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [editId]);
+      },
+    },
+  );
 
-  const submit = async () => {
-    const err = validateRedemption(form, isEdit);
-    if (err) return notify(err, { type: 'warning' });
-    setSaving(true);
+  const submit = async (values: Record<string, unknown>) => {
+    const form = values as unknown as RedemptionForm;
     try {
       const body = redemptionPayload(form, isEdit, display);
       if (isEdit) {
@@ -72,34 +65,51 @@ const FormView = ({ editId, onDone }: { editId?: string; onDone: () => void }) =
       onDone();
     } catch (e) {
       notifyError(e);
-    } finally {
-      setSaving(false);
     }
   };
 
-  if (loading) {
+  if (isEdit && isPending) {
     return (
       <Box sx={{ display: 'flex', justifyContent: 'center', p: 6 }}>
         <CircularProgress />
       </Box>
     );
   }
-  const q = parseInt(String(form.quota), 10);
+  const record: RedemptionForm =
+    isEdit && code ? { id: code.id as number, name: String(code.name ?? ''), quota: Number(code.quota) || 0, count: 1 } : { name: '', quota: DEFAULT_REDEMPTION_QUOTA, count: 1 };
   return (
-    <Box component="form" noValidate onSubmit={(e) => { e.preventDefault(); submit(); }}>
-      <Stack spacing={2}>
-        <TextField size="small" label={translate('res.redemption.fields.name')} value={form.name} onChange={(e) => set('name', e.target.value)} slotProps={{ htmlInput: { maxLength: 20 } }} helperText={translate('res.redemption.hint.name')} />
-        <TextField size="small" type="number" label={translate('res.redemption.fields.quota')} value={form.quota} onChange={(e) => set('quota', e.target.value)} helperText={Number.isFinite(q) ? `≈ ${formatQuota(q, display)}` : undefined} slotProps={{ htmlInput: { min: 0, step: 1 } }} />
-        {!isEdit && (
-          <TextField size="small" type="number" label={translate('res.redemption.fields.count')} value={form.count} onChange={(e) => set('count', e.target.value)} helperText={translate('res.redemption.hint.count', { max: MAX_REDEMPTION_COUNT })} slotProps={{ htmlInput: { min: 1, max: MAX_REDEMPTION_COUNT, step: 1 } }} />
-        )}
-        <Stack direction="row" spacing={1} justifyContent="flex-end">
-          <Button onClick={onDone}>{translate('res.common.cancel')}</Button>
-          <Button type="submit" variant="contained" disabled={saving}>
-            {translate('res.common.submit')}
-          </Button>
-        </Stack>
-      </Stack>
-    </Box>
+    <SimpleForm noValidate record={record as never} onSubmit={submit} validate={(v) => redemptionErrors(v as RedemptionForm, isEdit)} toolbar={<FormButtons onCancel={onDone} />} sx={{ p: 0 }}>
+      <TextInput source="name" label="res.redemption.fields.name" helperText="res.redemption.hint.name" slotProps={{ htmlInput: { maxLength: 20 } }} />
+      <QuotaInput />
+      {!isEdit && (
+        <TextInput
+          source="count"
+          type="number"
+          label="res.redemption.fields.count"
+          helperText={<CountHint />}
+          slotProps={{ htmlInput: { min: 1, max: MAX_REDEMPTION_COUNT, step: 1 } }}
+        />
+      )}
+    </SimpleForm>
   );
+};
+
+/** The quota field, with the amount it stands for as its hint. */
+const QuotaInput = () => {
+  const display = useDisplaySettings();
+  const q = parseInt(String(useWatch({ name: 'quota' })), 10);
+  return (
+    <TextInput
+      source="quota"
+      type="number"
+      label="res.redemption.fields.quota"
+      helperText={Number.isFinite(q) ? `≈ ${formatQuota(q, display)}` : false}
+      slotProps={{ htmlInput: { min: 0, step: 1 } }}
+    />
+  );
+};
+
+const CountHint = () => {
+  const translate = useTranslate();
+  return <>{translate('res.redemption.hint.count', { max: MAX_REDEMPTION_COUNT })}</>;
 };

@@ -1,40 +1,71 @@
-import { useState } from 'react';
-import { Box, Button, IconButton, Stack, TextField, Tooltip, Typography } from '@mui/material';
-import AddIcon from '@mui/icons-material/Add';
-import RefreshIcon from '@mui/icons-material/Refresh';
+import { Button, IconButton, Stack, Tooltip } from '@mui/material';
 import EditIcon from '@mui/icons-material/EditOutlined';
-import DeleteIcon from '@mui/icons-material/DeleteOutline';
 import ContentCopyIcon from '@mui/icons-material/ContentCopy';
-import { List, useListContext, useNotify, useRefresh, useTranslate, type RaRecord } from 'react-admin';
+import {
+  DataTable,
+  List,
+  TextInput,
+  useNotify,
+  useRefresh,
+  useTranslate,
+  type RaRecord,
+} from 'react-admin';
 import { ColorTag } from '../shared/ColorTag';
-import { GwTable, type Column } from '../shared/GwTable';
 import { GwPagination } from '../shared/GwPagination';
-import { FILTER_BAR_SX, LIST_SX } from '../shared/styles';
+import { LIST_SX } from '../shared/styles';
+import { ListActions } from '../shared/ListActions';
 import { readPageSize } from '../shared/pageSize';
 import { useCopy } from '../shared/copy';
 import { useDisplaySettings, useNotifyError, useRouteDrawer } from '../shared/hooks';
 import { formatQuota, formatTimestamp } from '../shared/format';
 import { useGateway } from '../shared/api';
-import { redemptionStatusKey } from './logic';
+import { EmptyRows } from '../shared/EmptyRows';
+import { redemptionStatusKey } from './redemptionCodes';
 import { RedemptionEditDrawer } from './RedemptionEdit';
 import { useConfirmedAction } from '../shared/confirm';
+import { BatchButtons } from '../shared/BatchButtons';
+import { RowDeleteButton } from '../shared/RowDeleteButton';
 
 type Row = RaRecord & Record<string, any>;
 const TONE = { unused: 'green', disabled: 'red', used: 'grey', unknown: 'grey' } as const;
+
+const redemptionFilters = [<TextInput key="keyword" source="keyword" label="res.redemption.search" size="small" alwaysOn />];
+
+const REDEMPTION_BATCH = {
+  copySelected: 'res.redemption.copy_selected',
+  selectOne: 'res.redemption.msg.select_one',
+  confirmDelete: 'res.redemption.confirm.batch_delete',
+  deletedCount: 'res.redemption.msg.deleted_count',
+};
 
 export const RedemptionList = () => {
   const drawer = useRouteDrawer('redemption');
   return (
     <>
-      <List resource="redemption" perPage={readPageSize('redemption')} actions={false} pagination={<GwPagination />} empty={false} exporter={false} title="res.redemption.title" storeKey={false} sx={LIST_SX} disableSyncWithLocation>
-        <Body openCreate={drawer.openCreate} openEdit={drawer.openEdit} />
+      <List
+        resource="redemption"
+        perPage={readPageSize('redemption')}
+        filters={redemptionFilters}
+        actions={
+          <ListActions addLabel="res.redemption.add" onAdd={drawer.openCreate}>
+            <BatchButtons textOf={(r) => String(r.key)} texts={REDEMPTION_BATCH} />
+          </ListActions>
+        }
+        pagination={<GwPagination />}
+        empty={false}
+        exporter={false}
+        title="res.redemption.title"
+        sx={LIST_SX}
+      >
+        <RedemptionTable openEdit={drawer.openEdit} />
       </List>
       <RedemptionEditDrawer creating={drawer.creating} editId={drawer.editId} onClose={drawer.close} />
     </>
   );
 };
 
-const Body = ({ openCreate, openEdit }: { openCreate: () => void; openEdit: (id: string | number) => void }) => {
+
+const RedemptionTable = ({ openEdit }: { openEdit: (id: string | number) => void }) => {
   const translate = useTranslate();
   const notify = useNotify();
   const notifyError = useNotifyError();
@@ -42,13 +73,11 @@ const Body = ({ openCreate, openEdit }: { openCreate: () => void; openEdit: (id:
   const { ask: askConfirm, dialog: confirmDialog } = useConfirmedAction(refresh, notifyError);
   const dp = useGateway();
   const display = useDisplaySettings();
-  const { copy, dialog } = useCopy();
-  const { selectedIds, onUnselectItems, data, setFilters, filterValues } = useListContext<Row>();
-  const [keyword, setKeyword] = useState(String(filterValues.keyword ?? ''));
+  const { copy, dialog: copyDialog } = useCopy();
 
-  const setStatus = async (row: Row, status: number) => {
+  const setStatus = async (id: RaRecord['id'], status: number) => {
     try {
-      await dp.updateMany('redemption', { ids: [row.id], data: { status } });
+      await dp.updateMany('redemption', { ids: [id], data: { status } });
       notify('res.common.op_success', { type: 'success' });
       refresh();
     } catch (e) {
@@ -56,93 +85,66 @@ const Body = ({ openCreate, openEdit }: { openCreate: () => void; openEdit: (id:
     }
   };
 
-  const columns: Column<Row>[] = [
-    { key: 'id', label: 'res.redemption.fields.id', render: (r) => r.id, width: 60 },
-    { key: 'name', label: 'res.redemption.fields.name', render: (r) => r.name },
-    { key: 'status', label: 'res.redemption.fields.status', render: (r) => { const k = redemptionStatusKey(Number(r.status)); return <ColorTag tone={TONE[k as keyof typeof TONE]} label={translate(`res.redemption.status.${k}`)} />; } },
-    { key: 'quota', label: 'res.redemption.fields.quota', render: (r) => formatQuota(r.quota, display) },
-    { key: 'created_time', label: 'res.redemption.fields.created_time', render: (r) => formatTimestamp(r.created_time) },
-    { key: 'used_user_id', label: 'res.redemption.fields.used_user_id', render: (r) => (Number(r.used_user_id) ? r.used_user_id : translate('res.common.none')) },
-    {
-      key: 'actions',
-      label: 'res.common.actions',
-      render: (r) => {
-        const s = Number(r.status);
-        return (
-          <Stack direction="row" spacing={0.5} alignItems="center">
-            <Tooltip title={translate('res.redemption.copy')}>
-              <span>
-                <IconButton size="small" disabled={!r.key} onClick={() => copy(String(r.key))}>
-                  <ContentCopyIcon fontSize="small" />
-                </IconButton>
-              </span>
-            </Tooltip>
-            {s === 1 ? (
-              <Button size="small" color="warning" onClick={() => setStatus(r, 2)}>
-                {translate('res.common.disable')}
-              </Button>
-            ) : (
-              <Button size="small" color="success" disabled={s === 3} onClick={() => setStatus(r, 1)}>
-                {translate('res.common.enable')}
-              </Button>
-            )}
-            <Tooltip title={translate('res.common.edit')}>
-              <span>
-                <IconButton size="small" color="primary" disabled={s !== 1} onClick={() => openEdit(r.id)}>
-                  <EditIcon fontSize="small" />
-                </IconButton>
-              </span>
-            </Tooltip>
-            <Tooltip title={translate('res.common.delete')}>
-              <IconButton size="small" color="error" onClick={() => askConfirm({ content: 'res.redemption.confirm.delete', action: async () => { await dp.delete('redemption', { id: r.id, previousData: r }); notify('res.common.deleted', { type: 'success' }); } })}>
-                <DeleteIcon fontSize="small" />
-              </IconButton>
-            </Tooltip>
-          </Stack>
-        );
-      },
-    },
-  ];
-
   return (
-    <Box>
-      <Box component="form" noValidate onSubmit={(e) => { e.preventDefault(); setFilters({ keyword: keyword.trim() || undefined }, {}); }} sx={{ ...FILTER_BAR_SX, p: 2, display: 'flex', gap: 1, flexWrap: 'wrap', alignItems: 'center' }}>
-        <Button variant="contained" startIcon={<AddIcon />} onClick={openCreate}>
-          {translate('res.redemption.add')}
-        </Button>
-        <Button
-          variant="outlined"
-          onClick={() => {
-            const keys = (data ?? []).filter((r) => selectedIds.includes(r.id)).map((r) => String(r.key));
-            if (!keys.length) return notify('res.redemption.msg.select_one', { type: 'warning' });
-            copy(keys.join('\n'));
+    <>
+      {/* The batch buttons live in the actions bar, so the bulk-actions toolbar stays hidden. */}
+      <DataTable<Row> rowClick={false} bulkActionsToolbar={<></>} empty={<EmptyRows text="res.redemption.empty" />}>
+        <DataTable.Col source="id" label="res.redemption.fields.id" disableSort sx={{ width: 60 }} />
+        <DataTable.Col source="name" label="res.redemption.fields.name" disableSort />
+        <DataTable.Col
+          source="status"
+          label="res.redemption.fields.status"
+          disableSort
+          render={(r) => {
+            const k = redemptionStatusKey(Number(r.status));
+            return <ColorTag tone={TONE[k as keyof typeof TONE]} label={translate(`res.redemption.status.${k}`)} />;
           }}
-        >
-          {translate('res.redemption.copy_selected')}
-        </Button>
-        <Button
-          variant="outlined"
-          color="error"
-          onClick={() => {
-            if (!selectedIds.length) return notify('res.redemption.msg.select_one', { type: 'warning' });
-            askConfirm({ content: 'res.redemption.confirm.batch_delete', action: async () => { await dp.deleteMany('redemption', { ids: selectedIds }); notify('res.redemption.msg.deleted_count', { type: 'success', messageArgs: { count: selectedIds.length } }); onUnselectItems(); } });
+        />
+        <DataTable.Col source="quota" label="res.redemption.fields.quota" disableSort render={(r) => formatQuota(r.quota, display)} />
+        <DataTable.Col source="created_time" label="res.redemption.fields.created_time" disableSort render={(r) => formatTimestamp(r.created_time)} />
+        <DataTable.Col
+          source="used_user_id"
+          label="res.redemption.fields.used_user_id"
+          disableSort
+          render={(r) => (Number(r.used_user_id) ? r.used_user_id : translate('res.common.none'))}
+        />
+        <DataTable.Col
+          label="res.common.actions"
+          render={(r) => {
+            const s = Number(r.status);
+            return (
+              <Stack direction="row" spacing={0.5} alignItems="center">
+                <Tooltip title={translate('res.redemption.copy')}>
+                  <span>
+                    <IconButton size="small" disabled={!r.key} onClick={() => copy(String(r.key))}>
+                      <ContentCopyIcon fontSize="small" />
+                    </IconButton>
+                  </span>
+                </Tooltip>
+                {s === 1 ? (
+                  <Button size="small" color="warning" onClick={() => setStatus(r.id, 2)}>
+                    {translate('res.common.disable')}
+                  </Button>
+                ) : (
+                  <Button size="small" color="success" disabled={s === 3} onClick={() => setStatus(r.id, 1)}>
+                    {translate('res.common.enable')}
+                  </Button>
+                )}
+                <Tooltip title={translate('res.common.edit')}>
+                  <span>
+                    <IconButton size="small" color="primary" disabled={s !== 1} onClick={() => openEdit(r.id)}>
+                      <EditIcon fontSize="small" />
+                    </IconButton>
+                  </span>
+                </Tooltip>
+                <RowDeleteButton record={r as Row} confirm="res.redemption.confirm.delete" ask={askConfirm} />
+              </Stack>
+            );
           }}
-        >
-          {translate('res.common.delete_selected')}
-        </Button>
-        <Box sx={{ flex: 1 }} />
-        <TextField size="small" label={translate('res.redemption.search')} value={keyword} onChange={(e) => setKeyword(e.target.value)} />
-        <Button type="submit" variant="contained">
-          {translate('res.common.search')}
-        </Button>
-        <IconButton onClick={() => refresh()}>
-          <RefreshIcon />
-        </IconButton>
-      </Box>
-      <GwTable<Row> columns={columns} selectable emptyText="res.redemption.empty" />
+        />
+      </DataTable>
       {confirmDialog}
-      {dialog}
-      <Typography sx={{ display: 'none' }} />
-    </Box>
+      {copyDialog}
+    </>
   );
 };

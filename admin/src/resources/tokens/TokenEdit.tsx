@@ -1,20 +1,19 @@
-import { useEffect, useState } from 'react';
+import { Box, Button, Chip, CircularProgress, Divider, Stack, Typography } from '@mui/material';
+import { useQuery } from '@tanstack/react-query';
+import { useFormContext, useWatch } from 'react-hook-form';
 import {
-  Autocomplete,
-  Box,
-  Button,
-  Chip,
-  CircularProgress,
-  Divider,
-  FormControlLabel,
-  MenuItem,
-  Stack,
-  Switch,
-  TextField,
-  Typography,
-} from '@mui/material';
-import { useNotify, useRefresh, useTranslate } from 'react-admin';
+  AutocompleteArrayInput,
+  BooleanInput,
+  SelectInput,
+  SimpleForm,
+  TextInput,
+  useGetOne,
+  useNotify,
+  useRefresh,
+  useTranslate,
+} from 'react-admin';
 import { SideDrawer } from '../shared/SideDrawer';
+import { FormButtons } from '../shared/FormButtons';
 import { useGateway } from '../shared/api';
 import { useDisplaySettings, useNotifyError } from '../shared/hooks';
 import { formatQuota, formatTimestamp, groupRatioColor } from '../shared/format';
@@ -27,11 +26,11 @@ import {
   batchNames,
   expiryFromOption,
   parseBatchCount,
+  tokenErrors,
   tokenPayload,
   tokenToForm,
-  validateToken,
   type TokenForm,
-} from './logic';
+} from './tokenForm';
 
 export const TokenEditDrawer = ({ creating, editId, onClose }: { creating: boolean; editId?: string; onClose: () => void }) => (
   <SideDrawer open={creating || !!editId} onClose={onClose} title={creating ? 'res.token.create_title' : 'res.token.edit_title'} width={560}>
@@ -39,42 +38,30 @@ export const TokenEditDrawer = ({ creating, editId, onClose }: { creating: boole
   </SideDrawer>
 );
 
+type GroupInfo = { desc: string; ratio: number };
+
 const TokenFormView = ({ editId, onDone }: { editId?: string; onDone: () => void }) => {
-  const translate = useTranslate();
   const notify = useNotify();
   const notifyError = useNotifyError();
   const refresh = useRefresh();
   const dp = useGateway();
-  const display = useDisplaySettings();
   const isEdit = !!editId;
-  const [form, setForm] = useState<TokenForm>(TOKEN_DEFAULTS);
-  const [loading, setLoading] = useState(isEdit);
-  const [saving, setSaving] = useState(false);
-  const [models, setModels] = useState<string[]>([]);
-  const [groups, setGroups] = useState<Record<string, { desc: string; ratio: number }>>({});
-  const set = <K extends keyof TokenForm>(k: K, v: TokenForm[K]) => setForm((f) => ({ ...f, [k]: v }));
-
-  useEffect(() => {
-    dp.userModels().then((r) => setModels(r.data)).catch(() => undefined);
-    dp.selfGroups().then((r) => setGroups(r.data)).catch(() => undefined);
-  }, [dp]);
-
-  useEffect(() => {
-    if (!editId) return;
-    dp.getOne('token', { id: editId })
-      .then((r) => setForm(tokenToForm(r.data, formatTimestamp)))
-      .catch((e) => {
+  const { data: models = [] } = useQuery({ queryKey: ['gateway', 'userModels'], queryFn: () => dp.userModels().then((r) => r.data) });
+  const { data: groups = {} } = useQuery({ queryKey: ['gateway', 'selfGroups'], queryFn: () => dp.selfGroups().then((r) => r.data) });
+  const { data: token, isPending } = useGetOne(
+    'token',
+    { id: editId ?? '' },
+    {
+      enabled: isEdit,
+      onError: (e) => {
         notifyError(e);
         onDone();
-      })
-      .finally(() => setLoading(false));
-    // eslint-disable-next-line react-hooks/exhaustive-deps
-  }, [editId]);
+      },
+    },
+  );
 
-  const submit = async () => {
-    const err = validateToken(form, isEdit);
-    if (err) return notify(err, { type: 'warning' });
-    setSaving(true);
+  const submit = async (values: Record<string, unknown>) => {
+    const form = values as unknown as TokenForm;
     try {
       const body = tokenPayload(form);
       if (isEdit) {
@@ -92,12 +79,10 @@ const TokenFormView = ({ editId, onDone }: { editId?: string; onDone: () => void
     } catch (e) {
       notifyError(e);
       refresh();
-    } finally {
-      setSaving(false);
     }
   };
 
-  if (loading) {
+  if (isEdit && isPending) {
     return (
       <Box sx={{ display: 'flex', justifyContent: 'center', p: 6 }}>
         <CircularProgress />
@@ -105,119 +90,142 @@ const TokenFormView = ({ editId, onDone }: { editId?: string; onDone: () => void
     );
   }
 
-  const quotaNumber = parseInt(String(form.remain_quota), 10);
+  const record = isEdit && token ? tokenToForm(token, formatTimestamp) : TOKEN_DEFAULTS;
+  return (
+    <SimpleForm
+      noValidate
+      record={record as never}
+      onSubmit={submit}
+      validate={(v) => tokenErrors(v as TokenForm, isEdit)}
+      toolbar={<FormButtons onCancel={onDone} />}
+      sx={{ p: 0 }}
+    >
+      <TokenFields isEdit={isEdit} models={models} groups={groups} />
+    </SimpleForm>
+  );
+};
+
+const TokenFields = ({ isEdit, models, groups }: { isEdit: boolean; models: string[]; groups: Record<string, GroupInfo> }) => {
+  const translate = useTranslate();
+  const display = useDisplaySettings();
+  const { setValue } = useFormContext();
+  const [expiredTime, unlimited, remainQuota, count, limitsEnabled] = useWatch({
+    name: ['expired_time', 'unlimited_quota', 'remain_quota', 'count', 'model_limits_enabled'],
+  });
+  const set = (name: keyof TokenForm, value: unknown) => setValue(name, value, { shouldDirty: true, shouldValidate: true });
+  const quotaNumber = parseInt(String(remainQuota), 10);
 
   return (
-    <Box component="form" noValidate onSubmit={(e) => { e.preventDefault(); submit(); }}>
-      <Stack spacing={2}>
-        <TextField size="small" required={!isEdit} label={translate('res.token.fields.name')} value={form.name} onChange={(e) => set('name', e.target.value)} />
-        <TextField select size="small" label={translate('res.token.fields.group')} value={form.group} onChange={(e) => set('group', e.target.value)} slotProps={{ select: { displayEmpty: true }, inputLabel: { shrink: true } }} helperText={translate('res.token.hint.group')}>
-          <MenuItem value="">{translate('res.token.user_group')}</MenuItem>
-          {Object.entries(groups).map(([name, g]) => (
-            <MenuItem key={name} value={name}>
-              <Stack direction="row" spacing={1} alignItems="center" sx={{ width: '100%' }}>
-                <span>{name}</span>
-                {g?.desc ? <Typography variant="body2" color="text.secondary">{g.desc}</Typography> : null}
-                <Box sx={{ flex: 1 }} />
-                {g?.ratio !== undefined ? <ColorTag tone={groupRatioColor(Number(g.ratio))} label={`${translate('res.token.ratio')} ${g.ratio}`} /> : null}
-              </Stack>
-            </MenuItem>
-          ))}
-        </TextField>
-
-        <Divider textAlign="left">
-          <Typography variant="caption">{translate('res.token.fields.expired_time')}</Typography>
-        </Divider>
-        <TextField
-          size="small"
-          label={translate('res.token.fields.expired_time')}
-          placeholder="YYYY-MM-DD HH:mm:ss"
-          value={form.expired_time}
-          onChange={(e) => set('expired_time', e.target.value)}
-          helperText={form.expired_time ? undefined : translate('res.token.never')}
-        />
-        <Stack direction="row" spacing={1}>
-          {EXPIRY_OPTIONS.map((o) => (
-            <Button key={o} size="small" variant="outlined" onClick={() => { const v = expiryFromOption(o); set('expired_time', v === -1 ? '' : formatTimestamp(v)); }}>
-              {translate(`res.token.expiry.${o}`)}
-            </Button>
-          ))}
-        </Stack>
-
-        <Divider textAlign="left">
-          <Typography variant="caption">{translate('res.token.fields.quota')}</Typography>
-        </Divider>
-        <FormControlLabel control={<Switch checked={form.unlimited_quota} onChange={(e) => set('unlimited_quota', e.target.checked)} />} label={translate('res.token.unlimited')} />
-        {!form.unlimited_quota && (
-          <>
-            <TextField
-              size="small"
-              type="number"
-              label={translate('res.token.fields.remain_quota')}
-              value={form.remain_quota}
-              onChange={(e) => set('remain_quota', e.target.value)}
-              helperText={Number.isFinite(quotaNumber) ? `≈ ${formatQuota(quotaNumber, display)}` : undefined}
-              slotProps={{ htmlInput: { step: 1 } }}
-            />
-            <Stack direction="row" spacing={1} sx={{ flexWrap: 'wrap', gap: 1 }}>
-              {QUOTA_PRESETS.map((p) => (
-                <Chip key={p.value} label={p.label} clickable color={quotaNumber === p.value ? 'primary' : 'default'} onClick={() => set('remain_quota', p.value)} />
-              ))}
-            </Stack>
-          </>
+    <Stack spacing={2} sx={{ width: '100%' }}>
+      <TextInput source="name" label="res.token.fields.name" isRequired={!isEdit} helperText={false} />
+      <SelectInput
+        source="group"
+        label="res.token.fields.group"
+        helperText="res.token.hint.group"
+        emptyText="res.token.user_group"
+        slotProps={{ select: { displayEmpty: true }, inputLabel: { shrink: true } }}
+        translateChoice={false}
+        choices={Object.entries(groups).map(([name, g]) => ({ id: name, name, desc: g?.desc, ratio: g?.ratio }))}
+        optionText={(c: { name: string; desc?: string; ratio?: number }) => (
+          <Stack direction="row" spacing={1} alignItems="center" sx={{ width: '100%' }}>
+            <span>{c.name}</span>
+            {c.desc ? (
+              <Typography variant="body2" color="text.secondary">
+                {c.desc}
+              </Typography>
+            ) : null}
+            <Box sx={{ flex: 1 }} />
+            {c.ratio !== undefined ? <ColorTag tone={groupRatioColor(Number(c.ratio))} label={`${translate('res.token.ratio')} ${c.ratio}`} /> : null}
+          </Stack>
         )}
-        <Typography variant="caption" color="text.secondary">
-          {translate('res.token.hint.quota')}
-        </Typography>
+      />
 
-        {!isEdit && (
-          <>
-            <Divider textAlign="left">
-              <Typography variant="caption">{translate('res.token.fields.count')}</Typography>
-            </Divider>
-            <TextField size="small" type="number" label={translate('res.token.fields.count')} value={form.count} onChange={(e) => set('count', e.target.value)} helperText={translate('res.token.hint.count')} slotProps={{ htmlInput: { min: 1, step: 1 } }} />
-            <Stack direction="row" spacing={1}>
-              {BATCH_PRESETS.map((n) => (
-                <Chip key={n} label={n} clickable color={Number(form.count) === n ? 'primary' : 'default'} onClick={() => set('count', n)} />
-              ))}
-            </Stack>
-          </>
-        )}
-
-        <Divider textAlign="left">
-          <Typography variant="caption">{translate('res.token.access')}</Typography>
-        </Divider>
-        <FormControlLabel control={<Switch checked={form.model_limits_enabled} onChange={(e) => set('model_limits_enabled', e.target.checked)} />} label={translate('res.token.fields.model_limits_enabled')} />
-        {form.model_limits_enabled && (
-          <Autocomplete
-            multiple
+      <Divider textAlign="left">
+        <Typography variant="caption">{translate('res.token.fields.expired_time')}</Typography>
+      </Divider>
+      <TextInput
+        source="expired_time"
+        label="res.token.fields.expired_time"
+        placeholder="YYYY-MM-DD HH:mm:ss"
+        helperText={expiredTime ? false : 'res.token.never'}
+      />
+      <Stack direction="row" spacing={1}>
+        {EXPIRY_OPTIONS.map((o) => (
+          <Button
+            key={o}
             size="small"
-            disableCloseOnSelect
-            filterSelectedOptions
-            options={models}
-            value={form.model_limits}
-            onChange={(_, v) => set('model_limits', v)}
-            renderInput={(p) => <TextField {...p} label={translate('res.token.fields.model_limits')} />}
-          />
-        )}
-        <TextField
-          size="small"
-          multiline
-          minRows={3}
-          label={translate('res.token.fields.allow_ips')}
-          placeholder={'192.168.1.1\n10.0.0.2'}
-          helperText={translate('res.token.hint.allow_ips')}
-          value={form.allow_ips}
-          onChange={(e) => set('allow_ips', e.target.value)}
-        />
-
-        <Stack direction="row" spacing={1} justifyContent="flex-end">
-          <Button onClick={onDone}>{translate('res.common.cancel')}</Button>
-          <Button type="submit" variant="contained" disabled={saving}>
-            {translate('res.common.submit')}
+            variant="outlined"
+            onClick={() => {
+              const v = expiryFromOption(o);
+              set('expired_time', v === -1 ? '' : formatTimestamp(v));
+            }}
+          >
+            {translate(`res.token.expiry.${o}`)}
           </Button>
-        </Stack>
+        ))}
       </Stack>
-    </Box>
+
+      <Divider textAlign="left">
+        <Typography variant="caption">{translate('res.token.fields.quota')}</Typography>
+      </Divider>
+      <BooleanInput source="unlimited_quota" label="res.token.unlimited" helperText={false} />
+      {!unlimited && (
+        <>
+          <TextInput
+            source="remain_quota"
+            type="number"
+            label="res.token.fields.remain_quota"
+            helperText={Number.isFinite(quotaNumber) ? `≈ ${formatQuota(quotaNumber, display)}` : false}
+            slotProps={{ htmlInput: { step: 1 } }}
+          />
+          <Stack direction="row" spacing={1} sx={{ flexWrap: 'wrap', gap: 1 }}>
+            {QUOTA_PRESETS.map((p) => (
+              <Chip key={p.value} label={p.label} clickable color={quotaNumber === p.value ? 'primary' : 'default'} onClick={() => set('remain_quota', p.value)} />
+            ))}
+          </Stack>
+        </>
+      )}
+      <Typography variant="caption" color="text.secondary">
+        {translate('res.token.hint.quota')}
+      </Typography>
+
+      {!isEdit && (
+        <>
+          <Divider textAlign="left">
+            <Typography variant="caption">{translate('res.token.fields.count')}</Typography>
+          </Divider>
+          <TextInput source="count" type="number" label="res.token.fields.count" helperText="res.token.hint.count" slotProps={{ htmlInput: { min: 1, step: 1 } }} />
+          <Stack direction="row" spacing={1}>
+            {BATCH_PRESETS.map((n) => (
+              <Chip key={n} label={n} clickable color={Number(count) === n ? 'primary' : 'default'} onClick={() => set('count', n)} />
+            ))}
+          </Stack>
+        </>
+      )}
+
+      <Divider textAlign="left">
+        <Typography variant="caption">{translate('res.token.access')}</Typography>
+      </Divider>
+      <BooleanInput source="model_limits_enabled" label="res.token.fields.model_limits_enabled" helperText={false} />
+      {limitsEnabled && (
+        <AutocompleteArrayInput
+          source="model_limits"
+          label="res.token.fields.model_limits"
+          choices={models.map((m) => ({ id: m, name: m }))}
+          translateChoice={false}
+          disableCloseOnSelect
+          filterSelectedOptions
+          helperText={false}
+        />
+      )}
+      <TextInput
+        source="allow_ips"
+        label="res.token.fields.allow_ips"
+        multiline
+        minRows={3}
+        placeholder={'192.168.1.1\n10.0.0.2'}
+        helperText="res.token.hint.allow_ips"
+      />
+    </Stack>
   );
 };

@@ -1,23 +1,30 @@
-import { useState } from 'react';
-import { Alert, Box, Button, IconButton, Stack, Switch, TextField, Tooltip, Typography } from '@mui/material';
-import AddIcon from '@mui/icons-material/Add';
+import { Alert, Box, IconButton, Stack, Switch, Tooltip, Typography } from '@mui/material';
 import ContentCopyIcon from '@mui/icons-material/ContentCopy';
-import RefreshIcon from '@mui/icons-material/Refresh';
 import EditIcon from '@mui/icons-material/EditOutlined';
-import DeleteIcon from '@mui/icons-material/DeleteOutline';
-import { List, useListContext, useNotify, useRefresh, useTranslate, type RaRecord } from 'react-admin';
+import {
+  DataTable,
+  List,
+  TextInput,
+  useNotify,
+  useRefresh,
+  useTranslate,
+  type RaRecord,
+} from 'react-admin';
 import { ColorTag } from '../shared/ColorTag';
-import { GwTable, type Column } from '../shared/GwTable';
 import { GwPagination } from '../shared/GwPagination';
-import { FILTER_BAR_SX, LIST_SX } from '../shared/styles';
+import { LIST_SX } from '../shared/styles';
+import { ListActions } from '../shared/ListActions';
 import { readPageSize } from '../shared/pageSize';
 import { useCopy } from '../shared/copy';
 import { useDisplaySettings, useNotifyError, useRouteDrawer } from '../shared/hooks';
 import { formatQuota, formatTimestamp, stringColor } from '../shared/format';
 import { useGateway } from '../shared/api';
-import { maskKey, tokenStatusKey } from './logic';
+import { maskKey, tokenStatusKey } from './tokenForm';
 import { TokenEditDrawer } from './TokenEdit';
 import { useConfirmedAction } from '../shared/confirm';
+import { BatchButtons } from '../shared/BatchButtons';
+import { RowDeleteButton } from '../shared/RowDeleteButton';
+import { EmptyRows } from '../shared/EmptyRows';
 
 type Row = RaRecord & Record<string, any>;
 
@@ -30,12 +37,43 @@ const STATUS_TONE: Record<string, 'green' | 'blue' | 'red' | 'yellow' | 'grey'> 
   unknown: 'grey',
 };
 
+/** Search by name or by key; the data provider trims them and drops a pasted key's `sk-` prefix. */
+const tokenFilters = [
+  <TextInput key="keyword" source="keyword" label="res.token.search_keyword" size="small" alwaysOn />,
+  <TextInput key="token" source="token" label="res.token.search_token" size="small" alwaysOn />,
+];
+
+const TOKEN_BATCH = {
+  copySelected: 'res.token.copy_selected',
+  selectOne: 'res.token.msg.select_one',
+  confirmDelete: 'res.token.confirm.batch_delete',
+  deletedCount: 'res.token.msg.deleted_count',
+};
+
 export const TokenList = () => {
   const drawer = useRouteDrawer('token');
+  const translate = useTranslate();
   return (
     <>
-      <List resource="token" perPage={readPageSize('token')} actions={false} pagination={<GwPagination />} empty={false} exporter={false} title="res.token.title" storeKey={false} sx={LIST_SX} disableSyncWithLocation>
-        <TokenListBody openCreate={drawer.openCreate} openEdit={drawer.openEdit} />
+      <Box sx={{ pt: 2 }}>
+        <Alert severity="warning">{translate('res.token.banner')}</Alert>
+      </Box>
+      <List
+        resource="token"
+        perPage={readPageSize('token')}
+        filters={tokenFilters}
+        actions={
+          <ListActions addLabel="res.token.add" onAdd={drawer.openCreate}>
+            <BatchButtons textOf={(r) => `sk-${r.key}`} texts={TOKEN_BATCH} />
+          </ListActions>
+        }
+        pagination={<GwPagination />}
+        empty={false}
+        exporter={false}
+        title="res.token.title"
+        sx={LIST_SX}
+      >
+        <TokenTable openEdit={drawer.openEdit} />
       </List>
       <TokenEditDrawer creating={drawer.creating} editId={drawer.editId} onClose={drawer.close} />
     </>
@@ -43,7 +81,7 @@ export const TokenList = () => {
 };
 
 
-const TokenListBody = ({ openCreate, openEdit }: { openCreate: () => void; openEdit: (id: string | number) => void }) => {
+const TokenTable = ({ openEdit }: { openEdit: (id: string | number) => void }) => {
   const translate = useTranslate();
   const notify = useNotify();
   const notifyError = useNotifyError();
@@ -51,12 +89,9 @@ const TokenListBody = ({ openCreate, openEdit }: { openCreate: () => void; openE
   const { ask: askConfirm, dialog: confirmDialog } = useConfirmedAction(refresh, notifyError);
   const dp = useGateway();
   const display = useDisplaySettings();
-  const { selectedIds, onUnselectItems, data, setFilters, filterValues } = useListContext<Row>();
-  const { copy, dialog } = useCopy();
-  const [keyword, setKeyword] = useState(String(filterValues.keyword ?? ''));
-  const [token, setToken] = useState(String(filterValues.token ?? ''));
+  const { copy, dialog: copyDialog } = useCopy();
 
-  const toggle = async (row: Row) => {
+  const toggle = async (row: Record<string, any>) => {
     try {
       await dp.updateMany('token', { ids: [row.id], data: { status: Number(row.status) === 1 ? 2 : 1 } });
       notify('res.common.op_success', { type: 'success' });
@@ -66,141 +101,103 @@ const TokenListBody = ({ openCreate, openEdit }: { openCreate: () => void; openE
     }
   };
 
-  const columns: Column<Row>[] = [
-    { key: 'name', label: 'res.token.fields.name', render: (r) => <Typography variant="body2" sx={{ fontWeight: 500 }}>{r.name}</Typography> },
-    {
-      key: 'status',
-      label: 'res.token.fields.status',
-      render: (r) => {
-        const k = tokenStatusKey(r as never);
-        return <ColorTag tone={STATUS_TONE[k]} label={translate(`res.token.status.${k}`)} />;
-      },
-    },
-    {
-      key: 'key',
-      label: 'res.token.fields.key',
-      render: (r) => (
-        <Stack direction="row" alignItems="center" spacing={0.5}>
-          <Typography variant="body2" sx={{ fontFamily: 'monospace' }}>
-            {r.key ? maskKey(String(r.key)) : '-'}
-          </Typography>
-          {r.key ? (
-            <Tooltip title={translate('res.token.copy')}>
-              <IconButton size="small" onClick={() => copy(`sk-${r.key}`)}>
-                <ContentCopyIcon fontSize="inherit" />
-              </IconButton>
-            </Tooltip>
-          ) : null}
-        </Stack>
-      ),
-    },
-    {
-      key: 'quota',
-      label: 'res.token.fields.quota',
-      render: (r) => (
-        <Stack spacing={0.25}>
-          <Typography variant="body2">
-            {translate('res.token.remain')}: {r.unlimited_quota ? translate('res.token.unlimited') : formatQuota(r.remain_quota, display)}
-          </Typography>
-          <Typography variant="caption" color="text.secondary">
-            {translate('res.token.used')}: {formatQuota(r.used_quota, display)}
-          </Typography>
-        </Stack>
-      ),
-    },
-    { key: 'group', label: 'res.token.fields.group', render: (r) => (r.group ? <ColorTag tone={stringColor(r.group)} label={r.group} /> : <Typography variant="caption" color="text.secondary">{translate('res.token.user_group')}</Typography>) },
-    { key: 'created_time', label: 'res.token.fields.created_time', render: (r) => formatTimestamp(r.created_time) },
-    {
-      key: 'expired_time',
-      label: 'res.token.fields.expired_time',
-      render: (r) => (Number(r.expired_time) === -1 ? translate('res.token.never') : formatTimestamp(r.expired_time)),
-    },
-    {
-      key: 'actions',
-      label: 'res.common.actions',
-      render: (r) => (
-        <Stack direction="row" spacing={0.5} alignItems="center">
-          <Tooltip title={translate(Number(r.status) === 1 ? 'res.common.disable' : 'res.common.enable')}>
-            <Switch size="small" checked={Number(r.status) === 1} onChange={() => toggle(r)} />
-          </Tooltip>
-          <Tooltip title={translate('res.common.edit')}>
-            <IconButton size="small" color="primary" onClick={() => openEdit(r.id)}>
-              <EditIcon fontSize="small" />
-            </IconButton>
-          </Tooltip>
-          <Tooltip title={translate('res.common.delete')}>
-          <IconButton
-            size="small"
-            color="error"
-            onClick={() =>
-              askConfirm({
-                content: 'res.token.confirm.delete',
-                action: async () => {
-                  await dp.delete('token', { id: r.id, previousData: r });
-                  notify('res.common.deleted', { type: 'success' });
-                },
-              })
-            }
-          >
-            <DeleteIcon fontSize="small" />
-          </IconButton>
-          </Tooltip>
-        </Stack>
-      ),
-    },
-  ];
-
-  const selectedKeys = () => (data ?? []).filter((r) => selectedIds.includes(r.id)).map((r) => `sk-${r.key}`);
-
   return (
-    <Box>
-      <Box sx={{ p: 2, pb: 0 }}>
-        <Alert severity="warning">{translate('res.token.banner')}</Alert>
-      </Box>
-      <Box component="form" noValidate onSubmit={(e) => { e.preventDefault(); setFilters({ keyword: keyword.trim() || undefined, token: token.trim().replace(/^sk-/, '') || undefined }, {}); }} sx={{ ...FILTER_BAR_SX, p: 2, display: 'flex', flexWrap: 'wrap', gap: 1, alignItems: 'center' }}>
-        <Button variant="contained" startIcon={<AddIcon />} onClick={openCreate}>
-          {translate('res.token.add')}
-        </Button>
-        <Button
-          variant="outlined"
-          onClick={() => {
-            const keys = selectedKeys();
-            if (!keys.length) return notify('res.token.msg.select_one', { type: 'warning' });
-            copy(keys.join('\n'));
+    <>
+      {/* The batch buttons live in the actions bar, so the bulk-actions toolbar stays hidden. */}
+      <DataTable<Row> rowClick={false} bulkActionsToolbar={<></>} empty={<EmptyRows text="res.token.empty" />}>
+        <DataTable.Col
+          source="name"
+          label="res.token.fields.name"
+          disableSort
+          render={(r) => (
+            <Typography variant="body2" sx={{ fontWeight: 500 }}>
+              {r.name}
+            </Typography>
+          )}
+        />
+        <DataTable.Col
+          source="status"
+          label="res.token.fields.status"
+          disableSort
+          render={(r) => {
+            const k = tokenStatusKey(r as never);
+            return <ColorTag tone={STATUS_TONE[k]} label={translate(`res.token.status.${k}`)} />;
           }}
-        >
-          {translate('res.token.copy_selected')}
-        </Button>
-        <Button
-          variant="outlined"
-          color="error"
-          onClick={() => {
-            if (!selectedIds.length) return notify('res.token.msg.select_one', { type: 'warning' });
-            askConfirm({
-              content: 'res.token.confirm.batch_delete',
-              action: async () => {
-                await dp.deleteMany('token', { ids: selectedIds });
-                notify('res.token.msg.deleted_count', { type: 'success', messageArgs: { count: selectedIds.length } });
-                onUnselectItems();
-              },
-            });
-          }}
-        >
-          {translate('res.common.delete_selected')}
-        </Button>
-        <Box sx={{ flex: 1 }} />
-        <TextField size="small" label={translate('res.token.search_keyword')} value={keyword} onChange={(e) => setKeyword(e.target.value)} />
-        <TextField size="small" label={translate('res.token.search_token')} value={token} onChange={(e) => setToken(e.target.value)} />
-        <Button type="submit" variant="contained">
-          {translate('res.common.search')}
-        </Button>
-        <IconButton onClick={() => refresh()}>
-          <RefreshIcon />
-        </IconButton>
-      </Box>
-      <GwTable<Row> columns={columns} selectable emptyText="res.token.empty" />
+        />
+        <DataTable.Col
+          source="key"
+          label="res.token.fields.key"
+          disableSort
+          render={(r) => (
+            <Stack direction="row" alignItems="center" spacing={0.5}>
+              <Typography variant="body2" sx={{ fontFamily: 'monospace' }}>
+                {r.key ? maskKey(String(r.key)) : '-'}
+              </Typography>
+              {r.key ? (
+                <Tooltip title={translate('res.token.copy')}>
+                  <IconButton size="small" onClick={() => copy(`sk-${r.key}`)}>
+                    <ContentCopyIcon fontSize="inherit" />
+                  </IconButton>
+                </Tooltip>
+              ) : null}
+            </Stack>
+          )}
+        />
+        <DataTable.Col
+          source="remain_quota"
+          label="res.token.fields.quota"
+          disableSort
+          render={(r) => (
+            <Stack spacing={0.25}>
+              <Typography variant="body2">
+                {translate('res.token.remain')}: {r.unlimited_quota ? translate('res.token.unlimited') : formatQuota(r.remain_quota, display)}
+              </Typography>
+              <Typography variant="caption" color="text.secondary">
+                {translate('res.token.used')}: {formatQuota(r.used_quota, display)}
+              </Typography>
+            </Stack>
+          )}
+        />
+        <DataTable.Col
+          source="group"
+          label="res.token.fields.group"
+          disableSort
+          render={(r) =>
+            r.group ? (
+              <ColorTag tone={stringColor(r.group)} label={r.group} />
+            ) : (
+              <Typography variant="caption" color="text.secondary">
+                {translate('res.token.user_group')}
+              </Typography>
+            )
+          }
+        />
+        <DataTable.Col source="created_time" label="res.token.fields.created_time" disableSort render={(r) => formatTimestamp(r.created_time)} />
+        <DataTable.Col
+          source="expired_time"
+          label="res.token.fields.expired_time"
+          disableSort
+          render={(r) => (Number(r.expired_time) === -1 ? translate('res.token.never') : formatTimestamp(r.expired_time))}
+        />
+        <DataTable.Col
+          label="res.common.actions"
+          render={(r) => (
+            <Stack direction="row" spacing={0.5} alignItems="center">
+              <Tooltip title={translate(Number(r.status) === 1 ? 'res.common.disable' : 'res.common.enable')}>
+                <Switch size="small" checked={Number(r.status) === 1} onChange={() => toggle(r)} />
+              </Tooltip>
+              <Tooltip title={translate('res.common.edit')}>
+                <IconButton size="small" color="primary" onClick={() => openEdit(r.id)}>
+                  <EditIcon fontSize="small" />
+                </IconButton>
+              </Tooltip>
+              <RowDeleteButton record={r as Row} confirm="res.token.confirm.delete" ask={askConfirm} />
+            </Stack>
+          )}
+        />
+      </DataTable>
       {confirmDialog}
-      {dialog}
-    </Box>
+      {copyDialog}
+    </>
   );
 };

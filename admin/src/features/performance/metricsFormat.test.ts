@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cpuColor, cpuPercent, delayColor, formatBytes, formatUptime, heapPercent, uptimeParts, type PerfData } from './logic';
+import { cpuColor, cpuPercent, delayColor, formatBytes, formatUptime, heapPercent, uptimeParts, type PerfData } from './metricsFormat';
 import { en, zh } from './messages';
 
 const sample = (over: Partial<PerfData>): PerfData => ({

@@ -1,11 +1,11 @@
 /**
- * Personal settings logic (spec 000 §2, §3, §5, §9): user setting parsing, the dialogs' checks,
- * the invitation link, model list collapsing. Pure functions, unit-tested in logic.test.ts.
+ * Personal settings: user setting parsing, the dialogs' checks, the invitation link, model list
+ * collapsing. Pure functions, unit-tested in personalSettings.test.ts.
  */
 
 export type NotifyType = 'email' | 'webhook';
 
-/** The user's setting JSON (spec 000 §3), with the product's defaults filled in. */
+/** The user's setting JSON, with the product's defaults filled in. */
 export interface UserSetting {
   notify_type: NotifyType;
   quota_warning_threshold: number;
@@ -15,7 +15,7 @@ export interface UserSetting {
   accept_unset_model_ratio_model: boolean;
 }
 
-/** Threshold presets (quota → label), spec 000 §9. */
+/** Quota warning threshold presets (quota → label). */
 export const THRESHOLD_PRESETS: ReadonlyArray<{ value: number; label: string }> = [
   { value: 100000, label: '0.2$' },
   { value: 500000, label: '1$' },
@@ -23,7 +23,7 @@ export const THRESHOLD_PRESETS: ReadonlyArray<{ value: number; label: string }> 
   { value: 5000000, label: '10$' },
 ];
 
-/** Threshold used when the setting has none (spec 000 §9: 500000 when the setting is missing). */
+/** Threshold used when the user's setting has none. */
 export const DEFAULT_THRESHOLD_MISSING = 500000;
 
 /** How many models show before the list collapses. */
@@ -119,7 +119,7 @@ export function transferProblem(quota: number, quotaPerUnit: number, available: 
   return null;
 }
 
-/** `${origin}/register?aff={code}` (spec 000 §2). */
+/** The invitation link: `${origin}/register?aff={code}`. */
 export function inviteLink(origin: string, code: string): string {
   return `${origin.replace(/\/+$/, '')}/register?aff=${encodeURIComponent(code)}`;
 }

@@ -22,10 +22,10 @@ import {
   taskDetail,
   timeTakenColor,
   timeTakenSeconds,
-} from './logic';
+} from './taskRecords';
 import { en, zh } from './messages';
 
-describe('submit result codes (§4)', () => {
+describe('submit result codes', () => {
   it('maps 1/21/22/0 and anything else to unknown', () => {
     expect([1, 21, 22, 0, 23, -1, '1', null].map(codeKey)).toEqual(['submitted', 'waiting', 'duplicate', 'not_submitted', 'unknown', 'unknown', 'submitted', 'unknown']);
     expect(codeColor(1)).toBe('green');
@@ -34,7 +34,7 @@ describe('submit result codes (§4)', () => {
   });
 });
 
-describe('statuses (§4)', () => {
+describe('statuses', () => {
   it('knows the six drawing statuses', () => {
     expect(['SUCCESS', 'NOT_START', 'SUBMITTED', 'IN_PROGRESS', 'FAILURE', 'MODAL'].map((s) => statusKey(s))).toEqual([
       'success',
@@ -73,7 +73,7 @@ describe('statuses (§4)', () => {
   });
 });
 
-describe('time taken (§3, §9)', () => {
+describe('time taken', () => {
   it('uses milliseconds for drawings and seconds for tasks', () => {
     expect(timeTakenSeconds(1_000_000, 1_045_000, 'ms')).toBe(45);
     expect(timeTakenSeconds(1_000, 1_045, 's')).toBe(45);
@@ -93,7 +93,7 @@ describe('time taken (§3, §9)', () => {
   });
 });
 
-describe('default ranges (§9)', () => {
+describe('default ranges', () => {
   const now = new Date(2026, 10, 22, 15, 30, 0);
   it('drawing: 30 days ago → 1 hour ahead', () => {
     const f = drawingDefaultForm(now);
@@ -109,7 +109,7 @@ describe('default ranges (§9)', () => {
   });
 });
 
-describe('list URLs (§7)', () => {
+describe('list URLs', () => {
   const form = { channel: '7', id: ' mj-1 ', start: '2026-11-01T00:00', end: '' };
   const start = parseDateText('2026-11-01T00:00')!;
   it('admins: channel filter, ms for drawings', () => {
@@ -121,7 +121,7 @@ describe('list URLs (§7)', () => {
   });
 });
 
-describe('lazy pager (§7)', () => {
+describe('lazy pager', () => {
   const rows = (n: number, from = 0) => Array.from({ length: n }, (_, i) => ({ id: from + i }));
   it('requests the next server page only past the last known page', () => {
     let s = emptyLazy<{ id: number }>();

@@ -9,9 +9,10 @@ import {
   tokenPayload,
   tokenStatusKey,
   validateToken,
+  tokenErrors,
   QUOTA_PRESETS,
   maskKey,
-} from './logic';
+} from './tokenForm';
 
 describe('token expiry', () => {
   it('quick options: never, 1 hour, 1 day, 1 month = 30 days', () => {
@@ -80,5 +81,15 @@ describe('token key display', () => {
   it('prefixes sk- and masks the middle', () => {
     expect(maskKey('abcdefghijklmnopqrstuvwxyz')).toBe('sk-abcd**********wxyz');
     expect(maskKey('short')).toBe('sk-short');
+  });
+});
+
+describe('token form errors', () => {
+  it('puts the first problem under its field', () => {
+    expect(tokenErrors({ ...TOKEN_DEFAULTS, name: 'a' }, false)).toEqual({});
+    expect(tokenErrors({ ...TOKEN_DEFAULTS, name: ' ' }, false)).toEqual({ name: 'res.token.msg.name_required' });
+    expect(tokenErrors({ ...TOKEN_DEFAULTS, name: 'a', remain_quota: '1.5' }, false)).toEqual({ remain_quota: 'res.token.msg.quota_integer' });
+    expect(tokenErrors({ ...TOKEN_DEFAULTS, name: 'a', expired_time: 'soon' }, false)).toEqual({ expired_time: 'res.token.msg.expiry_invalid' });
+    expect(tokenErrors({ ...TOKEN_DEFAULTS, name: 'a', count: 0 }, false)).toEqual({ count: 'res.token.msg.count_invalid' });
   });
 });

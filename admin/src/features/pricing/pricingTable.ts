@@ -1,5 +1,6 @@
 /**
- * Pricing page logic (spec 002 §2 Pricing, §9 formulas): pure functions, unit-tested in logic.test.ts.
+ * The pricing table: model prices per group, sorting and search. Pure functions, unit-tested in
+ * pricingTable.test.ts.
  * Prices are in USD per 1M tokens (ratio × 2), or USD per call; display goes through the shared
  * quota formatter so the status's display_in_currency / quota_per_unit apply.
  */
@@ -74,7 +75,7 @@ export function perCallPrice(modelPrice: number, groupRatio: number): number {
   return modelPrice * groupRatio;
 }
 
-/** Pay-as-you-go cost in USD (spec 002 §9). */
+/** Pay-as-you-go cost in USD. */
 export function usageCost(groupRatio: number, modelRatio: number, promptTokens: number, completionTokens: number, completionRatio: number): number {
   return (groupRatio * modelRatio * (promptTokens + completionTokens * completionRatio)) / 500000;
 }

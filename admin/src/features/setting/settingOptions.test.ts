@@ -28,7 +28,7 @@ import {
   unsetModels,
   visibleTabs,
   type PriceRow,
-} from './logic';
+} from './settingOptions';
 
 const row = (name: string, p: Partial<PriceRow> = {}): PriceRow => ({ name, price: '', ratio: '', completionRatio: '', cacheRatio: '', ...p });
 

@@ -15,7 +15,7 @@ import {
   THRESHOLD_PRESETS,
   transferProblem,
   visibleModels,
-} from './logic';
+} from './personalSettings';
 import { personalMessages } from './messages';
 
 describe('user setting', () => {
@@ -45,7 +45,7 @@ describe('user setting', () => {
     expect(parseSetting({ notify_type: 'sms' }).notify_type).toBe('email');
   });
 
-  it('has the spec presets', () => {
+  it('has the threshold presets', () => {
     expect(THRESHOLD_PRESETS.map((p) => [p.value, p.label])).toEqual([
       [100000, '0.2$'],
       [500000, '1$'],
@@ -160,7 +160,7 @@ describe('display', () => {
 });
 
 describe('messages', () => {
-  it('English uses the spec wording', () => {
+  it('English uses the product wording', () => {
     const en = personalMessages.en.feat.personal;
     expect(en.delete.mismatch).toBe('Please enter your account name to confirm deletion!');
     expect(en.delete.ok).toBe('Account deleted!');

@@ -10,10 +10,10 @@ import {
   submitPayForm,
   topupLink,
   yuanText,
-} from './logic';
+} from './topupAmounts';
 import { topupMessages } from './messages';
 
-describe('wallet checks (spec 001 §5)', () => {
+describe('wallet checks', () => {
   it('requires a redemption code', () => {
     expect(redeemProblem('')).toEqual({ key: 'feat.topup.code_empty' });
     expect(redeemProblem('   ')).toEqual({ key: 'feat.topup.code_empty' });
@@ -50,7 +50,7 @@ describe('wallet checks (spec 001 §5)', () => {
     expect(topupLink({ top_up_link: 'https://shop.example/buy' })).toEqual({ url: 'https://shop.example/buy' });
   });
 
-  it('uses the spec wording in Chinese', () => {
+  it('uses the product wording in Chinese', () => {
     const zh = topupMessages.zh.feat.topup;
     expect(zh.code_empty).toBe('请输入兑换码！');
     expect(zh.redeem_ok).toBe('兑换成功！');

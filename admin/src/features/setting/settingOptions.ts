@@ -30,8 +30,7 @@ export interface OptionChange {
 }
 
 /**
- * The keys to save, in order (spec 000 §4: switches first, then the other changed keys, one call
- * each). The server refuses some switches until their settings are stored (checkOptionDependencies),
+ * The keys to save, in order, one call each. The server refuses some switches until their settings are stored (checkOptionDependencies),
  * so switches turning OFF go first, then the changed non-switch keys, then switches turning ON.
  * Secret keys are included only when non-empty. Values are compared as text.
  */
@@ -64,7 +63,7 @@ export interface SaveResult {
 
 /**
  * Saves the changes one PUT per key, in order. Every key is attempted; the outcome tells which
- * spec message to show (保存成功 / 部分保存失败，请重试 / 保存失败，请重试).
+ * message to show (保存成功 / 部分保存失败，请重试 / 保存失败，请重试).
  */
 export async function saveChanges(changes: OptionChange[], put: (key: string, value: string) => Promise<void>): Promise<SaveResult> {
   if (!changes.length) return { outcome: 'nothing', saved: [], errors: [] };

@@ -1,6 +1,6 @@
 /**
- * Chat page logic (spec 001 §2 chat page and chat redirect page, §8 chat messages): which link to
- * frame, the token it carries, the placeholders. Pure, tested in logic.test.ts.
+ * Chat links of the chat page and the chat redirect page: which configured link to frame, the
+ * token it carries, the placeholders it fills. Pure, tested in chatLinks.test.ts.
  */
 
 export interface TokenLike {

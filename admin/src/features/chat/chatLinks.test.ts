@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chat2Link, chatLinkAt, fillLink, firstEnabledKey, isSafeLink, serverAddress, tokenItems } from './logic';
+import { chat2Link, chatLinkAt, fillLink, firstEnabledKey, isSafeLink, serverAddress, tokenItems } from './chatLinks';
 
 describe('tokens', () => {
   it('takes the first enabled token, without its sk- prefix', () => {

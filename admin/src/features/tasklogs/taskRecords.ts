@@ -1,13 +1,13 @@
 /**
- * Pure logic of the drawing log (/midjourney) and task log (/task): label and colour mappings
- * (spec 002 §4), time-taken rules (§9), default ranges (§9), query strings (§7) and the lazy pager
- * (§7: the next server page is requested when the last known page is reached).
+ * Records of the drawing log (/midjourney) and task log (/task): label and colour mappings,
+ * time-taken rules, default ranges, query strings and the lazy pager (the next server page is
+ * requested when the last known page is reached).
  */
 import { parseDateText, toDateTimeLocal, type TagColor } from '../../resources/shared/format';
 
 export type Row = Record<string, any> & { id: number };
 
-/** Drawing submit result code → translation suffix (spec 002 §4). */
+/** Drawing submit result code → translation suffix. */
 export function codeKey(code: unknown): 'submitted' | 'waiting' | 'duplicate' | 'not_submitted' | 'unknown' {
   switch (Number(code)) {
     case 1:
@@ -42,7 +42,7 @@ export const DRAW_STATUSES = ['SUCCESS', 'NOT_START', 'SUBMITTED', 'IN_PROGRESS'
 export const TASK_STATUSES = [...DRAW_STATUSES, 'QUEUED', 'UNKNOWN'] as const;
 
 /**
- * Status → translation suffix. Drawing statuses are the six of §4; the task log adds QUEUED,
+ * Status → translation suffix. Drawing statuses are the six of DRAW_STATUSES; the task log adds QUEUED,
  * UNKNOWN and an empty value meaning "submitting". Anything else is unknown.
  */
 export function statusKey(status: unknown, task = false): string {
@@ -96,7 +96,7 @@ export const DRAW_ACTIONS = [
   'MODAL',
 ] as const;
 
-/** Task types of §4 (MUSIC, LYRICS); others are shown as sent. */
+/** Task types (MUSIC, LYRICS); others are shown as sent. */
 export const TASK_ACTIONS = ['MUSIC', 'LYRICS'] as const;
 
 export function actionKey(action: unknown, task = false): string | null {
@@ -131,7 +131,7 @@ export function actionColor(action: unknown): TagColor {
 
 /**
  * Time taken in seconds between submit and finish. Drawing times are milliseconds, task times
- * seconds (§3). Unfinished or unsubmitted records → null.
+ * seconds. Unfinished or unsubmitted records → null.
  */
 export function timeTakenSeconds(submit: unknown, finish: unknown, unit: 'ms' | 's'): number | null {
   const a = Number(submit);
@@ -141,7 +141,7 @@ export function timeTakenSeconds(submit: unknown, finish: unknown, unit: 'ms' | 
   return Math.round(s * 10) / 10;
 }
 
-/** §9: red above 60 s, otherwise green. */
+/** Red above 60 s, otherwise green. */
 export function timeTakenColor(seconds: number): TagColor {
   return seconds > 60 ? 'red' : 'green';
 }
@@ -170,7 +170,7 @@ export interface LogFilterForm {
   end: string;
 }
 
-/** §9: the drawing log defaults to 30 days ago → 1 hour ahead. */
+/** The drawing log defaults to 30 days ago → 1 hour ahead. */
 export function drawingDefaultForm(now: Date = new Date()): LogFilterForm {
   const sec = Math.floor(now.getTime() / 1000);
   return { channel: '', id: '', start: toDateTimeLocal(sec - 30 * 86400), end: toDateTimeLocal(sec + 3600) };
@@ -181,7 +181,7 @@ export function startOfDay(now: Date = new Date()): number {
   return Math.floor(new Date(now.getFullYear(), now.getMonth(), now.getDate()).getTime() / 1000);
 }
 
-/** §2/§9: the task log starts at the start of today (the end defaults to 1 hour ahead). */
+/** The task log starts at the start of today (the end defaults to 1 hour ahead). */
 export function taskDefaultForm(now: Date = new Date()): LogFilterForm {
   const sec = Math.floor(now.getTime() / 1000);
   return { channel: '', id: '', start: toDateTimeLocal(startOfDay(now)), end: toDateTimeLocal(sec + 3600) };
@@ -190,7 +190,7 @@ export function taskDefaultForm(now: Date = new Date()): LogFilterForm {
 export type LogKind = 'mj' | 'task';
 
 /**
- * The list URL of one server page (§7): admins use `/api/<kind>/` with the channel filter, users
+ * The list URL of one server page: admins use `/api/<kind>/` with the channel filter, users
  * `/api/mj/self/` or `/api/task/self` without it. Drawing times are sent in ms, task times in s.
  */
 export function listUrl(kind: LogKind, admin: boolean, form: LogFilterForm, p: number, pageSize: number): string {
@@ -280,7 +280,7 @@ export function isLong(text: unknown, max = LONG_TEXT): boolean {
   return String(text ?? '').length > max;
 }
 
-/** Callback banner (§2): shown to admins unless the local flag mj_notify_enabled is true. */
+/** Callback banner: shown to admins unless the local flag mj_notify_enabled is true. */
 export function showCallbackBanner(admin: boolean, flag: unknown): boolean {
   return admin && !(flag === true || flag === 'true');
 }

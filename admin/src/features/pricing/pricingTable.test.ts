@@ -16,7 +16,7 @@ import {
   usableGroupsOf,
   usageCost,
   type PricingEntry,
-} from './logic';
+} from './pricingTable';
 
 const usd = { displayInCurrency: true, quotaPerUnit: 500000 };
 const raw = { displayInCurrency: false, quotaPerUnit: 500000 };
@@ -31,7 +31,7 @@ const entry = (model_name: string, extra: Partial<PricingEntry> = {}): PricingEn
   ...extra,
 });
 
-describe('formulas (spec 002 §9)', () => {
+describe('formulas', () => {
   it('prompt price per 1M = model ratio × 2 × group ratio', () => {
     expect(promptPrice(0.075, 1)).toBeCloseTo(0.15, 10);
     expect(promptPrice(15, 2)).toBe(60);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { codesFileText, redemptionPayload, redemptionStatusKey, validateRedemption } from './logic';
+import { codesFileText, redemptionErrors, redemptionPayload, redemptionStatusKey, validateRedemption } from './redemptionCodes';
 
 const usd = { displayInCurrency: true, quotaPerUnit: 500000 };
 
@@ -22,5 +22,14 @@ describe('redemption codes', () => {
   });
   it('status keys', () => {
     expect([1, 2, 3, 4].map(redemptionStatusKey)).toEqual(['unused', 'disabled', 'used', 'unknown']);
+  });
+});
+
+describe('redemption form errors', () => {
+  it('puts the first problem under its field', () => {
+    expect(redemptionErrors({ name: 'a', quota: 1, count: 1 }, false)).toEqual({});
+    expect(redemptionErrors({ name: 'x'.repeat(21), quota: 1, count: 1 }, false)).toEqual({ name: 'res.redemption.msg.name_length' });
+    expect(redemptionErrors({ name: '', quota: '1.5', count: 1 }, false)).toEqual({ quota: 'res.redemption.msg.quota_integer' });
+    expect(redemptionErrors({ name: '', quota: 1, count: 101 }, false)).toEqual({ count: 'res.redemption.msg.count_range' });
   });
 });

@@ -23,6 +23,18 @@ export function validateRedemption(form: RedemptionForm, isEdit: boolean): strin
   return null;
 }
 
+const REDEMPTION_ERROR_FIELD: Record<string, keyof RedemptionForm> = {
+  'res.redemption.msg.name_length': 'name',
+  'res.redemption.msg.quota_integer': 'quota',
+  'res.redemption.msg.count_range': 'count',
+};
+
+/** validateRedemption as form errors: the first problem, under its field (empty when valid). */
+export function redemptionErrors(form: RedemptionForm, isEdit: boolean): Record<string, string> {
+  const key = validateRedemption(form, isEdit);
+  return key ? { [REDEMPTION_ERROR_FIELD[key]]: key } : {};
+}
+
 /** Wire body; an empty name defaults to the formatted quota. */
 export function redemptionPayload(form: RedemptionForm, isEdit: boolean, settings: DisplaySettings): Record<string, unknown> {
   const quota = parseInt(String(form.quota), 10) || 0;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { addQuota, availableActions, enableBlocked, roleKey, userStatusKey, validateEditUser, validateNewUser } from './logic';
+import { addQuota, editUserErrors, newUserErrors, availableActions, enableBlocked, roleKey, userStatusKey, validateEditUser, validateNewUser } from './userManagement';
 
 describe('users', () => {
   it('role keys: 1/10/100, other unknown', () => {
@@ -35,5 +35,18 @@ describe('users', () => {
     expect(addQuota(100, '50')).toBe(150);
     expect(addQuota(100, '-150')).toBe(-50);
     expect(addQuota(100, 'x')).toBeNull();
+  });
+});
+
+describe('user form errors', () => {
+  it('create: the message sits under the first empty field', () => {
+    expect(newUserErrors({ username: 'a', password: 'p' })).toEqual({});
+    expect(newUserErrors({ username: ' ', password: 'p' })).toEqual({ username: 'res.user.msg.username_password_required' });
+    expect(newUserErrors({ username: 'a', password: '' })).toEqual({ password: 'res.user.msg.username_password_required' });
+  });
+  it('edit: password length, then quota', () => {
+    expect(editUserErrors({ password: '', quota: 5 })).toEqual({});
+    expect(editUserErrors({ password: 'short', quota: 5 })).toEqual({ password: 'res.user.msg.password_min' });
+    expect(editUserErrors({ password: '', quota: '1.2' })).toEqual({ quota: 'res.user.msg.quota_integer' });
   });
 });

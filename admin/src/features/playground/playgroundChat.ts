@@ -1,6 +1,6 @@
 /**
- * Playground logic (spec 002 §2 Playground, §3 chat message / chat settings, §4 chat lifecycle):
- * message states, the stored history, the request body and the SSE parser. Pure, tested in logic.test.ts.
+ * The playground's chat: message states and their lifecycle, the stored history and settings, the
+ * request body and the SSE parser. Pure, tested in playgroundChat.test.ts.
  */
 import type { KeyValueStore } from '../../lib/storage';
 

@@ -20,7 +20,7 @@ import {
   streamChat,
   userMessage,
   type ChatMessage,
-} from './logic';
+} from './playgroundChat';
 
 const chunk = (content: string) => `data: ${JSON.stringify({ choices: [{ delta: { content } }] })}\n\n`;
 
@@ -52,7 +52,7 @@ function collect() {
   };
 }
 
-describe('message lifecycle (spec 002 §4)', () => {
+describe('message lifecycle', () => {
   it('loading → incomplete → complete', () => {
     const u = userMessage('hi', 1);
     const a = loadingMessage(2);

@@ -1,5 +1,5 @@
 /**
- * Pure logic of the dashboard (/detail): granularity and default range (spec 000 §9, 001 §3),
+ * Usage series of the dashboard (/detail): granularity and default range,
  * totals and average RPM/TPM, and the time-bucket × model series the SVG charts draw.
  * Rows come from GET /api/data/ (admin) or /api/data/self: one row per bucket start (epoch s) and model.
  */

@@ -1,6 +1,6 @@
 /**
- * Wallet page logic (spec 001 §2, §5, §7, §9): top-up checks, the minimum, the payment form.
- * Pure functions (no React), unit-tested in logic.test.ts.
+ * Wallet page amounts and checks: redeem and top-up checks, the minimum amount, the payment form.
+ * Pure functions (no React), unit-tested in topupAmounts.test.ts.
  */
 
 export type PaymentMethod = 'zfb' | 'wx';
@@ -36,7 +36,7 @@ export function minTopup(status: TopupStatus): number {
   return min * (Number.isFinite(qpu) && qpu > 0 ? qpu : 500000);
 }
 
-/** The amount field: forced to an integer of at least 1 (spec 001 §5). */
+/** The amount field: forced to an integer of at least 1. */
 export function normaliseAmount(input: string | number): number {
   const n = Math.floor(Number(input));
   if (!Number.isFinite(n) || n < 1) return 1;

@@ -59,6 +59,20 @@ export function validateEditUser(v: { password?: string; quota: number | string 
   return null;
 }
 
+/** validateNewUser as form errors: the message sits under the first empty field of the two. */
+export function newUserErrors(v: { username: string; password: string }): Record<string, string> {
+  const key = validateNewUser(v);
+  if (!key) return {};
+  return { [v.username.trim() ? 'password' : 'username']: key };
+}
+
+/** validateEditUser as form errors, under the password or the quota field. */
+export function editUserErrors(v: { password?: string; quota: number | string }): Record<string, string> {
+  const key = validateEditUser(v);
+  if (!key) return {};
+  return { [key === 'res.user.msg.password_min' ? 'password' : 'quota']: key };
+}
+
 /** Add-quota dialog: accepts negative integers, returns the new total or null for bad input. */
 export function addQuota(current: number, delta: string): number | null {
   const d = delta.trim();

@@ -17,7 +17,7 @@ import {
   stackTotals,
   totals,
   type DataRow,
-} from './logic';
+} from './usageSeries';
 import { en, zh } from './messages';
 
 const H = 3600;

@@ -1,9 +1,9 @@
-/** Token screen logic without React (unit-tested in logic.test.ts). */
+/** The token form (defaults, presets, checks, wire body) and the list's status and key display. Unit-tested in tokenForm.test.ts. */
 import { joinComma, parseDateText, randomSuffix, splitComma } from '../shared/format';
 
 export const TOKEN_STATUS = { ENABLED: 1, DISABLED: 2, EXPIRED: 3, EXHAUSTED: 4 } as const;
 
-/** Quota presets (spec 001 §9): value and label at 500000 per dollar. */
+/** Quota presets: value and label at 500000 per dollar. */
 export const QUOTA_PRESETS = [
   { value: 500000, label: '$1' },
   { value: 5000000, label: '$10' },
@@ -93,6 +93,20 @@ export function validateToken(form: TokenForm, isEdit: boolean): string | null {
   if ('error' in exp) return exp.error;
   if (!isEdit && parseBatchCount(form.count) === null) return 'res.token.msg.count_invalid';
   return null;
+}
+
+/** The field each validation message belongs under in the form. */
+const TOKEN_ERROR_FIELD: Record<string, keyof TokenForm> = {
+  'res.token.msg.name_required': 'name',
+  'res.token.msg.quota_integer': 'remain_quota',
+  'res.token.msg.expiry_invalid': 'expired_time',
+  'res.token.msg.count_invalid': 'count',
+};
+
+/** validateToken as form errors: the first problem, under its field (empty when valid). */
+export function tokenErrors(form: TokenForm, isEdit: boolean): Record<string, string> {
+  const key = validateToken(form, isEdit);
+  return key ? { [TOKEN_ERROR_FIELD[key]]: key } : {};
 }
 
 /** Normalises the allow-list: one IP per line, blanks dropped. */
