@@ -1,10 +1,9 @@
-import { parseInput } from './consoleInput';
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import type { AppContext } from '../context';
 import { BadRequestError, NotFoundError } from '../lib/errors';
 import { nowSec } from '../lib/time';
-import { type Paging } from '../lib/validate';
+import { parse, type Paging } from '../lib/validate';
 import { CHANNEL_STATUS, channelView, rebuildAllAbilities, splitList, syncAbilities, type ChannelRow } from '../repositories/channels';
 import { invalidateChannels } from './invalidate';
 import { channelHosts, vetChannelHosts } from './channelTargets';
@@ -290,7 +289,7 @@ export async function enabledModelNames(app: AppContext): Promise<string[]> {
 // ---------------------------------------------------------------------------------------------
 // Writes. Every write rewrites the abilities in the same transaction, then drops the relay caches.
 
-const createBody = z
+export const createBody = z
   .object({
     mode: z.enum(['single', 'batch', 'multi_to_single'], { error: 'mode 只能是 single 或 batch' }).optional(),
     channel: z.record(z.string(), z.unknown()).optional(),
@@ -299,9 +298,9 @@ const createBody = z
 
 export async function createChannels(app: AppContext, body: unknown, role: number): Promise<{ batch: boolean; channels: Record<string, unknown>[] }> {
   if (!body || typeof body !== 'object' || Array.isArray(body)) throw new BadRequestError('请求体必须是 JSON 对象');
-  const wrapper = parseInput(createBody, body);
+  const wrapper = parse(createBody, body);
   const raw = wrapper.channel ?? (body as Record<string, unknown>);
-  const input = parseInput(channelInput, raw);
+  const input = parse(channelInput, raw);
   if (!input.name || !input.key || !input.key.trim()) throw new BadRequestError('请填写渠道名称和渠道密钥！');
   if (!input.models) throw new BadRequestError('请至少选择一个模型！');
   const base: Partial<ChannelRow> = {
@@ -333,11 +332,11 @@ export async function createChannels(app: AppContext, body: unknown, role: numbe
   return { batch, channels: saved.map((c) => viewFor(c, role)) };
 }
 
-const updateBody = channelInput.extend({ id: intField('id 必须是整数').refine((n) => n > 0, 'id 必须是正整数') });
+export const updateBody = channelInput.extend({ id: intField('id 必须是整数').refine((n) => n > 0, 'id 必须是正整数') });
 
 export async function updateChannel(app: AppContext, body: unknown, role: number): Promise<Record<string, unknown>> {
   if (!body || typeof body !== 'object' || Array.isArray(body)) throw new BadRequestError('请求体必须是 JSON 对象');
-  const input = parseInput(updateBody, body);
+  const input = parse(updateBody, body);
   if (input.name !== undefined && !input.name) throw new BadRequestError('渠道名称不能为空');
   if (input.models !== undefined && !input.models) throw new BadRequestError('请至少选择一个模型！');
   const patch = pickWritable(input);
@@ -462,7 +461,7 @@ async function patchTag(app: AppContext, tag: string, patch: (row: ChannelRow) =
 
 const tagName = z.string({ error: '标签不能为空！' }).trim().min(1, '标签不能为空！').max(128, '标签长度不能超过 128');
 
-const tagEditBody = z.object({
+export const tagEditBody = z.object({
   tag: tagName,
   new_tag: z.union([z.string().max(128, '标签长度不能超过 128'), z.null()]).optional(),
   model_mapping: channelFields.model_mapping.optional(),
@@ -472,8 +471,7 @@ const tagEditBody = z.object({
   weight: intField('权重必须是非负整数！').refine((w) => w >= 0, '权重必须是非负整数！').refine((w) => w <= INT_MAX, '权重过大').nullable().optional(),
 });
 
-export async function editTag(app: AppContext, body: unknown): Promise<number> {
-  const input = parseInput(tagEditBody, body ?? {});
+export async function editTag(app: AppContext, input: z.infer<typeof tagEditBody>): Promise<number> {
   const patch: Partial<ChannelRow> = {};
   if (input.new_tag !== undefined) {
     const nt = (input.new_tag ?? '').trim();
@@ -494,8 +492,9 @@ export async function editTag(app: AppContext, body: unknown): Promise<number> {
   return patchTag(app, input.tag, () => patch);
 }
 
-export async function setTagStatus(app: AppContext, body: unknown, status: number): Promise<number> {
-  const { tag } = parseInput(z.object({ tag: tagName }), body ?? {});
+export const tagBody = z.object({ tag: tagName });
+
+export async function setTagStatus(app: AppContext, tag: string, status: number): Promise<number> {
   return patchTag(app, tag, (row) => (Number(row.status) === status ? {} : { status, other_info: mergeStatusInfo(row.other_info, status) }));
 }
 
@@ -503,13 +502,12 @@ const idList = z.array(z.number({ error: 'ids 必须是整数列表' }).int('ids
 
 export const batchIdsBody = z.object({ ids: idList.min(1, '请先选择要删除的通道！') });
 
-const batchTagBody = z.object({
+export const batchTagBody = z.object({
   ids: idList.min(1, '请先选择要设置标签的渠道！'),
   tag: z.union([z.string().max(128, '标签长度不能超过 128'), z.null()], { error: '标签不能为空！' }),
 });
 
-export async function batchSetTag(app: AppContext, body: unknown): Promise<number> {
-  const input = parseInput(batchTagBody, body ?? {});
+export async function batchSetTag(app: AppContext, input: z.infer<typeof batchTagBody>): Promise<number> {
   const tag = input.tag === null ? null : input.tag.trim();
   if (tag === '') throw new BadRequestError('标签不能为空！');
   const n = await app.knex.transaction(async (trx) => {
