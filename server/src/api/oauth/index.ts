@@ -62,7 +62,7 @@ export function register(api: ConsoleRoutes): void {
   const { app, router } = api;
   const limited = rateLimit(app, 'oauth', OAUTH_RATE_LIMIT.limit, OAUTH_RATE_LIMIT.windowSeconds);
   router.use('/api/oauth', limited);
-  /** One-time state for the authorization redirect (spec 000 §7); `?aff=` rides along. */
+  /** One-time state for the authorization redirect; `?aff=` rides along. */
   api.route({ method: 'get', path: '/api/oauth/state', summary: 'A one-time state for an authorization redirect.', access: 'public', documentedQuery: stateQuery }, koa(async (ctx) => {
     const { state } = await issueState(app, ctx, { aff: q(ctx, 'aff') });
     ctx.body = { success: true, message: '', data: state };
@@ -87,7 +87,7 @@ export function register(api: ConsoleRoutes): void {
     }));
   }
 
-  /** Callback of the redirect logins (spec 002 login callback): login, registration or binding. */
+  /** Callback of the redirect logins: login, registration or binding. */
   const callback = (provider: RedirectProvider): Koa.Middleware => async (ctx) => {
     assertEnabled(app, provider);
     const record = await takeState(app, ctx, q(ctx, 'state'), provider);
