@@ -7,7 +7,7 @@ import {
 } from '../../services/channels';
 import { consoleChannelTypes } from '../../channels/catalogue';
 import { idParams, objectBody, ok, type ConsoleRoutes } from '../route';
-import { batchIdsBody, batchTagBody, copyQuery, createBody, listQuery, rawIdParams, tagBody, tagEditBody, updateBody } from './schema';
+import { batchIdsBody, batchTagBody, copyQuery, createBody, listQuery, parseChannelCreate, rawIdParams, tagBody, tagEditBody, updateBody } from './schema';
 import { registerUpstream } from './upstream';
 
 /** Built once: the catalogue does not change at run time. */
@@ -35,13 +35,13 @@ export function register(api: ConsoleRoutes): void {
     ok(ctx, CONSOLE_TYPES);
   });
 
-  // The body is parsed by the service: its shape (one record or a `{ mode, channel }` wrapper) decides how.
+  // Parsed here: its shape (one record or a `{ mode, channel }` wrapper) decides how.
   api.route({ method: 'post', path: '/api/channel', summary: 'Create a channel, or one per key line (batch).', access: 'admin', before: [objectBody], documentedBody: createBody }, async (ctx) => {
-    const { batch, channels } = await createChannels(app, ctx.request.body, currentUser(ctx).role);
+    const { batch, channels } = await createChannels(app, parseChannelCreate(ctx.request.body as Record<string, unknown>), currentUser(ctx).role);
     ok(ctx, batch ? channels : channels[0], '渠道创建成功！');
   });
-  api.route({ method: 'put', path: '/api/channel', summary: 'Update a channel; fields left out keep their value.', access: 'admin', before: [objectBody], documentedBody: updateBody }, async (ctx) => {
-    ok(ctx, await updateChannel(app, ctx.request.body, currentUser(ctx).role), '渠道更新成功！');
+  api.route({ method: 'put', path: '/api/channel', summary: 'Update a channel; fields left out keep their value.', access: 'admin', before: [objectBody], body: updateBody }, async (ctx) => {
+    ok(ctx, await updateChannel(app, ctx.input.body, currentUser(ctx).role), '渠道更新成功！');
   });
 
   /** Copy on the server: admins only see masked keys, so the console cannot copy by reading one. */
