@@ -3,7 +3,7 @@ import type { RouterContext } from '@koa/router';
 import type Koa from 'koa';
 import { z } from 'zod';
 import type { AppContext } from '../context';
-import { describeZodError, inputErrorMap, parseId } from '../lib/validate';
+import { parse, parseId } from '../lib/validate';
 import { BadRequestError } from '../lib/errors';
 import { requireAuth } from '../middleware/auth';
 
@@ -63,12 +63,7 @@ export interface RegisteredRoute {
   tag: string;
 }
 
-function check<S extends Schema>(schema: S, value: unknown): Out<S> {
-  if (!schema) return undefined as Out<S>;
-  const result = schema.safeParse(value, { error: inputErrorMap });
-  if (!result.success) throw new BadRequestError(describeZodError(result.error));
-  return result.data as Out<S>;
-}
+const check = <S extends Schema>(schema: S, value: unknown): Out<S> => (schema ? parse(schema, value) : undefined) as Out<S>;
 
 /**
  * Koa middleware that parses the body and query with the given schemas and hands the result to

@@ -28,6 +28,16 @@ export function describeZodError(error: z.ZodError): string {
   return error.issues[0]?.message ?? '参数错误';
 }
 
+/**
+ * An integer given as a JSON number or as a numeric string (forms often send strings); anything
+ * else (`1.5`, `"abc"`, a huge number) gets `message`.
+ */
+export const intLike = (message: string) =>
+  z.preprocess(
+    (v) => (typeof v === 'string' && /^\s*-?\d+\s*$/.test(v) ? Number(v) : v),
+    z.number({ error: message }).int(message).min(-1e15, message).max(1e15, message),
+  );
+
 /** Query-string helpers: numbers arrive as strings. */
 export const qInt = (def?: number) =>
   z.preprocess((v) => (v === undefined || v === '' ? def : Number(v)), z.number().int().finite());

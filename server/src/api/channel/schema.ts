@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parse, pagingQuery, qBool, qIntOpt, qStr } from '../../lib/validate';
+import { intLike, parse, pagingQuery, qBool, qIntOpt, qStr } from '../../lib/validate';
 import { splitList } from '../../repositories/channels';
 import { isKnownChannelType } from '../../channels/catalogue';
 
@@ -30,10 +30,6 @@ export const fetchModelsBody = z.object({
 });
 
 // Field schemas (shared by create, update and tag edits)
-
-/** An integer given as a JSON number or as a numeric string (forms often send strings). */
-const intField = (msg: string) =>
-  z.preprocess((v) => (typeof v === 'string' && /^\s*-?\d+\s*$/.test(v) ? Number(v) : v), z.number({ error: msg }).int(msg).min(-1e15, msg).max(1e15, msg));
 
 /** A comma string or a list of strings → normalised comma string (trimmed, deduplicated). */
 const listField = (what: string, maxItem = 255, maxTotal = 100_000) =>
@@ -69,7 +65,7 @@ const str = (max: number, what: string) => z.string({ error: `${what}必须是�
 
 const channelFields = {
   name: str(128, '渠道名称').trim(),
-  type: intField('渠道类型必须是整数').refine(isKnownChannelType, '未知的渠道类型'),
+  type: intLike('渠道类型必须是整数').refine(isKnownChannelType, '未知的渠道类型'),
   key: z.string({ error: '渠道密钥必须是字符串' }).max(1_000_000, '渠道密钥过长'),
   openai_organization: str(128, 'organization').trim(),
   test_model: str(128, '测试模型').trim(),
@@ -83,12 +79,12 @@ const channelFields = {
   status_code_mapping: jsonObjectField('状态码映射必须是合法的 JSON 格式！'),
   setting: jsonObjectField('渠道额外设置必须是合法的 JSON 格式！'),
   param_override: jsonObjectField('参数覆盖必须是合法的 JSON 格式！'),
-  auto_ban: z.union([z.boolean(), intField('auto_ban 只能是 0 或 1')]).transform((v) => (v === true || v === 1 ? 1 : 0)),
-  priority: intField('优先级必须是整数！'),
-  weight: intField('权重必须是整数！').refine((w) => w <= INT_MAX, '权重过大').transform((w) => Math.max(0, w)),
+  auto_ban: z.union([z.boolean(), intLike('auto_ban 只能是 0 或 1')]).transform((v) => (v === true || v === 1 ? 1 : 0)),
+  priority: intLike('优先级必须是整数！'),
+  weight: intLike('权重必须是整数！').refine((w) => w <= INT_MAX, '权重过大').transform((w) => Math.max(0, w)),
   tag: z.union([str(128, '标签'), z.null()]).transform((v) => (v && v.trim() ? v.trim() : null)),
-  status: intField('状态只能是 1、2 或 3').refine((s) => s === 1 || s === 2 || s === 3, '状态只能是 1、2 或 3'),
-  max_input_tokens: intField('max_input_tokens 必须是非负整数').refine((n) => n >= 0 && n <= INT_MAX, 'max_input_tokens 必须是非负整数'),
+  status: intLike('状态只能是 1、2 或 3').refine((s) => s === 1 || s === 2 || s === 3, '状态只能是 1、2 或 3'),
+  max_input_tokens: intLike('max_input_tokens 必须是非负整数').refine((n) => n >= 0 && n <= INT_MAX, 'max_input_tokens 必须是非负整数'),
 };
 
 const channelInput = z.object(channelFields).partial();
@@ -113,7 +109,7 @@ export function parseChannelCreate(body: Record<string, unknown>): ChannelCreate
   return { mode: wrapper.mode, input: parse(channelInput, wrapper.channel ?? body) };
 }
 
-export const updateBody = channelInput.extend({ id: intField('id 必须是整数').refine((n) => n > 0, 'id 必须是正整数') });
+export const updateBody = channelInput.extend({ id: intLike('id 必须是整数').refine((n) => n > 0, 'id 必须是正整数') });
 export type ChannelUpdate = z.infer<typeof updateBody>;
 
 const tagName = z.string({ error: '标签不能为空！' }).trim().min(1, '标签不能为空！').max(128, '标签长度不能超过 128');
@@ -124,8 +120,8 @@ export const tagEditBody = z.object({
   model_mapping: channelFields.model_mapping.optional(),
   groups: channelFields.groups.optional(),
   models: channelFields.models.optional(),
-  priority: intField('优先级必须是整数！').nullable().optional(),
-  weight: intField('权重必须是非负整数！').refine((w) => w >= 0, '权重必须是非负整数！').refine((w) => w <= INT_MAX, '权重过大').nullable().optional(),
+  priority: intLike('优先级必须是整数！').nullable().optional(),
+  weight: intLike('权重必须是非负整数！').refine((w) => w >= 0, '权重必须是非负整数！').refine((w) => w <= INT_MAX, '权重过大').nullable().optional(),
 });
 
 export type TagEdit = z.infer<typeof tagEditBody>;

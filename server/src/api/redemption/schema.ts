@@ -1,10 +1,7 @@
 import { z } from 'zod';
-import { pagingQuery, qStr } from '../../lib/validate';
+import { intLike, pagingQuery, qStr } from '../../lib/validate';
 import { REDEMPTION_STATUS } from '../../repositories/redemptions';
 import { REDEMPTION_BATCH_MAX, REDEMPTION_NAME_MAX } from '../../services/redemptions';
-
-const intLike = (msg: string) =>
-  z.preprocess((v) => (typeof v === 'string' && /^\s*-?\d+\s*$/.test(v) ? Number(v) : v), z.number({ error: msg }).int(msg).min(-1e15, msg).max(1e15, msg));
 
 const nameField = z.string({ error: '兑换码名称必须是字符串' }).trim().refine((s) => [...s].length <= REDEMPTION_NAME_MAX, `兑换码名称长度必须在1-${REDEMPTION_NAME_MAX}之间`);
 const quotaField = intLike('额度必须是整数').refine((n) => n > 0, '额度必须大于 0');

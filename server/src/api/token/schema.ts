@@ -1,11 +1,8 @@
 import { z } from 'zod';
-import { pagingQuery, qStr } from '../../lib/validate';
+import { intLike, pagingQuery, qStr } from '../../lib/validate';
 import { splitList } from '../../repositories/channels';
 import { TOKEN_STATUS } from '../../repositories/tokens';
 import { normaliseAllowIps, TOKEN_BATCH_MAX, TOKEN_NAME_MAX } from '../../services/tokens';
-
-const intLike = (msg: string) =>
-  z.preprocess((v) => (typeof v === 'string' && /^\s*-?\d+\s*$/.test(v) ? Number(v) : v), z.number({ error: msg }).int(msg).min(-1e15, msg).max(1e15, msg));
 
 const boolLike = (what: string) =>
   z.union([z.boolean(), z.literal(0), z.literal(1), z.literal('true'), z.literal('false')], { error: `${what} 必须是布尔值` }).transform((v) => v === true || v === 1 || v === 'true');

@@ -5,7 +5,7 @@ const str = (max: number) => z.string().max(max, `长度不能超过 ${max} 个�
 /** Optional string field; null (sent by some forms for empty fields) counts as left out. */
 const optStr = (max: number) => z.preprocess((v) => (v === null ? undefined : v), str(max).optional());
 /** Integer from a number or a numeric string (the console parses quota to an integer). */
-const intLike = z.preprocess(
+const wholeNumber = z.preprocess(
   (v) => (typeof v === 'string' && v.trim() !== '' ? Number(v) : v),
   z.number({ message: '必须是整数' }).int('必须是整数').refine(Number.isSafeInteger, '数值过大'),
 );
@@ -34,7 +34,7 @@ export const settingBody = z.object({
   notification_email: optStr(128),
   accept_unset_model_ratio_model: z.preprocess((v) => (v === null ? undefined : v === 'true' ? true : v === 'false' ? false : v), z.boolean().optional()),
 });
-export const affTransferBody = z.object({ quota: intLike });
+export const affTransferBody = z.object({ quota: wholeNumber });
 export const createBody = z.object({
   username: str(64).optional().default(''),
   password: str(128).optional().default(''),
@@ -42,17 +42,17 @@ export const createBody = z.object({
   role: z.number().int().optional(),
 });
 export const updateBody = z.object({
-  id: intLike,
+  id: wholeNumber,
   username: optStr(64),
   display_name: optStr(64),
   password: optStr(128),
   email: optStr(128),
   group: optStr(64),
-  quota: z.preprocess((v) => (v === null ? undefined : v), intLike.optional()),
+  quota: z.preprocess((v) => (v === null ? undefined : v), wholeNumber.optional()),
   remark: optStr(255),
 });
 export const manageBody = z.object({
-  id: intLike,
+  id: wholeNumber,
   action: z.enum(['promote', 'demote', 'disable', 'enable', 'delete'], { message: '无效的操作' }),
 });
 
