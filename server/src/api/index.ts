@@ -4,11 +4,12 @@ import type { AppContext } from '../context';
 import { apiErrors } from '../middleware/errors';
 import { jsonBody } from '../middleware/body';
 import { rateLimit } from '../middleware/rateLimit';
+import { ConsoleRoutes, ok, type RegisteredRoute } from './route';
+import { openApiDocument } from './openapi';
 import * as status from './status';
 import * as user from './user';
 import * as option from './option';
 import * as misc from './misc';
-import * as channelUpstream from './channelUpstream';
 import * as channel from './channel';
 import * as token from './token';
 import * as redemption from './redemption';
@@ -20,14 +21,50 @@ import * as tasks from './tasks';
 import * as dashboard from './dashboard';
 
 /**
- * The console API under /api. Areas register their own routes; more specific paths must be
- * registered before parameterised ones (`/api/user/self` before `/api/user/:id`), hence the order.
+ * The console API's areas in mounting order: more specific paths must come before parameterised
+ * ones of another area (`/api/user/self` before `/api/user/:id`, `/api/channel/test` before
+ * `/api/channel/:id`).
  */
-export function apiMiddleware(app: AppContext): Koa.Middleware[] {
+const AREAS = [
+  ['status', status],
+  ['oauth', oauth],
+  ['topup', topup],
+  ['tasks', tasks],
+  ['dashboard', dashboard],
+  ['redemption', redemption],
+  ['user', user],
+  ['option', option],
+  ['misc', misc],
+  ['channel', channel],
+  ['token', token],
+  ['log', log],
+  ['pricing', pricing],
+] as const;
+
+export interface ConsoleApi {
+  router: Router;
+  /** Every route mounted on `router`, as described in /api/openapi.json. */
+  routes: RegisteredRoute[];
+}
+
+/** Mounts every area's routes on one router, plus GET /api/openapi.json describing them. */
+export function consoleApi(app: AppContext): ConsoleApi {
   const router = new Router();
-  for (const area of [status, oauth, topup, tasks, dashboard, redemption, user, option, misc, channelUpstream, channel, token, log, pricing]) {
-    area.register(router, app);
-  }
+  const routes: RegisteredRoute[] = [];
+  for (const [tag, area] of AREAS) area.register(new ConsoleRoutes(router, app, routes, tag));
+  let document: object | undefined;
+  new ConsoleRoutes(router, app, routes, 'meta').route(
+    { method: 'get', path: '/api/openapi.json', summary: 'This description of the console API (OpenAPI 3.1).', access: 'public' },
+    (ctx: { body: unknown }) => {
+      document ??= openApiDocument(routes, app.config.version);
+      ctx.body = document;
+    },
+  );
+  return { router, routes };
+}
+
+export function apiMiddleware(app: AppContext): Koa.Middleware[] {
+  const { router } = consoleApi(app);
   const guard: Koa.Middleware = async (ctx, next) => {
     if (!ctx.path.startsWith('/api/') && ctx.path !== '/api') return next();
     ctx.set('Cache-Control', 'no-store');
@@ -37,7 +74,7 @@ export function apiMiddleware(app: AppContext): Koa.Middleware[] {
       ctx.body = { success: false, message: `接口不存在：${ctx.method} ${ctx.path}`, data: null };
     }
   };
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the router's middleware carries its own context type
   const onlyApi = (mw: Koa.Middleware<any, any>): Koa.Middleware => (ctx, next) =>
     ctx.path.startsWith('/api/') ? mw(ctx, next) : next();
   const { count, windowSeconds } = app.config.apiRateLimit;
@@ -45,3 +82,4 @@ export function apiMiddleware(app: AppContext): Koa.Middleware[] {
   const perIp = rateLimit(app, 'api', count, windowSeconds);
   return [guard, onlyApi(apiErrors(app)), onlyApi(perIp), onlyApi(jsonBody(app.config.apiBodyLimit)), onlyApi(router.routes()), onlyApi(router.allowedMethods())];
 }
+

@@ -135,3 +135,13 @@ export async function rebuildAllAbilities(trx: Knex | Knex.Transaction): Promise
   for (const c of channels) await syncAbilities(trx, { ...c, status: Number(c.status), priority: Number(c.priority), weight: Number(c.weight) });
   return channels.length;
 }
+
+export async function findChannel(knex: Knex, id: number): Promise<ChannelRow | undefined> {
+  return knex('channels').where({ id }).first();
+}
+
+/** Models a group can use through enabled channels, sorted. */
+export async function groupModels(knex: Knex, group: string): Promise<string[]> {
+  const rows: Array<{ model: string }> = await knex('abilities').distinct('model').where({ group, enabled: true }).orderBy('model');
+  return rows.map((r) => r.model);
+}

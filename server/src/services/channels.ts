@@ -1,10 +1,9 @@
-import { parseInput } from './consoleInput';
 import type { Knex } from 'knex';
-import { z } from 'zod';
 import type { AppContext } from '../context';
 import { BadRequestError, NotFoundError } from '../lib/errors';
 import { nowSec } from '../lib/time';
-import { type Paging } from '../lib/validate';
+import type { Paging } from '../lib/validate';
+import type { BatchTag, ChannelCreate, ChannelInput, ChannelUpdate, TagEdit } from '../api/channel/schema';
 import { CHANNEL_STATUS, channelView, rebuildAllAbilities, splitList, syncAbilities, type ChannelRow } from '../repositories/channels';
 import { invalidateChannels } from './invalidate';
 import { channelHosts, vetChannelHosts } from './channelTargets';
@@ -13,71 +12,7 @@ import { CHANNEL_TYPE, channelType, isKnownChannelType } from '../channels/catal
 
 export { isKnownChannelType };
 
-// ---------------------------------------------------------------------------------------------
-// Field schemas (shared by create, update and tag edits)
-
-/** An integer given as a JSON number or as a numeric string (forms often send strings). */
-const intField = (msg: string) =>
-  z.preprocess((v) => (typeof v === 'string' && /^\s*-?\d+\s*$/.test(v) ? Number(v) : v), z.number({ error: msg }).int(msg).min(-1e15, msg).max(1e15, msg));
-
-/** A comma string or a list of strings → normalised comma string (trimmed, deduplicated). */
-const listField = (what: string, maxItem = 255, maxTotal = 100_000) =>
-  z
-    .union([z.string().max(100_000, `${what}过长`), z.array(z.string().max(maxItem, `${what}名称过长`)).max(5000, `${what}过多`)], { error: `${what}必须是逗号分隔的字符串` })
-    .transform((v) => splitList(Array.isArray(v) ? v.join(',') : v))
-    .refine((list) => list.every((x) => x.length <= maxItem), `${what}名称过长`)
-    .transform((list) => list.join(','))
-    .refine((joined) => joined.length <= maxTotal, `${what}过长`);
-
-/** Text holding a JSON object (or empty); an object value is accepted and serialised. */
-const jsonObjectField = (msg: string) =>
-  z
-    .union([z.string().max(1_000_000, msg), z.record(z.string(), z.unknown()), z.null()], { error: msg })
-    .transform((v, ctx) => {
-      if (v === null) return '';
-      if (typeof v !== 'string') return JSON.stringify(v);
-      if (!v.trim()) return '';
-      try {
-        const parsed: unknown = JSON.parse(v);
-        if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return v;
-      } catch {
-        /* fall through */
-      }
-      ctx.addIssue({ code: 'custom', message: msg });
-      return z.NEVER;
-    });
-
-/** Columns declared `integer` hold 32 bits on PostgreSQL. */
-const INT_MAX = 2 ** 31 - 1;
-
-const str = (max: number, what: string) => z.string({ error: `${what}必须是字符串` }).max(max, `${what}长度不能超过 ${max}`);
-
-const channelFields = {
-  name: str(128, '渠道名称').trim(),
-  type: intField('渠道类型必须是整数').refine(isKnownChannelType, '未知的渠道类型'),
-  key: z.string({ error: '渠道密钥必须是字符串' }).max(1_000_000, '渠道密钥过长'),
-  openai_organization: str(128, 'organization').trim(),
-  test_model: str(128, '测试模型').trim(),
-  base_url: str(512, 'Base URL').trim().transform((v) => v.replace(/\/+$/, '')),
-  other: str(10_000, 'other'),
-  models: listField('模型'),
-  // The channels.group column holds 255 characters.
-  group: listField('分组', 64, 255),
-  groups: listField('分组', 64, 255),
-  model_mapping: jsonObjectField('模型映射必须是合法的 JSON 格式！'),
-  status_code_mapping: jsonObjectField('状态码映射必须是合法的 JSON 格式！'),
-  setting: jsonObjectField('渠道额外设置必须是合法的 JSON 格式！'),
-  param_override: jsonObjectField('参数覆盖必须是合法的 JSON 格式！'),
-  auto_ban: z.union([z.boolean(), intField('auto_ban 只能是 0 或 1')]).transform((v) => (v === true || v === 1 ? 1 : 0)),
-  priority: intField('优先级必须是整数！'),
-  weight: intField('权重必须是整数！').refine((w) => w <= INT_MAX, '权重过大').transform((w) => Math.max(0, w)),
-  tag: z.union([str(128, '标签'), z.null()]).transform((v) => (v && v.trim() ? v.trim() : null)),
-  status: intField('状态只能是 1、2 或 3').refine((s) => s === 1 || s === 2 || s === 3, '状态只能是 1、2 或 3'),
-  max_input_tokens: intField('max_input_tokens 必须是非负整数').refine((n) => n >= 0 && n <= INT_MAX, 'max_input_tokens 必须是非负整数'),
-};
-
-const channelInput = z.object(channelFields).partial();
-type ChannelInput = z.infer<typeof channelInput>;
+/** A channel's writable fields as the console sends them, checked (api/channel/schema.ts). */
 
 /** Columns a create/update may set (everything else is server-maintained). */
 const WRITABLE = [
@@ -290,18 +225,7 @@ export async function enabledModelNames(app: AppContext): Promise<string[]> {
 // ---------------------------------------------------------------------------------------------
 // Writes. Every write rewrites the abilities in the same transaction, then drops the relay caches.
 
-const createBody = z
-  .object({
-    mode: z.enum(['single', 'batch', 'multi_to_single'], { error: 'mode 只能是 single 或 batch' }).optional(),
-    channel: z.record(z.string(), z.unknown()).optional(),
-  })
-  .passthrough();
-
-export async function createChannels(app: AppContext, body: unknown, role: number): Promise<{ batch: boolean; channels: Record<string, unknown>[] }> {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new BadRequestError('请求体必须是 JSON 对象');
-  const wrapper = parseInput(createBody, body);
-  const raw = wrapper.channel ?? (body as Record<string, unknown>);
-  const input = parseInput(channelInput, raw);
+export async function createChannels(app: AppContext, { mode, input }: ChannelCreate, role: number): Promise<{ batch: boolean; channels: Record<string, unknown>[] }> {
   if (!input.name || !input.key || !input.key.trim()) throw new BadRequestError('请填写渠道名称和渠道密钥！');
   if (!input.models) throw new BadRequestError('请至少选择一个模型！');
   const base: Partial<ChannelRow> = {
@@ -320,7 +244,7 @@ export async function createChannels(app: AppContext, body: unknown, role: numbe
   if (base.status !== CHANNEL_STATUS.enabled) base.other_info = statusInfo(base.status!);
   const key = input.key.trim();
   const lines = key.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
-  const batch = wrapper.mode === 'batch' || (wrapper.mode === undefined && lines.length > 1 && !isJsonObjectText(key));
+  const batch = mode === 'batch' || (mode === undefined && lines.length > 1 && !isJsonObjectText(key));
   const keys = batch ? Array.from(new Set(lines)) : [key];
   if (keys.length > 1000) throw new BadRequestError('一次最多创建 1000 个渠道');
   await vetChannelHosts(app, [...channelHosts(base), ...keys.flatMap((k) => channelHosts({ key: k }))], role);
@@ -333,11 +257,7 @@ export async function createChannels(app: AppContext, body: unknown, role: numbe
   return { batch, channels: saved.map((c) => viewFor(c, role)) };
 }
 
-const updateBody = channelInput.extend({ id: intField('id 必须是整数').refine((n) => n > 0, 'id 必须是正整数') });
-
-export async function updateChannel(app: AppContext, body: unknown, role: number): Promise<Record<string, unknown>> {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new BadRequestError('请求体必须是 JSON 对象');
-  const input = parseInput(updateBody, body);
+export async function updateChannel(app: AppContext, input: ChannelUpdate, role: number): Promise<Record<string, unknown>> {
   if (input.name !== undefined && !input.name) throw new BadRequestError('渠道名称不能为空');
   if (input.models !== undefined && !input.models) throw new BadRequestError('请至少选择一个模型！');
   const patch = pickWritable(input);
@@ -460,20 +380,7 @@ async function patchTag(app: AppContext, tag: string, patch: (row: ChannelRow) =
   return n;
 }
 
-const tagName = z.string({ error: '标签不能为空！' }).trim().min(1, '标签不能为空！').max(128, '标签长度不能超过 128');
-
-const tagEditBody = z.object({
-  tag: tagName,
-  new_tag: z.union([z.string().max(128, '标签长度不能超过 128'), z.null()]).optional(),
-  model_mapping: channelFields.model_mapping.optional(),
-  groups: channelFields.groups.optional(),
-  models: channelFields.models.optional(),
-  priority: intField('优先级必须是整数！').nullable().optional(),
-  weight: intField('权重必须是非负整数！').refine((w) => w >= 0, '权重必须是非负整数！').refine((w) => w <= INT_MAX, '权重过大').nullable().optional(),
-});
-
-export async function editTag(app: AppContext, body: unknown): Promise<number> {
-  const input = parseInput(tagEditBody, body ?? {});
+export async function editTag(app: AppContext, input: TagEdit): Promise<number> {
   const patch: Partial<ChannelRow> = {};
   if (input.new_tag !== undefined) {
     const nt = (input.new_tag ?? '').trim();
@@ -494,22 +401,11 @@ export async function editTag(app: AppContext, body: unknown): Promise<number> {
   return patchTag(app, input.tag, () => patch);
 }
 
-export async function setTagStatus(app: AppContext, body: unknown, status: number): Promise<number> {
-  const { tag } = parseInput(z.object({ tag: tagName }), body ?? {});
+export async function setTagStatus(app: AppContext, tag: string, status: number): Promise<number> {
   return patchTag(app, tag, (row) => (Number(row.status) === status ? {} : { status, other_info: mergeStatusInfo(row.other_info, status) }));
 }
 
-const idList = z.array(z.number({ error: 'ids 必须是整数列表' }).int('ids 必须是整数列表').positive('ids 必须是正整数'), { error: 'ids 必须是整数列表' }).max(10_000, '一次最多 10000 个');
-
-export const batchIdsBody = z.object({ ids: idList.min(1, '请先选择要删除的通道！') });
-
-const batchTagBody = z.object({
-  ids: idList.min(1, '请先选择要设置标签的渠道！'),
-  tag: z.union([z.string().max(128, '标签长度不能超过 128'), z.null()], { error: '标签不能为空！' }),
-});
-
-export async function batchSetTag(app: AppContext, body: unknown): Promise<number> {
-  const input = parseInput(batchTagBody, body ?? {});
+export async function batchSetTag(app: AppContext, input: BatchTag): Promise<number> {
   const tag = input.tag === null ? null : input.tag.trim();
   if (tag === '') throw new BadRequestError('标签不能为空！');
   const n = await app.knex.transaction(async (trx) => {

@@ -1,14 +1,13 @@
-import { parseInput } from './consoleInput';
 import { z } from 'zod';
 import type { AppContext } from '../context';
 import { BadRequestError } from '../lib/errors';
 import { nowSec } from '../lib/time';
-import { parsePaging, qIntOpt, qStr } from '../lib/validate';
+import { parse, parsePaging, qIntOpt, qStr } from '../lib/validate';
 import { deleteLogsBefore, logStats, queryLogs, type LogFilter, type LogRow } from '../repositories/logs';
 
 const nonNeg = (what: string, max = 1e13) => qIntOpt().refine((n) => n === undefined || (n >= 0 && n <= max), `${what} 必须是非负整数`);
 
-const filterQuery = z.object({
+export const filterQuery = z.object({
   type: nonNeg('type').refine((n) => n === undefined || n <= 4, 'type 只能是 0-4'),
   username: qStr(),
   token_name: qStr(),
@@ -21,7 +20,7 @@ const filterQuery = z.object({
 
 /** Reads the console filters; `self` drops what only admins may filter on and pins the user. */
 export function parseLogFilter(query: Record<string, unknown>, self?: { userId: number }): LogFilter {
-  const q = parseInput(filterQuery, query);
+  const q = parse(filterQuery, query);
   const f: LogFilter = {
     type: q.type || undefined,
     token_name: q.token_name.trim() || undefined,

@@ -1,6 +1,8 @@
 import type { Knex } from 'knex';
 import { DEFAULT_OPTIONS } from '../../../seeds/defaultOptions';
 import type { KV } from '../cache/kv';
+import type { AppContext } from '../context';
+import { upsertOptions } from '../repositories/options';
 import { BadRequestError } from '../lib/errors';
 import { OPTION_RULES, OptionValueError } from '../../../seeds/optionSchemas';
 
@@ -177,4 +179,28 @@ export function checkOptionDependencies(key: string, value: string, get: (key: s
   if (key === 'EmailDomainWhitelist' && value === '' && get('EmailDomainRestrictionEnabled') === 'true') {
     throw new BadRequestError('已启用邮箱域名限制，白名单不能为空');
   }
+}
+
+/** Options as the console lists them: every key but the secrets (tokens, secrets, keys), sorted. */
+export function visibleOptions(options: OptionService): Array<{ key: string; value: string }> {
+  const all = options.all();
+  return Object.keys(all)
+    .filter((k) => !isSecretOption(k))
+    .sort()
+    .map((key) => ({ key, value: all[key]! }));
+}
+
+/** Stores one option from the console: normalised, checked against the options it needs, reloaded on every node. */
+export async function updateOption(options: OptionService, key: string, raw: string | number | boolean): Promise<void> {
+  const value = normaliseOption(key, raw);
+  checkOptionDependencies(key, value, (k) => options.get(k));
+  await options.set(key, value);
+}
+
+const RATIO_KEYS = ['ModelRatio', 'CompletionRatio', 'CacheRatio', 'ModelPrice'] as const;
+
+/** Resets model/completion/cache ratios and fixed prices to the shipped defaults. */
+export async function resetModelRatios(app: AppContext): Promise<void> {
+  await app.knex.transaction((trx) => upsertOptions(trx, Object.fromEntries(RATIO_KEYS.map((k) => [k, DEFAULT_OPTIONS[k]]))));
+  await app.options.afterWrite();
 }

@@ -1,10 +1,9 @@
-import { parseInput } from './consoleInput';
-import { z } from 'zod';
 import type { AppContext } from '../context';
 import { BadRequestError, NotFoundError } from '../lib/errors';
 import { randomString } from '../lib/random';
 import { nowSec } from '../lib/time';
 import { type Paging } from '../lib/validate';
+import type { RedeemInput, RedemptionCreate, RedemptionStatus, RedemptionUpdate } from '../api/redemption/schema';
 import { insertLog, LOG_TYPE } from '../repositories/logs';
 import { claimRedemption, findRedemption, liveRedemptions, REDEMPTION_STATUS, redemptionView, type RedemptionRow } from '../repositories/redemptions';
 import type { UserRow } from '../repositories/users';
@@ -13,24 +12,6 @@ import { invalidateUser } from './invalidate';
 
 export const REDEMPTION_NAME_MAX = 20;
 export const REDEMPTION_BATCH_MAX = 100;
-
-const intLike = (msg: string) =>
-  z.preprocess((v) => (typeof v === 'string' && /^\s*-?\d+\s*$/.test(v) ? Number(v) : v), z.number({ error: msg }).int(msg).min(-1e15, msg).max(1e15, msg));
-
-const nameField = z.string({ error: '兑换码名称必须是字符串' }).trim().refine((s) => [...s].length <= REDEMPTION_NAME_MAX, `兑换码名称长度必须在1-${REDEMPTION_NAME_MAX}之间`);
-const quotaField = intLike('额度必须是整数').refine((n) => n > 0, '额度必须大于 0');
-const idField = intLike('id 必须是整数').refine((n) => n > 0 && n < 2 ** 31, 'id 无效');
-
-const createBody = z.object({
-  name: nameField.optional(),
-  quota: quotaField,
-  count: intLike('兑换码个数必须是整数').refine((n) => n >= 1, '兑换码个数必须大于0').refine((n) => n <= REDEMPTION_BATCH_MAX, `一次兑换码批量生成的个数不能大于 ${REDEMPTION_BATCH_MAX}`).optional(),
-});
-const updateBody = z.object({ id: idField, name: nameField.optional(), quota: quotaField.optional() });
-const statusBody = z.object({
-  id: idField,
-  status: intLike('状态只能是 1 或 2').refine((s) => s === REDEMPTION_STATUS.unused || s === REDEMPTION_STATUS.disabled, '状态只能是 1（启用）或 2（禁用）'),
-});
 
 const esc = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
@@ -57,9 +38,7 @@ export async function getRedemption(app: AppContext, id: number) {
 }
 
 /** Creates `count` codes (32 random characters each); answers their keys. */
-export async function createRedemptions(app: AppContext, admin: UserRow, body: unknown): Promise<string[]> {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new BadRequestError('请求体必须是 JSON 对象');
-  const input = parseInput(createBody, body);
+export async function createRedemptions(app: AppContext, admin: UserRow, input: RedemptionCreate): Promise<string[]> {
   let name = input.name ?? '';
   if (!name) name = [...formatQuota(app, input.quota)].slice(0, REDEMPTION_NAME_MAX).join('');
   const now = nowSec();
@@ -78,8 +57,7 @@ export async function createRedemptions(app: AppContext, admin: UserRow, body: u
 }
 
 /** Edits name/quota of an unused code (atomic: a code redeemed meanwhile is not touched). */
-export async function updateRedemption(app: AppContext, body: unknown) {
-  const input = parseInput(updateBody, body ?? {});
+export async function updateRedemption(app: AppContext, input: RedemptionUpdate) {
   const patch: Partial<RedemptionRow> = {};
   if (input.name !== undefined) {
     if (!input.name) throw new BadRequestError(`兑换码名称长度必须在1-${REDEMPTION_NAME_MAX}之间`);
@@ -97,8 +75,7 @@ export async function updateRedemption(app: AppContext, body: unknown) {
 }
 
 /** Enables (1) or disables (2) a code; a used code keeps its status. */
-export async function setRedemptionStatus(app: AppContext, body: unknown) {
-  const input = parseInput(statusBody, body ?? {});
+export async function setRedemptionStatus(app: AppContext, input: RedemptionStatus) {
   const old = await findRedemption(app.knex, input.id);
   if (!old) throw new NotFoundError('兑换码不存在');
   const n = await liveRedemptions(app.knex).where({ id: input.id }).whereNot('status', REDEMPTION_STATUS.used).update({ status: input.status });
@@ -115,8 +92,7 @@ export async function deleteRedemption(app: AppContext, id: number) {
  * Redeems a code for `user`: one transaction holding the atomic claim (status 1 → 3), the quota
  * credit and the top-up log. Concurrent redeems of one code: exactly one succeeds.
  */
-export async function redeem(app: AppContext, user: UserRow, body: unknown): Promise<number> {
-  const input = parseInput(z.object({ key: z.string({ error: '请输入兑换码！' }).trim().min(1, '请输入兑换码！').max(64, '无效的兑换码') }), body ?? {});
+export async function redeem(app: AppContext, user: UserRow, input: RedeemInput): Promise<number> {
   const quota = await app.knex.transaction(async (trx) => {
     const claimed = await claimRedemption(trx, input.key, user.id, nowSec());
     if (!claimed) {

@@ -1,12 +1,10 @@
-import { parseInput } from './consoleInput';
 import net from 'node:net';
-import { z } from 'zod';
 import type { AppContext } from '../context';
 import { BadRequestError, NotFoundError } from '../lib/errors';
 import { randomString } from '../lib/random';
 import { nowSec } from '../lib/time';
 import { type Paging } from '../lib/validate';
-import { splitList } from '../repositories/channels';
+import type { TokenCreate, TokenUpdate } from '../api/token/schema';
 import { findOwnToken, ownTokensQuery, TOKEN_STATUS, tokenView, type TokenRow } from '../repositories/tokens';
 import type { UserRow } from '../repositories/users';
 import { invalidateToken } from './invalidate';
@@ -14,12 +12,6 @@ import { usableGroups } from './pricing';
 
 export const TOKEN_NAME_MAX = 30;
 export const TOKEN_BATCH_MAX = 100;
-
-const intLike = (msg: string) =>
-  z.preprocess((v) => (typeof v === 'string' && /^\s*-?\d+\s*$/.test(v) ? Number(v) : v), z.number({ error: msg }).int(msg).min(-1e15, msg).max(1e15, msg));
-
-const boolLike = (what: string) =>
-  z.union([z.boolean(), z.literal(0), z.literal(1), z.literal('true'), z.literal('false')], { error: `${what} 必须是布尔值` }).transform((v) => v === true || v === 1 || v === 'true');
 
 /** One IPv4/IPv6 address or CIDR range per line (commas accepted too); normalised to one per line. */
 export function normaliseAllowIps(raw: string): string {
@@ -32,31 +24,6 @@ export function normaliseAllowIps(raw: string): string {
   }
   return Array.from(new Set(items)).join('\n');
 }
-
-const fields = {
-  name: z.string({ error: '令牌名称必须是字符串' }).trim().refine((s) => [...s].length <= TOKEN_NAME_MAX, '令牌名称过长'),
-  remain_quota: intLike('额度必须是整数').refine((n) => n >= 0, '额度不能为负数'),
-  unlimited_quota: boolLike('unlimited_quota'),
-  expired_time: intLike('过期时间格式错误！').refine((n) => n === -1 || n > 0, '过期时间格式错误！'),
-  model_limits_enabled: boolLike('model_limits_enabled'),
-  model_limits: z
-    .union([z.string().max(100_000, '模型限制过长'), z.array(z.string().max(255, '模型名称过长')).max(5000)], { error: '模型限制必须是逗号分隔的字符串' })
-    .transform((v) => splitList(Array.isArray(v) ? v.join(',') : v).join(',')),
-  allow_ips: z.union([z.string().max(10_000, 'IP 白名单过长'), z.null()], { error: 'IP 白名单必须是字符串' }).transform((v) => normaliseAllowIps(v ?? '')),
-  group: z.string({ error: '分组必须是字符串' }).trim().max(64, '分组名称过长'),
-  status: intLike('状态只能是 1 或 2').refine((s) => s === TOKEN_STATUS.enabled || s === TOKEN_STATUS.disabled, '状态只能是 1（启用）或 2（禁用）'),
-};
-
-const createBody = z.object({
-  ...fields,
-  name: fields.name.refine((s) => s.length > 0, '令牌名称不能为空'),
-  count: intLike('数量必须是正整数').refine((n) => n >= 1 && n <= TOKEN_BATCH_MAX, `数量必须在 1 到 ${TOKEN_BATCH_MAX} 之间`).optional(),
-}).partial({ remain_quota: true, unlimited_quota: true, expired_time: true, model_limits_enabled: true, model_limits: true, allow_ips: true, group: true, status: true });
-
-const updateBody = z
-  .object(fields)
-  .partial()
-  .extend({ id: intLike('id 必须是整数').refine((n) => n > 0 && n < 2 ** 31, 'id 无效') });
 
 function checkGroup(app: AppContext, user: UserRow, group: string | undefined) {
   if (!group) return;
@@ -85,9 +52,7 @@ export async function getToken(app: AppContext, user: UserRow, id: number) {
 }
 
 /** Creates one token, or `count` tokens (the first keeps the name, the others get a random suffix). */
-export async function createTokens(app: AppContext, user: UserRow, body: unknown) {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new BadRequestError('请求体必须是 JSON 对象');
-  const input = parseInput(createBody, body);
+export async function createTokens(app: AppContext, user: UserRow, input: TokenCreate) {
   checkGroup(app, user, input.group);
   checkExpiry(input.expired_time);
   const count = input.count ?? 1;
@@ -123,9 +88,7 @@ export async function createTokens(app: AppContext, user: UserRow, body: unknown
  * Updates the caller's own token. `statusOnly` changes only the status (enable/disable). Enabling
  * an expired or exhausted token is refused until its expiry or quota allows it.
  */
-export async function updateToken(app: AppContext, user: UserRow, body: unknown, statusOnly: boolean) {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new BadRequestError('请求体必须是 JSON 对象');
-  const input = parseInput(updateBody, body);
+export async function updateToken(app: AppContext, user: UserRow, input: TokenUpdate, statusOnly: boolean) {
   if (statusOnly && input.status === undefined) throw new BadRequestError('缺少 status');
   if (input.name !== undefined && !input.name) throw new BadRequestError('令牌名称不能为空');
   checkGroup(app, user, input.group);

@@ -3,14 +3,18 @@ import { BadRequestError, NotFoundError, RateLimitError } from '../lib/errors';
 import { hashPassword, verifyPassword } from '../lib/password';
 import { randomString } from '../lib/random';
 import { nowSec } from '../lib/time';
+import type { Paging } from '../lib/validate';
 import { hitLimit } from '../middleware/rateLimit';
 import { insertLog, LOG_TYPE } from '../repositories/logs';
 import {
+  clientUser,
   findUserByEmail,
   findUserById,
+  findUserByIdWithDeleted,
   findUserForLogin,
   isEmailTaken,
   parseUserSetting,
+  queryUsers,
   ROLE,
   USER_STATUS,
   type UserRow,
@@ -526,4 +530,44 @@ export async function manageUser(app: AppContext, actor: UserRow, id: number, ac
   if (action === 'disable' || action === 'delete') await endUserSessions(app, target.id);
   await invalidateUser(app, target.id);
   return { status, role };
+}
+
+/* ------------------------------------------------------------------ reading users */
+
+/** The caller as the console shows it to its owner (fresh from the database). */
+export async function selfView(app: AppContext, user: UserRow) {
+  const fresh = await findUserByIdWithDeleted(app.knex, user.id);
+  return clientUser(fresh!, { owner: true });
+}
+
+/** Groups the caller may pick for a token, with their ratios; the caller's own group is always there. */
+export function selfGroups(app: AppContext, user: UserRow): Record<string, { desc: string; ratio: number }> {
+  const usable = app.options.json<Record<string, string>>('UserUsableGroups', {});
+  const ratios = app.options.json<Record<string, number>>('GroupRatio', {});
+  const out: Record<string, { desc: string; ratio: number }> = {};
+  for (const [group, desc] of Object.entries(usable)) out[group] = { desc: String(desc), ratio: ratios[group] ?? 1 };
+  if (!out[user.group]) out[user.group] = { desc: '用户分组', ratio: ratios[user.group] ?? 1 };
+  return out;
+}
+
+/** A page of users for the admin list (optionally filtered by keyword and group). */
+export async function listUsers(app: AppContext, paging: Paging, filter: { keyword?: string; group?: string } = {}) {
+  const { items, total } = await queryUsers(app.knex, { ...filter, offset: (paging.p - 1) * paging.page_size, limit: paging.page_size });
+  return { items: items.map((u) => clientUser(u)), total, page: paging.p, page_size: paging.page_size };
+}
+
+/** One user for an admin: never a user of the same or a higher role (oneself excepted). */
+export async function userForAdmin(app: AppContext, actor: UserRow, id: number) {
+  const target = await findUserByIdWithDeleted(app.knex, id);
+  if (!target) throw new BadRequestError('用户不存在');
+  if (Number(target.role) >= Number(actor.role) && target.id !== actor.id) throw new BadRequestError('无权获取同级或更高等级用户的信息');
+  return clientUser(target);
+}
+
+/** Binds an email (not used by another account) to the user, with a code mailed to it. */
+export async function bindEmail(app: AppContext, user: UserRow, email: string, code: string): Promise<void> {
+  if (await isEmailTaken(app.knex, email, user.id)) throw new BadRequestError('邮箱地址已被占用');
+  if (!(await verifyEmailCode(app, email, code))) throw new BadRequestError('验证码错误或已过期！');
+  await app.knex('users').where({ id: user.id }).update({ email });
+  await invalidateUser(app, Number(user.id));
 }

@@ -1,14 +1,12 @@
-import type Router from '@koa/router';
 import type Koa from 'koa';
-import type { AppContext } from '../context';
-import { BadRequestError, UnauthorizedError } from '../lib/errors';
-import { assertNotCrossSite, currentUser, requireRoot, requireUser } from '../middleware/auth';
-import type { UserRow } from '../repositories/users';
-import { rateLimit } from '../middleware/rateLimit';
-import { sessionUser, startSession } from '../services/sessions';
-import { invalidateUser } from '../services/invalidate';
-import { verifyEmailCode } from '../services/verification';
-import { assertActive, assertEnabled, bindIdentity, loginOrRegister, loginView, type IdentityProvider } from '../services/oauth/identity';
+import type { AppContext } from '../../context';
+import { BadRequestError, UnauthorizedError } from '../../lib/errors';
+import { assertNotCrossSite, currentUser } from '../../middleware/auth';
+import type { UserRow } from '../../repositories/users';
+import { rateLimit } from '../../middleware/rateLimit';
+import { sessionUser, startSession } from '../../services/sessions';
+import { bindEmail } from '../../services/users';
+import { assertActive, assertEnabled, bindIdentity, loginOrRegister, loginView, type IdentityProvider } from '../../services/oauth/identity';
 import {
   callbackUrl,
   discoverOidc,
@@ -22,9 +20,11 @@ import {
   wechatOpenId,
   type ExternalProfile,
   type RedirectProvider,
-} from '../services/oauth/providers';
-import { BAD_STATE_MESSAGE, STATE_TTL_SECONDS, issueState, takeState } from '../services/oauth/state';
-import { randomString } from '../lib/random';
+} from '../../services/oauth/providers';
+import { BAD_STATE_MESSAGE, STATE_TTL_SECONDS, issueState, takeState } from '../../services/oauth/state';
+import { randomString } from '../../lib/random';
+import { ok, type ConsoleRoutes } from '../route';
+import { authorizeQuery, callbackQuery, codeQuery, discoveryBody, emailBindQuery, stateQuery, telegramFields } from './schema';
 
 /** First value of a query parameter as a trimmed string ('' when absent or not a string). */
 function q(ctx: Koa.Context, name: string): string {
@@ -50,17 +50,23 @@ const TELEGRAM_BIND = 'telegram_bind';
 
 const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
+/** Runs a handler written for Koa's context (these read the raw query: their fields vary by provider). */
+const koa = (handler: (ctx: Koa.Context, next: Koa.Next) => unknown) => async (ctx: unknown) => {
+  await handler(ctx as Koa.Context, async () => {});
+};
+
 /** Per-IP cap on identity calls (each state is a KV entry; each callback calls a provider). */
 export const OAUTH_RATE_LIMIT = { limit: 300, windowSeconds: 300 };
 
-export function register(router: Router, app: AppContext): void {
+export function register(api: ConsoleRoutes): void {
+  const { app, router } = api;
   const limited = rateLimit(app, 'oauth', OAUTH_RATE_LIMIT.limit, OAUTH_RATE_LIMIT.windowSeconds);
   router.use('/api/oauth', limited);
-  /** One-time state for the authorization redirect (spec 000 §7); `?aff=` rides along. */
-  router.get('/api/oauth/state', async (ctx) => {
+  /** One-time state for the authorization redirect; `?aff=` rides along. */
+  api.route({ method: 'get', path: '/api/oauth/state', summary: 'A one-time state for an authorization redirect.', access: 'public', documentedQuery: stateQuery }, koa(async (ctx) => {
     const { state } = await issueState(app, ctx, { aff: q(ctx, 'aff') });
     ctx.body = { success: true, message: '', data: state };
-  });
+  }));
 
   // Server-built authorization redirects (state bound to the session; PKCE for OIDC).
   const authorizers: Record<RedirectProvider, (state: string, record: Awaited<ReturnType<typeof issueState>>['record']) => Promise<string> | string> = {
@@ -69,7 +75,7 @@ export function register(router: Router, app: AppContext): void {
     oidc: (state, record) => oidcAuthorizeUrl(app, state, record),
   };
   for (const provider of ['github', 'linuxdo', 'oidc'] as const) {
-    router.get(`/api/oauth/${provider}/authorize`, async (ctx) => {
+    api.route({ method: 'get', path: `/api/oauth/${provider}/authorize`, summary: `Redirect to ${provider}'s authorization page.`, access: 'public', documentedQuery: authorizeQuery }, koa(async (ctx) => {
       assertEnabled(app, provider);
       const { state, record } = await issueState(app, ctx, {
         aff: q(ctx, 'aff'),
@@ -78,10 +84,10 @@ export function register(router: Router, app: AppContext): void {
         redirectUri: callbackUrl(app, `${ctx.protocol}://${ctx.host}`, provider),
       });
       ctx.redirect(await authorizers[provider](state, record));
-    });
+    }));
   }
 
-  /** Callback of the redirect logins (spec 002 login callback): login, registration or binding. */
+  /** Callback of the redirect logins: login, registration or binding. */
   const callback = (provider: RedirectProvider): Koa.Middleware => async (ctx) => {
     assertEnabled(app, provider);
     const record = await takeState(app, ctx, q(ctx, 'state'), provider);
@@ -102,12 +108,12 @@ export function register(router: Router, app: AppContext): void {
     const { user } = await loginOrRegister(app, provider, profile, { aff: record.aff });
     await logIn(app, ctx, user);
   };
-  router.get('/api/oauth/github', callback('github'));
-  router.get('/api/oauth/linuxdo', callback('linuxdo'));
-  router.get('/api/oauth/oidc', callback('oidc'));
+  for (const provider of ['github', 'linuxdo', 'oidc'] as const) {
+    api.route({ method: 'get', path: `/api/oauth/${provider}`, summary: `Callback of the ${provider} login: login, registration or binding.`, access: 'public', documentedQuery: callbackQuery }, koa(callback(provider)));
+  }
 
   /** Root: fetch the well-known document and store the endpoints it names. */
-  router.post('/api/oauth/oidc/discovery', requireRoot(app), async (ctx) => {
+  api.route({ method: 'post', path: '/api/oauth/oidc/discovery', summary: 'Fetch the OIDC well-known document and store its endpoints.', access: 'root', documentedBody: discoveryBody }, koa(async (ctx) => {
     const body = (ctx.request.body ?? {}) as Record<string, unknown>;
     const given = typeof body.well_known === 'string' ? body.well_known.trim() : '';
     const wellKnown = given || app.options.get('oidc.well_known').trim();
@@ -115,7 +121,7 @@ export function register(router: Router, app: AppContext): void {
     // Only a URL that worked is kept.
     if (given) await app.options.set('oidc.well_known', given);
     ctx.body = { success: true, message: '', data: endpoints };
-  });
+  }));
 
   // WeChat: the code shown by the official account (valid 3 minutes) is exchanged with the WeChat server.
   const wechatProfile = async (ctx: Koa.Context) => {
@@ -124,25 +130,25 @@ export function register(router: Router, app: AppContext): void {
     if (!code) throw new BadRequestError('无效的参数：缺少验证码');
     return wechatOpenId(app, code);
   };
-  router.get('/api/oauth/wechat/bind', requireUser(app), async (ctx) => {
+  api.route({ method: 'get', path: '/api/oauth/wechat/bind', summary: 'Bind WeChat to the caller with the code the official account showed.', access: 'user', documentedQuery: codeQuery }, koa(async (ctx) => {
     const user = currentUser(ctx);
     const profile = await wechatProfile(ctx);
     await bindIdentity(app, 'wechat', profile, Number(user.id));
     ctx.body = { success: true, message: '', data: null };
-  });
-  router.get('/api/oauth/wechat', async (ctx) => {
+  }));
+  api.route({ method: 'get', path: '/api/oauth/wechat', summary: 'Log in with the code the WeChat official account showed.', access: 'public', documentedQuery: codeQuery }, koa(async (ctx) => {
     assertNotCrossSite(ctx);
     const profile = await wechatProfile(ctx);
     const { user } = await loginOrRegister(app, 'wechat', profile, { aff: q(ctx, 'aff') });
     await logIn(app, ctx, user);
-  });
+  }));
 
   // Telegram login widget: the console passes the widget's fields; binding is the widget's auth URL.
   const telegramProfile = (ctx: Koa.Context) => {
     assertEnabled(app, 'telegram' satisfies IdentityProvider);
     return verifyTelegram(app.options.get('TelegramBotToken'), ctx.query as Record<string, unknown>);
   };
-  router.get('/api/oauth/telegram/login', async (ctx) => {
+  api.route({ method: 'get', path: '/api/oauth/telegram/login', summary: 'Telegram widget login (a browser navigation is redirected to the console).', access: 'public', documentedQuery: telegramFields }, koa(async (ctx) => {
     if (ctx.accepts('json', 'html') === 'html') {
       // The widget's data-auth-url navigated the browser here. Hand the widget data to the
       // console's callback page (/oauth/telegram?code&state) under a one-time code; the page
@@ -164,13 +170,13 @@ export function register(router: Router, app: AppContext): void {
     const profile = telegramProfile(ctx);
     const { user } = await loginOrRegister(app, 'telegram', profile, { allowRegister: false });
     await logIn(app, ctx, user);
-  });
+  }));
   /**
    * Callback of the navigation flow above: login only. It never binds: the widget data and the
    * state both arrive through a navigation anybody can start (a link on another site carrying the
    * attacker's signed widget data), so binding goes through /bind_state + /bind below instead.
    */
-  router.get('/api/oauth/telegram', async (ctx) => {
+  api.route({ method: 'get', path: '/api/oauth/telegram', summary: 'Finish a Telegram login from its one-time code.', access: 'public', documentedQuery: callbackQuery }, koa(async (ctx) => {
     assertEnabled(app, 'telegram');
     await takeState(app, ctx, q(ctx, 'state'), 'telegram');
     const raw = q(ctx, 'code') ? await app.kv.take(`oauth:telegram:${q(ctx, 'code')}`) : null;
@@ -178,19 +184,19 @@ export function register(router: Router, app: AppContext): void {
     const profile = verifyTelegram(app.options.get('TelegramBotToken'), JSON.parse(raw) as Record<string, unknown>);
     const { user } = await loginOrRegister(app, 'telegram', profile, { allowRegister: false });
     await logIn(app, ctx, user);
-  });
+  }));
 
   /**
    * Binding, step 1: the console (New-Api-User header, so never another site) asks for a one-time
    * state bound to this session and user; it puts it in the widget's auth URL.
    */
-  router.post('/api/oauth/telegram/bind_state', requireUser(app), async (ctx) => {
+  api.route({ method: 'post', path: '/api/oauth/telegram/bind_state', summary: 'A one-time state for binding Telegram to the caller.', access: 'user' }, koa(async (ctx) => {
     assertEnabled(app, 'telegram');
     const { state } = await issueState(app, ctx, { provider: TELEGRAM_BIND });
     ctx.body = { success: true, message: '', data: state };
-  });
+  }));
   /** Binding, step 2: the widget navigates the browser here with its signed fields and our state. */
-  router.get('/api/oauth/telegram/bind', async (ctx) => {
+  api.route({ method: 'get', path: '/api/oauth/telegram/bind', summary: 'Bind Telegram from the widget navigation (session cookie).', access: 'public', documentedQuery: telegramFields }, koa(async (ctx) => {
     const user = await loggedInUser(app, ctx);
     if (!user) throw new UnauthorizedError();
     assertEnabled(app, 'telegram');
@@ -206,21 +212,17 @@ export function register(router: Router, app: AppContext): void {
       return;
     }
     ctx.body = { success: true, message: 'bind', data: null };
-  });
+  }));
 
   /** Email binding with a code from GET /api/verification. */
-  router.get('/api/oauth/email/bind', requireUser(app), async (ctx) => {
+  api.route({ method: 'get', path: '/api/oauth/email/bind', summary: 'Bind an email with a code from GET /api/verification.', access: 'user', documentedQuery: emailBindQuery }, koa(async (ctx) => {
     const user = currentUser(ctx);
     const email = q(ctx, 'email');
     const code = q(ctx, 'code');
     if (!email) throw new BadRequestError('Please enter email!');
     if (!code) throw new BadRequestError('Please enter email verification code!');
     if (email.length > 128 || !EMAIL_RE.test(email)) throw new BadRequestError('无效的邮箱地址');
-    const taken = await app.knex('users').whereRaw('lower(email) = ?', [email.toLowerCase()]).whereNot({ id: user.id }).first('id');
-    if (taken) throw new BadRequestError('邮箱地址已被占用');
-    if (!(await verifyEmailCode(app, email, code))) throw new BadRequestError('验证码错误或已过期！');
-    await app.knex('users').where({ id: user.id }).update({ email });
-    await invalidateUser(app, Number(user.id));
-    ctx.body = { success: true, message: '', data: null };
-  });
+    await bindEmail(app, user, email, code);
+    ok(ctx, null);
+  }));
 }

@@ -1,0 +1,41 @@
+import { BadRequestError } from '../../lib/errors';
+import { parse } from '../../lib/validate';
+import { runSetup, setupState } from '../../services/setup';
+import { statusObject } from '../../services/status';
+import { ok, type ConsoleRoutes } from '../route';
+import { rootAccountBody, setupBody, setupModesBody } from './schema';
+
+/** Public facts (status, notice, about, home page) and the first-run setup. */
+export function register(api: ConsoleRoutes): void {
+  const { app } = api;
+  api.route({ method: 'get', path: '/api/status', summary: 'The public status object (answered before setup too).', access: 'public' }, async (ctx) => {
+    ok(ctx, await statusObject(app));
+  });
+  api.route({ method: 'get', path: '/api/notice', summary: 'The notice text.', access: 'public' }, (ctx) => {
+    ok(ctx, app.options.get('Notice'));
+  });
+  api.route({ method: 'get', path: '/api/about', summary: 'The about page content.', access: 'public' }, (ctx) => {
+    ok(ctx, app.options.get('About'));
+  });
+  api.route({ method: 'get', path: '/api/home_page_content', summary: 'The home page content.', access: 'public' }, (ctx) => {
+    ok(ctx, app.options.get('HomePageContent'));
+  });
+
+  api.route({ method: 'get', path: '/api/setup', summary: 'Whether the first-run setup happened.', access: 'public' }, async (ctx) => {
+    ok(ctx, await setupState(app));
+  });
+
+  // The modes are checked first; the root account only when none exists yet (inside the setup).
+  api.route({ method: 'post', path: '/api/setup', summary: 'First-run setup: the root user and the usage mode.', access: 'public', documentedBody: setupBody }, async (ctx) => {
+    const body = ctx.request.body ?? {};
+    await runSetup(app, {
+      modes: () => parse(setupModesBody, body),
+      rootAccount() {
+        const input = parse(rootAccountBody, body);
+        if (input.password !== input.confirmPassword) throw new BadRequestError('两次输入的密码不一致');
+        return input;
+      },
+    });
+    ok(ctx, null, '系统初始化完成');
+  });
+}

@@ -1,0 +1,34 @@
+import type Koa from 'koa';
+import { currentUser } from '../../middleware/auth';
+import { recentTopUps } from '../../repositories/topups';
+import { paymentNotified, quotePrice, startPayment } from '../../services/topup';
+import { ok, type ConsoleRoutes } from '../route';
+import { notifyFields, payBody } from './schema';
+
+/** Online top-up through an epay provider. */
+export function register(api: ConsoleRoutes): void {
+  const { app } = api;
+  api.route({ method: 'post', path: '/api/user/amount', summary: 'The price of an amount for the caller.', access: 'user', body: payBody }, (ctx) => {
+    ok(ctx, quotePrice(app, currentUser(ctx), ctx.input.body.amount), 'success');
+  });
+
+  api.route({ method: 'post', path: '/api/user/pay', summary: "Start a payment; answers the provider's form fields and `url`.", access: 'user', body: payBody }, async (ctx) => {
+    const { params, url } = await startPayment(app, currentUser(ctx), ctx.input.body);
+    ctx.body = { success: true, message: 'success', data: params, url };
+  });
+
+  // The payment provider's asynchronous notification (GET or POST form). Answers plain text.
+  const notify = async (ctx: Pick<Koa.Context, 'query' | 'request' | 'type' | 'body'>) => {
+    const params = { ...(ctx.query as Record<string, string>), ...((ctx.request.body as Record<string, string>) ?? {}) };
+    const stringParams = Object.fromEntries(Object.entries(params).map(([k, v]) => [k, String(v)]));
+    ctx.type = 'text/plain';
+    ctx.body = await paymentNotified(app, stringParams);
+  };
+  const summary = "The payment provider's notification; answers plain text `success` or `fail`.";
+  api.route({ method: 'get', path: '/api/user/epay/notify', summary, access: 'public' }, notify);
+  api.route({ method: 'post', path: '/api/user/epay/notify', summary, access: 'public', documentedBody: notifyFields }, notify);
+
+  api.route({ method: 'get', path: '/api/user/topup/self', summary: "The caller's latest orders.", access: 'user' }, async (ctx) => {
+    ok(ctx, await recentTopUps(app.knex, currentUser(ctx).id));
+  });
+}

@@ -1,0 +1,10 @@
+import { z } from 'zod';
+
+export const payBody = z.object({
+  amount: z.coerce.number().int('充值数量必须是整数').min(1, '充值数量不能小于 1').max(10_000_000),
+  top_up_code: z.string().max(64).optional().default(''),
+  payment_method: z.string().max(16).optional().default('zfb'),
+});
+
+/** The provider's notification fields (query or form); checked by their signature, not by shape. */
+export const notifyFields = z.record(z.string(), z.string());

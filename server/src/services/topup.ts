@@ -1,0 +1,87 @@
+import type { AppContext } from '../context';
+import { BadRequestError } from '../lib/errors';
+import { randomString } from '../lib/random';
+import { completeTopUp, findTopUpUser, insertPendingTopUp } from '../repositories/topups';
+import type { UserRow } from '../repositories/users';
+import { formatQuota } from './accounts';
+import { EPAY_TYPES, epaySign, epayVerify } from './epay';
+import { invalidateUser } from './invalidate';
+
+/** Money to pay for `amount` units (USD, or quota when not displaying currency) for a user group. */
+function priceFor(app: AppContext, amount: number, group: string): number {
+  const o = app.options;
+  const units = o.bool('DisplayInCurrencyEnabled') ? amount : amount / o.quotaPerUnit;
+  const groupRatio = o.json<Record<string, number>>('TopupGroupRatio', {})[group] ?? 1;
+  return Math.round(units * o.num('Price', 7.3) * groupRatio * 100) / 100;
+}
+
+/** Quota credited for `amount`. */
+function quotaFor(app: AppContext, amount: number): number {
+  return app.options.bool('DisplayInCurrencyEnabled') ? Math.round(amount * app.options.quotaPerUnit) : amount;
+}
+
+function checkAmount(app: AppContext, amount: number) {
+  const min = app.options.num('MinTopUp', 1);
+  const minUnits = app.options.bool('DisplayInCurrencyEnabled') ? min : min * app.options.quotaPerUnit;
+  if (amount < minUnits) throw new BadRequestError(`充值数量不能小于 ${minUnits}`);
+}
+
+function onlinePaymentReady(app: AppContext) {
+  const o = app.options;
+  if (!o.get('PayAddress') || !o.get('EpayId') || !o.get('EpayKey')) throw new BadRequestError('管理员未开启在线充值！');
+  if (!o.get('ServerAddress')) throw new BadRequestError('管理员未设置服务器地址');
+}
+
+export interface PayInput {
+  amount: number;
+  payment_method: string;
+}
+
+/** The price of `amount` for the user, as text with two decimals. */
+export function quotePrice(app: AppContext, user: UserRow, amount: number): string {
+  checkAmount(app, amount);
+  return priceFor(app, amount, user.group).toFixed(2);
+}
+
+/** Records a pending order and answers the signed form the browser posts to the payment provider. */
+export async function startPayment(app: AppContext, user: UserRow, input: PayInput): Promise<{ params: Record<string, string>; url: string }> {
+  onlinePaymentReady(app);
+  checkAmount(app, input.amount);
+  const type = EPAY_TYPES[input.payment_method];
+  if (!type) throw new BadRequestError('不支持的支付方式');
+  const money = priceFor(app, input.amount, user.group);
+  if (money < 0.01) throw new BadRequestError('充值金额过低');
+  const o = app.options;
+  const tradeNo = `USR${user.id}NO${randomString(12)}`;
+  const callbackBase = o.get('CustomCallbackAddress') || o.get('ServerAddress');
+  const params: Record<string, string> = {
+    pid: o.get('EpayId'),
+    type,
+    out_trade_no: tradeNo,
+    notify_url: `${callbackBase}/api/user/epay/notify`,
+    return_url: `${o.get('ServerAddress')}/log`,
+    name: `TUC${input.amount}`,
+    money: money.toFixed(2),
+  };
+  params.sign = epaySign(params, o.get('EpayKey'));
+  params.sign_type = 'MD5';
+  await insertPendingTopUp(app.knex, { user_id: user.id, amount: input.amount, money, trade_no: tradeNo, payment_method: input.payment_method });
+  return { params, url: `${o.get('PayAddress')}/submit.php` };
+}
+
+/**
+ * The payment provider's notification: answers the plain-text word it expects ('fail' for a bad
+ * signature, otherwise 'success'); a paid order credits its user once.
+ */
+export async function paymentNotified(app: AppContext, params: Record<string, string>): Promise<'success' | 'fail'> {
+  if (!epayVerify(params, app.options.get('EpayKey'))) return 'fail';
+  if (params.trade_status !== 'TRADE_SUCCESS') return 'success';
+  const tradeNo = params.out_trade_no ?? '';
+  await completeTopUp(app.knex, tradeNo, (order) => {
+    const quota = quotaFor(app, Number(order.amount));
+    return { quota, content: `在线充值成功，充值金额: ${formatQuota(app, quota)}，支付金额：${Number(order.money).toFixed(2)}` };
+  });
+  const userId = await findTopUpUser(app.knex, tradeNo);
+  if (userId !== undefined) await invalidateUser(app, userId);
+  return 'success';
+}
