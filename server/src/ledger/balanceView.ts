@@ -4,7 +4,7 @@ import { lastWriteSeq } from './sqlite/statements';
 
 /**
  * This process's view of the balances it moves, so a call can send its upstream request while its
- * reservation is still being committed (relay/handler.ts). The reservation itself is still taken by the
+ * reservation is still being committed (relay/call/money.ts). The reservation itself is still taken by the
  * database's conditional UPDATE; the view only decides whether it is safe to start the upstream
  * request before that answer is in: when the last balance this process saw, minus the reservations
  * it has in flight, covers the new one. Concurrent calls of one user therefore count against each
