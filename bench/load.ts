@@ -24,7 +24,18 @@ export type Job =
   | { kind: 'autocannon'; target: Target; body: string; connections: number; durationSec: number }
   | { kind: 'latency'; target: Target; body: string; connections: number; durationSec: number }
   | { kind: 'paced'; target: Target; body: string; rate: number; durationSec: number; maxConnections: number }
-  | { kind: 'streams'; target: Target; body: string; concurrency: number; total: number; expectContent: string; stallMs: number; timeoutMs: number; firstFrameMs?: number; rampMs?: number };
+  | {
+      kind: 'streams';
+      target: Target;
+      body: string;
+      concurrency: number;
+      total: number;
+      expectContent: string;
+      stallMs: number;
+      timeoutMs: number;
+      firstFrameMs?: number;
+      rampMs?: number;
+    };
 
 export interface LatencyStats {
   count: number;
@@ -177,7 +188,13 @@ async function runPaced(job: Extract<Job, { kind: 'paced' }>): Promise<PacedResu
 }
 
 async function runStreams(job: Extract<Job, { kind: 'streams' }>): Promise<StreamsResult> {
-  const pool = new Pool(job.target.origin, { connections: job.concurrency, pipelining: 1, keepAliveTimeout: 60_000, headersTimeout: job.timeoutMs, bodyTimeout: job.timeoutMs });
+  const pool = new Pool(job.target.origin, {
+    connections: job.concurrency,
+    pipelining: 1,
+    keepAliveTimeout: 60_000,
+    headersTimeout: job.timeoutMs,
+    bodyTimeout: job.timeoutMs,
+  });
   const ttfts: number[] = [];
   const gaps: number[] = [];
   let ok = 0;
@@ -246,7 +263,8 @@ async function runStreams(job: Extract<Job, { kind: 'streams' }>): Promise<Strea
       else if (streamMaxGap > job.stallMs || (job.firstFrameMs !== undefined && ttft > job.firstFrameMs)) stalled++;
       else ok++;
       if (streamMaxGap > maxGap) maxGap = streamMaxGap;
-      if ((!done || content !== job.expectContent) && !firstError) firstError = `incomplete stream: done=${done} got ${content.length}/${job.expectContent.length} chars`;
+      if ((!done || content !== job.expectContent) && !firstError)
+        firstError = `incomplete stream: done=${done} got ${content.length}/${job.expectContent.length} chars`;
     } catch (err) {
       errors++;
       lost++;

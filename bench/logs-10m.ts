@@ -38,10 +38,36 @@ const TARGET_MS = 50;
 const BATCH = 1_000_000;
 const USERS = 10_000;
 const MODELS = [
-  'gpt-4o-mini', 'gpt-4o', 'claude-3-5-sonnet-20241022', 'gemini-1.5-flash', 'gpt-4.1-mini', 'deepseek-chat', 'gpt-3.5-turbo', 'claude-3-5-haiku-20241022',
-  'gemini-2.0-flash', 'o3-mini', 'gpt-4.1', 'qwen-plus', 'deepseek-reasoner', 'text-embedding-3-small', 'gpt-4-turbo', 'claude-3-opus-20240229',
-  'gemini-1.5-pro', 'mistral-large-latest', 'llama-3.1-70b', 'o1', 'glm-4-plus', 'moonshot-v1-8k', 'dall-e-3', 'whisper-1', 'tts-1',
-  'text-embedding-3-large', 'gpt-4o-audio-preview', 'yi-large', 'doubao-pro-32k', 'command-r-plus',
+  'gpt-4o-mini',
+  'gpt-4o',
+  'claude-3-5-sonnet-20241022',
+  'gemini-1.5-flash',
+  'gpt-4.1-mini',
+  'deepseek-chat',
+  'gpt-3.5-turbo',
+  'claude-3-5-haiku-20241022',
+  'gemini-2.0-flash',
+  'o3-mini',
+  'gpt-4.1',
+  'qwen-plus',
+  'deepseek-reasoner',
+  'text-embedding-3-small',
+  'gpt-4-turbo',
+  'claude-3-opus-20240229',
+  'gemini-1.5-pro',
+  'mistral-large-latest',
+  'llama-3.1-70b',
+  'o1',
+  'glm-4-plus',
+  'moonshot-v1-8k',
+  'dall-e-3',
+  'whisper-1',
+  'tts-1',
+  'text-embedding-3-large',
+  'gpt-4o-audio-preview',
+  'yi-large',
+  'doubao-pro-32k',
+  'command-r-plus',
 ];
 
 const log = (...a: unknown[]) => console.log(...a); // eslint-disable-line no-console -- the benchmark's output
@@ -77,7 +103,9 @@ async function main() {
     } else {
       if (existing) await knex.raw('TRUNCATE logs RESTART IDENTITY');
       // Drop the indexes during the load (5–10× faster), recreate exactly the same ones after.
-      const idx = (await knex.raw(`SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = ? AND tablename = 'logs' AND indexname NOT LIKE '%_pkey'`, [SCHEMA])).rows as Array<{ indexname: string; indexdef: string }>;
+      const idx = (
+        await knex.raw(`SELECT indexname, indexdef FROM pg_indexes WHERE schemaname = ? AND tablename = 'logs' AND indexname NOT LIKE '%_pkey'`, [SCHEMA])
+      ).rows as Array<{ indexname: string; indexdef: string }>;
       for (const i of idx) await knex.raw(`DROP INDEX IF EXISTS "${SCHEMA}"."${i.indexname}"`);
       // Likewise the rollup triggers: rebuilt in one pass after the load (rebuildLogRollups).
       await knex.raw('ALTER TABLE logs DISABLE TRIGGER USER');
@@ -158,13 +186,19 @@ async function main() {
       name,
       endpoint,
       fn: () => listLogs(app.ctx, query, user === undefined ? undefined : self(user)),
-      check: async () => ({ got: (await listLogs(app.ctx, query, user === undefined ? undefined : self(user))).total, want: await reference(query, user, false) }),
+      check: async () => ({
+        got: (await listLogs(app.ctx, query, user === undefined ? undefined : self(user))).total,
+        want: await reference(query, user, false),
+      }),
     });
     const S = (name: string, endpoint: string, query: Record<string, string>, user?: number): Scenario => ({
       name,
       endpoint,
       fn: () => logStat(app.ctx, query, user === undefined ? undefined : self(user)),
-      check: async () => ({ got: (await logStat(app.ctx, query, user === undefined ? undefined : self(user))).quota, want: await reference(query, user, true) }),
+      check: async () => ({
+        got: (await logStat(app.ctx, query, user === undefined ? undefined : self(user))).quota,
+        want: await reference(query, user, true),
+      }),
     });
     const scenarios: Scenario[] = [
       L(`self list, heavy user (${heavy.n.toLocaleString()} rows), page 1`, 'GET /api/log/self/', q({ p: 1, page_size: 10 }), heavy.user_id),
@@ -184,7 +218,11 @@ async function main() {
       L('admin list, username of a light user', 'GET /api/log/', q({ p: 1, page_size: 10, username: `user${light.user_id}` })),
       L('admin list, model=claude-3-opus (rare)', 'GET /api/log/', q({ p: 1, page_size: 10, model_name: 'claude-3-opus-20240229' })),
       L('admin list, channel=40 + last 7 days', 'GET /api/log/', q({ p: 1, page_size: 10, channel: 40, start_timestamp: week, end_timestamp: now })),
-      L('admin list, token_name + model + 24 h', 'GET /api/log/', q({ p: 1, page_size: 10, token_name: 'token-1', model_name: 'gpt-4o', start_timestamp: day, end_timestamp: now })),
+      L(
+        'admin list, token_name + model + 24 h',
+        'GET /api/log/',
+        q({ p: 1, page_size: 10, token_name: 'token-1', model_name: 'gpt-4o', start_timestamp: day, end_timestamp: now }),
+      ),
       S('admin stat, last 24 h', 'GET /api/log/stat', q({ start_timestamp: day, end_timestamp: now })),
       S('admin stat, model=gpt-4o + 24 h', 'GET /api/log/stat', q({ model_name: 'gpt-4o', start_timestamp: day, end_timestamp: now })),
       S('admin stat, username=user1, 7 days', 'GET /api/log/stat', q({ username: 'user1', start_timestamp: week, end_timestamp: now })),
@@ -192,7 +230,8 @@ async function main() {
     ];
 
     log(`\ntiming ${scenarios.length} queries on ${ROWS.toLocaleString()} rows: 1 warm-up + ${RUNS} runs each (target ≤ ${TARGET_MS} ms)\n`);
-    const results: Array<{ name: string; endpoint: string; medianMs: number; maxMs: number; runsMs: number[]; exact: boolean; value: number; pass: boolean }> = [];
+    const results: Array<{ name: string; endpoint: string; medianMs: number; maxMs: number; runsMs: number[]; exact: boolean; value: number; pass: boolean }> =
+      [];
     for (const s of scenarios) {
       const c = await s.check(); // doubles as the warm-up
       const runs: number[] = [];
@@ -204,7 +243,16 @@ async function main() {
       const sorted = [...runs].sort((a, b) => a - b);
       const med = sorted[sorted.length >> 1];
       const exact = c.got === c.want;
-      const r = { name: s.name, endpoint: s.endpoint, medianMs: med, maxMs: sorted[sorted.length - 1], runsMs: runs, exact, value: c.got, pass: exact && med <= TARGET_MS };
+      const r = {
+        name: s.name,
+        endpoint: s.endpoint,
+        medianMs: med,
+        maxMs: sorted[sorted.length - 1],
+        runsMs: runs,
+        exact,
+        value: c.got,
+        pass: exact && med <= TARGET_MS,
+      };
       results.push(r);
       log(
         `  ${r.pass ? 'PASS' : 'FAIL'}  ${med.toFixed(1).padStart(8)} ms  (max ${r.maxMs.toFixed(1).padStart(8)})  ${s.endpoint.padEnd(22)} ${s.name}` +
@@ -217,13 +265,33 @@ async function main() {
         (seedSec ? ` Seed ${seedSec.toFixed(0)} s, indexes ${indexSec.toFixed(0)} s, rollups ${rollupSec.toFixed(0)} s.` : ''),
     );
 
-    const stamp = new Date().toISOString().replace(/[:]/g, '-').replace(/\.\d+Z$/, 'Z');
+    const stamp = new Date()
+      .toISOString()
+      .replace(/[:]/g, '-')
+      .replace(/\.\d+Z$/, 'Z');
     const dir = path.join(__dirname, 'results');
     fs.mkdirSync(dir, { recursive: true });
     const out = path.join(dir, `logs-${stamp}${ROWS < 10_000_000 ? `-${ROWS}` : ''}.json`);
     fs.writeFileSync(
       out,
-      JSON.stringify({ date: new Date().toISOString(), rows: ROWS, schema: SCHEMA, targetMs: TARGET_MS, startupSec, seedSec, indexSec, rollupSec, rollupRows, users: { heavy, typical, light }, results, elapsedSec: (Date.now() - t0) / 1000 }, null, 2) + '\n',
+      JSON.stringify(
+        {
+          date: new Date().toISOString(),
+          rows: ROWS,
+          schema: SCHEMA,
+          targetMs: TARGET_MS,
+          startupSec,
+          seedSec,
+          indexSec,
+          rollupSec,
+          rollupRows,
+          users: { heavy, typical, light },
+          results,
+          elapsedSec: (Date.now() - t0) / 1000,
+        },
+        null,
+        2,
+      ) + '\n',
     );
     log(`wrote ${path.relative(path.resolve(__dirname, '..'), out)}`);
   } finally {

@@ -32,8 +32,36 @@ const opt = (n: string) => {
 const QUICK = flag('--quick');
 const ROUNDS = Number(opt('--rounds') ?? (QUICK ? 2 : 3));
 const CFG = QUICK
-  ? { warmSec: 1, thrSec: 1.5, latSec: 1, maxSteps: 3, stepSec: 1, ttftStreams: 20, ttftChunks: 10, ttftInterval: 10, concLevels: [200, 2000], concChunks: 20, concInterval: 100, concRampMs: 500, settleMs: 2000 }
-  : { warmSec: 5, thrSec: 10, latSec: 5, maxSteps: 6, stepSec: 3, ttftStreams: 100, ttftChunks: 20, ttftInterval: 10, concLevels: [250, 500, 1000, 2000], concChunks: 40, concInterval: 100, concRampMs: 1000, settleMs: 10_000 };
+  ? {
+      warmSec: 1,
+      thrSec: 1.5,
+      latSec: 1,
+      maxSteps: 3,
+      stepSec: 1,
+      ttftStreams: 20,
+      ttftChunks: 10,
+      ttftInterval: 10,
+      concLevels: [200, 2000],
+      concChunks: 20,
+      concInterval: 100,
+      concRampMs: 500,
+      settleMs: 2000,
+    }
+  : {
+      warmSec: 5,
+      thrSec: 10,
+      latSec: 5,
+      maxSteps: 6,
+      stepSec: 3,
+      ttftStreams: 100,
+      ttftChunks: 20,
+      ttftInterval: 10,
+      concLevels: [250, 500, 1000, 2000],
+      concChunks: 40,
+      concInterval: 100,
+      concRampMs: 1000,
+      settleMs: 10_000,
+    };
 const CONNECTIONS = 50;
 const P99_BUDGET_MS = 10;
 const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -172,9 +200,7 @@ const PROBE = ['--import', path.join(BENCH, 'probe.mjs')];
 /** The V8/node flags `npm start` gives the gateway (root package.json), so C runs as deployed. */
 function startFlags(): string[] {
   const start = String((JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts?: Record<string, string> }).scripts?.start ?? '');
-  return start
-    .split(/\s+/)
-    .filter((a) => a.startsWith('--') && a !== '--enable-source-maps');
+  return start.split(/\s+/).filter((a) => a.startsWith('--') && a !== '--enable-source-maps');
 }
 const GATEWAY_FLAGS = startFlags();
 
@@ -231,7 +257,13 @@ async function run<T>(job: Job, timeoutMs = 120_000): Promise<T> {
 }
 
 const CHAT_BODY = JSON.stringify({ model: MOCK_MODEL, messages: [{ role: 'user', content: 'Say hello' }], max_tokens: 16 });
-const STREAM_BODY = JSON.stringify({ model: MOCK_MODEL, messages: [{ role: 'user', content: 'Say hello' }], max_tokens: 64, stream: true, stream_options: { include_usage: true } });
+const STREAM_BODY = JSON.stringify({
+  model: MOCK_MODEL,
+  messages: [{ role: 'user', content: 'Say hello' }],
+  max_tokens: 64,
+  stream: true,
+  stream_options: { include_usage: true },
+});
 
 async function mockShape(mockOrigin: string, chunks: number, intervalMs: number) {
   const r = await request(mockOrigin + '/__config', { method: 'POST', body: JSON.stringify({ chunks, intervalMs }) });
@@ -258,7 +290,16 @@ async function sanityChat(b: Bench): Promise<string | undefined> {
 async function sanityStream(b: Bench, mockOrigin: string): Promise<string | undefined> {
   try {
     await mockShape(mockOrigin, 5, 1);
-    const s = await run<StreamsResult>({ kind: 'streams', target: b.target, body: STREAM_BODY, concurrency: 1, total: 1, expectContent: expectedContent(5), stallMs: 5000, timeoutMs: 10_000 });
+    const s = await run<StreamsResult>({
+      kind: 'streams',
+      target: b.target,
+      body: STREAM_BODY,
+      concurrency: 1,
+      total: 1,
+      expectContent: expectedContent(5),
+      stallMs: 5000,
+      timeoutMs: 10_000,
+    });
     return s.ok === 1 ? undefined : (s.firstError ?? 'stalled');
   } catch (err) {
     return (err as Error).message;
@@ -340,7 +381,21 @@ interface Row {
   ttft: { p50: number[]; p99: number[] };
   ttftBurst: { p50: number[] };
   gap: { p99: number[] };
-  streams?: { sustained: number; levels: Array<{ level: number; peakActive: number; ok: number; lost: number; stalled: number; errors: number; maxGapMs: number; ttftP99: number; rssMB: number; firstError?: string }> };
+  streams?: {
+    sustained: number;
+    levels: Array<{
+      level: number;
+      peakActive: number;
+      ok: number;
+      lost: number;
+      stalled: number;
+      errors: number;
+      maxGapMs: number;
+      ttftP99: number;
+      rssMB: number;
+      firstError?: string;
+    }>;
+  };
   rssIdle?: number;
   rssAfter?: number;
   errors: string[];
@@ -368,7 +423,9 @@ async function main() {
   const t0 = Date.now();
   const elapsed = () => `${((Date.now() - t0) / 1000).toFixed(0)} s`;
   if (PIN) execFileSync('taskset', ['-a', '-cp', LOAD_CORE, String(process.pid)], { stdio: 'ignore' });
-  log(`bench: ${QUICK ? 'QUICK (numbers are indicative only)' : 'full'} run, ${ROUNDS} rounds, ${cores} cores, pinning ${PIN ? `gateway→cpu${GATEWAY_CORE}, mock+load→cpu${LOAD_CORE}` : 'OFF'}`);
+  log(
+    `bench: ${QUICK ? 'QUICK (numbers are indicative only)' : 'full'} run, ${ROUNDS} rounds, ${cores} cores, pinning ${PIN ? `gateway→cpu${GATEWAY_CORE}, mock+load→cpu${LOAD_CORE}` : 'OFF'}`,
+  );
   fs.mkdirSync(path.join(BENCH, 'tmp'), { recursive: true });
   fs.mkdirSync(path.join(BENCH, 'results'), { recursive: true });
 
@@ -382,7 +439,14 @@ async function main() {
   const benches: Bench[] = [];
   const openaiHeaders = (key: string): Record<string, string> => ({ 'content-type': 'application/json', authorization: `Bearer ${key}` });
   const CHAT = '/v1/chat/completions';
-  if (WANT.has('A')) benches.push({ id: 'A', name: 'direct to mock', target: { origin: mockOrigin, path: CHAT, headers: openaiHeaders('sk-mock') }, proc: mock, available: true });
+  if (WANT.has('A'))
+    benches.push({
+      id: 'A',
+      name: 'direct to mock',
+      target: { origin: mockOrigin, path: CHAT, headers: openaiHeaders('sk-mock') },
+      proc: mock,
+      available: true,
+    });
 
   const starting: Array<Promise<void>> = [];
   const launch = async (id: TargetId, name: string, mk: (port: number) => { child: Child; headers: Record<string, string> }) => {
@@ -403,14 +467,30 @@ async function main() {
     );
   };
 
-  if (WANT.has('B')) await launch('B', 'minimal proxy (node:http + undici)', (port) => ({ child: start('proxy', GATEWAY_CORE, [...PROBE, bundle('proxy.ts'), '--port', String(port), '--upstream', mockOrigin]), headers: openaiHeaders('sk-mock') }));
+  if (WANT.has('B'))
+    await launch('B', 'minimal proxy (node:http + undici)', (port) => ({
+      child: start('proxy', GATEWAY_CORE, [...PROBE, bundle('proxy.ts'), '--port', String(port), '--upstream', mockOrigin]),
+      headers: openaiHeaders('sk-mock'),
+    }));
 
   const runId = `${Date.now().toString(36)}${crypto.randomBytes(3).toString('hex')}`;
   const sqliteFile = path.join(BENCH, 'tmp', `gateway-${runId}.db`);
   if (WANT.has('C')) {
     const key = crypto.randomBytes(24).toString('hex');
     await launch('C', 'gateway, SQLite', (port) => ({
-      child: start('gateway-sqlite', GATEWAY_CORE, [...GATEWAY_FLAGS, ...PROBE, bundle('gateway.ts'), '--port', String(port), '--upstream', mockOrigin, '--key', key, '--db', `sqlite:${sqliteFile}`]),
+      child: start('gateway-sqlite', GATEWAY_CORE, [
+        ...GATEWAY_FLAGS,
+        ...PROBE,
+        bundle('gateway.ts'),
+        '--port',
+        String(port),
+        '--upstream',
+        mockOrigin,
+        '--key',
+        key,
+        '--db',
+        `sqlite:${sqliteFile}`,
+      ]),
       headers: openaiHeaders(`sk-${key}`),
     }));
   }
@@ -423,11 +503,35 @@ async function main() {
       usedPg = true;
       const key = crypto.randomBytes(24).toString('hex');
       await launch('C2', 'gateway, PostgreSQL + Redis', (port) => ({
-        child: start('gateway-pg', GATEWAY_CORE, [...GATEWAY_FLAGS, ...PROBE, bundle('gateway.ts'), '--port', String(port), '--upstream', mockOrigin, '--key', key, '--db', PG_URL, '--schema', pgSchema, '--redis', REDIS_URL, '--redis-prefix', redisPrefix]),
+        child: start('gateway-pg', GATEWAY_CORE, [
+          ...GATEWAY_FLAGS,
+          ...PROBE,
+          bundle('gateway.ts'),
+          '--port',
+          String(port),
+          '--upstream',
+          mockOrigin,
+          '--key',
+          key,
+          '--db',
+          PG_URL,
+          '--schema',
+          pgSchema,
+          '--redis',
+          REDIS_URL,
+          '--redis-prefix',
+          redisPrefix,
+        ]),
         headers: openaiHeaders(`sk-${key}`),
       }));
     } else {
-      benches.push({ id: 'C2', name: 'gateway, PostgreSQL + Redis', target: { origin: '', path: CHAT, headers: {} }, available: false, skipped: `unreachable: postgres ${pgOk ? 'ok' : 'down'}, redis ${redisOk ? 'ok' : 'down'}` });
+      benches.push({
+        id: 'C2',
+        name: 'gateway, PostgreSQL + Redis',
+        target: { origin: '', path: CHAT, headers: {} },
+        available: false,
+        skipped: `unreachable: postgres ${pgOk ? 'ok' : 'down'}, redis ${redisOk ? 'ok' : 'down'}`,
+      });
     }
   }
   if (WANT.has('P')) {
@@ -435,10 +539,21 @@ async function main() {
     if (entry) {
       await launch('P', 'Portkey gateway 1.15.2', (port) => ({
         child: start('portkey', GATEWAY_CORE, ['--import', path.join(BENCH, 'probe.mjs'), entry, `--port=${port}`, '--headless']),
-        headers: { 'content-type': 'application/json', authorization: 'Bearer sk-mock', 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${mockOrigin}/v1` },
+        headers: {
+          'content-type': 'application/json',
+          authorization: 'Bearer sk-mock',
+          'x-portkey-provider': 'openai',
+          'x-portkey-custom-host': `${mockOrigin}/v1`,
+        },
       }));
     } else {
-      benches.push({ id: 'P', name: 'Portkey gateway', target: { origin: '', path: CHAT, headers: {} }, available: false, skipped: 'not installed (npm install -w bench)' });
+      benches.push({
+        id: 'P',
+        name: 'Portkey gateway',
+        target: { origin: '', path: CHAT, headers: {} },
+        available: false,
+        skipped: 'not installed (npm install -w bench)',
+      });
     }
   }
   cleanups.push(async () => {
@@ -461,23 +576,42 @@ async function main() {
     if (whyStream) b.streamSkipped = `failed the sanity stream: ${whyStream}`;
   }
   for (const b of benches) {
-    log(`  ${b.id.padEnd(2)} ${b.name.padEnd(36)} ${b.available ? b.target.origin : `SKIPPED (${b.skipped})`}${b.streamSkipped ? `  streaming phases SKIPPED (${b.streamSkipped})` : ''}`);
+    log(
+      `  ${b.id.padEnd(2)} ${b.name.padEnd(36)} ${b.available ? b.target.origin : `SKIPPED (${b.skipped})`}${b.streamSkipped ? `  streaming phases SKIPPED (${b.streamSkipped})` : ''}`,
+    );
   }
   const live = benches.filter((b) => b.available);
   const liveStreams = live.filter((b) => !b.streamSkipped);
-  const rows = new Map<TargetId, Row>(benches.map((b) => [b.id, { rps: [], cpuPerReq: [], rssLoad: 0, lat: { p50: [], p99: [], overhead: [] }, ttft: { p50: [], p99: [] }, ttftBurst: { p50: [] }, gap: { p99: [] }, errors: [] }]));
+  const rows = new Map<TargetId, Row>(
+    benches.map((b) => [
+      b.id,
+      {
+        rps: [],
+        cpuPerReq: [],
+        rssLoad: 0,
+        lat: { p50: [], p99: [], overhead: [] },
+        ttft: { p50: [], p99: [] },
+        ttftBurst: { p50: [] },
+        gap: { p99: [] },
+        errors: [],
+      },
+    ]),
+  );
   const row = (b: Bench) => rows.get(b.id)!;
   for (const b of live) if (b.proc) row(b).rssIdle = (await b.proc.tryProbe())?.rss;
 
   // 1. Throughput, c=50 (autocannon). Warm-up discarded, then rounds interleaved across targets.
   log(`\n(${elapsed()}) [1/5] throughput at c=${CONNECTIONS}: warm-up ${CFG.warmSec}s, ${ROUNDS} × ${CFG.thrSec}s per target`);
-  for (const b of live) await run<AutocannonResult>({ kind: 'autocannon', target: b.target, body: CHAT_BODY, connections: CONNECTIONS, durationSec: CFG.warmSec });
+  for (const b of live)
+    await run<AutocannonResult>({ kind: 'autocannon', target: b.target, body: CHAT_BODY, connections: CONNECTIONS, durationSec: CFG.warmSec });
   let mockCpuPerReq: number[] = [];
   for (let r = 0; r < ROUNDS; r++) {
     for (const b of live) {
       const before = await b.proc?.tryProbe();
       const ms0 = await mockStats(mockOrigin);
-      const { value: res, rssMax } = await withRssSampling(b, () => run<AutocannonResult>({ kind: 'autocannon', target: b.target, body: CHAT_BODY, connections: CONNECTIONS, durationSec: CFG.thrSec }));
+      const { value: res, rssMax } = await withRssSampling(b, () =>
+        run<AutocannonResult>({ kind: 'autocannon', target: b.target, body: CHAT_BODY, connections: CONNECTIONS, durationSec: CFG.thrSec }),
+      );
       const after = await b.proc?.tryProbe();
       const ms1 = await mockStats(mockOrigin);
       const rw = row(b);
@@ -486,7 +620,9 @@ async function main() {
       if (before && after && res.total) rw.cpuPerReq.push((after.cpuUs - before.cpuUs) / res.total);
       rw.rssLoad = Math.max(rw.rssLoad, rssMax);
       if (ms1.requests > ms0.requests) mockCpuPerReq.push((ms1.cpuUs - ms0.cpuUs) / (ms1.requests - ms0.requests));
-      log(`  round ${r + 1} ${b.id.padEnd(2)} ${res.rps.toFixed(0).padStart(7)} req/s  p99 ${res.p99} ms${res.errors || res.non2xx ? `  (${res.errors} errors, ${res.non2xx} non-2xx)` : ''}`);
+      log(
+        `  round ${r + 1} ${b.id.padEnd(2)} ${res.rps.toFixed(0).padStart(7)} req/s  p99 ${res.p99} ms${res.errors || res.non2xx ? `  (${res.errors} errors, ${res.non2xx} non-2xx)` : ''}`,
+      );
     }
   }
   mockCpuPerReq = mockCpuPerReq.filter((x) => x > 0);
@@ -517,7 +653,9 @@ async function main() {
       const pass = res.errors === 0 && res.p99 < P99_BUDGET_MS && res.achievedRps >= rate * 0.95;
       if (pass) w.lo = Math.max(w.lo, rate);
       else w.hi = rate;
-      log(`  step ${s + 1} ${b.id.padEnd(2)} ${String(rate).padStart(6)} req/s → p99 ${res.p99.toFixed(2)} ms, achieved ${res.achievedRps.toFixed(0)}${res.errors ? `, ${res.errors} errors` : ''} ${pass ? 'ok' : 'over'}`);
+      log(
+        `  step ${s + 1} ${b.id.padEnd(2)} ${String(rate).padStart(6)} req/s → p99 ${res.p99.toFixed(2)} ms, achieved ${res.achievedRps.toFixed(0)}${res.errors ? `, ${res.errors} errors` : ''} ${pass ? 'ok' : 'over'}`,
+      );
     }
   }
   for (const b of live) row(b).maxRps = search.get(b.id)!.lo;
@@ -530,20 +668,35 @@ async function main() {
   //    waits for nine stream starts and nine stream ends before it — a measure of per-stream CPU
   //    at a burst, not of the time one stream's first token spends in the target.
   const streamMs = CFG.ttftChunks * CFG.ttftInterval;
-  log(`\n(${elapsed()}) [4/5] streaming: ${ROUNDS} × ${CFG.ttftStreams} streams (c=10, ${CFG.ttftChunks} deltas every ${CFG.ttftInterval} ms; spread: starts ${streamMs / 10} ms apart, then burst: all ten at once)`);
+  log(
+    `\n(${elapsed()}) [4/5] streaming: ${ROUNDS} × ${CFG.ttftStreams} streams (c=10, ${CFG.ttftChunks} deltas every ${CFG.ttftInterval} ms; spread: starts ${streamMs / 10} ms apart, then burst: all ten at once)`,
+  );
   await mockShape(mockOrigin, CFG.ttftChunks, CFG.ttftInterval);
   for (let r = 0; r < ROUNDS; r++) {
     for (const b of liveStreams) {
       const rw = row(b);
       for (const shape of ['spread', 'burst'] as const) {
-        const res = await run<StreamsResult>({ kind: 'streams', target: b.target, body: STREAM_BODY, concurrency: 10, total: CFG.ttftStreams, expectContent: expectedContent(CFG.ttftChunks), stallMs: 1000, timeoutMs: 30_000, rampMs: shape === 'spread' ? streamMs : undefined });
+        const res = await run<StreamsResult>({
+          kind: 'streams',
+          target: b.target,
+          body: STREAM_BODY,
+          concurrency: 10,
+          total: CFG.ttftStreams,
+          expectContent: expectedContent(CFG.ttftChunks),
+          stallMs: 1000,
+          timeoutMs: 30_000,
+          rampMs: shape === 'spread' ? streamMs : undefined,
+        });
         if (shape === 'spread') {
           rw.ttft.p50.push(res.ttft.p50);
           rw.ttft.p99.push(res.ttft.p99);
           rw.gap.p99.push(res.gap.p99);
         } else rw.ttftBurst.p50.push(res.ttft.p50);
-        if (res.lost || res.stalled) rw.errors.push(`streaming (${shape}) round ${r + 1}: ${res.lost} lost, ${res.stalled} stalled${res.firstError ? ` (${res.firstError})` : ''}`);
-        log(`  round ${r + 1} ${b.id.padEnd(2)} ${shape.padEnd(6)} TTFT p50 ${res.ttft.p50.toFixed(3)} ms p99 ${res.ttft.p99.toFixed(3)} ms, gap p99 ${res.gap.p99.toFixed(3)} ms, ${res.ok}/${res.total} ok`);
+        if (res.lost || res.stalled)
+          rw.errors.push(`streaming (${shape}) round ${r + 1}: ${res.lost} lost, ${res.stalled} stalled${res.firstError ? ` (${res.firstError})` : ''}`);
+        log(
+          `  round ${r + 1} ${b.id.padEnd(2)} ${shape.padEnd(6)} TTFT p50 ${res.ttft.p50.toFixed(3)} ms p99 ${res.ttft.p99.toFixed(3)} ms, gap p99 ${res.gap.p99.toFixed(3)} ms, ${res.ok}/${res.total} ok`,
+        );
       }
     }
   }
@@ -551,18 +704,45 @@ async function main() {
   // 5. Concurrent streams: all opened at once; a level passes with zero lost and zero stalled.
   const stallMs = Math.max(1000, 10 * CFG.concInterval);
   const firstFrameMs = 5000;
-  log(`\n(${elapsed()}) [5/5] concurrent streams: levels ${CFG.concLevels.join(', ')} (${CFG.concChunks} deltas every ${CFG.concInterval} ms, opened over ${CFG.concRampMs} ms, stalled = gap > ${stallMs} ms or first frame > ${firstFrameMs} ms)`);
+  log(
+    `\n(${elapsed()}) [5/5] concurrent streams: levels ${CFG.concLevels.join(', ')} (${CFG.concChunks} deltas every ${CFG.concInterval} ms, opened over ${CFG.concRampMs} ms, stalled = gap > ${stallMs} ms or first frame > ${firstFrameMs} ms)`,
+  );
   await mockShape(mockOrigin, CFG.concChunks, CFG.concInterval);
   const failed = new Set<TargetId>();
   for (const level of CFG.concLevels) {
     for (const b of liveStreams) {
       if (failed.has(b.id)) continue;
       const { value: res, rssMax } = await withRssSampling(b, () =>
-        run<StreamsResult>({ kind: 'streams', target: b.target, body: STREAM_BODY, concurrency: level, total: level, expectContent: expectedContent(CFG.concChunks), stallMs, firstFrameMs, rampMs: CFG.concRampMs, timeoutMs: 60_000 }, 300_000),
+        run<StreamsResult>(
+          {
+            kind: 'streams',
+            target: b.target,
+            body: STREAM_BODY,
+            concurrency: level,
+            total: level,
+            expectContent: expectedContent(CFG.concChunks),
+            stallMs,
+            firstFrameMs,
+            rampMs: CFG.concRampMs,
+            timeoutMs: 60_000,
+          },
+          300_000,
+        ),
       );
       const rw = row(b);
       rw.streams ??= { sustained: 0, levels: [] };
-      rw.streams.levels.push({ level, peakActive: res.peakActive, ok: res.ok, lost: res.lost, stalled: res.stalled, errors: res.errors, maxGapMs: res.maxGap, ttftP99: res.ttft.p99, rssMB: rssMax / 2 ** 20, firstError: res.firstError });
+      rw.streams.levels.push({
+        level,
+        peakActive: res.peakActive,
+        ok: res.ok,
+        lost: res.lost,
+        stalled: res.stalled,
+        errors: res.errors,
+        maxGapMs: res.maxGap,
+        ttftP99: res.ttft.p99,
+        rssMB: rssMax / 2 ** 20,
+        firstError: res.firstError,
+      });
       // All complete and intact, and (nearly) all of them open at the same moment.
       const pass = res.ok === level && res.peakActive >= level * 0.95;
       if (pass) rw.streams.sustained = level;
@@ -570,7 +750,9 @@ async function main() {
         failed.add(b.id);
         if (res.lost || res.errors) rw.errors.push(`${level} streams: ${res.lost} lost, ${res.errors} errors${res.firstError ? ` (${res.firstError})` : ''}`);
       }
-      log(`  ${String(level).padStart(5)} ${b.id.padEnd(2)} peak open ${res.peakActive}, ok ${res.ok}, lost ${res.lost}, stalled ${res.stalled}, max gap ${res.maxGap.toFixed(0)} ms, first frame p99 ${res.ttft.p99.toFixed(0)} ms, RSS ${(rssMax / 2 ** 20).toFixed(0)} MB${res.firstError ? ` (${res.firstError})` : ''}`);
+      log(
+        `  ${String(level).padStart(5)} ${b.id.padEnd(2)} peak open ${res.peakActive}, ok ${res.ok}, lost ${res.lost}, stalled ${res.stalled}, max gap ${res.maxGap.toFixed(0)} ms, first frame p99 ${res.ttft.p99.toFixed(0)} ms, RSS ${(rssMax / 2 ** 20).toFixed(0)} MB${res.firstError ? ` (${res.firstError})` : ''}`,
+      );
       // Let sockets close before the next target is measured.
       await sleep(500);
     }
@@ -631,7 +813,23 @@ async function main() {
   const ratios = { 'C/B': thr('C') / thr('B'), 'C/A': thr('C') / thr('A'), 'C/P': thr('C') / thr('P'), 'C2/C': thr('C2') / thr('C') };
 
   const f = (x: unknown, d = 0) => (typeof x === 'number' && Number.isFinite(x) ? x.toFixed(d) : '–');
-  const cols = ['target', 'req/s c=50', 'CPU µs/req', 'c=1 p50', 'c=1 p99', '+p50', '+p99', 'hdr p50', 'max req/s p99<10ms', 'TTFT', '+TTFT', '+TTFT burst', '+gap p99', 'streams', 'RSS idle/load/after MB'];
+  const cols = [
+    'target',
+    'req/s c=50',
+    'CPU µs/req',
+    'c=1 p50',
+    'c=1 p99',
+    '+p50',
+    '+p99',
+    'hdr p50',
+    'max req/s p99<10ms',
+    'TTFT',
+    '+TTFT',
+    '+TTFT burst',
+    '+gap p99',
+    'streams',
+    'RSS idle/load/after MB',
+  ];
   const lines: string[][] = [cols];
   for (const b of benches) {
     const s = summary[b.id];
@@ -658,7 +856,16 @@ async function main() {
     ]);
   }
   const widths = cols.map((_, i) => Math.max(...lines.filter((l) => l.length > 2 || i === 0).map((l) => (l[i] ?? '').length)));
-  log('\n' + lines.map((l) => (l.length === 2 && l[1].startsWith('skipped') ? `${l[0].padEnd(widths[0])}  ${l[1]}` : l.map((c, i) => c.padStart(i ? widths[i] : 0).padEnd(i ? 0 : widths[0])).join('  '))).join('\n'));
+  log(
+    '\n' +
+      lines
+        .map((l) =>
+          l.length === 2 && l[1].startsWith('skipped')
+            ? `${l[0].padEnd(widths[0])}  ${l[1]}`
+            : l.map((c, i) => c.padStart(i ? widths[i] : 0).padEnd(i ? 0 : widths[0])).join('  '),
+        )
+        .join('\n'),
+  );
   for (const b of benches.filter((x) => x.available && x.streamSkipped)) log(`${b.id}: streaming not measured: ${b.streamSkipped}`);
   for (const b of live) {
     const errs = row(b).errors;
@@ -667,27 +874,42 @@ async function main() {
     const tail = b.proc && b.proc !== mock ? b.proc.tail().trim() : '';
     if (tail) log(`  last output of ${b.proc!.label}:\n${tail.replace(/^/gm, '    ')}`);
   }
-  log(`\nratios (throughput at c=${CONNECTIONS}): ${Object.entries(ratios).map(([k, v]) => `${k} ${f(v, 2)}`).join('   ')}`);
-  log(`mock ceiling: ${f(mockCeilingPerCore)} req/s per core of mock CPU (${f(median(mockCpuPerReq), 1)} µs/req); load-side ceiling (A, mock + load generator on one core): ${f(base.rps)} req/s. ⚠ = within 10 % of it: that target's throughput is a lower bound.`);
+  log(
+    `\nratios (throughput at c=${CONNECTIONS}): ${Object.entries(ratios)
+      .map(([k, v]) => `${k} ${f(v, 2)}`)
+      .join('   ')}`,
+  );
+  log(
+    `mock ceiling: ${f(mockCeilingPerCore)} req/s per core of mock CPU (${f(median(mockCpuPerReq), 1)} µs/req); load-side ceiling (A, mock + load generator on one core): ${f(base.rps)} req/s. ⚠ = within 10 % of it: that target's throughput is a lower bound.`,
+  );
 
   // Targets from the issue (README): judged on C.
   const c = summary.C;
-  const checks: Array<[string, boolean | undefined]> = c && !c.skipped
-    ? [
-        ['C throughput ≥ 0.7 × B', Number.isFinite(ratios['C/B']) ? ratios['C/B'] >= 0.7 : undefined],
-        ['C throughput ≥ 2 × P', Number.isFinite(ratios['C/P']) ? ratios['C/P'] >= 2 : undefined],
-        ['added latency c=1 p50 ≤ 0.5 ms', Number.isFinite(c.addedLatencyP50Ms as number) ? (c.addedLatencyP50Ms as number) <= 0.5 : undefined],
-        ['added latency c=1 p99 ≤ 2 ms', Number.isFinite(c.addedLatencyP99Ms as number) ? (c.addedLatencyP99Ms as number) <= 2 : undefined],
-        ['streaming added TTFT ≤ 1 ms', Number.isFinite(c.addedTtftMs as number) ? (c.addedTtftMs as number) <= 1 : undefined],
-        ['2 000 concurrent streams, no lost frame', ((c.concurrentStreams as Row['streams'])?.sustained ?? 0) >= 2000],
-        ['RSS ≤ 150 MB under load', Number.isFinite(c.rssLoadMB as number) ? (c.rssLoadMB as number) <= 150 : undefined],
-        ['RSS after ≤ idle + 30 MB', Number.isFinite(c.rssAfterMB as number) && Number.isFinite(c.rssIdleMB as number) ? (c.rssAfterMB as number) <= (c.rssIdleMB as number) + 30 : undefined],
-      ]
-    : [];
+  const checks: Array<[string, boolean | undefined]> =
+    c && !c.skipped
+      ? [
+          ['C throughput ≥ 0.7 × B', Number.isFinite(ratios['C/B']) ? ratios['C/B'] >= 0.7 : undefined],
+          ['C throughput ≥ 2 × P', Number.isFinite(ratios['C/P']) ? ratios['C/P'] >= 2 : undefined],
+          ['added latency c=1 p50 ≤ 0.5 ms', Number.isFinite(c.addedLatencyP50Ms as number) ? (c.addedLatencyP50Ms as number) <= 0.5 : undefined],
+          ['added latency c=1 p99 ≤ 2 ms', Number.isFinite(c.addedLatencyP99Ms as number) ? (c.addedLatencyP99Ms as number) <= 2 : undefined],
+          ['streaming added TTFT ≤ 1 ms', Number.isFinite(c.addedTtftMs as number) ? (c.addedTtftMs as number) <= 1 : undefined],
+          ['2 000 concurrent streams, no lost frame', ((c.concurrentStreams as Row['streams'])?.sustained ?? 0) >= 2000],
+          ['RSS ≤ 150 MB under load', Number.isFinite(c.rssLoadMB as number) ? (c.rssLoadMB as number) <= 150 : undefined],
+          [
+            'RSS after ≤ idle + 30 MB',
+            Number.isFinite(c.rssAfterMB as number) && Number.isFinite(c.rssIdleMB as number)
+              ? (c.rssAfterMB as number) <= (c.rssIdleMB as number) + 30
+              : undefined,
+          ],
+        ]
+      : [];
   if (checks.length) log('\ntargets (gateway C):\n' + checks.map(([k, v]) => `  ${v === undefined ? '  n/a' : v ? '  PASS' : '  FAIL'}  ${k}`).join('\n'));
   if (QUICK) log('\n(quick run: short phases, numbers are indicative only)');
 
-  const stamp = new Date().toISOString().replace(/[:]/g, '-').replace(/\.\d+Z$/, 'Z');
+  const stamp = new Date()
+    .toISOString()
+    .replace(/[:]/g, '-')
+    .replace(/\.\d+Z$/, 'Z');
   const out = opt('--out') ?? path.join(BENCH, 'results', `${stamp}${QUICK ? '-quick' : ''}.json`);
   const result = {
     date: new Date().toISOString(),

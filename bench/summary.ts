@@ -55,11 +55,19 @@ export function summarize(r: Results, file: string): string {
     const added = id === 'A' ? '–' : `${num(t.addedLatencyP50Ms, 2)} / ${num(t.addedLatencyP99Ms, 2)}`;
     const ttft = id === 'A' ? '–' : `${num(t.addedTtftMs, 2)} (${num(t.addedTtftBurstMs, 2)})`;
     const rss = t.rssIdleMB == null ? '–' : `${num(t.rssIdleMB)}/${num(t.rssLoadMB)}/${num(t.rssAfterMB)}`;
-    out.push(`| ${id} ${t.name} | ${num(t.throughputRps)} | ${num(t.cpuUsPerRequest)} | ${added} | ${num(t.overheadHeaderP50Ms, 2)} | ${ttft} | ${streams} | ${rss} |`);
+    out.push(
+      `| ${id} ${t.name} | ${num(t.throughputRps)} | ${num(t.cpuUsPerRequest)} | ${added} | ${num(t.overheadHeaderP50Ms, 2)} | ${ttft} | ${streams} | ${rss} |`,
+    );
   }
   out.push('');
-  out.push(`Ratios: ${Object.entries(r.ratios).map(([k, v]) => `${k} ${num(v, 2)}`).join(', ')}.`);
-  const failed = Object.entries(r.checks).filter(([, ok]) => !ok).map(([k]) => k);
+  out.push(
+    `Ratios: ${Object.entries(r.ratios)
+      .map(([k, v]) => `${k} ${num(v, 2)}`)
+      .join(', ')}.`,
+  );
+  const failed = Object.entries(r.checks)
+    .filter(([, ok]) => !ok)
+    .map(([k]) => k);
   out.push(failed.length ? `FAIL: ${failed.join('; ')}.` : `All ${Object.keys(r.checks).length} targets PASS.`);
   return out.join('\n');
 }

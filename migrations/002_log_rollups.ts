@@ -62,16 +62,11 @@ const tokensExpr = (x: string) => `(CAST(${x}.prompt_tokens AS BIGINT) + ${x}.co
  * the rollups, for the dimensions selected by `dimWhere`. Works on both databases.
  */
 export function rollupUpsertSql(src: string, table = 'log_rollups', dimsTable = 'log_rollup_dims', dimWhere = 'true'): string {
-  const sel = [
-    'd.dim',
-    ...keyExprs('x'),
-    bucketExpr('x'),
-    'x.type',
-    'SUM(x.s)',
-    'SUM(x.s * x.quota)',
-    `SUM(x.s * ${tokensExpr('x')})`,
-  ];
-  const groups = sel.slice(0, 9).map((_, i) => String(i + 1)).join(', ');
+  const sel = ['d.dim', ...keyExprs('x'), bucketExpr('x'), 'x.type', 'SUM(x.s)', 'SUM(x.s * x.quota)', `SUM(x.s * ${tokensExpr('x')})`];
+  const groups = sel
+    .slice(0, 9)
+    .map((_, i) => String(i + 1))
+    .join(', ');
   return (
     `INSERT INTO ${table} AS r (${INS_COLS}) SELECT ${sel.join(', ')} FROM ${src} x CROSS JOIN ${dimsTable} d WHERE ${dimWhere} ` +
     `GROUP BY ${groups} ORDER BY ${groups} ` +
@@ -142,8 +137,12 @@ export async function up(knex: Knex): Promise<void> {
     await knex.raw(
       `CREATE OR REPLACE FUNCTION ${S}.logs_rollup_trunc() RETURNS trigger LANGUAGE plpgsql AS $fn$ BEGIN TRUNCATE ${S}.log_rollups; RETURN NULL; END $fn$`,
     );
-    await knex.raw(`CREATE TRIGGER logs_rollup_ins AFTER INSERT ON logs REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION ${S}.logs_rollup_ins()`);
-    await knex.raw(`CREATE TRIGGER logs_rollup_del AFTER DELETE ON logs REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION ${S}.logs_rollup_del()`);
+    await knex.raw(
+      `CREATE TRIGGER logs_rollup_ins AFTER INSERT ON logs REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION ${S}.logs_rollup_ins()`,
+    );
+    await knex.raw(
+      `CREATE TRIGGER logs_rollup_del AFTER DELETE ON logs REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION ${S}.logs_rollup_del()`,
+    );
     await knex.raw(
       `CREATE TRIGGER logs_rollup_upd AFTER UPDATE ON logs REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION ${S}.logs_rollup_upd()`,
     );

@@ -85,7 +85,11 @@ const nonNegative = z.number().finite().min(0);
 const numberMap = json(z.record(z.string(), nonNegative), '的值必须是非负数字');
 const stringMap = z.record(z.string(), z.string().max(1000));
 
-const list = (v: string) => v.split(/[\s,]+/).map((x) => x.trim()).filter(Boolean);
+const list = (v: string) =>
+  v
+    .split(/[\s,]+/)
+    .map((x) => x.trim())
+    .filter(Boolean);
 const HOST_RE = /^(\*\.)?(?!-)[a-z0-9-]{1,63}(?<!-)(\.(?!-)[a-z0-9-]{1,63}(?<!-))*\.?$/i;
 const DOMAIN_RE = /^(?!-)[A-Za-z0-9-]{1,63}(?<!-)(\.(?!-)[A-Za-z0-9-]{1,63}(?<!-))+$/;
 
@@ -114,7 +118,10 @@ const portList: OptionRule = (key, v) => {
 };
 
 const emailDomains: OptionRule = (_key, value) => {
-  const domains = value.split(',').map((d) => d.trim()).filter(Boolean);
+  const domains = value
+    .split(',')
+    .map((d) => d.trim())
+    .filter(Boolean);
   for (const d of domains) if (!DOMAIN_RE.test(d)) fail('Email domain format is incorrect, please enter a valid domain such as example.com');
   if (new Set(domains).size !== domains.length) fail('This domain already exists in the whitelist');
   return domains.join(',');
@@ -197,7 +204,10 @@ export const OPTION_RULES: Record<string, OptionRule> = {
   CompletionRatio: numberMap,
   CacheRatio: numberMap,
   ModelPrice: numberMap,
-  GroupRatio: json(z.record(z.string().min(1), nonNegative).refine((m) => Object.keys(m).length > 0, '至少需要一个分组'), '必须是非空的 分组→非负倍率 对象'),
+  GroupRatio: json(
+    z.record(z.string().min(1), nonNegative).refine((m) => Object.keys(m).length > 0, '至少需要一个分组'),
+    '必须是非空的 分组→非负倍率 对象',
+  ),
   UserUsableGroups: json(
     z.record(z.string().min(1).max(64), z.string().max(255)).refine((m) => Object.keys(m).length > 0, '至少需要一个分组'),
     '必须是非空的 分组→描述 对象',
@@ -236,7 +246,10 @@ export const OPTION_RULES: Record<string, OptionRule> = {
   'gemini.supported_imagine_models': json(z.array(z.string().max(255)).max(1000), '必须是字符串的 JSON 数组'),
   'gemini.thinking_adapter_enabled': bool,
   'gemini.thinking_adapter_budget_tokens_percentage': number(0.1, 1),
-  'claude.model_headers_settings': json(z.record(z.string(), z.record(z.string(), z.union([z.string(), z.array(z.string())]))), '必须是 模型→{请求头: 值} 的 JSON 对象'),
+  'claude.model_headers_settings': json(
+    z.record(z.string(), z.record(z.string(), z.union([z.string(), z.array(z.string())]))),
+    '必须是 模型→{请求头: 值} 的 JSON 对象',
+  ),
   'claude.default_max_tokens': json(z.record(z.string(), z.number().int().min(1).max(10_000_000)), '的值必须是正整数'),
   'claude.thinking_adapter_enabled': bool,
   'claude.thinking_adapter_budget_tokens_percentage': number(0.1, 1),

@@ -4,7 +4,9 @@ import { deepMerge } from './lib/merge';
 const shared: RaThemeOptions = {
   shape: { borderRadius: 8 },
   typography: {
-    fontFamily: ['-apple-system', 'BlinkMacSystemFont', '"Segoe UI"', 'Roboto', '"PingFang SC"', '"Microsoft YaHei"', '"WenQuanYi Zen Hei"', 'sans-serif'].join(','),
+    fontFamily: ['-apple-system', 'BlinkMacSystemFont', '"Segoe UI"', 'Roboto', '"PingFang SC"', '"Microsoft YaHei"', '"WenQuanYi Zen Hei"', 'sans-serif'].join(
+      ',',
+    ),
   },
   components: {
     MuiButton: { defaultProps: { disableElevation: true }, styleOverrides: { root: { textTransform: 'none' } } },

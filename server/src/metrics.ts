@@ -67,7 +67,10 @@ export class RelaySeries {
   completionTokens = 0;
   readonly upstream = new HistogramSeries(UPSTREAM_BUCKETS);
   readonly overhead = new HistogramSeries(OVERHEAD_BUCKETS);
-  constructor(readonly channel: string, readonly model: string) {}
+  constructor(
+    readonly channel: string,
+    readonly model: string,
+  ) {}
 }
 
 type Sample = { labels: Record<string, string | number>; value: number; metricName?: string };

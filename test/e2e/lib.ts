@@ -22,7 +22,8 @@ export async function step(name: string, fn: () => Promise<void>): Promise<boole
     counts.failed++;
     const msg = err instanceof Error ? err.message.split('\n').slice(0, 6).join('\n') : String(err);
     failures.push(`${name}: ${msg}`);
-    if (active.page) await active.page.screenshot({ path: path.join(SHOTS, `FAILED-${name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}.png`) }).catch(() => undefined);
+    if (active.page)
+      await active.page.screenshot({ path: path.join(SHOTS, `FAILED-${name.replace(/[^a-z0-9]+/gi, '-').slice(0, 60)}.png`) }).catch(() => undefined);
     console.log(`  ✗ ${name}\n      ${msg.replace(/\n/g, '\n      ')}`);
     return false;
   }
@@ -44,4 +45,3 @@ export async function expectText(page: Page, text: string | RegExp, timeout = TI
 export async function expectPath(page: Page, pathname: string | RegExp, timeout = TIMEOUT): Promise<void> {
   await page.waitForURL((u) => (typeof pathname === 'string' ? u.pathname === pathname : pathname.test(u.pathname + u.search)), { timeout });
 }
-

@@ -21,7 +21,16 @@ async function main(): Promise<void> {
     stack = await startStack();
     browser = await chromium.launch({
       executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-dev-shm-usage',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
     });
     const context = await browser.newContext({ viewport: { width: 1366, height: 820 }, locale: 'zh-CN' });
     const page = await context.newPage();
@@ -115,16 +124,20 @@ async function main(): Promise<void> {
         await shot(page, '10-channel-created');
       });
 
-      if (channelOk) await step('test the channel: the mock answers and the test succeeds', async () => {
-        const before = s.mock.requests.length;
-        const row = page.locator('tr', { hasText: channelName }).first();
-        await row.getByRole('button', { name: /^测试$/ }).first().click();
-        await expectText(page, new RegExp(`通道 ${channelName} 测试成功`));
-        const calls = s.mock.requests.slice(before).filter((r) => /\/v1\/chat\/completions$/.test(r.path));
-        assert(calls.length > 0, 'the mock upstream got no chat completion');
-        assert(String(calls[0]!.headers.authorization ?? '').includes('sk-mock-key'), 'the channel key was not sent upstream');
-        await shot(page, '11-channel-tested');
-      });
+      if (channelOk)
+        await step('test the channel: the mock answers and the test succeeds', async () => {
+          const before = s.mock.requests.length;
+          const row = page.locator('tr', { hasText: channelName }).first();
+          await row
+            .getByRole('button', { name: /^测试$/ })
+            .first()
+            .click();
+          await expectText(page, new RegExp(`通道 ${channelName} 测试成功`));
+          const calls = s.mock.requests.slice(before).filter((r) => /\/v1\/chat\/completions$/.test(r.path));
+          assert(calls.length > 0, 'the mock upstream got no chat completion');
+          assert(String(calls[0]!.headers.authorization ?? '').includes('sk-mock-key'), 'the channel key was not sent upstream');
+          await shot(page, '11-channel-tested');
+        });
 
       const tokenName = 'e2e-token';
       ok &&= await step('create a token and see it in the list', async () => {
@@ -288,7 +301,10 @@ async function main(): Promise<void> {
         assert((await gh.getAttribute('href')) === '/api/oauth/github/authorize?aff=ABCD', `github link: ${await gh.getAttribute('href')}`);
         const redirect = await fetch(`${base}/api/oauth/github/authorize?aff=ABCD`, { redirect: 'manual' });
         const location = redirect.headers.get('location') ?? '';
-        assert(redirect.status === 302 && location.startsWith('https://github.com/login/oauth/authorize') && location.includes('client_id=gh-client'), `github redirect: ${redirect.status} ${location}`);
+        assert(
+          redirect.status === 302 && location.startsWith('https://github.com/login/oauth/authorize') && location.includes('client_id=gh-client'),
+          `github redirect: ${redirect.status} ${location}`,
+        );
         assert((await page.getByText('没有账户？').count()) === 0, 'register link shown in self-use mode');
         await shot(page, '25-login-options');
       });
@@ -309,7 +325,10 @@ async function main(): Promise<void> {
         await page.getByTestId('menu-chat-1').click();
         await expectPath(page, '/chat/1');
         // The route changes before React re-renders the frame: wait for the menu to go.
-        await page.getByTestId('side-menu').waitFor({ state: 'detached', timeout: 5000 }).catch(() => undefined);
+        await page
+          .getByTestId('side-menu')
+          .waitFor({ state: 'detached', timeout: 5000 })
+          .catch(() => undefined);
         assert((await page.getByTestId('side-menu').count()) === 0, 'sidebar shown on a chat page');
         await page.goto(`${base}/task`);
         await shot(page, '26-menu-flags');
@@ -367,12 +386,17 @@ async function main(): Promise<void> {
 
 /** Waits for the side menu to reach a width (it animates). */
 async function waitWidth(page: Page, px: number): Promise<void> {
-  await page.waitForFunction((w) => Math.round(document.querySelector('[data-testid="side-menu"]')?.getBoundingClientRect().width ?? 0) === w, px, { timeout: 5000 });
+  await page.waitForFunction((w) => Math.round(document.querySelector('[data-testid="side-menu"]')?.getBoundingClientRect().width ?? 0) === w, px, {
+    timeout: 5000,
+  });
 }
 
 /** Fills the channel drawer (built by the resource screens) and saves. */
 async function createChannel(page: Page, c: { name: string; key: string; baseUrl: string; models: string[] }): Promise<void> {
-  await page.getByRole('button', { name: /添加渠道|新建|创建/ }).first().click();
+  await page
+    .getByRole('button', { name: /添加渠道|新建|创建/ })
+    .first()
+    .click();
   await expectPath(page, '/channel/create');
   const drawer = page.getByRole('dialog').or(page.locator('.MuiDrawer-paper')).first();
   await drawer.getByLabel(/^名称/).first().fill(c.name);
@@ -383,17 +407,26 @@ async function createChannel(page: Page, c: { name: string; key: string; baseUrl
     await input.fill(m);
     await input.press('Enter');
   }
-  await drawer.getByRole('button', { name: /提交|保存/ }).first().click();
+  await drawer
+    .getByRole('button', { name: /提交|保存/ })
+    .first()
+    .click();
   await expectText(page, /渠道创建成功|已创建/);
 }
 
 /** Fills the token drawer and saves. */
 async function createToken(page: Page, name: string): Promise<void> {
-  await page.getByRole('button', { name: /添加令牌|新建|创建/ }).first().click();
+  await page
+    .getByRole('button', { name: /添加令牌|新建|创建/ })
+    .first()
+    .click();
   await expectPath(page, '/token/create');
   const drawer = page.getByRole('dialog').or(page.locator('.MuiDrawer-paper')).first();
   await drawer.getByLabel(/^名称/).first().fill(name);
-  await drawer.getByRole('button', { name: /提交|保存/ }).first().click();
+  await drawer
+    .getByRole('button', { name: /提交|保存/ })
+    .first()
+    .click();
   await expectText(page, /令牌创建成功|已创建/);
 }
 

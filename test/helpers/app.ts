@@ -32,7 +32,13 @@ export const KV_TARGETS: Target[] = [
 export const ALL_TARGETS: Target[] = [
   ...DB_TARGETS,
   ...(process.env.TEST_REDIS_URL
-    ? [{ name: `${process.env.TEST_DATABASE_URL ? 'postgres' : 'sqlite'}+redis`, db: (process.env.TEST_DATABASE_URL ? 'postgres' : 'sqlite') as 'postgres' | 'sqlite', redis: true }]
+    ? [
+        {
+          name: `${process.env.TEST_DATABASE_URL ? 'postgres' : 'sqlite'}+redis`,
+          db: (process.env.TEST_DATABASE_URL ? 'postgres' : 'sqlite') as 'postgres' | 'sqlite',
+          redis: true,
+        },
+      ]
     : []),
 ];
 
@@ -56,7 +62,7 @@ const quietLogger = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
 export async function buildApp(target: Target, opts: TestAppOptions = {}): Promise<TestApp> {
   const base = loadConfig({});
   const share = opts.shareWith;
-  const schema = target.db === 'postgres' ? share?.schema ?? `t_${process.pid}_${crypto.randomBytes(4).toString('hex')}` : undefined;
+  const schema = target.db === 'postgres' ? (share?.schema ?? `t_${process.pid}_${crypto.randomBytes(4).toString('hex')}`) : undefined;
   let databaseUrl: string;
   if (target.db === 'postgres') databaseUrl = process.env.TEST_DATABASE_URL!;
   else if (share) databaseUrl = share.ctx.config.databaseUrl;

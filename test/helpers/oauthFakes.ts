@@ -18,7 +18,10 @@ export interface FakeServer {
   calls: Array<{ method: string; path: string; headers: http.IncomingHttpHeaders; body: string }>;
 }
 
-async function listen(handler: (req: http.IncomingMessage, body: string, res: http.ServerResponse) => void | Promise<void>, calls: FakeServer['calls']): Promise<FakeServer> {
+async function listen(
+  handler: (req: http.IncomingMessage, body: string, res: http.ServerResponse) => void | Promise<void>,
+  calls: FakeServer['calls'],
+): Promise<FakeServer> {
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -185,7 +188,10 @@ export async function startWeChatFake(token: string): Promise<WeChatFake> {
 }
 
 /** Telegram login widget data signed with `botToken`, as the widget hands it to the page. */
-export function telegramAuthData(botToken: string, fields: { id: number | string; first_name?: string; last_name?: string; username?: string; photo_url?: string; auth_date?: number }): Record<string, string> {
+export function telegramAuthData(
+  botToken: string,
+  fields: { id: number | string; first_name?: string; last_name?: string; username?: string; photo_url?: string; auth_date?: number },
+): Record<string, string> {
   const data: Record<string, string> = {};
   for (const [k, v] of Object.entries({ auth_date: Math.floor(Date.now() / 1000), ...fields })) {
     if (v !== undefined && v !== '') data[k] = String(v);

@@ -131,7 +131,10 @@ function parseMessage(raw: string): { subject: string; body: string } {
   const ctype = headers['content-type'] ?? 'text/plain';
   const boundary = /boundary="?([^";]+)"?/i.exec(ctype)?.[1];
   if (/^multipart\//i.test(ctype) && boundary) {
-    const parts = body.split(`--${boundary}`).slice(1).filter((p) => !p.startsWith('--'));
+    const parts = body
+      .split(`--${boundary}`)
+      .slice(1)
+      .filter((p) => !p.startsWith('--'));
     const decoded = parts.map((p) => {
       const part = splitHead(p.replace(/^\r?\n/, ''));
       return { type: part.headers['content-type'] ?? '', text: decodeBody(part.body, part.headers['content-transfer-encoding']) };

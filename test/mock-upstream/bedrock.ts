@@ -61,7 +61,10 @@ export function encodeFrame(headers: Record<string, string | number | boolean>, 
 }
 
 export const chunkFrame = (event: unknown) =>
-  encodeFrame({ ':event-type': 'chunk', ':content-type': 'application/json', ':message-type': 'event' }, JSON.stringify({ bytes: Buffer.from(JSON.stringify(event)).toString('base64'), p: 'abcd' }));
+  encodeFrame(
+    { ':event-type': 'chunk', ':content-type': 'application/json', ':message-type': 'event' },
+    JSON.stringify({ bytes: Buffer.from(JSON.stringify(event)).toString('base64'), p: 'abcd' }),
+  );
 
 export const exceptionFrame = (type: string, message: string) =>
   encodeFrame({ ':exception-type': type, ':content-type': 'application/json', ':message-type': 'exception' }, JSON.stringify({ message }));
@@ -78,7 +81,15 @@ function claudeEvents(mock: MockUpstream, body: unknown): Promise<unknown[]> {
     const text = JSON.stringify(body);
     const r = http.request(
       `${mock.url}/v1/messages`,
-      { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'bedrock-forward', 'anthropic-version': '2023-06-01', 'content-length': Buffer.byteLength(text) } },
+      {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'x-api-key': 'bedrock-forward',
+          'anthropic-version': '2023-06-01',
+          'content-length': Buffer.byteLength(text),
+        },
+      },
       (up) => {
         const parts: Buffer[] = [];
         up.on('data', (c: Buffer) => parts.push(c));
@@ -104,7 +115,8 @@ export function installBedrockStreamMock(mock: MockUpstream): void {
     const auth = String(req.headers.authorization ?? '');
     if (!auth.startsWith('AWS4-HMAC-SHA256 Credential=') || !req.headers['x-amz-date']) return send(res, 403, { message: 'Missing Authentication Token' });
     const body = req.json as Record<string, unknown> | undefined;
-    if (!body || body.anthropic_version !== 'bedrock-2023-05-31' || 'model' in body || 'stream' in body) return send(res, 400, { message: 'Malformed input request' });
+    if (!body || body.anthropic_version !== 'bedrock-2023-05-31' || 'model' in body || 'stream' in body)
+      return send(res, 400, { message: 'Malformed input request' });
     const modelId = decodeURIComponent(req.path.split('/')[2]!);
     const { anthropic_version: _v, ...rest } = body;
     const events = await claudeEvents(mock, { ...rest, model: modelId, stream: true });

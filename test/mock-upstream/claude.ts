@@ -39,7 +39,7 @@ function lastUserText(messages: unknown[]): string {
     const m = messages[i] as { role?: string; content?: unknown };
     if (m?.role !== 'user') continue;
     if (typeof m.content === 'string') return m.content;
-    if (Array.isArray(m.content)) return m.content.map((b: { type?: string; text?: string }) => (b?.type === 'text' ? b.text ?? '' : '')).join('');
+    if (Array.isArray(m.content)) return m.content.map((b: { type?: string; text?: string }) => (b?.type === 'text' ? (b.text ?? '') : '')).join('');
   }
   return '';
 }
@@ -95,7 +95,16 @@ export function installClaudeMock(mock: MockUpstream): ClaudeMockState {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     const ev = (type: string, data: Record<string, unknown>) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
     ev('message_start', {
-      message: { id, type: 'message', role: 'assistant', model: body.model, content: [], stop_reason: null, stop_sequence: null, usage: { ...usage, output_tokens: 1 } },
+      message: {
+        id,
+        type: 'message',
+        role: 'assistant',
+        model: body.model,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { ...usage, output_tokens: 1 },
+      },
     });
     ev('ping', {});
     let index = 0;

@@ -20,7 +20,13 @@ export function installCloudflareMock(mock: MockUpstream): CloudflareMockState {
       return void res.end(text);
     }
     state.accounts.push(m[1]!);
-    await forward(mock, `/v1/${m[2]}`, { 'content-type': 'application/json', authorization: String(req.headers.authorization) }, req.body.toString('utf8'), res);
+    await forward(
+      mock,
+      `/v1/${m[2]}`,
+      { 'content-type': 'application/json', authorization: String(req.headers.authorization) },
+      req.body.toString('utf8'),
+      res,
+    );
   });
   return state;
 }

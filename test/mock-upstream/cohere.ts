@@ -18,7 +18,8 @@ function send(res: http.ServerResponse, status: number, body: unknown) {
 }
 
 function lastUser(messages: Array<{ role?: string; content?: unknown }>): string {
-  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]?.role === 'user') return typeof messages[i]!.content === 'string' ? (messages[i]!.content as string) : JSON.stringify(messages[i]!.content);
+  for (let i = messages.length - 1; i >= 0; i--)
+    if (messages[i]?.role === 'user') return typeof messages[i]!.content === 'string' ? (messages[i]!.content as string) : JSON.stringify(messages[i]!.content);
   return '';
 }
 
@@ -28,7 +29,10 @@ export function installCohereMock(mock: MockUpstream): void {
     const body = req.json ?? {};
     if (!Array.isArray(body.messages) || !body.messages.length) return send(res, 400, { message: 'invalid request: messages must not be empty' });
     const o = mock.options;
-    const usage = { billed_units: { input_tokens: o.promptTokens, output_tokens: o.completionTokens }, tokens: { input_tokens: o.promptTokens + 5, output_tokens: o.completionTokens + 5 } };
+    const usage = {
+      billed_units: { input_tokens: o.promptTokens, output_tokens: o.completionTokens },
+      tokens: { input_tokens: o.promptTokens + 5, output_tokens: o.completionTokens + 5 },
+    };
     const wantsTool = Array.isArray(body.tools) && body.tools.length > 0 && /weather/i.test(lastUser(body.messages));
     const toolName = wantsTool ? String(body.tools[0].function?.name ?? 'tool') : '';
     if (!body.stream) {
@@ -44,7 +48,10 @@ export function installCohereMock(mock: MockUpstream): void {
     ev('message-start', { id: 'cohere-chat-2', delta: { message: { role: 'assistant', content: [], tool_plan: '', tool_calls: [], citations: [] } } });
     if (wantsTool) {
       ev('tool-plan-delta', { delta: { message: { tool_plan: 'I will look up the weather.' } } });
-      ev('tool-call-start', { index: 0, delta: { message: { tool_calls: { id: 'call_cohere1', type: 'function', function: { name: toolName, arguments: '' } } } } });
+      ev('tool-call-start', {
+        index: 0,
+        delta: { message: { tool_calls: { id: 'call_cohere1', type: 'function', function: { name: toolName, arguments: '' } } } },
+      });
       ev('tool-call-delta', { index: 0, delta: { message: { tool_calls: { function: { arguments: '{"city":' } } } } });
       ev('tool-call-delta', { index: 0, delta: { message: { tool_calls: { function: { arguments: '"Paris"}' } } } } });
       ev('tool-call-end', { index: 0 });
@@ -63,13 +70,19 @@ export function installCohereMock(mock: MockUpstream): void {
       return send(res, 400, { message: 'invalid request: texts (strings) and input_type are required' });
     }
     const vec = (i: number) => [i + 0.5, 0.25, -0.125];
-    send(res, 200, { id: 'embed-1', texts: body.texts, embeddings: { float: body.texts.map((_: string, i: number) => vec(i)) }, meta: { billed_units: { input_tokens: mock.options.promptTokens } } });
+    send(res, 200, {
+      id: 'embed-1',
+      texts: body.texts,
+      embeddings: { float: body.texts.map((_: string, i: number) => vec(i)) },
+      meta: { billed_units: { input_tokens: mock.options.promptTokens } },
+    });
   });
   mock.route('POST', /^\/v2\/rerank$/, (req, res) => {
     if (!String(req.headers.authorization ?? '').startsWith('Bearer ')) return send(res, 401, { message: 'no api key supplied' });
     const body = req.json ?? {};
     const docs: unknown[] = Array.isArray(body.documents) ? body.documents : [];
-    if (typeof body.query !== 'string' || !docs.every((d) => typeof d === 'string')) return send(res, 400, { message: 'invalid request: query and string documents required' });
+    if (typeof body.query !== 'string' || !docs.every((d) => typeof d === 'string'))
+      return send(res, 400, { message: 'invalid request: query and string documents required' });
     const results = docs.map((_, index) => ({ index, relevance_score: 1 / (index + 1) })).slice(0, typeof body.top_n === 'number' ? body.top_n : docs.length);
     const billed: Record<string, number> = { search_units: 1 };
     if (req.fault !== 'nousage') billed.input_tokens = mock.options.promptTokens;

@@ -56,7 +56,7 @@ export function installGeminiMock(mock: MockUpstream): GeminiMockState {
   mock.route('POST', /^\/(v1beta|v1)\/models\/[^/:]+:(generateContent|streamGenerateContent)$/, async (req: MockRequest, res) => {
     const url = new URL(req.url, 'http://mock');
     const key = req.headers['x-goog-api-key'] ?? url.searchParams.get('key');
-    if (!key) return geminiErr(res, 403, 'Method doesn\'t allow unregistered callers. Please use API Key.');
+    if (!key) return geminiErr(res, 403, "Method doesn't allow unregistered callers. Please use API Key.");
     const m = /models\/([^/:]+):(generateContent|streamGenerateContent)$/.exec(req.path)!;
     const model = decodeURIComponent(m[1]!);
     const stream = m[2] === 'streamGenerateContent';
@@ -67,7 +67,8 @@ export function installGeminiMock(mock: MockUpstream): GeminiMockState {
     const decls = (Array.isArray(body.tools) ? body.tools : []).flatMap((t: any) => (Array.isArray(t?.functionDeclarations) ? t.functionDeclarations : []));
     const fcc = body.toolConfig?.functionCallingConfig;
     const useTool = decls.length > 0 && fcc?.mode !== 'NONE' && (fcc?.mode === 'ANY' || /weather/i.test(lastUserText(body.contents)));
-    const fnName = Array.isArray(fcc?.allowedFunctionNames) && fcc.allowedFunctionNames.length ? String(fcc.allowedFunctionNames[0]) : String(decls[0]?.name ?? '');
+    const fnName =
+      Array.isArray(fcc?.allowedFunctionNames) && fcc.allowedFunctionNames.length ? String(fcc.allowedFunctionNames[0]) : String(decls[0]?.name ?? '');
     const thinking = body.generationConfig?.thinkingConfig?.includeThoughts === true;
     const responseId = `mockresp${Date.now()}`;
     const usage: Record<string, number> = {

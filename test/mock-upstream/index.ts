@@ -104,7 +104,11 @@ async function genericFault(req: MockRequest, res: http.ServerResponse): Promise
 
 function usageOf(mock: MockUpstream) {
   const o = mock.options;
-  const u: Record<string, unknown> = { prompt_tokens: o.promptTokens, completion_tokens: o.completionTokens, total_tokens: o.promptTokens + o.completionTokens };
+  const u: Record<string, unknown> = {
+    prompt_tokens: o.promptTokens,
+    completion_tokens: o.completionTokens,
+    total_tokens: o.promptTokens + o.completionTokens,
+  };
   if (o.cachedTokens) u.prompt_tokens_details = { cached_tokens: o.cachedTokens };
   return u;
 }
@@ -147,7 +151,8 @@ async function chat(req: MockRequest, res: http.ServerResponse, mock: MockUpstre
     if (ragged) pending += block;
     else res.write(block);
   };
-  if (!legacy) write({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
+  if (!legacy)
+    write({ id, object: 'chat.completion.chunk', created, model, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, finish_reason: null }] });
   if (req.fault === 'drip') {
     for (let i = 0; i < 200; i++) {
       if (res.destroyed) return;
@@ -188,7 +193,12 @@ async function responses(req: MockRequest, res: http.ServerResponse, mock: MockU
   const body = req.json ?? {};
   const o = mock.options;
   const text = o.chunks.join('');
-  const usage = { input_tokens: o.promptTokens, output_tokens: o.completionTokens, total_tokens: o.promptTokens + o.completionTokens, input_tokens_details: { cached_tokens: o.cachedTokens } };
+  const usage = {
+    input_tokens: o.promptTokens,
+    output_tokens: o.completionTokens,
+    total_tokens: o.promptTokens + o.completionTokens,
+    input_tokens_details: { cached_tokens: o.cachedTokens },
+  };
   const response = (status: string, withUsage: boolean) => ({
     id: 'resp_mock',
     object: 'response',
@@ -284,9 +294,14 @@ const BUILTIN: Array<[string, RegExp, MockHandler]> = [
   [
     'GET',
     /^\/v1\/models$/,
-    (_q, s) => sendJson(s, 200, { object: 'list', data: ['gpt-4o-mini', 'gpt-4o', 'text-embedding-3-small'].map((id) => ({ id, object: 'model', owned_by: 'mock' })) }),
+    (_q, s) =>
+      sendJson(s, 200, { object: 'list', data: ['gpt-4o-mini', 'gpt-4o', 'text-embedding-3-small'].map((id) => ({ id, object: 'model', owned_by: 'mock' })) }),
   ],
-  ['GET', /^\/v1\/dashboard\/billing\/credit_grants$/, (_q, s) => sendJson(s, 200, { object: 'credit_summary', total_granted: 20, total_used: 7.5, total_available: 12.5 })],
+  [
+    'GET',
+    /^\/v1\/dashboard\/billing\/credit_grants$/,
+    (_q, s) => sendJson(s, 200, { object: 'credit_summary', total_granted: 20, total_used: 7.5, total_available: 12.5 }),
+  ],
   ['GET', /^\/v1\/dashboard\/billing\/subscription$/, (_q, s) => sendJson(s, 200, { object: 'billing_subscription', hard_limit_usd: 100 })],
   ['GET', /^\/v1\/dashboard\/billing\/usage$/, (_q, s) => sendJson(s, 200, { object: 'list', total_usage: 2500 })],
 ];

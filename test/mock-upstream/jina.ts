@@ -26,19 +26,32 @@ export function installRerankMocks(mock: MockUpstream): void {
     if (typeof b.query !== 'string' || !Array.isArray(b.documents)) return void send(res, 400, { detail: 'query and documents are required' });
     return b.documents as unknown[];
   };
-  const ranked = (docs: unknown[], topN: unknown) => docs.map((d, index) => ({ index, relevance_score: 1 / (index + 1), d })).slice(0, typeof topN === 'number' ? topN : docs.length);
+  const ranked = (docs: unknown[], topN: unknown) =>
+    docs.map((d, index) => ({ index, relevance_score: 1 / (index + 1), d })).slice(0, typeof topN === 'number' ? topN : docs.length);
   mock.route('POST', /^\/jina\/v1\/rerank$/, (req, res) => {
     const docs = check(req, res);
     if (!docs) return;
     const b = req.json;
-    const results = ranked(docs, b.top_n).map(({ index, relevance_score, d }) => ({ index, relevance_score, ...(b.return_documents ? { document: { text: textOf(d) } } : {}) }));
+    const results = ranked(docs, b.top_n).map(({ index, relevance_score, d }) => ({
+      index,
+      relevance_score,
+      ...(b.return_documents ? { document: { text: textOf(d) } } : {}),
+    }));
     send(res, 200, { model: b.model, usage: { total_tokens: mock.options.promptTokens }, results });
   });
   mock.route('POST', /^\/xinf\/v1\/rerank$/, (req, res) => {
     const docs = check(req, res);
     if (!docs) return;
     const b = req.json;
-    const results = ranked(docs, b.top_n).map(({ index, relevance_score, d }) => ({ index, relevance_score, document: b.return_documents ? { text: textOf(d) } : null }));
-    send(res, 200, { id: 'xinf-rerank-1', results, meta: { api_version: null, billed_units: null, tokens: { input_tokens: mock.options.promptTokens, output_tokens: 0 }, warnings: null } });
+    const results = ranked(docs, b.top_n).map(({ index, relevance_score, d }) => ({
+      index,
+      relevance_score,
+      document: b.return_documents ? { text: textOf(d) } : null,
+    }));
+    send(res, 200, {
+      id: 'xinf-rerank-1',
+      results,
+      meta: { api_version: null, billed_units: null, tokens: { input_tokens: mock.options.promptTokens, output_tokens: 0 }, warnings: null },
+    });
   });
 }

@@ -83,7 +83,11 @@ export interface SeedToken {
 
 /** Inserts a token; returns its id and the key as clients send it (`sk-…`). */
 export async function seedToken(app: { knex: Knex; ctx: AppContext }, userId: number, t: SeedToken = {}): Promise<{ id: number; key: string; raw: string }> {
-  const raw = crypto.randomBytes(36).toString('base64url').replace(/[^A-Za-z0-9]/g, 'x').slice(0, 48);
+  const raw = crypto
+    .randomBytes(36)
+    .toString('base64url')
+    .replace(/[^A-Za-z0-9]/g, 'x')
+    .slice(0, 48);
   const [ins] = await app
     .knex('tokens')
     .insert({

@@ -58,7 +58,8 @@ export function installVertexMock(mock: MockUpstream, publicKey: KeyObject, clie
     if (header.alg !== 'RS256') return bad('alg');
     if (!crypto.verify('RSA-SHA256', Buffer.from(`${h}.${c}`), state.publicKey, Buffer.from(s, 'base64url'))) return bad('Invalid JWT Signature.');
     const now = Math.floor(Date.now() / 1000);
-    if (claims.iss !== state.clientEmail || claims.aud !== state.tokenUrl || claims.scope !== 'https://www.googleapis.com/auth/cloud-platform') return bad('claims');
+    if (claims.iss !== state.clientEmail || claims.aud !== state.tokenUrl || claims.scope !== 'https://www.googleapis.com/auth/cloud-platform')
+      return bad('claims');
     if (!(claims.exp > now && claims.iat <= now + 60)) return bad('Invalid JWT: Token must be a short-lived token');
     state.minted++;
     const token = `ya29.mock-${state.minted}-${crypto.randomBytes(4).toString('hex')}`;
@@ -77,15 +78,32 @@ export function installVertexMock(mock: MockUpstream, publicKey: KeyObject, clie
       if (action !== 'generateContent' && action !== 'streamGenerateContent') return send(res, 404, { error: { code: 404, message: 'bad action' } });
       state.calls.push({ project, region, publisher, model: decoded, action });
       const qs = req.url.includes('alt=sse') ? '?alt=sse' : '';
-      return forward(mock, `/v1beta/models/${model}:${action}${qs}`, { 'content-type': 'application/json', 'x-goog-api-key': 'vertex-forward' }, req.body.toString('utf8'), res);
+      return forward(
+        mock,
+        `/v1beta/models/${model}:${action}${qs}`,
+        { 'content-type': 'application/json', 'x-goog-api-key': 'vertex-forward' },
+        req.body.toString('utf8'),
+        res,
+      );
     }
     if (action !== 'rawPredict' && action !== 'streamRawPredict') return send(res, 404, { error: { code: 404, message: 'bad action' } });
     const body = req.json ?? {};
-    if (body.anthropic_version !== 'vertex-2023-10-16' || 'model' in body) return send(res, 400, { type: 'error', error: { type: 'invalid_request_error', message: 'anthropic_version must be vertex-2023-10-16, model not allowed' } });
-    if ((action === 'streamRawPredict') !== (body.stream === true)) return send(res, 400, { type: 'error', error: { type: 'invalid_request_error', message: 'stream flag does not match the action' } });
+    if (body.anthropic_version !== 'vertex-2023-10-16' || 'model' in body)
+      return send(res, 400, {
+        type: 'error',
+        error: { type: 'invalid_request_error', message: 'anthropic_version must be vertex-2023-10-16, model not allowed' },
+      });
+    if ((action === 'streamRawPredict') !== (body.stream === true))
+      return send(res, 400, { type: 'error', error: { type: 'invalid_request_error', message: 'stream flag does not match the action' } });
     state.calls.push({ project, region, publisher, model: decoded, action });
     const { anthropic_version: _v, ...rest } = body;
-    return forward(mock, '/v1/messages', { 'content-type': 'application/json', 'x-api-key': 'vertex-forward', 'anthropic-version': '2023-06-01' }, JSON.stringify({ model: decoded, ...rest }), res);
+    return forward(
+      mock,
+      '/v1/messages',
+      { 'content-type': 'application/json', 'x-api-key': 'vertex-forward', 'anthropic-version': '2023-06-01' },
+      JSON.stringify({ model: decoded, ...rest }),
+      res,
+    );
   });
   return state;
 }

@@ -11,7 +11,8 @@ afterAll(async () => {
 
 async function useSmtp(app: TestApp) {
   const o = app.ctx.options;
-  for (const [k, v] of Object.entries({ SMTPServer: '127.0.0.1', SMTPPort: String(smtp.port), SMTPAccount: '', SMTPFrom: 'noreply@test.local' })) await o.set(k, v);
+  for (const [k, v] of Object.entries({ SMTPServer: '127.0.0.1', SMTPPort: String(smtp.port), SMTPAccount: '', SMTPFrom: 'noreply@test.local' }))
+    await o.set(k, v);
 }
 
 describeEach(DB_TARGETS, 'login, logout and sessions', (app) => {
@@ -91,7 +92,15 @@ describeEach(DB_TARGETS, 'login, logout and sessions', (app) => {
     const viaToken = await app().http().get('/api/user/self').set('Authorization', t1).set('New-Api-User', String(u.id));
     expect(viaToken.body).toMatchObject({ success: true, data: { id: u.id } });
     expect(viaToken.body.data).not.toHaveProperty('access_token');
-    expect((await app().http().get('/api/user/self').set('Authorization', t1).set('New-Api-User', String(u.id + 1))).status).toBe(401);
+    expect(
+      (
+        await app()
+          .http()
+          .get('/api/user/self')
+          .set('Authorization', t1)
+          .set('New-Api-User', String(u.id + 1))
+      ).status,
+    ).toBe(401);
     expect((await app().http().get('/api/user/self').set('Authorization', 'x'.repeat(32)).set('New-Api-User', String(u.id))).status).toBe(401);
     const t2 = (await s.get('/api/user/token')).body.data as string;
     expect(t2).not.toBe(t1);
@@ -106,7 +115,10 @@ describeEach(KV_TARGETS, 'login rate limit', (app) => {
     // Defaults: 5 per account, 20 per IP in 15 minutes (config loginLimit).
     expect(app().ctx.config.loginLimit).toEqual({ perAccount: 5, perIp: 20, windowSeconds: 900 });
     for (let i = 0; i < 5; i++) {
-      const r = await app().http().post('/api/user/login').send({ username: u.username, password: `wrong-${i}-pass` });
+      const r = await app()
+        .http()
+        .post('/api/user/login')
+        .send({ username: u.username, password: `wrong-${i}-pass` });
       expect(r.status).toBe(200);
       expect(r.body.success).toBe(false);
     }
@@ -126,7 +138,11 @@ describeEach(KV_TARGETS, 'verification mail limits', (app) => {
     const again = await app().http().get('/api/verification').query({ email: 'LIMIT0@example.com' });
     expect(again.status).toBe(429);
     let last = again;
-    for (let i = 1; i <= 20; i++) last = await app().http().get('/api/verification').query({ email: `limit${i}@example.com` });
+    for (let i = 1; i <= 20; i++)
+      last = await app()
+        .http()
+        .get('/api/verification')
+        .query({ email: `limit${i}@example.com` });
     expect(last.status).toBe(429);
     expect(smtp.mails.slice(before).length).toBeLessThanOrEqual(20);
   });
@@ -166,7 +182,10 @@ describeEach(DB_TARGETS, 'registration', (app) => {
 
   it('honours RegisterEnabled and PasswordRegisterEnabled', async () => {
     await app().ctx.options.set('RegisterEnabled', 'false');
-    expect((await reg({ username: 'bob1', password: '12345678', password2: '12345678' })).body).toMatchObject({ success: false, message: '管理员关闭了新用户注册' });
+    expect((await reg({ username: 'bob1', password: '12345678', password2: '12345678' })).body).toMatchObject({
+      success: false,
+      message: '管理员关闭了新用户注册',
+    });
     await app().ctx.options.set('RegisterEnabled', 'true');
     await app().ctx.options.set('PasswordRegisterEnabled', 'false');
     expect((await reg({ username: 'bob1', password: '12345678', password2: '12345678' })).body.success).toBe(false);
@@ -208,7 +227,13 @@ describeEach(DB_TARGETS, 'registration', (app) => {
     const again = await app().http().get('/api/verification').query({ email: 'carol@example.com' });
     expect(again.status).toBe(429);
 
-    const bad = await reg({ username: 'carol', password: '12345678', password2: '12345678', email: 'carol@example.com', verification_code: code === '000000' ? '111111' : '000000' });
+    const bad = await reg({
+      username: 'carol',
+      password: '12345678',
+      password2: '12345678',
+      email: 'carol@example.com',
+      verification_code: code === '000000' ? '111111' : '000000',
+    });
     expect(bad.body).toMatchObject({ success: false, message: '验证码错误或已过期' });
     const good = await reg({ username: 'carol', password: '12345678', password2: '12345678', email: 'carol@example.com', verification_code: code });
     expect(good.body).toMatchObject({ success: true });
@@ -262,7 +287,10 @@ describeEach(DB_TARGETS, 'password reset', (app) => {
     const token = link.searchParams.get('token')!;
     expect(token).toMatch(/^[A-Za-z0-9]{32}$/);
 
-    const wrong = await app().http().post('/api/user/reset').send({ email: 'erin@example.com', token: 'x'.repeat(32) });
+    const wrong = await app()
+      .http()
+      .post('/api/user/reset')
+      .send({ email: 'erin@example.com', token: 'x'.repeat(32) });
     expect(wrong.body).toMatchObject({ success: false, message: '重置链接非法或已过期' });
     const done = await app().http().post('/api/user/reset').send({ email: 'erin@example.com', token });
     expect(done.body.success).toBe(true);
@@ -353,12 +381,14 @@ describeEach(DB_TARGETS, 'self service', (app) => {
 
   it('lists usable groups with ratios and the models of the own group', async () => {
     const u = await makeUser(app(), { group: 'vip' });
-    await app().knex('abilities').insert([
-      { group: 'vip', model: 'gpt-4o', channel_id: 1, enabled: true },
-      { group: 'vip', model: 'gpt-4o', channel_id: 2, enabled: true },
-      { group: 'vip', model: 'claude-x', channel_id: 1, enabled: false },
-      { group: 'default', model: 'gpt-3.5-turbo', channel_id: 1, enabled: true },
-    ]);
+    await app()
+      .knex('abilities')
+      .insert([
+        { group: 'vip', model: 'gpt-4o', channel_id: 1, enabled: true },
+        { group: 'vip', model: 'gpt-4o', channel_id: 2, enabled: true },
+        { group: 'vip', model: 'claude-x', channel_id: 1, enabled: false },
+        { group: 'default', model: 'gpt-3.5-turbo', channel_id: 1, enabled: true },
+      ]);
     const s = await loginAgent(app(), u.username, u.password);
     expect((await s.get('/api/user/models')).body.data).toEqual(['gpt-4o']);
     const groups = (await s.get('/api/user/self/groups')).body.data;

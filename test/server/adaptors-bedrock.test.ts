@@ -33,7 +33,14 @@ describeEach(DB_TARGETS, 'relay: AWS Claude streams (event-stream framing)', (ge
     });
     userId = (await makeUser(app, { quota: 1_000_000 })).id;
     const key = (await seedToken(app, userId)).key;
-    await seedChannel(app, { name: 'aws-claude', type: 33, key: 'AKIDTEST|aws-secret-key|us-west-2', base_url: mock.url, models: 'claude-aws,claude-throttle', auto_ban: 0 });
+    await seedChannel(app, {
+      name: 'aws-claude',
+      type: 33,
+      key: 'AKIDTEST|aws-secret-key|us-west-2',
+      base_url: mock.url,
+      models: 'claude-aws,claude-throttle',
+      auto_ban: 0,
+    });
     openai = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
     anthropic = new Anthropic({ apiKey: key, baseURL: gw.url, maxRetries: 0 });
   });
@@ -51,7 +58,13 @@ describeEach(DB_TARGETS, 'relay: AWS Claude streams (event-stream framing)', (ge
 
   test('OpenAI SDK stream → AWS Claude: frames decoded and translated, usage billed', async () => {
     const before = await quota();
-    const stream = await openai.chat.completions.create({ model: 'claude-aws', stream: true, stream_options: { include_usage: true }, max_tokens: 40, messages: [{ role: 'user', content: 'Hi' }] });
+    const stream = await openai.chat.completions.create({
+      model: 'claude-aws',
+      stream: true,
+      stream_options: { include_usage: true },
+      max_tokens: 40,
+      messages: [{ role: 'user', content: 'Hi' }],
+    });
     let text = '';
     let finish: string | null = null;
     let usage: OpenAI.CompletionUsage | undefined | null;
@@ -89,9 +102,13 @@ describeEach(DB_TARGETS, 'relay: AWS Claude streams (event-stream framing)', (ge
 
   test('throttlingException frame before any output → 429 to the client, nothing charged', async () => {
     const before = await quota();
-    await expect(openai.chat.completions.create({ model: 'claude-throttle', stream: true, max_tokens: 40, messages: [{ role: 'user', content: 'Hi' }] }).then(async (s) => {
-      for await (const _ of s) void _;
-    })).rejects.toMatchObject({ status: 429 });
+    await expect(
+      openai.chat.completions
+        .create({ model: 'claude-throttle', stream: true, max_tokens: 40, messages: [{ role: 'user', content: 'Hi' }] })
+        .then(async (s) => {
+          for await (const _ of s) void _;
+        }),
+    ).rejects.toMatchObject({ status: 429 });
     expect(mock.received(/invoke-with-response-stream$/)).toHaveLength(1);
     expect(await quota()).toBe(before);
   });

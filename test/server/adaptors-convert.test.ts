@@ -4,7 +4,17 @@
  * event-stream frame parser against an independent encoder.
  */
 import crypto from 'node:crypto';
-import { CohereStreamTranslator, cohereAdaptor, cohereFinish, fromCohereEmbed, fromCohereRerank, fromCohereResponse, toCohereEmbed, toCohereRequest, toCohereRerank } from '../../server/src/relay/adaptors/cohere';
+import {
+  CohereStreamTranslator,
+  cohereAdaptor,
+  cohereFinish,
+  fromCohereEmbed,
+  fromCohereRerank,
+  fromCohereResponse,
+  toCohereEmbed,
+  toCohereRequest,
+  toCohereRerank,
+} from '../../server/src/relay/adaptors/cohere';
 import { parseServiceAccount, signServiceAccountJwt, vertexAdaptor, vertexClaudeModel, vertexRegion } from '../../server/src/relay/adaptors/vertex';
 import { cloudflareAdaptor, cloudflareUrl } from '../../server/src/relay/adaptors/cloudflare';
 import { ollamaAdaptor } from '../../server/src/relay/adaptors/ollama';
@@ -16,8 +26,25 @@ import { parseBlock } from '../../server/src/relay/sse';
 import { chunkFrame, encodeFrame, exceptionFrame } from '../mock-upstream/bedrock';
 import type { AdaptorContext, ChannelInfo, ChatChunk } from '../../server/src/relay/types';
 
-const channel = (over: Partial<ChannelInfo>): ChannelInfo => ({ id: 1, type: 1, name: 'c', key: 'k', baseUrl: '', organization: '', other: '', setting: {}, ...over });
-const actx = (ch: ChannelInfo, model: string, stream = false): AdaptorContext => ({ channel: ch, upstreamModel: model, requestedModel: model, stream, endpoint: 'chat', option: () => '' });
+const channel = (over: Partial<ChannelInfo>): ChannelInfo => ({
+  id: 1,
+  type: 1,
+  name: 'c',
+  key: 'k',
+  baseUrl: '',
+  organization: '',
+  other: '',
+  setting: {},
+  ...over,
+});
+const actx = (ch: ChannelInfo, model: string, stream = false): AdaptorContext => ({
+  channel: ch,
+  upstreamModel: model,
+  requestedModel: model,
+  stream,
+  endpoint: 'chat',
+  option: () => '',
+});
 
 describe('registry', () => {
   test('each new type has its adaptor; unknown types stay OpenAI-compatible', () => {
@@ -49,7 +76,13 @@ describe('Cohere', () => {
         model: 'x',
         messages: [
           { role: 'developer', content: 'dev' },
-          { role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'https://i/a.png' } }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'look' },
+              { type: 'image_url', image_url: { url: 'https://i/a.png' } },
+            ],
+          },
           { role: 'assistant', content: 'plan', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] },
           { role: 'tool', tool_call_id: 'c1', content: 'result' },
         ],
@@ -70,7 +103,13 @@ describe('Cohere', () => {
       stream: true,
       messages: [
         { role: 'system', content: 'dev' },
-        { role: 'user', content: [{ type: 'text', text: 'look' }, { type: 'image_url', image_url: { url: 'https://i/a.png' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'look' },
+            { type: 'image_url', image_url: { url: 'https://i/a.png' } },
+          ],
+        },
         { role: 'assistant', tool_plan: 'plan', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] },
         { role: 'tool', tool_call_id: 'c1', content: 'result' },
       ],
@@ -86,14 +125,40 @@ describe('Cohere', () => {
   });
 
   test('response: text, finish reasons, usage prefers billed_units', () => {
-    const r = fromCohereResponse({ id: 'a', finish_reason: 'MAX_TOKENS', message: { role: 'assistant', content: [{ type: 'text', text: 'Hel' }, { type: 'text', text: 'lo' }] }, usage: { billed_units: { input_tokens: 3, output_tokens: 4 }, tokens: { input_tokens: 30, output_tokens: 40 } } }, 'm');
+    const r = fromCohereResponse(
+      {
+        id: 'a',
+        finish_reason: 'MAX_TOKENS',
+        message: {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: 'Hel' },
+            { type: 'text', text: 'lo' },
+          ],
+        },
+        usage: { billed_units: { input_tokens: 3, output_tokens: 4 }, tokens: { input_tokens: 30, output_tokens: 40 } },
+      },
+      'm',
+    );
     expect(r.choices[0]).toEqual({ index: 0, message: { role: 'assistant', content: 'Hello' }, finish_reason: 'length' });
     expect(r.usage).toEqual({ prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 });
-    const t = fromCohereResponse({ finish_reason: 'TOOL_CALL', message: { tool_plan: 'p', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }] }, usage: { tokens: { input_tokens: 5, output_tokens: 6 } } }, 'm');
+    const t = fromCohereResponse(
+      {
+        finish_reason: 'TOOL_CALL',
+        message: { tool_plan: 'p', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+        usage: { tokens: { input_tokens: 5, output_tokens: 6 } },
+      },
+      'm',
+    );
     expect(t.choices[0]!.finish_reason).toBe('tool_calls');
     expect(t.choices[0]!.message).toMatchObject({ content: null, reasoning_content: 'p', tool_calls: [{ id: 'c', function: { name: 'f', arguments: '{}' } }] });
     expect(t.usage).toMatchObject({ prompt_tokens: 5, completion_tokens: 6 });
-    expect([cohereFinish('COMPLETE'), cohereFinish('STOP_SEQUENCE'), cohereFinish('ERROR_TOXIC'), cohereFinish(undefined)]).toEqual(['stop', 'stop', 'content_filter', null]);
+    expect([cohereFinish('COMPLETE'), cohereFinish('STOP_SEQUENCE'), cohereFinish('ERROR_TOXIC'), cohereFinish(undefined)]).toEqual([
+      'stop',
+      'stop',
+      'content_filter',
+      null,
+    ]);
   });
 
   test('stream: deltas, tool call pieces, usage chunk at message-end, error finish throws at end', () => {
@@ -102,7 +167,11 @@ describe('Cohere', () => {
     const out: ChatChunk[] = [];
     out.push(...t.push(ev('message-start', { id: 'msg1', delta: { message: { role: 'assistant' } } })));
     out.push(...t.push(ev('content-delta', { index: 0, delta: { message: { content: { text: 'Hi' } } } })));
-    out.push(...t.push(ev('tool-call-start', { index: 1, delta: { message: { tool_calls: { id: 'c9', type: 'function', function: { name: 'f', arguments: '' } } } } })));
+    out.push(
+      ...t.push(
+        ev('tool-call-start', { index: 1, delta: { message: { tool_calls: { id: 'c9', type: 'function', function: { name: 'f', arguments: '' } } } } }),
+      ),
+    );
     out.push(...t.push(ev('tool-call-delta', { index: 1, delta: { message: { tool_calls: { function: { arguments: '{}' } } } } })));
     out.push(...t.push(ev('message-end', { delta: { finish_reason: 'TOOL_CALL', usage: { billed_units: { input_tokens: 2, output_tokens: 3 } } } })));
     expect(out[0]!.id).toBe('msg1');
@@ -120,19 +189,46 @@ describe('Cohere', () => {
   });
 
   test('rerank: documents flattened to strings; answer in Jina shape with echoed documents and usage', () => {
-    expect(toCohereRerank({ model: 'r', query: 'q', documents: ['a', { text: 'b' }, { title: 't' }], top_n: 1, return_documents: true, extra: 1 })).toEqual({ model: 'r', query: 'q', documents: ['a', 'b', '{"title":"t"}'], top_n: 1 });
-    const conv = fromCohereRerank({ id: 'x', results: [{ index: 1, relevance_score: 0.9 }], meta: { billed_units: { search_units: 1, input_tokens: 12 } } }, { model: 'r', query: 'q', documents: ['a', { text: 'b' }], return_documents: true });
-    expect(conv.body).toEqual({ id: 'x', model: 'r', results: [{ index: 1, relevance_score: 0.9, document: { text: 'b' } }], usage: { prompt_tokens: 12, total_tokens: 12 } });
+    expect(toCohereRerank({ model: 'r', query: 'q', documents: ['a', { text: 'b' }, { title: 't' }], top_n: 1, return_documents: true, extra: 1 })).toEqual({
+      model: 'r',
+      query: 'q',
+      documents: ['a', 'b', '{"title":"t"}'],
+      top_n: 1,
+    });
+    const conv = fromCohereRerank(
+      { id: 'x', results: [{ index: 1, relevance_score: 0.9 }], meta: { billed_units: { search_units: 1, input_tokens: 12 } } },
+      { model: 'r', query: 'q', documents: ['a', { text: 'b' }], return_documents: true },
+    );
+    expect(conv.body).toEqual({
+      id: 'x',
+      model: 'r',
+      results: [{ index: 1, relevance_score: 0.9, document: { text: 'b' } }],
+      usage: { prompt_tokens: 12, total_tokens: 12 },
+    });
     expect(conv.usage).toEqual({ prompt_tokens: 12, completion_tokens: 0, total_tokens: 12 });
-    const noUsage = fromCohereRerank({ results: [{ index: 0, relevance_score: 0.1 }], meta: { billed_units: { search_units: 1 } } }, { model: 'r', documents: ['a'] });
+    const noUsage = fromCohereRerank(
+      { results: [{ index: 0, relevance_score: 0.1 }], meta: { billed_units: { search_units: 1 } } },
+      { model: 'r', documents: ['a'] },
+    );
     expect(noUsage.usage).toBeUndefined();
     expect(noUsage.body.results).toEqual([{ index: 0, relevance_score: 0.1 }]);
   });
 
   test('embeddings: single input, dimensions, client input_type; answer with and without usage', () => {
-    expect(toCohereEmbed({ model: 'e', input: 'hi', dimensions: 256, input_type: 'search_query' })).toEqual({ model: 'e', texts: ['hi'], input_type: 'search_query', embedding_types: ['float'], output_dimension: 256 });
+    expect(toCohereEmbed({ model: 'e', input: 'hi', dimensions: 256, input_type: 'search_query' })).toEqual({
+      model: 'e',
+      texts: ['hi'],
+      input_type: 'search_query',
+      embedding_types: ['float'],
+      output_dimension: 256,
+    });
     const conv = fromCohereEmbed({ embeddings: { float: [[1, 2]] }, meta: { billed_units: { input_tokens: 4 } } }, 'e');
-    expect(conv.body).toEqual({ object: 'list', model: 'e', data: [{ object: 'embedding', index: 0, embedding: [1, 2] }], usage: { prompt_tokens: 4, total_tokens: 4 } });
+    expect(conv.body).toEqual({
+      object: 'list',
+      model: 'e',
+      data: [{ object: 'embedding', index: 0, embedding: [1, 2] }],
+      usage: { prompt_tokens: 4, total_tokens: 4 },
+    });
     expect(conv.usage).toMatchObject({ prompt_tokens: 4 });
     expect(fromCohereEmbed({ embeddings: [[3]] }, 'e').usage).toBeUndefined();
     const b64 = fromCohereEmbed({ embeddings: { float: [[1.5, -2]] } }, 'e', 'base64').body.data as Array<{ embedding: string }>;
@@ -180,7 +276,13 @@ describe('Vertex AI', () => {
     const jwt = signServiceAccountJwt(parseServiceAccount(JSON.stringify(sa)), now);
     const [h, c, s] = jwt.split('.') as [string, string, string];
     expect(JSON.parse(Buffer.from(h, 'base64url').toString())).toEqual({ alg: 'RS256', typ: 'JWT', kid: 'kid' });
-    expect(JSON.parse(Buffer.from(c, 'base64url').toString())).toEqual({ iss: sa.client_email, scope: 'https://www.googleapis.com/auth/cloud-platform', aud: 'https://oauth2.googleapis.com/token', iat: now, exp: now + 3600 });
+    expect(JSON.parse(Buffer.from(c, 'base64url').toString())).toEqual({
+      iss: sa.client_email,
+      scope: 'https://www.googleapis.com/auth/cloud-platform',
+      aud: 'https://oauth2.googleapis.com/token',
+      iat: now,
+      exp: now + 3600,
+    });
     expect(crypto.verify('RSA-SHA256', Buffer.from(`${h}.${c}`), publicKey, Buffer.from(s, 'base64url'))).toBe(true);
     expect(crypto.verify('RSA-SHA256', Buffer.from(`${h}.${c}x`), publicKey, Buffer.from(s, 'base64url'))).toBe(false);
     expect(() => signServiceAccountJwt({ ...parseServiceAccount(JSON.stringify(sa)), private_key: 'garbage' })).toThrow('私钥无效');
@@ -202,29 +304,46 @@ describe('Vertex AI', () => {
   test('URLs: Google host per region (global without prefix), Gemini and Claude bodies', () => {
     const ch = channel({ type: 41, key: JSON.stringify(sa), other: 'us-east5' });
     const g = vertexAdaptor.chatRequest({ model: 'gemini-2.5-flash', messages: [{ role: 'user', content: 'hi' }] }, actx(ch, 'gemini-2.5-flash', true));
-    expect(g.url).toBe('https://us-east5-aiplatform.googleapis.com/v1/projects/proj-1/locations/us-east5/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse');
+    expect(g.url).toBe(
+      'https://us-east5-aiplatform.googleapis.com/v1/projects/proj-1/locations/us-east5/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse',
+    );
     expect(JSON.parse(String(g.body)).contents).toEqual([{ role: 'user', parts: [{ text: 'hi' }] }]);
     expect(g.headers.authorization).toBeUndefined(); // added by authorize()
     const glob = channel({ type: 41, key: JSON.stringify(sa), other: 'global' });
-    const c = vertexAdaptor.chatRequest({ model: 'claude-sonnet-4-20250514', messages: [{ role: 'user', content: 'hi' }], max_tokens: 9 }, actx(glob, 'claude-sonnet-4-20250514'));
+    const c = vertexAdaptor.chatRequest(
+      { model: 'claude-sonnet-4-20250514', messages: [{ role: 'user', content: 'hi' }], max_tokens: 9 },
+      actx(glob, 'claude-sonnet-4-20250514'),
+    );
     expect(c.url).toBe('https://aiplatform.googleapis.com/v1/projects/proj-1/locations/global/publishers/anthropic/models/claude-sonnet-4@20250514:rawPredict');
     const body = JSON.parse(String(c.body));
     expect(body).toMatchObject({ anthropic_version: 'vertex-2023-10-16', max_tokens: 9 });
     expect(body.model).toBeUndefined();
-    expect(vertexAdaptor.chatResponse({ content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', usage: { input_tokens: 1, output_tokens: 2 } }, actx(glob, 'claude-x')).choices[0]!.message.content).toBe('ok');
-    expect(vertexAdaptor.chatResponse({ candidates: [{ content: { parts: [{ text: 'g' }] }, finishReason: 'STOP' }] }, actx(glob, 'gemini-x')).choices[0]!.message.content).toBe('g');
+    expect(
+      vertexAdaptor.chatResponse(
+        { content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', usage: { input_tokens: 1, output_tokens: 2 } },
+        actx(glob, 'claude-x'),
+      ).choices[0]!.message.content,
+    ).toBe('ok');
+    expect(
+      vertexAdaptor.chatResponse({ candidates: [{ content: { parts: [{ text: 'g' }] }, finishReason: 'STOP' }] }, actx(glob, 'gemini-x')).choices[0]!.message
+        .content,
+    ).toBe('g');
   });
 });
 
 describe('Cloudflare, Ollama, Xinference', () => {
   test('Cloudflare URL from the account id in `other`; missing or odd account → 400', () => {
     expect(cloudflareUrl(channel({ type: 39, other: ' acc1 ' }), 'chat')).toBe('https://api.cloudflare.com/client/v4/accounts/acc1/ai/v1/chat/completions');
-    expect(cloudflareUrl(channel({ type: 39, other: 'acc1', baseUrl: 'https://gw.example/' }), 'embeddings')).toBe('https://gw.example/client/v4/accounts/acc1/ai/v1/embeddings');
+    expect(cloudflareUrl(channel({ type: 39, other: 'acc1', baseUrl: 'https://gw.example/' }), 'embeddings')).toBe(
+      'https://gw.example/client/v4/accounts/acc1/ai/v1/embeddings',
+    );
     expect(() => cloudflareUrl(channel({ type: 39 }), 'chat')).toThrow('账户 ID');
     const list = cloudflareAdaptor.modelsRequest!(channel({ type: 39, other: 'acc1', key: 'cf' }));
     expect(list.url).toBe('https://api.cloudflare.com/client/v4/accounts/acc1/ai/models/search?per_page=1000&task=Text%20Generation');
     expect(list.headers.authorization).toBe('Bearer cf');
-    expect(cloudflareAdaptor.parseModels!({ success: true, result: [{ name: '@cf/meta/llama-3.1-8b-instruct' }, { id: 'x' }] })).toEqual(['@cf/meta/llama-3.1-8b-instruct']);
+    expect(cloudflareAdaptor.parseModels!({ success: true, result: [{ name: '@cf/meta/llama-3.1-8b-instruct' }, { id: 'x' }] })).toEqual([
+      '@cf/meta/llama-3.1-8b-instruct',
+    ]);
     expect(() => cloudflareUrl(channel({ type: 39, other: '../x' }), 'chat')).toThrow('账户 ID');
   });
 
@@ -232,7 +351,9 @@ describe('Cloudflare, Ollama, Xinference', () => {
     const ch = channel({ type: 4, baseUrl: 'http://ollama:11434/' });
     expect(ollamaAdaptor.modelsRequest!(ch).url).toBe('http://ollama:11434/api/tags');
     expect(ollamaAdaptor.parseModels!({ models: [{ name: 'llama3:8b', model: 'llama3:8b' }, { model: 'x:1' }] })).toEqual(['llama3:8b', 'x:1']);
-    expect(ollamaAdaptor.chatRequest({ model: 'llama3', messages: [{ role: 'user', content: 'hi' }] }, actx(ch, 'llama3')).url).toBe('http://ollama:11434/v1/chat/completions');
+    expect(ollamaAdaptor.chatRequest({ model: 'llama3', messages: [{ role: 'user', content: 'hi' }] }, actx(ch, 'llama3')).url).toBe(
+      'http://ollama:11434/v1/chat/completions',
+    );
   });
 
   test('Xinference usage: usage, else meta.tokens, else meta.billed_units', () => {
@@ -256,7 +377,10 @@ describe('AWS event-stream', () => {
   });
 
   test('parser: frames split at every byte boundary, typed headers, payload', () => {
-    const frames = Buffer.concat([encodeFrame({ ':event-type': 'chunk', ':message-type': 'event', n: 42, flag: true }, 'payload-1'), encodeFrame({ a: 'b' }, '')]);
+    const frames = Buffer.concat([
+      encodeFrame({ ':event-type': 'chunk', ':message-type': 'event', n: 42, flag: true }, 'payload-1'),
+      encodeFrame({ a: 'b' }, ''),
+    ]);
     for (const size of [1, 3, 7, frames.length]) {
       const p = new EventStreamParser();
       const msgs = [];

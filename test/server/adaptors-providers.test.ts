@@ -19,7 +19,19 @@ import { flushUsage, listen, seedChannel, seedToken, setOptions } from '../mock-
 import { channelInfoFrom, fetchUpstreamModels, testChannel } from '../../server/src/relay/channelOps';
 import { invalidateChannels } from '../../server/src/services/invalidate';
 
-const MODELS = ['gemini-vx', 'claude-vx-20250101', 'command-test', 'rerank-test', 'rerank-fault-nousage', 'cf-test', 'llama-test', 'jina-rerank', 'xinf-rerank', 'gemini-badkey', 'cf-noaccount'];
+const MODELS = [
+  'gemini-vx',
+  'claude-vx-20250101',
+  'command-test',
+  'rerank-test',
+  'rerank-fault-nousage',
+  'cf-test',
+  'llama-test',
+  'jina-rerank',
+  'xinf-rerank',
+  'gemini-badkey',
+  'cf-noaccount',
+];
 const PRICING = {
   ModelRatio: JSON.stringify(Object.fromEntries(MODELS.map((m) => [m, 1]))),
   CompletionRatio: JSON.stringify(Object.fromEntries(MODELS.map((m) => [m, 2]))),
@@ -112,7 +124,13 @@ describeEach(DB_TARGETS, 'relay: Vertex, Cohere, Cloudflare, Ollama, rerank adap
   test('Vertex Gemini (non-stream): JWT-minted token, project/region URL, Gemini conversion, billed; token cached', async () => {
     const minted = vertex.minted;
     const before = await quota();
-    const res = await openai.chat.completions.create({ model: 'gemini-vx', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi' }] });
+    const res = await openai.chat.completions.create({
+      model: 'gemini-vx',
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Hi' },
+      ],
+    });
     expect(res.choices[0]!.message.content).toBe('Hello from the mock');
     expect(res.usage).toMatchObject({ prompt_tokens: 11, completion_tokens: 7 });
     expect(vertex.calls).toEqual([{ project: 'test-project', region: 'europe-west4', publisher: 'google', model: 'gemini-vx', action: 'generateContent' }]);
@@ -134,7 +152,12 @@ describeEach(DB_TARGETS, 'relay: Vertex, Cohere, Cloudflare, Ollama, rerank adap
 
   test('Vertex Gemini (stream): streamGenerateContent?alt=sse, chunks and usage back', async () => {
     const before = await quota();
-    const stream = await openai.chat.completions.create({ model: 'gemini-vx', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'Stream' }] });
+    const stream = await openai.chat.completions.create({
+      model: 'gemini-vx',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: 'Stream' }],
+    });
     let text = '';
     let usage: OpenAI.CompletionUsage | undefined | null;
     for await (const c of stream) {
@@ -154,14 +177,23 @@ describeEach(DB_TARGETS, 'relay: Vertex, Cohere, Cloudflare, Ollama, rerank adap
     expect(res.choices[0]!.message.content).toBe('Hello from the mock');
     expect(vertex.calls).toEqual([{ project: 'test-project', region: 'us-east5', publisher: 'anthropic', model: 'claude-vx@20250101', action: 'rawPredict' }]);
     const up = mock.received(/publishers\/anthropic/)[0]!;
-    expect(up.json).toMatchObject({ anthropic_version: 'vertex-2023-10-16', max_tokens: 50, messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi' }] }] });
+    expect(up.json).toMatchObject({
+      anthropic_version: 'vertex-2023-10-16',
+      max_tokens: 50,
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'Hi' }] }],
+    });
     expect(up.json.model).toBeUndefined();
     expect(before - (await quota())).toBe(cost(11, 7));
   });
 
   test('Vertex Claude (stream): streamRawPredict, Claude events translated, billed', async () => {
     const before = await quota();
-    const stream = await openai.chat.completions.create({ model: 'claude-vx-20250101', stream: true, max_tokens: 50, messages: [{ role: 'user', content: 'Stream' }] });
+    const stream = await openai.chat.completions.create({
+      model: 'claude-vx-20250101',
+      stream: true,
+      max_tokens: 50,
+      messages: [{ role: 'user', content: 'Stream' }],
+    });
     let text = '';
     let finish: string | null = null;
     for await (const c of stream) {
@@ -196,13 +228,18 @@ describeEach(DB_TARGETS, 'relay: Vertex, Cohere, Cloudflare, Ollama, rerank adap
     const row = await app.knex('channels').where({ id: vertexChannel }).first();
     const sa = JSON.parse(row.key);
     sa.private_key_id = `kid-${crypto.randomBytes(3).toString('hex')}`;
-    await app.knex('channels').where({ id: vertexChannel }).update({ key: JSON.stringify(sa) });
+    await app
+      .knex('channels')
+      .where({ id: vertexChannel })
+      .update({ key: JSON.stringify(sa) });
     await invalidateChannels(app.ctx);
   }
 
   test('Vertex: a key the token endpoint rejects → error to the client, nothing charged, no model call', async () => {
     const before = await quota();
-    await expect(openai.chat.completions.create({ model: 'gemini-badkey', messages: [{ role: 'user', content: 'Hi' }] })).rejects.toMatchObject({ status: 401 });
+    await expect(openai.chat.completions.create({ model: 'gemini-badkey', messages: [{ role: 'user', content: 'Hi' }] })).rejects.toMatchObject({
+      status: 401,
+    });
     expect(mock.received('/vertex/token')).toHaveLength(1);
     expect(mock.received(/publishers/)).toHaveLength(0);
     expect(await quota()).toBe(before);
@@ -212,19 +249,41 @@ describeEach(DB_TARGETS, 'relay: Vertex, Cohere, Cloudflare, Ollama, rerank adap
 
   test('Cohere chat (non-stream): /v2/chat body, billed_units billed (not tokens)', async () => {
     const before = await quota();
-    const res = await openai.chat.completions.create({ model: 'command-test', top_p: 0.5, stop: 'END', messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: 'Hi' }] });
+    const res = await openai.chat.completions.create({
+      model: 'command-test',
+      top_p: 0.5,
+      stop: 'END',
+      messages: [
+        { role: 'system', content: 'sys' },
+        { role: 'user', content: 'Hi' },
+      ],
+    });
     expect(res.choices[0]!.message.content).toBe('Hello from the mock');
     expect(res.choices[0]!.finish_reason).toBe('stop');
     expect(res.usage).toMatchObject({ prompt_tokens: 11, completion_tokens: 7 });
     const up = mock.received('/v2/chat')[0]!;
     expect(up.headers.authorization).toBe('Bearer co-upstream');
-    expect(up.json).toMatchObject({ model: 'command-test', stream: false, p: 0.5, stop_sequences: ['END'], messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: 'Hi' }] });
+    expect(up.json).toMatchObject({
+      model: 'command-test',
+      stream: false,
+      p: 0.5,
+      stop_sequences: ['END'],
+      messages: [
+        { role: 'system', content: 'sys' },
+        { role: 'user', content: 'Hi' },
+      ],
+    });
     expect(before - (await quota())).toBe(cost(11, 7));
   });
 
   test('Cohere chat (stream): content-delta events → chunks, usage from message-end', async () => {
     const before = await quota();
-    const stream = await openai.chat.completions.create({ model: 'command-test', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'Hi' }] });
+    const stream = await openai.chat.completions.create({
+      model: 'command-test',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: 'Hi' }],
+    });
     let text = '';
     let usage: OpenAI.CompletionUsage | undefined | null;
     for await (const c of stream) {
@@ -238,10 +297,14 @@ describeEach(DB_TARGETS, 'relay: Vertex, Cohere, Cloudflare, Ollama, rerank adap
   });
 
   test('Cohere chat: tool calls (non-stream and stream)', async () => {
-    const tools: OpenAI.ChatCompletionTool[] = [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }];
+    const tools: OpenAI.ChatCompletionTool[] = [
+      { type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } },
+    ];
     const res = await openai.chat.completions.create({ model: 'command-test', tools, messages: [{ role: 'user', content: 'weather in Paris?' }] });
     expect(res.choices[0]!.finish_reason).toBe('tool_calls');
-    expect(res.choices[0]!.message.tool_calls).toEqual([{ id: 'call_cohere1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }]);
+    expect(res.choices[0]!.message.tool_calls).toEqual([
+      { id: 'call_cohere1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+    ]);
     expect(mock.received('/v2/chat')[0]!.json.tools[0]).toMatchObject({ type: 'function', function: { name: 'get_weather' } });
 
     const stream = await openai.chat.completions.create({ model: 'command-test', stream: true, tools, messages: [{ role: 'user', content: 'weather now?' }] });
@@ -262,15 +325,30 @@ describeEach(DB_TARGETS, 'relay: Vertex, Cohere, Cloudflare, Ollama, rerank adap
 
   test('Cohere rerank: Jina-style body → /v2/rerank, Jina-style answer with documents, billed by input tokens', async () => {
     const before = await quota();
-    const out = await openai.post<{ model: string; results: Array<{ index: number; relevance_score: number; document?: { text: string } }>; usage: { prompt_tokens: number; total_tokens: number } }>('/rerank', {
-      body: { model: 'rerank-test', query: 'capital of France', documents: ['Paris is the capital', { text: 'Berlin' }, 'Rome'], top_n: 2, return_documents: true },
+    const out = await openai.post<{
+      model: string;
+      results: Array<{ index: number; relevance_score: number; document?: { text: string } }>;
+      usage: { prompt_tokens: number; total_tokens: number };
+    }>('/rerank', {
+      body: {
+        model: 'rerank-test',
+        query: 'capital of France',
+        documents: ['Paris is the capital', { text: 'Berlin' }, 'Rome'],
+        top_n: 2,
+        return_documents: true,
+      },
     });
     expect(out.results).toEqual([
       { index: 0, relevance_score: 1, document: { text: 'Paris is the capital' } },
       { index: 1, relevance_score: 0.5, document: { text: 'Berlin' } },
     ]);
     expect(out.usage).toEqual({ prompt_tokens: 11, total_tokens: 11 });
-    expect(mock.received('/v2/rerank')[0]!.json).toEqual({ model: 'rerank-test', query: 'capital of France', documents: ['Paris is the capital', 'Berlin', 'Rome'], top_n: 2 });
+    expect(mock.received('/v2/rerank')[0]!.json).toEqual({
+      model: 'rerank-test',
+      query: 'capital of France',
+      documents: ['Paris is the capital', 'Berlin', 'Rome'],
+      top_n: 2,
+    });
     expect(before - (await quota())).toBe(11);
     const log = await lastLog();
     expect(log.model_name).toBe('rerank-test');
@@ -287,7 +365,12 @@ describeEach(DB_TARGETS, 'relay: Vertex, Cohere, Cloudflare, Ollama, rerank adap
       { object: 'embedding', index: 1, embedding: [1.5, 0.25, -0.125] },
     ]);
     expect(res.usage).toEqual({ prompt_tokens: 6, total_tokens: 6 });
-    expect(mock.received('/v2/embed')[0]!.json).toEqual({ model: 'command-test', texts: ['one', 'two'], input_type: 'search_document', embedding_types: ['float'] });
+    expect(mock.received('/v2/embed')[0]!.json).toEqual({
+      model: 'command-test',
+      texts: ['one', 'two'],
+      input_type: 'search_document',
+      embedding_types: ['float'],
+    });
     expect(before - (await quota())).toBe(6);
     // the SDK's default: base64 asked for, decoded by the SDK back to the same floats
     const dflt = await openai.embeddings.create({ model: 'command-test', input: 'three' });
@@ -296,7 +379,9 @@ describeEach(DB_TARGETS, 'relay: Vertex, Cohere, Cloudflare, Ollama, rerank adap
 
   test('Cohere rerank without token figures (search units only): billed by the tokenizer count', async () => {
     const before = await quota();
-    const out = await openai.post<{ results: unknown[]; usage?: unknown }>('/rerank', { body: { model: 'rerank-fault-nousage', query: 'hello world', documents: ['a b c', 'd e f'] } });
+    const out = await openai.post<{ results: unknown[]; usage?: unknown }>('/rerank', {
+      body: { model: 'rerank-fault-nousage', query: 'hello world', documents: ['a b c', 'd e f'] },
+    });
     expect(out.results).toHaveLength(2);
     expect(out.usage).toBeUndefined();
     const log = await lastLog();
@@ -364,7 +449,9 @@ describeEach(DB_TARGETS, 'relay: Vertex, Cohere, Cloudflare, Ollama, rerank adap
   test('Xinference rerank: usage read from meta.tokens', async () => {
     mock.options.promptTokens = 13;
     const before = await quota();
-    const out = await openai.post<{ results: Array<{ index: number }>; meta: unknown }>('/rerank', { body: { model: 'xinf-rerank', query: 'q', documents: ['x', 'y'] } });
+    const out = await openai.post<{ results: Array<{ index: number }>; meta: unknown }>('/rerank', {
+      body: { model: 'xinf-rerank', query: 'q', documents: ['x', 'y'] },
+    });
     expect(out.results.map((r) => r.index)).toEqual([0, 1]);
     expect(mock.received('/xinf/v1/rerank')).toHaveLength(1);
     expect(before - (await quota())).toBe(13);

@@ -4,11 +4,13 @@ import type { AppContext } from '../../server/src/context';
 
 const move = (app: AppContext, userId: number, tokenId: number | undefined, amount: number, take: boolean) => balances(app).move(userId, tokenId, amount, take);
 
-
 const quotaOf = async (app: TestApp, id: number) => Number((await app.knex('users').where({ id }).first('quota')).quota);
 const remainOf = async (app: TestApp, id: number) => Number((await app.knex('tokens').where({ id }).first('remain_quota')).remain_quota);
 async function limitedToken(app: TestApp, userId: number, remain: number): Promise<number> {
-  const [row] = await app.knex('tokens').insert({ user_id: userId, key: `k${Date.now()}${Math.random()}`.replace('.', ''), name: 't', remain_quota: remain, unlimited_quota: false }).returning('id');
+  const [row] = await app
+    .knex('tokens')
+    .insert({ user_id: userId, key: `k${Date.now()}${Math.random()}`.replace('.', ''), name: 't', remain_quota: remain, unlimited_quota: false })
+    .returning('id');
   return Number(typeof row === 'object' ? (row as { id: number }).id : row);
 }
 const userOf = (o: MoveOutcome | undefined) => (typeof o === 'object' ? o.userQuota : o);
@@ -148,7 +150,12 @@ if (PG_TARGETS.length) {
       expect(await quotaOf(app, u.id)).toBe(200);
       await app.knex('users').where({ id: u.id }).update({ quota: 500 });
       const payer = { userId: u.id };
-      const results = await Promise.allSettled([preConsume(app.ctx, payer, 300), preConsume(app.ctx, payer, 300), refund(app.ctx, payer, 100), preConsume(app.ctx, payer, 250)]);
+      const results = await Promise.allSettled([
+        preConsume(app.ctx, payer, 300),
+        preConsume(app.ctx, payer, 300),
+        refund(app.ctx, payer, 100),
+        preConsume(app.ctx, payer, 250),
+      ]);
       // The four run as concurrent single statements, in no set order: with the refund first, 600
       // covers any two of the takes; with it last, 500 covers only one. Never more than there is.
       expect(results[2]!.status).toBe('fulfilled');
@@ -163,7 +170,11 @@ if (PG_TARGETS.length) {
     test('payers in one batch are independent: a poor user is refused, a rich one taken', async () => {
       const rich = await makeUser(app, { quota: 1000 });
       const poor = await makeUser(app, { quota: 10 });
-      const out = await Promise.all([move(app.ctx, poor.id, undefined, 20, true), move(app.ctx, rich.id, undefined, 20, true), move(app.ctx, rich.id, undefined, 30, true)]);
+      const out = await Promise.all([
+        move(app.ctx, poor.id, undefined, 20, true),
+        move(app.ctx, rich.id, undefined, 20, true),
+        move(app.ctx, rich.id, undefined, 30, true),
+      ]);
       expect(out.map(userOf)).toEqual(['user', 980, 950]);
       expect(await quotaOf(app, poor.id)).toBe(10);
       expect(await quotaOf(app, rich.id)).toBe(950);
@@ -176,7 +187,12 @@ if (PG_TARGETS.length) {
       const out = await Promise.all([move(app.ctx, u.id, t, 300, true), move(app.ctx, u.id, t, 300, true), move(app.ctx, other.id, undefined, 10, true)]);
       expect(out[2]).toEqual({ userQuota: 990 });
       // Run alone: one takes 300 from both, the other finds the token short (its user's part given back).
-      expect(out.slice(0, 2).map((o) => (typeof o === 'string' ? o : JSON.stringify(o))).sort()).toEqual(['token', JSON.stringify({ userQuota: 9700, tokenRemain: 200 })]);
+      expect(
+        out
+          .slice(0, 2)
+          .map((o) => (typeof o === 'string' ? o : JSON.stringify(o)))
+          .sort(),
+      ).toEqual(['token', JSON.stringify({ userQuota: 9700, tokenRemain: 200 })]);
       expect(await quotaOf(app, u.id)).toBe(9700);
       expect(await remainOf(app, t)).toBe(200);
       await app.knex('users').where({ id: u.id }).update({ quota: 10_000 });

@@ -22,7 +22,15 @@ async function upstream() {
     if (req.url?.endsWith('/v1/models')) res.end(JSON.stringify({ data: [{ id: 'local-a' }, { id: 'local-b' }] }));
     else if (req.url?.includes('/dashboard/billing/credit_grants')) res.end(JSON.stringify({ total_available: 12.5 }));
     else if (req.url?.includes('/dashboard/billing/')) res.writeHead(404).end('{}');
-    else res.end(JSON.stringify({ id: 'x', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
+    else
+      res.end(
+        JSON.stringify({
+          id: 'x',
+          object: 'chat.completion',
+          choices: [{ index: 0, message: { role: 'assistant', content: 'hi' }, finish_reason: 'stop' }],
+          usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+        }),
+      );
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
@@ -147,7 +155,9 @@ describeEach(DB_TARGETS, 'channel keys and destinations', (getApp) => {
       await getApp().ctx.options.set('fetch_setting.allow_link_local_enabled', 'true');
       expect((await root.post('/api/channel/').send({ ...base, name: 'meta', key: 'sk-x', base_url: 'http://metadata.example.com' })).body.success).toBe(true);
       // The switch is root's, for root's channels: an admin is still refused.
-      expect((await admin.post('/api/channel/').send({ ...base, name: 'meta2', key: 'sk-x', base_url: 'http://metadata.example.com' })).body.success).toBe(false);
+      expect((await admin.post('/api/channel/').send({ ...base, name: 'meta2', key: 'sk-x', base_url: 'http://metadata.example.com' })).body.success).toBe(
+        false,
+      );
     });
 
     it('root may point a channel at a local upstream; admins may edit it but not re-point or copy it, nor reach it through test / models / balance', async () => {
@@ -160,7 +170,9 @@ describeEach(DB_TARGETS, 'channel keys and destinations', (getApp) => {
         expect((await admin.put('/api/channel/').send({ id, priority: 4, base_url: up.url })).body.success).toBe(true);
         // Also when the proxy stays root's private one while other settings change.
         await root.put('/api/channel/').send({ id, setting: JSON.stringify({ proxy: 'http://10.0.0.9:3128' }) });
-        expect((await admin.put('/api/channel/').send({ id, setting: JSON.stringify({ proxy: 'http://10.0.0.9:3128', force_format: true }) })).body.success).toBe(true);
+        expect(
+          (await admin.put('/api/channel/').send({ id, setting: JSON.stringify({ proxy: 'http://10.0.0.9:3128', force_format: true }) })).body.success,
+        ).toBe(true);
         expect((await admin.put('/api/channel/').send({ id, setting: JSON.stringify({ proxy: 'http://10.0.0.10:3128' }) })).body.success).toBe(false);
         await root.put('/api/channel/').send({ id, setting: '' });
         const moved = await admin.put('/api/channel/').send({ id, base_url: 'http://127.0.0.1:6379' });
@@ -194,7 +206,7 @@ describeEach(DB_TARGETS, 'channel keys and destinations', (getApp) => {
       }
     });
 
-    it("the test-all sweep runs under the rule of whoever started it", async () => {
+    it('the test-all sweep runs under the rule of whoever started it', async () => {
       const up = await upstream();
       const sweep = () => getApp().ctx.memo('relay:sweep:test', () => ({ running: false, stopped: false, done: Promise.resolve() })).done;
       try {

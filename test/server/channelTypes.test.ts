@@ -1,7 +1,14 @@
 import crypto from 'node:crypto';
 import { DB_TARGETS, describeEach, makeUser, setupRoot, type TestApp } from '../helpers/app';
 import {
-  AZURE_DEFAULT_API_VERSION, CHANNEL_TYPE, CHANNEL_TYPES, adaptorIdOf, channelType, consoleChannelTypes, defaultBaseUrl, isKnownChannelType,
+  AZURE_DEFAULT_API_VERSION,
+  CHANNEL_TYPE,
+  CHANNEL_TYPES,
+  adaptorIdOf,
+  channelType,
+  consoleChannelTypes,
+  defaultBaseUrl,
+  isKnownChannelType,
 } from '../../server/src/channels/catalogue';
 import { ADAPTORS, adaptorFor } from '../../server/src/relay/adaptors';
 import { baseUrlOf, openaiUrl } from '../../server/src/relay/adaptors/openai';
@@ -12,11 +19,43 @@ import type { ChannelInfo } from '../../server/src/relay/types';
 
 /** The kinds the product lists (id: console label); the console's type menu offers exactly these. */
 const PRODUCT_KINDS: Record<number, string> = {
-  1: 'OpenAI', 2: 'Midjourney Proxy', 3: 'Azure OpenAI', 4: 'Ollama', 5: 'Midjourney Proxy Plus', 8: 'custom', 11: 'PaLM2', 14: 'Claude',
-  15: 'Baidu', 16: 'Zhipu', 17: 'Alibaba', 18: 'iFlytek', 19: '360', 20: 'OpenRouter', 21: 'AI Proxy', 22: 'FastGPT', 23: 'Tencent',
-  24: 'Gemini', 25: 'Moonshot', 26: 'Zhipu GLM-4V', 31: 'Yi', 33: 'AWS Claude', 34: 'Cohere', 35: 'MiniMax', 36: 'Suno', 37: 'Dify',
-  38: 'Jina', 39: 'Cloudflare', 40: 'SiliconCloud', 41: 'Vertex AI', 42: 'Mistral', 43: 'DeepSeek', 44: 'M3E', 45: 'Volcano Ark',
-  46: 'Baidu V2', 47: 'Xinference', 48: 'xAI',
+  1: 'OpenAI',
+  2: 'Midjourney Proxy',
+  3: 'Azure OpenAI',
+  4: 'Ollama',
+  5: 'Midjourney Proxy Plus',
+  8: 'custom',
+  11: 'PaLM2',
+  14: 'Claude',
+  15: 'Baidu',
+  16: 'Zhipu',
+  17: 'Alibaba',
+  18: 'iFlytek',
+  19: '360',
+  20: 'OpenRouter',
+  21: 'AI Proxy',
+  22: 'FastGPT',
+  23: 'Tencent',
+  24: 'Gemini',
+  25: 'Moonshot',
+  26: 'Zhipu GLM-4V',
+  31: 'Yi',
+  33: 'AWS Claude',
+  34: 'Cohere',
+  35: 'MiniMax',
+  36: 'Suno',
+  37: 'Dify',
+  38: 'Jina',
+  39: 'Cloudflare',
+  40: 'SiliconCloud',
+  41: 'Vertex AI',
+  42: 'Mistral',
+  43: 'DeepSeek',
+  44: 'M3E',
+  45: 'Volcano Ark',
+  46: 'Baidu V2',
+  47: 'Xinference',
+  48: 'xAI',
 };
 
 const info = (over: Partial<ChannelInfo>): ChannelInfo =>
@@ -68,7 +107,11 @@ describe('channel-type catalogue', () => {
       `https://x.openai.azure.com/openai/deployments/gpt-41/chat/completions?api-version=${AZURE_DEFAULT_API_VERSION}`,
     );
     expect(channelModelMap()[String(CHANNEL_TYPE.DeepSeek)]).toEqual(['deepseek-chat', 'deepseek-reasoner']);
-    expect(Object.keys(channelModelMap()).map(Number)).toEqual(CHANNEL_TYPES.filter((e) => e.models).map((e) => e.id).sort((a, b) => a - b));
+    expect(Object.keys(channelModelMap()).map(Number)).toEqual(
+      CHANNEL_TYPES.filter((e) => e.models)
+        .map((e) => e.id)
+        .sort((a, b) => a - b),
+    );
   });
 
   it('reads a JSON key as one key only for the kinds whose key format is JSON', () => {
@@ -79,13 +122,18 @@ describe('channel-type catalogue', () => {
 
   it('describes the console form of a kind (fields, default version, key hint)', () => {
     const byId = new Map(consoleChannelTypes().map((t) => [t.id, t]));
-    expect(byId.get(CHANNEL_TYPE.Azure)?.fields).toMatchObject({ other: { default: AZURE_DEFAULT_API_VERSION }, strip_model_dots: true, base_url: { required: true } });
+    expect(byId.get(CHANNEL_TYPE.Azure)?.fields).toMatchObject({
+      other: { default: AZURE_DEFAULT_API_VERSION },
+      strip_model_dots: true,
+      base_url: { required: true },
+    });
     expect(byId.get(CHANNEL_TYPE.Xunfei)?.fields.other?.default).toBe('v2.1');
     expect(byId.get(CHANNEL_TYPE.VertexAI)).toMatchObject({ json_key: true, key_hint: '{ "type": "service_account", ... }' });
     expect(byId.get(CHANNEL_TYPE.OpenAI)?.fields).toEqual({ organization: true });
     expect(byId.get(CHANNEL_TYPE.Suno)?.predefined_models).toBe(true);
     // Nothing server-only leaks to the console answer.
-    for (const t of byId.values()) expect(Object.keys(t).sort()).toEqual(['color', 'fields', 'id', 'json_key', 'key_hint', 'label', 'name', 'offered', 'predefined_models']);
+    for (const t of byId.values())
+      expect(Object.keys(t).sort()).toEqual(['color', 'fields', 'id', 'json_key', 'key_hint', 'label', 'name', 'offered', 'predefined_models']);
   });
 });
 

@@ -40,7 +40,17 @@ describeEach(DB_TARGETS, 'channel administration', (getApp) => {
   it('requires admin: anonymous 401, user 403, nothing written', async () => {
     const app = getApp();
     expect((await app.http().get('/api/channel/')).status).toBe(401);
-    for (const [m, url] of [['get', '/api/channel/'], ['post', '/api/channel/'], ['put', '/api/channel/'], ['get', '/api/channel/1'], ['delete', '/api/channel/1/'], ['post', '/api/channel/fix'], ['get', '/api/channel/models'], ['delete', '/api/channel/disabled'], ['put', '/api/channel/tag']] as const) {
+    for (const [m, url] of [
+      ['get', '/api/channel/'],
+      ['post', '/api/channel/'],
+      ['put', '/api/channel/'],
+      ['get', '/api/channel/1'],
+      ['delete', '/api/channel/1/'],
+      ['post', '/api/channel/fix'],
+      ['get', '/api/channel/models'],
+      ['delete', '/api/channel/disabled'],
+      ['put', '/api/channel/tag'],
+    ] as const) {
       const res = await user[m === 'delete' ? 'del' : m](url).send(base);
       expect([url, res.status]).toEqual([url, 403]);
     }
@@ -50,10 +60,30 @@ describeEach(DB_TARGETS, 'channel administration', (getApp) => {
   it('creates a channel with normalised fields and its abilities in step', async () => {
     const app = getApp();
     await channelCache(app.ctx).get('probe', async () => 'cached');
-    const res = await create({ ...base, name: ' main ', base_url: 'https://up.example.com//', weight: -5, priority: '3', models: ['gpt-4o', 'gpt-4o', ' o3 '], model_mapping: '{"a":"b"}', auto_ban: 0, tag: '' });
+    const res = await create({
+      ...base,
+      name: ' main ',
+      base_url: 'https://up.example.com//',
+      weight: -5,
+      priority: '3',
+      models: ['gpt-4o', 'gpt-4o', ' o3 '],
+      model_mapping: '{"a":"b"}',
+      auto_ban: 0,
+      tag: '',
+    });
     expect(res.body).toMatchObject({ success: true });
     const c = res.body.data;
-    expect(c).toMatchObject({ name: 'main', base_url: 'https://up.example.com', weight: 0, priority: 3, models: 'gpt-4o,o3', group: 'default,vip', status: 1, auto_ban: 0, tag: '' });
+    expect(c).toMatchObject({
+      name: 'main',
+      base_url: 'https://up.example.com',
+      weight: 0,
+      priority: 3,
+      models: 'gpt-4o,o3',
+      group: 'default,vip',
+      status: 1,
+      auto_ban: 0,
+      tag: '',
+    });
     expect(typeof c.id).toBe('number');
     // Only root reads upstream keys in full: the admin's answer carries the masked key.
     expect(c).toMatchObject({ key: '…-1', key_masked: true });
@@ -133,7 +163,12 @@ describeEach(DB_TARGETS, 'channel administration', (getApp) => {
   describe('with seeded channels', () => {
     const ids: Record<string, number> = {};
     beforeAll(async () => {
-      for (const [name, priority, models, group] of [['a', 0, 'm1,m2', 'default'], ['b', 5, 'm2', 'vip'], ['c', 5, 'm3', 'default,vip'], ['d', -1, 'm1', 'svip']] as const) {
+      for (const [name, priority, models, group] of [
+        ['a', 0, 'm1,m2', 'default'],
+        ['b', 5, 'm2', 'vip'],
+        ['c', 5, 'm3', 'default,vip'],
+        ['d', -1, 'm1', 'svip'],
+      ] as const) {
         const res = await create({ name, type: 1, key: `key-${name}`, models, group, priority });
         ids[name] = res.body.data.id;
       }
@@ -187,12 +222,22 @@ describeEach(DB_TARGETS, 'channel administration', (getApp) => {
       await admin.put('/api/channel/').send({ id: ids.a, status: 1, priority: 7, weight: 3 });
       expect(await abilitiesOf(app, ids.a)).toEqual(['default/m1/true/7/3/', 'default/m2/true/7/3/']);
       // Full edit; an empty key keeps the stored key.
-      const full = await admin.put('/api/channel/').send({ id: ids.a, name: 'a2', key: '', models: 'm9', group: 'vip', base_url: 'http://x/', model_mapping: '' });
+      const full = await admin
+        .put('/api/channel/')
+        .send({ id: ids.a, name: 'a2', key: '', models: 'm9', group: 'vip', base_url: 'http://x/', model_mapping: '' });
       expect(full.body.data).toMatchObject({ name: 'a2', models: 'm9', group: 'vip', base_url: 'http://x' });
       expect((await app.knex('channels').where({ id: ids.a }).first()).key).toBe('key-a');
       expect(await abilitiesOf(app, ids.a)).toEqual(['vip/m9/true/7/3/']);
       const before = await app.knex('channels').where({ id: ids.a }).first();
-      for (const bad of [{ id: ids.a, model_mapping: '{x' }, { id: ids.a, models: '' }, { id: ids.a, name: '' }, { id: ids.a, status: 9 }, { id: 'x', name: 'q' }, { name: 'no id' }, { id: ids.a, priority: 'p' }]) {
+      for (const bad of [
+        { id: ids.a, model_mapping: '{x' },
+        { id: ids.a, models: '' },
+        { id: ids.a, name: '' },
+        { id: ids.a, status: 9 },
+        { id: 'x', name: 'q' },
+        { name: 'no id' },
+        { id: ids.a, priority: 'p' },
+      ]) {
         const res = await admin.put('/api/channel/').send(bad);
         expect(res.body.success).toBe(false);
       }
@@ -212,7 +257,18 @@ describeEach(DB_TARGETS, 'channel administration', (getApp) => {
       const agg = await admin.get('/api/channel/?tag_mode=true');
       expect(agg.body.data.total).toBe(3);
       const [first, ...rest] = agg.body.data.items;
-      expect(first).toMatchObject({ key: 'tag:grp', id: 'tag:grp', tag: 'grp', name: 'grp', group: 'default,vip', priority: 5, weight: 0, status: 1, type: 1, isTag: true });
+      expect(first).toMatchObject({
+        key: 'tag:grp',
+        id: 'tag:grp',
+        tag: 'grp',
+        name: 'grp',
+        group: 'default,vip',
+        priority: 5,
+        weight: 0,
+        status: 1,
+        type: 1,
+        isTag: true,
+      });
       expect(first.children.map((c: { name: string }) => c.name)).toEqual(['c', 'b']);
       expect(rest.map((c: { name: string }) => c.name)).toEqual(['a', 'd']);
 
@@ -231,7 +287,9 @@ describeEach(DB_TARGETS, 'channel administration', (getApp) => {
       expect((await admin.put('/api/channel/tag').send({ tag: 'nope', priority: 1 })).body.success).toBe(false);
       expect((await admin.put('/api/channel/tag').send({ priority: 1 })).body.success).toBe(false);
 
-      const edit = await admin.put('/api/channel/tag').send({ tag: 'grp', priority: 9, weight: 4, models: 'mx,my', groups: 'default', model_mapping: '{"mx":"m2"}' });
+      const edit = await admin
+        .put('/api/channel/tag')
+        .send({ tag: 'grp', priority: 9, weight: 4, models: 'mx,my', groups: 'default', model_mapping: '{"mx":"m2"}' });
       expect(edit.body.success).toBe(true);
       for (const id of [ids.b, ids.c]) expect(await abilitiesOf(app, id)).toEqual(['default/mx/true/9/4/grp', 'default/my/true/9/4/grp']);
       expect((await app.knex('channels').where({ id: ids.b }).first()).model_mapping).toBe('{"mx":"m2"}');

@@ -80,7 +80,8 @@ describe('canonical → Claude request', () => {
   it('uses claude.default_max_tokens per model, then default, and keeps an explicit max_tokens', () => {
     const opts = { 'claude.default_max_tokens': JSON.stringify({ default: 1000, 'claude-3-haiku-20240307': 4096 }) };
     const m = (model: string, max?: number) =>
-      toClaudeRequest({ model, messages: [{ role: 'user', content: 'x' }], ...(max ? { max_tokens: max } : {}) }, ctxOf(opts, { upstreamModel: model })).body.max_tokens;
+      toClaudeRequest({ model, messages: [{ role: 'user', content: 'x' }], ...(max ? { max_tokens: max } : {}) }, ctxOf(opts, { upstreamModel: model })).body
+        .max_tokens;
     expect(m('claude-3-haiku-20240307')).toBe(4096);
     expect(m('claude-opus-4-20250514')).toBe(1000);
     expect(m('claude-opus-4-20250514', 77)).toBe(77);
@@ -143,7 +144,14 @@ describe('canonical → Claude request', () => {
         { role: 'user', content: 'Thanks' },
       ],
       tools: [
-        { type: 'function', function: { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } } },
+        {
+          type: 'function',
+          function: {
+            name: 'get_weather',
+            description: 'Weather',
+            parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+          },
+        },
         { type: 'function', function: { name: 'noop' } },
       ],
       tool_choice: { type: 'function', function: { name: 'get_weather' } },
@@ -266,20 +274,47 @@ describe('Claude response → canonical', () => {
   });
 
   it('model list request and parsing', () => {
-    const req = claudeAdaptor.modelsRequest!({ id: 0, type: 14, name: '', key: 'sk-a', baseUrl: 'https://c.example/', organization: '', other: '', setting: {} });
+    const req = claudeAdaptor.modelsRequest!({
+      id: 0,
+      type: 14,
+      name: '',
+      key: 'sk-a',
+      baseUrl: 'https://c.example/',
+      organization: '',
+      other: '',
+      setting: {},
+    });
     expect(req).toEqual({ url: 'https://c.example/v1/models?limit=1000', method: 'GET', headers: { 'x-api-key': 'sk-a', 'anthropic-version': '2023-06-01' } });
-    expect(claudeAdaptor.parseModels!({ data: [{ id: 'claude-opus-4-20250514', type: 'model' }, { id: 'claude-3-haiku-20240307' }], has_more: false })).toEqual(['claude-opus-4-20250514', 'claude-3-haiku-20240307']);
+    expect(claudeAdaptor.parseModels!({ data: [{ id: 'claude-opus-4-20250514', type: 'model' }, { id: 'claude-3-haiku-20240307' }], has_more: false })).toEqual(
+      ['claude-opus-4-20250514', 'claude-3-haiku-20240307'],
+    );
   });
 
   it('extracts error messages', () => {
-    expect(claudeAdaptor.errorMessage(400, JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: 'max_tokens: too big' } }))).toBe('max_tokens: too big');
+    expect(claudeAdaptor.errorMessage(400, JSON.stringify({ type: 'error', error: { type: 'invalid_request_error', message: 'max_tokens: too big' } }))).toBe(
+      'max_tokens: too big',
+    );
     expect(claudeAdaptor.errorMessage(502, '<html>bad gateway</html>')).toBe('<html>bad gateway</html>');
     expect(claudeAdaptor.errorMessage(503, '')).toContain('503');
   });
 });
 
 const CLAUDE_STREAM = [
-  { event: 'message_start', data: { type: 'message_start', message: { id: 'msg_s1', type: 'message', role: 'assistant', model: 'claude-x', content: [], stop_reason: null, usage: { input_tokens: 12, output_tokens: 1, cache_read_input_tokens: 100, cache_creation_input_tokens: 7 } } } },
+  {
+    event: 'message_start',
+    data: {
+      type: 'message_start',
+      message: {
+        id: 'msg_s1',
+        type: 'message',
+        role: 'assistant',
+        model: 'claude-x',
+        content: [],
+        stop_reason: null,
+        usage: { input_tokens: 12, output_tokens: 1, cache_read_input_tokens: 100, cache_creation_input_tokens: 7 },
+      },
+    },
+  },
   { event: 'ping', data: { type: 'ping' } },
   { event: 'content_block_start', data: { type: 'content_block_start', index: 0, content_block: { type: 'thinking', thinking: '', signature: '' } } },
   { event: 'content_block_delta', data: { type: 'content_block_delta', index: 0, delta: { type: 'thinking_delta', thinking: 'Let me think' } } },
@@ -289,7 +324,10 @@ const CLAUDE_STREAM = [
   { event: 'content_block_delta', data: { type: 'content_block_delta', index: 1, delta: { type: 'text_delta', text: 'Hello' } } },
   { event: 'content_block_delta', data: { type: 'content_block_delta', index: 1, delta: { type: 'text_delta', text: ' world' } } },
   { event: 'content_block_stop', data: { type: 'content_block_stop', index: 1 } },
-  { event: 'content_block_start', data: { type: 'content_block_start', index: 2, content_block: { type: 'tool_use', id: 'toolu_s', name: 'get_weather', input: {} } } },
+  {
+    event: 'content_block_start',
+    data: { type: 'content_block_start', index: 2, content_block: { type: 'tool_use', id: 'toolu_s', name: 'get_weather', input: {} } },
+  },
   { event: 'content_block_delta', data: { type: 'content_block_delta', index: 2, delta: { type: 'input_json_delta', partial_json: '{"city":' } } },
   { event: 'content_block_delta', data: { type: 'content_block_delta', index: 2, delta: { type: 'input_json_delta', partial_json: '"Paris"}' } } },
   { event: 'content_block_stop', data: { type: 'content_block_stop', index: 2 } },
@@ -316,7 +354,12 @@ describe('Claude SSE → canonical chunks', () => {
     expect(finishes).toEqual(['tool_calls']);
     const last = chunks[chunks.length - 1]!;
     expect(last.choices).toEqual([]);
-    expect(last.usage).toEqual({ prompt_tokens: 119, completion_tokens: 42, total_tokens: 161, prompt_tokens_details: { cached_tokens: 100, cache_creation_tokens: 7 } });
+    expect(last.usage).toEqual({
+      prompt_tokens: 119,
+      completion_tokens: 42,
+      total_tokens: 161,
+      prompt_tokens_details: { cached_tokens: 100, cache_creation_tokens: 7 },
+    });
     expect(t.usage()).toEqual(last.usage);
     // exactly one usage chunk even though end() ran after message_stop
     expect(chunks.filter((c) => c.usage).length).toBe(1);
@@ -413,7 +456,9 @@ describe('Claude inbound format: request → canonical', () => {
       { role: 'tool', tool_call_id: 'toolu_a', content: 'a dog' },
       { role: 'user', content: 'and?' },
     ]);
-    expect(req.tools).toEqual([{ type: 'function', function: { name: 'lookup', description: 'Lookup', parameters: { type: 'object', properties: { q: { type: 'string' } } } } }]);
+    expect(req.tools).toEqual([
+      { type: 'function', function: { name: 'lookup', description: 'Lookup', parameters: { type: 'object', properties: { q: { type: 'string' } } } } },
+    ]);
     expect(req.tool_choice).toBe('required');
     expect(req.parallel_tool_calls).toBe(false);
     expect(req.stop).toEqual(['###']);
@@ -441,7 +486,14 @@ describe('Claude inbound format: request → canonical', () => {
         {
           role: 'user',
           content: [
-            { type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text', text: 'screenshot:' }, { type: 'image', source: { type: 'base64', media_type: 'image/jpeg', data: 'QUJD' } }] },
+            {
+              type: 'tool_result',
+              tool_use_id: 't1',
+              content: [
+                { type: 'text', text: 'screenshot:' },
+                { type: 'image', source: { type: 'base64', media_type: 'image/jpeg', data: 'QUJD' } },
+              ],
+            },
             { type: 'document', source: { type: 'url', url: 'https://x.example/a.pdf' } },
           ],
         },
@@ -465,7 +517,13 @@ describe('Claude inbound format: request → canonical', () => {
       max_tokens: 100,
       system: 'sys',
       messages: [
-        { role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'image', source: { type: 'url', url: 'https://x.example/a.png' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'hi' },
+            { type: 'image', source: { type: 'url', url: 'https://x.example/a.png' } },
+          ],
+        },
         { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'f', input: { a: 1 } }] },
         { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'ok' }] },
       ],
@@ -475,7 +533,13 @@ describe('Claude inbound format: request → canonical', () => {
     const body = toClaudeRequest(claudeToChat(original), ctxOf({}, { upstreamModel: 'm' })).body;
     expect(body.system).toEqual([{ type: 'text', text: 'sys' }]);
     expect(body.messages).toEqual([
-      { role: 'user', content: [{ type: 'text', text: 'hi' }, { type: 'image', source: { type: 'url', url: 'https://x.example/a.png' } }] },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'hi' },
+          { type: 'image', source: { type: 'url', url: 'https://x.example/a.png' } },
+        ],
+      },
       { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'f', input: { a: 1 } }] },
       { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'ok' }] },
     ]);
@@ -548,7 +612,8 @@ describe('Claude inbound format: canonical → Claude response', () => {
 
   it('maps finish reasons', () => {
     const stop = (f: ChatResponse['choices'][number]['finish_reason']) =>
-      (chatToClaude({ ...res, choices: [{ index: 0, message: { role: 'assistant', content: 'x' }, finish_reason: f }] }, 'm') as { stop_reason: string }).stop_reason;
+      (chatToClaude({ ...res, choices: [{ index: 0, message: { role: 'assistant', content: 'x' }, finish_reason: f }] }, 'm') as { stop_reason: string })
+        .stop_reason;
     expect(stop('stop')).toBe('end_turn');
     expect(stop('length')).toBe('max_tokens');
     expect(stop('tool_calls')).toBe('tool_use');
@@ -603,17 +668,33 @@ describe('Claude inbound format: canonical chunks → Claude SSE', () => {
     out += w.chunk(chunk({ tool_calls: [{ index: 0, function: { arguments: '1}' } }] }));
     out += w.chunk(chunk({ tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'g', arguments: '{}' } }] }));
     out += w.chunk(chunk({}, 'tool_calls'));
-    out += w.chunk({ ...chunk({}), choices: [], usage: { prompt_tokens: 50, completion_tokens: 7, total_tokens: 57, prompt_tokens_details: { cached_tokens: 20 } } });
+    out += w.chunk({
+      ...chunk({}),
+      choices: [],
+      usage: { prompt_tokens: 50, completion_tokens: 7, total_tokens: 57, prompt_tokens_details: { cached_tokens: 20 } },
+    });
     out += w.end({ prompt_tokens: 50, completion_tokens: 7, total_tokens: 57, prompt_tokens_details: { cached_tokens: 20 } });
 
     const evs = events(out);
     expect(evs.map((e) => e.event)).toEqual([
       'message_start',
-      'content_block_start', 'content_block_delta', 'content_block_delta', 'content_block_stop',
-      'content_block_start', 'content_block_delta', 'content_block_delta', 'content_block_stop',
-      'content_block_start', 'content_block_delta', 'content_block_delta', 'content_block_stop',
-      'content_block_start', 'content_block_delta', 'content_block_stop',
-      'message_delta', 'message_stop',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_delta',
+      'content_block_stop',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_delta',
+      'content_block_stop',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_delta',
+      'content_block_stop',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
     ]);
     for (const e of evs) expect(JSON.parse(e.data).type).toBe(e.event);
     const starts = evs.filter((e) => e.event === 'content_block_start').map((e) => JSON.parse(e.data));
@@ -672,7 +753,13 @@ describe('Claude inbound format: canonical chunks → Claude SSE', () => {
 
 describe('Claude passthrough body (Claude client → Claude channel)', () => {
   it('keeps the body, maps the model, defaults max_tokens, sets stream from the call', () => {
-    const body = { model: 'alias', system: [{ type: 'text', text: 's', cache_control: { type: 'ephemeral' } }], messages: [{ role: 'user', content: 'x' }], stream: true, metadata: { user_id: 'u' } };
+    const body = {
+      model: 'alias',
+      system: [{ type: 'text', text: 's', cache_control: { type: 'ephemeral' } }],
+      messages: [{ role: 'user', content: 'x' }],
+      stream: true,
+      metadata: { user_id: 'u' },
+    };
     const out = claudeRawBody(body, ctxOf({ 'claude.default_max_tokens': '{"default":1234}' }, { upstreamModel: 'claude-real' })).body;
     expect(out).toEqual({ ...body, model: 'claude-real', max_tokens: 1234, stream: undefined });
     expect('stream' in out).toBe(false);
@@ -686,9 +773,18 @@ describe('Claude passthrough body (Claude client → Claude channel)', () => {
     expect(a.model).toBe('claude-x');
     expect(a.body).toMatchObject({ model: 'claude-x', thinking: { type: 'enabled', budget_tokens: 2000 }, temperature: 1 });
     expect(a.body.top_p).toBeUndefined();
-    const b = claudeRawBody({ messages: [], max_tokens: 4000, thinking: { type: 'enabled', budget_tokens: 1500 } }, ctxOf(opts, { upstreamModel: 'claude-x-thinking' }));
+    const b = claudeRawBody(
+      { messages: [], max_tokens: 4000, thinking: { type: 'enabled', budget_tokens: 1500 } },
+      ctxOf(opts, { upstreamModel: 'claude-x-thinking' }),
+    );
     expect(b.body.thinking).toEqual({ type: 'enabled', budget_tokens: 1500 });
-    const up = claudeAdaptor.rawRequest!({ messages: [] }, ctxOf({ ...opts, 'claude.model_headers_settings': '{"claude-x-thinking":{"anthropic-beta":"interleaved-thinking-2025-05-14"}}' }, { upstreamModel: 'claude-x-thinking' }));
+    const up = claudeAdaptor.rawRequest!(
+      { messages: [] },
+      ctxOf(
+        { ...opts, 'claude.model_headers_settings': '{"claude-x-thinking":{"anthropic-beta":"interleaved-thinking-2025-05-14"}}' },
+        { upstreamModel: 'claude-x-thinking' },
+      ),
+    );
     expect(up.headers['anthropic-beta']).toBe('interleaved-thinking-2025-05-14');
     expect(up.url).toBe('https://claude.example/v1/messages');
   });
@@ -704,7 +800,13 @@ describe('Claude passthrough body (Claude client → Claude channel)', () => {
 });
 
 describe('AWS Claude (type 33): SigV4 and Bedrock invoke', () => {
-  const EXAMPLE = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', region: 'us-east-1', service: 'service', now: new Date('2015-08-30T12:36:00Z') };
+  const EXAMPLE = {
+    accessKeyId: 'AKIDEXAMPLE',
+    secretAccessKey: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY',
+    region: 'us-east-1',
+    service: 'service',
+    now: new Date('2015-08-30T12:36:00Z'),
+  };
 
   it('matches the AWS SigV4 test suite (get-vanilla, get-vanilla-query-order-key-case)', () => {
     const vanilla = signV4({ method: 'GET', url: 'https://example.amazonaws.com/', headers: {}, body: '', ...EXAMPLE });
@@ -718,8 +820,27 @@ describe('AWS Claude (type 33): SigV4 and Bedrock invoke', () => {
   });
 
   it('signs a Bedrock invoke exactly like @smithy/signature-v4 (double-encoded model id path)', () => {
-    const ctx = ctxOf({}, { channel: { id: 3, type: 33, name: 'aws', key: 'AKIDEXAMPLE|wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY|us-west-2', baseUrl: '', organization: '', other: '', setting: {} } });
-    const up = bedrockRequest(ctx, 'claude-3-5-sonnet-20241022', { model: 'claude-3-5-sonnet-20241022', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] }, new Date('2024-05-01T10:20:30Z'));
+    const ctx = ctxOf(
+      {},
+      {
+        channel: {
+          id: 3,
+          type: 33,
+          name: 'aws',
+          key: 'AKIDEXAMPLE|wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY|us-west-2',
+          baseUrl: '',
+          organization: '',
+          other: '',
+          setting: {},
+        },
+      },
+    );
+    const up = bedrockRequest(
+      ctx,
+      'claude-3-5-sonnet-20241022',
+      { model: 'claude-3-5-sonnet-20241022', max_tokens: 10, messages: [{ role: 'user', content: 'hi' }] },
+      new Date('2024-05-01T10:20:30Z'),
+    );
     expect(up.url).toBe('https://bedrock-runtime.us-west-2.amazonaws.com/model/anthropic.claude-3-5-sonnet-20241022-v2%3A0/invoke');
     expect(up.body).toBe('{"anthropic_version":"bedrock-2023-05-31","max_tokens":10,"messages":[{"role":"user","content":"hi"}]}');
     // expected value computed once with @smithy/signature-v4 2.3.0 (the AWS SDK's signer) for the same request and clock
@@ -731,12 +852,28 @@ describe('AWS Claude (type 33): SigV4 and Bedrock invoke', () => {
 
   it('adaptor: canonical → Bedrock body (no model/stream), session token, streams on invoke-with-response-stream, errors for bad keys', () => {
     const channel = { id: 3, type: 33, name: 'aws', key: 'AK|SK|eu-central-1|SESSION', baseUrl: '', organization: '', other: '', setting: {} };
-    const up = awsClaudeAdaptor.chatRequest({ model: 'x', messages: [{ role: 'system', content: 's' }, { role: 'user', content: 'hi' }] }, ctxOf({}, { channel, upstreamModel: 'claude-sonnet-4-20250514' }));
+    const up = awsClaudeAdaptor.chatRequest(
+      {
+        model: 'x',
+        messages: [
+          { role: 'system', content: 's' },
+          { role: 'user', content: 'hi' },
+        ],
+      },
+      ctxOf({}, { channel, upstreamModel: 'claude-sonnet-4-20250514' }),
+    );
     expect(up.url).toBe('https://bedrock-runtime.eu-central-1.amazonaws.com/model/anthropic.claude-sonnet-4-20250514-v1%3A0/invoke');
     const body = JSON.parse(String(up.body));
-    expect(body).toEqual({ anthropic_version: 'bedrock-2023-05-31', max_tokens: 8192, messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }], system: [{ type: 'text', text: 's' }] });
+    expect(body).toEqual({
+      anthropic_version: 'bedrock-2023-05-31',
+      max_tokens: 8192,
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
+      system: [{ type: 'text', text: 's' }],
+    });
     expect(up.headers['x-amz-security-token']).toBe('SESSION');
-    expect(up.headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AK\/\d{8}\/eu-central-1\/bedrock\/aws4_request, SignedHeaders=accept;content-type;host;x-amz-content-sha256;x-amz-date;x-amz-security-token, Signature=[0-9a-f]{64}$/);
+    expect(up.headers.authorization).toMatch(
+      /^AWS4-HMAC-SHA256 Credential=AK\/\d{8}\/eu-central-1\/bedrock\/aws4_request, SignedHeaders=accept;content-type;host;x-amz-content-sha256;x-amz-date;x-amz-security-token, Signature=[0-9a-f]{64}$/,
+    );
     expect(bedrockModelId('us.anthropic.claude-3-7-sonnet-20250219-v1:0')).toBe('us.anthropic.claude-3-7-sonnet-20250219-v1:0');
     const st = (fn: () => unknown) => {
       try {
@@ -746,7 +883,10 @@ describe('AWS Claude (type 33): SigV4 and Bedrock invoke', () => {
       }
       return 0;
     };
-    const streamed = awsClaudeAdaptor.chatRequest({ model: 'x', messages: [{ role: 'user', content: 'hi' }] }, ctxOf({}, { channel, stream: true, upstreamModel: 'claude-sonnet-4-20250514' }));
+    const streamed = awsClaudeAdaptor.chatRequest(
+      { model: 'x', messages: [{ role: 'user', content: 'hi' }] },
+      ctxOf({}, { channel, stream: true, upstreamModel: 'claude-sonnet-4-20250514' }),
+    );
     expect(streamed.url).toBe('https://bedrock-runtime.eu-central-1.amazonaws.com/model/anthropic.claude-sonnet-4-20250514-v1%3A0/invoke-with-response-stream');
     expect(JSON.parse(String(streamed.body)).stream).toBeUndefined();
     expect(st(() => awsClaudeAdaptor.chatRequest({ model: 'x', messages: [] }, ctxOf({}, { channel: { ...channel, key: 'only-one-part' } })))).toBe(401);

@@ -71,10 +71,20 @@ describe('canonical → Gemini request', () => {
       { role: 'model', parts: [{ text: 'Hello!' }] },
       { role: 'user', parts: [{ text: 'Tell me more' }] },
     ]);
-    expect(body.generationConfig).toEqual({ temperature: 0.4, topP: 0.8, topK: 20, maxOutputTokens: 256, stopSequences: ['END'], responseMimeType: 'application/json' });
+    expect(body.generationConfig).toEqual({
+      temperature: 0.4,
+      topP: 0.8,
+      topK: 20,
+      maxOutputTokens: 256,
+      stopSequences: ['END'],
+      responseMimeType: 'application/json',
+    });
     expect(body.safetySettings).toEqual(SAFETY_CATEGORIES.map((category) => ({ category, threshold: 'OFF' })));
 
-    const stream = geminiAdaptor.chatRequest(req, ctxOf({ 'gemini.version_settings': JSON.stringify({ default: 'v1beta', 'gemini-2.0-flash': 'v1' }) }, { stream: true }));
+    const stream = geminiAdaptor.chatRequest(
+      req,
+      ctxOf({ 'gemini.version_settings': JSON.stringify({ default: 'v1beta', 'gemini-2.0-flash': 'v1' }) }, { stream: true }),
+    );
     expect(stream.url).toBe('https://gem.example/v1/models/gemini-2.0-flash:streamGenerateContent?alt=sse');
   });
 
@@ -136,7 +146,13 @@ describe('canonical → Gemini request', () => {
           function: {
             name: 'get_weather',
             description: 'Weather',
-            parameters: { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object', additionalProperties: false, properties: { city: { type: ['string', 'null'], format: 'uri' } }, required: ['city'] },
+            parameters: {
+              $schema: 'http://json-schema.org/draft-07/schema#',
+              type: 'object',
+              additionalProperties: false,
+              properties: { city: { type: ['string', 'null'], format: 'uri' } },
+              required: ['city'],
+            },
           },
         },
         { type: 'function', function: { name: 'get_time', parameters: { type: 'object', properties: {} } } },
@@ -147,7 +163,11 @@ describe('canonical → Gemini request', () => {
     expect(body.tools).toEqual([
       {
         functionDeclarations: [
-          { name: 'get_weather', description: 'Weather', parameters: { type: 'object', properties: { city: { type: 'string', nullable: true } }, required: ['city'] } },
+          {
+            name: 'get_weather',
+            description: 'Weather',
+            parameters: { type: 'object', properties: { city: { type: 'string', nullable: true } }, required: ['city'] },
+          },
           { name: 'get_time' },
         ],
       },
@@ -156,7 +176,13 @@ describe('canonical → Gemini request', () => {
     expect(body.contents).toEqual([
       { role: 'user', parts: [{ text: 'Weather?' }] },
       { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { city: 'Paris' } } }, { functionCall: { name: 'get_time', args: {} } }] },
-      { role: 'user', parts: [{ functionResponse: { name: 'get_weather', response: { temp: 18 } } }, { functionResponse: { name: 'get_time', response: { content: 'noon' } } }] },
+      {
+        role: 'user',
+        parts: [
+          { functionResponse: { name: 'get_weather', response: { temp: 18 } } },
+          { functionResponse: { name: 'get_time', response: { content: 'noon' } } },
+        ],
+      },
     ]);
     const named = toGeminiRequest({ ...req, tool_choice: { type: 'function', function: { name: 'get_time' } } }, ctxOf()).body;
     expect(named.toolConfig).toEqual({ functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['get_time'] } });
@@ -166,17 +192,30 @@ describe('canonical → Gemini request', () => {
 
   it('json_schema → responseSchema (cleaned)', () => {
     const { body } = toGeminiRequest(
-      { model: 'm', messages: [], response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object', additionalProperties: false, properties: { a: { type: 'integer' } } } } } },
+      {
+        model: 'm',
+        messages: [],
+        response_format: {
+          type: 'json_schema',
+          json_schema: { name: 'x', schema: { type: 'object', additionalProperties: false, properties: { a: { type: 'integer' } } } },
+        },
+      },
       ctxOf(),
     );
     expect(body.generationConfig).toEqual({ responseMimeType: 'application/json', responseSchema: { type: 'object', properties: { a: { type: 'integer' } } } });
-    expect(cleanSchema({ type: 'array', items: { type: 'string', format: 'date-time', $id: 'x' } })).toEqual({ type: 'array', items: { type: 'string', format: 'date-time' } });
+    expect(cleanSchema({ type: 'array', items: { type: 'string', format: 'date-time', $id: 'x' } })).toEqual({
+      type: 'array',
+      items: { type: 'string', format: 'date-time' },
+    });
   });
 
   it('thinking adapter: -thinking budget = max × percentage capped at 24576; -thinking-N; -nothinking', () => {
     const opts = { 'gemini.thinking_adapter_enabled': 'true', 'gemini.thinking_adapter_budget_tokens_percentage': '0.5' };
     const run = (model: string, max?: number) => {
-      const up = geminiAdaptor.chatRequest({ model, messages: [{ role: 'user', content: 'x' }], ...(max ? { max_tokens: max } : {}) }, ctxOf(opts, { upstreamModel: model }));
+      const up = geminiAdaptor.chatRequest(
+        { model, messages: [{ role: 'user', content: 'x' }], ...(max ? { max_tokens: max } : {}) },
+        ctxOf(opts, { upstreamModel: model }),
+      );
       return { url: up.url, gc: JSON.parse(String(up.body)).generationConfig };
     };
     const a = run('gemini-2.5-flash-thinking', 10000);
@@ -190,7 +229,10 @@ describe('canonical → Gemini request', () => {
     expect(no.gc.thinkingConfig).toEqual({ thinkingBudget: 0 });
     // reasoning_effort maps to a budget only on models that think
     const eff = (model: string) =>
-      (toGeminiRequest({ model, messages: [], reasoning_effort: 'medium' }, ctxOf({}, { upstreamModel: model })).body.generationConfig as Record<string, unknown> | undefined)?.thinkingConfig;
+      (
+        toGeminiRequest({ model, messages: [], reasoning_effort: 'medium' }, ctxOf({}, { upstreamModel: model })).body.generationConfig as
+          Record<string, unknown> | undefined
+      )?.thinkingConfig;
     expect(eff('gemini-2.5-flash')).toEqual({ includeThoughts: true, thinkingBudget: 8192 });
     expect(eff('gemini-3-pro-preview')).toEqual({ includeThoughts: true, thinkingBudget: 8192 });
     expect(eff('gemini-2.0-flash')).toBeUndefined();
@@ -255,7 +297,9 @@ describe('Gemini response → canonical', () => {
   });
 
   it('error messages', () => {
-    expect(geminiAdaptor.errorMessage(400, JSON.stringify({ error: { code: 400, message: 'API key not valid', status: 'INVALID_ARGUMENT' } }))).toBe('API key not valid');
+    expect(geminiAdaptor.errorMessage(400, JSON.stringify({ error: { code: 400, message: 'API key not valid', status: 'INVALID_ARGUMENT' } }))).toBe(
+      'API key not valid',
+    );
     expect(geminiAdaptor.errorMessage(400, JSON.stringify([{ error: { code: 400, message: 'arr', status: 'X' } }]))).toBe('arr');
   });
 });
@@ -264,10 +308,17 @@ describe('Gemini SSE → canonical chunks', () => {
   it('translates data events (text, thought, functionCall, finish, usage at end)', () => {
     const t = new GeminiStreamTranslator('fallback');
     const evs = [
-      { candidates: [{ content: { role: 'model', parts: [{ text: 'hmm', thought: true }] }, index: 0 }], usageMetadata: { promptTokenCount: 9 }, modelVersion: 'gemini-2.5-pro' },
+      {
+        candidates: [{ content: { role: 'model', parts: [{ text: 'hmm', thought: true }] }, index: 0 }],
+        usageMetadata: { promptTokenCount: 9 },
+        modelVersion: 'gemini-2.5-pro',
+      },
       { candidates: [{ content: { role: 'model', parts: [{ text: 'Hel' }] }, index: 0 }] },
       { candidates: [{ content: { role: 'model', parts: [{ text: 'lo' }] }, index: 0 }] },
-      { candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: 'f', args: { q: 1 } } }] }, finishReason: 'STOP', index: 0 }], usageMetadata: { promptTokenCount: 9, candidatesTokenCount: 6, thoughtsTokenCount: 3, totalTokenCount: 18 } },
+      {
+        candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: 'f', args: { q: 1 } } }] }, finishReason: 'STOP', index: 0 }],
+        usageMetadata: { promptTokenCount: 9, candidatesTokenCount: 6, thoughtsTokenCount: 3, totalTokenCount: 18 },
+      },
     ];
     const chunks: ChatChunk[] = [];
     for (const e of evs) chunks.push(...t.push({ data: JSON.stringify(e) }));
@@ -306,11 +357,26 @@ describe('Gemini inbound format', () => {
       {
         systemInstruction: { parts: [{ text: 'Sys' }] },
         contents: [
-          { role: 'user', parts: [{ text: 'What is' }, { inlineData: { mimeType: 'image/png', data: PNG_B64 } }, { fileData: { mimeType: 'image/jpeg', fileUri: 'https://img.example/a.jpg' } }] },
+          {
+            role: 'user',
+            parts: [
+              { text: 'What is' },
+              { inlineData: { mimeType: 'image/png', data: PNG_B64 } },
+              { fileData: { mimeType: 'image/jpeg', fileUri: 'https://img.example/a.jpg' } },
+            ],
+          },
           { role: 'model', parts: [{ functionCall: { name: 'lookup', args: { q: 'cat' } } }] },
           { role: 'user', parts: [{ functionResponse: { name: 'lookup', response: { result: 'a cat' } } }] },
         ],
-        generationConfig: { temperature: 0.1, topP: 0.2, topK: 3, maxOutputTokens: 99, stopSequences: ['x'], responseMimeType: 'application/json', thinkingConfig: { thinkingBudget: 2000 } },
+        generationConfig: {
+          temperature: 0.1,
+          topP: 0.2,
+          topK: 3,
+          maxOutputTokens: 99,
+          stopSequences: ['x'],
+          responseMimeType: 'application/json',
+          thinkingConfig: { thinkingBudget: 2000 },
+        },
         tools: [{ functionDeclarations: [{ name: 'lookup', description: 'Look', parameters: { type: 'OBJECT', properties: { q: { type: 'STRING' } } } }] }],
         toolConfig: { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['lookup'] } },
       },
@@ -333,7 +399,9 @@ describe('Gemini inbound format', () => {
     ]);
     expect(req).toMatchObject({ temperature: 0.1, top_p: 0.2, top_k: 3, max_tokens: 99, stop: ['x'], response_format: { type: 'json_object' } });
     expect(req.reasoning_effort).toBeUndefined();
-    expect(req.tools).toEqual([{ type: 'function', function: { name: 'lookup', description: 'Look', parameters: { type: 'object', properties: { q: { type: 'string' } } } } }]);
+    expect(req.tools).toEqual([
+      { type: 'function', function: { name: 'lookup', description: 'Look', parameters: { type: 'object', properties: { q: { type: 'string' } } } } },
+    ]);
     expect(req.tool_choice).toEqual({ type: 'function', function: { name: 'lookup' } });
     expect(getHints(req).geminiThinkingConfig).toEqual({ thinkingBudget: 2000 });
     // a Claude upstream gets the same budget as extended thinking
@@ -342,7 +410,10 @@ describe('Gemini inbound format', () => {
   });
 
   it('non-image fileData is named in the text, not sent as an image', () => {
-    const req = geminiToChat({ contents: [{ role: 'user', parts: [{ text: 'Summarise' }, { fileData: { mimeType: 'video/mp4', fileUri: 'https://youtu.be/x' } }] }] }, 'm');
+    const req = geminiToChat(
+      { contents: [{ role: 'user', parts: [{ text: 'Summarise' }, { fileData: { mimeType: 'video/mp4', fileUri: 'https://youtu.be/x' } }] }] },
+      'm',
+    );
     expect(req.messages).toEqual([{ role: 'user', content: 'Summarise[video/mp4: https://youtu.be/x]' }]);
   });
 
@@ -386,9 +457,24 @@ describe('Gemini inbound format', () => {
       created: 1,
       model: 'gpt-4o',
       choices: [
-        { index: 0, message: { role: 'assistant', content: 'Answer', reasoning_content: 'why', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{"z":3}' } }] }, finish_reason: 'tool_calls' },
+        {
+          index: 0,
+          message: {
+            role: 'assistant',
+            content: 'Answer',
+            reasoning_content: 'why',
+            tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{"z":3}' } }],
+          },
+          finish_reason: 'tool_calls',
+        },
       ],
-      usage: { prompt_tokens: 10, completion_tokens: 8, total_tokens: 18, prompt_tokens_details: { cached_tokens: 4 }, completion_tokens_details: { reasoning_tokens: 2 } },
+      usage: {
+        prompt_tokens: 10,
+        completion_tokens: 8,
+        total_tokens: 18,
+        prompt_tokens_details: { cached_tokens: 4 },
+        completion_tokens_details: { reasoning_tokens: 2 },
+      },
     };
     expect(chatToGemini(res, 'gemini-alias')).toEqual({
       candidates: [
@@ -403,7 +489,8 @@ describe('Gemini inbound format', () => {
       responseId: 'q1',
     });
     const fin = (f: ChatResponse['choices'][number]['finish_reason']) =>
-      (chatToGemini({ ...res, choices: [{ index: 0, message: { role: 'assistant', content: 'x' }, finish_reason: f }] }, 'm') as any).candidates[0].finishReason;
+      (chatToGemini({ ...res, choices: [{ index: 0, message: { role: 'assistant', content: 'x' }, finish_reason: f }] }, 'm') as any).candidates[0]
+        .finishReason;
     expect(fin('length')).toBe('MAX_TOKENS');
     expect(fin('content_filter')).toBe('SAFETY');
     expect(fin('stop')).toBe('STOP');
@@ -472,12 +559,18 @@ describe('model list and image models', () => {
 
   it('gemini.supported_imagine_models asks for image output', () => {
     const opts = { 'gemini.supported_imagine_models': JSON.stringify(['gemini-2.0-flash-exp-image-generation']) };
-    const img = toGeminiRequest({ model: 'x', messages: [{ role: 'user', content: 'draw' }] }, ctxOf(opts, { upstreamModel: 'gemini-2.0-flash-exp-image-generation' })).body;
+    const img = toGeminiRequest(
+      { model: 'x', messages: [{ role: 'user', content: 'draw' }] },
+      ctxOf(opts, { upstreamModel: 'gemini-2.0-flash-exp-image-generation' }),
+    ).body;
     expect((img.generationConfig as Record<string, unknown>).responseModalities).toEqual(['TEXT', 'IMAGE']);
     const txt = toGeminiRequest({ model: 'x', messages: [{ role: 'user', content: 'draw' }] }, ctxOf(opts)).body;
     expect(txt.generationConfig).toBeUndefined();
     // image parts in the answer come back as markdown data URLs
-    const res = fromGeminiResponse({ candidates: [{ content: { parts: [{ inlineData: { mimeType: 'image/png', data: 'QUJD' } }] }, finishReason: 'STOP' }] }, 'm');
+    const res = fromGeminiResponse(
+      { candidates: [{ content: { parts: [{ inlineData: { mimeType: 'image/png', data: 'QUJD' } }] }, finishReason: 'STOP' }] },
+      'm',
+    );
     expect(res.choices[0]!.message.content).toBe('![image](data:image/png;base64,QUJD)');
   });
 });
@@ -489,7 +582,11 @@ describe('passthrough helpers', () => {
     const body = JSON.parse(String(up.body));
     expect(body.contents).toEqual([{ role: 'user', parts: [{ text: 'x' }] }]);
     expect(body.safetySettings).toHaveLength(SAFETY_CATEGORIES.length);
-    expect(geminiAdaptor.usageFromBody!({ usageMetadata: { promptTokenCount: 2, candidatesTokenCount: 3, totalTokenCount: 5 } }, ctxOf())).toEqual({ prompt_tokens: 2, completion_tokens: 3, total_tokens: 5 });
+    expect(geminiAdaptor.usageFromBody!({ usageMetadata: { promptTokenCount: 2, candidatesTokenCount: 3, totalTokenCount: 5 } }, ctxOf())).toEqual({
+      prompt_tokens: 2,
+      completion_tokens: 3,
+      total_tokens: 5,
+    });
   });
 
   it('Gemini rawRequest: thinking suffixes, client safetySettings kept, model field dropped', () => {
@@ -504,7 +601,11 @@ describe('passthrough helpers', () => {
     expect(a.body.generationConfig).toEqual({ maxOutputTokens: 1000, thinkingConfig: { includeThoughts: true, thinkingBudget: 500 } });
     expect(raw('gemini-2.5-flash-nothinking', { contents: [] }).body.generationConfig).toEqual({ thinkingConfig: { thinkingBudget: 0 } });
     expect(raw('gemini-2.5-flash-thinking-999999', { contents: [] }).body.generationConfig.thinkingConfig.thinkingBudget).toBe(24576);
-    const own = raw('gemini-2.5-flash-thinking', { contents: [], generationConfig: { thinkingConfig: { thinkingBudget: 77 } }, safetySettings: [{ category: 'HARM_CATEGORY_HARASSMENT', threshold: 'BLOCK_LOW_AND_ABOVE' }] });
+    const own = raw('gemini-2.5-flash-thinking', {
+      contents: [],
+      generationConfig: { thinkingConfig: { thinkingBudget: 77 } },
+      safetySettings: [{ category: 'HARM_CATEGORY_HARASSMENT', threshold: 'BLOCK_LOW_AND_ABOVE' }],
+    });
     expect(own.body.generationConfig.thinkingConfig).toEqual({ thinkingBudget: 77 });
     expect(own.body.safetySettings).toEqual([{ category: 'HARM_CATEGORY_HARASSMENT', threshold: 'BLOCK_LOW_AND_ABOVE' }]);
   });

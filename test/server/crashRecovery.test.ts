@@ -29,7 +29,13 @@ function call(port: number, key: string, body: unknown, firstBytesOnly: boolean)
   return new Promise((resolve, reject) => {
     const data = JSON.stringify(body);
     const req = http.request(
-      { host: '127.0.0.1', port, method: 'POST', path: '/v1/chat/completions', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } },
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/v1/chat/completions',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) },
+      },
       (res) => {
         if (firstBytesOnly) {
           res.once('data', () => resolve({ status: res.statusCode ?? 0, req }));
@@ -91,7 +97,9 @@ describe.each(TARGETS.map((t) => [t.name, t] as const))('kill -9 during streams,
     }
     // 20 streams (4 s each), every one past its first frame: its reservation is committed.
     const streams = await Promise.all(
-      Array.from({ length: STREAMS }, () => call(port, token.key, { model: 'drip-model', stream: true, max_tokens: 2800, messages: [{ role: 'user', content: 'tell me' }] }, true)),
+      Array.from({ length: STREAMS }, () =>
+        call(port, token.key, { model: 'drip-model', stream: true, max_tokens: 2800, messages: [{ role: 'user', content: 'tell me' }] }, true),
+      ),
     );
     expect(streams.every((s) => s.status === 200)).toBe(true);
     await first.kill();

@@ -76,7 +76,8 @@ describeEach(DB_TARGETS, 'guarded fetch', (app) => {
       'fetch_setting.domain_allow_list': '',
       'fetch_setting.domain_deny_list': '',
       'fetch_setting.allowed_ports': '80,443,8080,8443',
-    })) await set(k, v);
+    }))
+      await set(k, v);
   });
 
   it('refuses loopback, private, link-local, CGNAT, multicast, broadcast and unspecified addresses in every spelling, connecting nowhere', async () => {
@@ -145,7 +146,9 @@ describeEach(DB_TARGETS, 'guarded fetch', (app) => {
     await set('fetch_setting.allowed_ports', '');
     setResolver(app().ctx, async () => [{ address: '127.0.0.1', family: 4 }]);
     try {
-      await expect(guardedFetch(app().ctx, `http://internal.example.com:${local.port}/`)).rejects.toThrow('fetch refused: 127.0.0.1 is a private address (loopback)');
+      await expect(guardedFetch(app().ctx, `http://internal.example.com:${local.port}/`)).rejects.toThrow(
+        'fetch refused: 127.0.0.1 is a private address (loopback)',
+      );
       expect(local.connections).toBe(0);
       await set('fetch_setting.ip_allow_list', '127.0.0.1/32');
       const res = await guardedFetch(app().ctx, `http://internal.example.com:${local.port}/`);
@@ -204,7 +207,9 @@ describeEach(DB_TARGETS, 'guarded fetch', (app) => {
     const base = `http://public.example.com:${outside.port}`;
     try {
       await expect(guardedFetch(app().ctx, `${base}/to-ip`)).rejects.toThrow('fetch refused: 127.0.0.1 is a private address (loopback)');
-      await expect(guardedFetch(app().ctx, `${base}/to-name`, { method: 'POST', body: 'x' })).rejects.toThrow('fetch refused: 127.0.0.1 is a private address (loopback)');
+      await expect(guardedFetch(app().ctx, `${base}/to-name`, { method: 'POST', body: 'x' })).rejects.toThrow(
+        'fetch refused: 127.0.0.1 is a private address (loopback)',
+      );
       expect(inside.connections).toBe(0);
       await expect(guardedFetch(app().ctx, `${base}/loop`)).rejects.toThrow('fetch failed: more than 3 redirects');
       await expect(guardedFetch(app().ctx, `${base}/hop`, { maxRedirects: 0 })).rejects.toThrow('fetch failed: redirects are not followed');
@@ -254,7 +259,9 @@ describeEach(DB_TARGETS, 'guarded fetch', (app) => {
     await set('fetch_setting.ip_allow_list', '127.0.0.1');
     try {
       await set('fetch_setting.domain_deny_list', 'evil.example.com');
-      await expect(guardedFetch(app().ctx, `http://api.evil.example.com:${local.port}/`)).rejects.toThrow('fetch refused: api.evil.example.com is on the domain deny list');
+      await expect(guardedFetch(app().ctx, `http://api.evil.example.com:${local.port}/`)).rejects.toThrow(
+        'fetch refused: api.evil.example.com is on the domain deny list',
+      );
       await set('fetch_setting.domain_deny_list', '');
       await set('fetch_setting.domain_allow_list', 'hooks.example.org');
       await expect(guardedFetch(app().ctx, `http://other.example.com:${local.port}/`)).rejects.toThrow('is not on the domain allow list');
@@ -278,7 +285,9 @@ describeEach(DB_TARGETS, 'guarded fetch', (app) => {
       expect(await verifyTurnstile(app().ctx, 'tok', '1.2.3.4')).toBe(true);
       expect(local.connections).toBe(2);
       setResolver(app().ctx, async () => [{ address: '169.254.169.254', family: 4 }]);
-      await expect(providerJson(app().ctx, 'OIDC', `http://metadata.example.com:${local.port}/`)).rejects.toThrow('OIDC：fetch refused: 169.254.169.254 is a private address (link-local)');
+      await expect(providerJson(app().ctx, 'OIDC', `http://metadata.example.com:${local.port}/`)).rejects.toThrow(
+        'OIDC：fetch refused: 169.254.169.254 is a private address (link-local)',
+      );
       await app().ctx.options.set('TurnstileVerifyURL', 'http://169.254.169.254/siteverify');
       expect(await verifyTurnstile(app().ctx, 'tok', '1.2.3.4')).toBe(false);
       // Root's switch opens link-local for root-configured URLs only, never for user-typed ones.
@@ -307,7 +316,9 @@ describeEach(DB_TARGETS, 'guarded fetch', (app) => {
       for (const url of targets) {
         const u = await makeUser(app());
         const s = await loginAgent(app(), u.username, u.password);
-        const saved = await s.put('/api/user/setting').send({ notify_type: 'webhook', quota_warning_threshold: 1000, webhook_url: url, webhook_secret: 'whsec' });
+        const saved = await s
+          .put('/api/user/setting')
+          .send({ notify_type: 'webhook', quota_warning_threshold: 1000, webhook_url: url, webhook_secret: 'whsec' });
         expect(saved.body.success).toBe(true);
         const row = await app().knex('users').where({ id: u.id }).first();
         const user = { id: u.id, username: u.username, status: 1, role: 1, group: 'default', email: '', setting: JSON.parse(row.setting) } as UserRecord;

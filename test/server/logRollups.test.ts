@@ -54,7 +54,7 @@ function randomTime(r: () => number): number {
 function randomLog(r: () => number, at?: number): NewLog {
   const u = USERS[Math.floor(r() * USERS.length)]!;
   const type = r() < 0.7 ? 2 : 1 + Math.floor(r() * 4);
-  const pick = <T,>(a: T[]) => a[Math.floor(r() * a.length)]!;
+  const pick = <T>(a: T[]) => a[Math.floor(r() * a.length)]!;
   return {
     user_id: u.id,
     username: u.name,
@@ -89,9 +89,13 @@ async function reference(app: TestApp, f: LogFilter, stat: boolean): Promise<num
 
 /** Rollup rows as maintained (zero rows dropped), to compare with a rebuild from scratch. */
 async function rollupSnapshot(app: TestApp): Promise<string[]> {
-  const rows = (await app.knex('log_rollups').where('n', '<>', 0).orWhere('quota', '<>', 0).orWhere('tokens', '<>', 0).select('*')) as Array<Record<string, unknown>>;
+  const rows = (await app.knex('log_rollups').where('n', '<>', 0).orWhere('quota', '<>', 0).orWhere('tokens', '<>', 0).select('*')) as Array<
+    Record<string, unknown>
+  >;
   return rows
-    .map((r) => [r.dim, r.user_id, r.username, r.token_name, r.model_name, r.channel_id, r.group, r.bucket, r.type, r.n, r.quota, r.tokens].map(String).join('\u0001'))
+    .map((r) =>
+      [r.dim, r.user_id, r.username, r.token_name, r.model_name, r.channel_id, r.group, r.bucket, r.type, r.n, r.quota, r.tokens].map(String).join('\u0001'),
+    )
     .sort();
 }
 
@@ -191,7 +195,12 @@ describeEach(DB_TARGETS, 'log rollups', (getApp) => {
     for (let i = 0; i < 1100; i++) b.addLog(randomLog(r)); // more than one batch (FLUSH_AT)
     await b.flush();
     // SQLite has no insert trigger (the batch added its own rollups); PostgreSQL has its statement trigger.
-    const triggers = a.target.db === 'sqlite' ? ((await a.knex.raw("select name from sqlite_master where type = 'trigger' and tbl_name = 'logs'")) as Array<{ name: string }>).map((t) => t.name).sort() : [];
+    const triggers =
+      a.target.db === 'sqlite'
+        ? ((await a.knex.raw("select name from sqlite_master where type = 'trigger' and tbl_name = 'logs'")) as Array<{ name: string }>)
+            .map((t) => t.name)
+            .sort()
+        : [];
     if (a.target.db === 'sqlite') expect(triggers).toEqual(['logs_rollup_del', 'logs_rollup_upd']);
     await expectRollupsInStep(a);
     for (let i = 0; i < 20; i++) await insertLog(a.knex, randomLog(r));
@@ -204,7 +213,11 @@ describeEach(DB_TARGETS, 'log rollups', (getApp) => {
     else await insertLogs(a.knex, many);
     await expectRollupsInStep(a);
     // An update that moves rows between keys and buckets.
-    await a.knex('logs').where('model_name', 'o3').where('type', 2).update({ model_name: 'o3-moved', quota: 7, created_at: T0 + D + 5 });
+    await a
+      .knex('logs')
+      .where('model_name', 'o3')
+      .where('type', 2)
+      .update({ model_name: 'o3-moved', quota: 7, created_at: T0 + D + 5 });
     await expectRollupsInStep(a);
     // A rolled-back insert leaves no trace.
     const before = await rollupSnapshot(a);
@@ -237,13 +250,24 @@ describeEach(DB_TARGETS, 'log rollups', (getApp) => {
   it('concurrent writers do not lose counts', async () => {
     const a = app();
     const before = await reference(a, {}, false);
-    const same = (i: number): NewLog => ({ ...randomLog(r, T0 + D + 10 * H + (i % 7)), user_id: 11, username: 'ann', model_name: 'gpt-4o', token_name: 'ta', group: 'vip', channel_id: 3, type: 2 });
+    const same = (i: number): NewLog => ({
+      ...randomLog(r, T0 + D + 10 * H + (i % 7)),
+      user_id: 11,
+      username: 'ann',
+      model_name: 'gpt-4o',
+      token_name: 'ta',
+      group: 'vip',
+      channel_id: 3,
+      type: 2,
+    });
     await Promise.all([
-      ...Array.from({ length: 8 }, (_, k) => a.knex.transaction(async (trx) => {
-        const rows = Array.from({ length: 40 }, (_, i) => same(k * 40 + i));
-        if (a.target.db === 'postgres') await trx('logs').insert(rows.map(logRow));
-        else await insertLogs(trx, rows);
-      })),
+      ...Array.from({ length: 8 }, (_, k) =>
+        a.knex.transaction(async (trx) => {
+          const rows = Array.from({ length: 40 }, (_, i) => same(k * 40 + i));
+          if (a.target.db === 'postgres') await trx('logs').insert(rows.map(logRow));
+          else await insertLogs(trx, rows);
+        }),
+      ),
       ...Array.from({ length: 20 }, (_, i) => insertLog(a.knex, same(i))),
       (async () => {
         const b = usageBatcher(a.ctx);
@@ -296,7 +320,14 @@ describeEach(DB_TARGETS, 'log rollups', (getApp) => {
     const a = app();
     const f: LogFilter = { user_id: 11 };
     const total = await reference(a, f, false);
-    const all = await a.knex('logs').where(f).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).select('id');
+    const all = await a
+      .knex('logs')
+      .where(f)
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
+      .select('id');
     const page2 = await queryLogs(a.knex, f, { p: 2, page_size: 7 });
     expect(page2.total).toBe(total);
     expect(page2.rows.map((x) => Number(x.id))).toEqual(all.slice(7, 14).map((x) => Number(x.id)));
@@ -322,7 +353,12 @@ describeEach(DB_TARGETS, 'log rollups', (getApp) => {
     await expectRollupsInStep(a);
     // No all-zero rows left behind for purged buckets.
     expect(Number((await a.knex('log_rollups').where('n', 0).where('bucket', '<', target).count({ n: '*' }).first())!.n)).toBe(0);
-    for (const f of [{}, { user_id: 11 }, { model_name: 'gpt-4o', start_timestamp: T0, end_timestamp: target + H }, { username: 'ann', end_timestamp: target }]) {
+    for (const f of [
+      {},
+      { user_id: 11 },
+      { model_name: 'gpt-4o', start_timestamp: T0, end_timestamp: target + H },
+      { username: 'ann', end_timestamp: target },
+    ]) {
       expect((await queryLogs(a.knex, f, { p: 1, page_size: 1 })).total).toBe(await reference(a, f, false));
       expect((await logStats(a.knex, f, T0)).quota).toBe(await reference(a, f, true));
     }
@@ -334,7 +370,10 @@ describeEach(DB_TARGETS, 'log rollups', (getApp) => {
     await a.knex('logs').delete();
     expect((await queryLogs(a.knex, {}, { p: 1, page_size: 1 })).total).toBe(0);
     expect((await logStats(a.knex, { user_id: 11 }, T0)).quota).toBe(0);
-    await insertLogs(a.knex, Array.from({ length: 5 }, () => randomLog(r)));
+    await insertLogs(
+      a.knex,
+      Array.from({ length: 5 }, () => randomLog(r)),
+    );
     if (a.target.db === 'postgres') {
       await a.knex.raw('TRUNCATE logs');
       expect(Number((await a.knex('log_rollups').count({ n: '*' }).first())!.n)).toBe(0);

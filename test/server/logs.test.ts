@@ -34,14 +34,82 @@ describeEach(DB_TARGETS, 'usage logs', (getApp) => {
     const other = JSON.stringify({ model_ratio: 1, group_ratio: 1, admin_info: { use_channel: ['3', '4'] } });
     seeded = [
       // old consumption rows (fixed timestamps)
-      { user_id: a.id, username: 'alice', type: 2, created_at: T0 + 10, model_name: 'gpt-4o', token_name: 'ta', channel_id: 3, channel_name: 'up3', group: 'default', quota: 100, prompt_tokens: 10, completion_tokens: 5, other },
-      { user_id: a.id, username: 'alice', type: 2, created_at: T0 + 20, model_name: 'o3', token_name: 'ta', channel_id: 4, channel_name: 'up4', group: 'vip', quota: 200, prompt_tokens: 20, completion_tokens: 10, other },
-      { user_id: b.id, username: 'bob', type: 2, created_at: T0 + 30, model_name: 'gpt-4o', token_name: 'tb', channel_id: 3, channel_name: 'up3', group: 'default', quota: 400, prompt_tokens: 40, completion_tokens: 20, other },
+      {
+        user_id: a.id,
+        username: 'alice',
+        type: 2,
+        created_at: T0 + 10,
+        model_name: 'gpt-4o',
+        token_name: 'ta',
+        channel_id: 3,
+        channel_name: 'up3',
+        group: 'default',
+        quota: 100,
+        prompt_tokens: 10,
+        completion_tokens: 5,
+        other,
+      },
+      {
+        user_id: a.id,
+        username: 'alice',
+        type: 2,
+        created_at: T0 + 20,
+        model_name: 'o3',
+        token_name: 'ta',
+        channel_id: 4,
+        channel_name: 'up4',
+        group: 'vip',
+        quota: 200,
+        prompt_tokens: 20,
+        completion_tokens: 10,
+        other,
+      },
+      {
+        user_id: b.id,
+        username: 'bob',
+        type: 2,
+        created_at: T0 + 30,
+        model_name: 'gpt-4o',
+        token_name: 'tb',
+        channel_id: 3,
+        channel_name: 'up3',
+        group: 'default',
+        quota: 400,
+        prompt_tokens: 40,
+        completion_tokens: 20,
+        other,
+      },
       { user_id: a.id, username: 'alice', type: 1, created_at: T0 + 40, content: 'top-up', quota: 5000 },
       { user_id: b.id, username: 'bob', type: 3, created_at: T0 + 50, content: 'admin did a thing' },
       // recent rows (inside the last 60 s): count for rpm / tpm
-      { user_id: a.id, username: 'alice', type: 2, created_at: t - 5, model_name: 'gpt-4o', token_name: 'ta', channel_id: 3, group: 'default', quota: 1000, prompt_tokens: 100, completion_tokens: 50, other },
-      { user_id: b.id, username: 'bob', type: 2, created_at: t - 3, model_name: 'o3', token_name: 'tb', channel_id: 4, group: 'vip', quota: 3000, prompt_tokens: 300, completion_tokens: 70, other },
+      {
+        user_id: a.id,
+        username: 'alice',
+        type: 2,
+        created_at: t - 5,
+        model_name: 'gpt-4o',
+        token_name: 'ta',
+        channel_id: 3,
+        group: 'default',
+        quota: 1000,
+        prompt_tokens: 100,
+        completion_tokens: 50,
+        other,
+      },
+      {
+        user_id: b.id,
+        username: 'bob',
+        type: 2,
+        created_at: t - 3,
+        model_name: 'o3',
+        token_name: 'tb',
+        channel_id: 4,
+        group: 'vip',
+        quota: 3000,
+        prompt_tokens: 300,
+        completion_tokens: 70,
+        other,
+      },
       { user_id: a.id, username: 'alice', type: 4, created_at: t - 2, content: 'system note' },
     ];
     await insertLogs(app.knex, seeded);
@@ -80,7 +148,7 @@ describeEach(DB_TARGETS, 'usage logs', (getApp) => {
     }
   });
 
-  it("shows a user only their own logs, without channel or admin info", async () => {
+  it('shows a user only their own logs, without channel or admin info', async () => {
     const res = await alice.get('/api/log/self/?p=1&page_size=50&username=bob&channel=4');
     const items = res.body.data.items as Array<Record<string, unknown>>;
     expect(res.body.data.total).toBe(5); // username/channel filters are ignored for self

@@ -14,7 +14,15 @@ describeEach(DB_TARGETS, 'mail sending', (app) => {
 
   const configure = async (over: Record<string, string> = {}) => {
     const o = app().ctx.options;
-    const values = { SMTPServer: '127.0.0.1', SMTPPort: String(smtp.port), SMTPAccount: 'gateway@test.local', SMTPToken: 'smtp-secret', SMTPFrom: 'noreply@test.local', SMTPSSLEnabled: 'false', ...over };
+    const values = {
+      SMTPServer: '127.0.0.1',
+      SMTPPort: String(smtp.port),
+      SMTPAccount: 'gateway@test.local',
+      SMTPToken: 'smtp-secret',
+      SMTPFrom: 'noreply@test.local',
+      SMTPSSLEnabled: 'false',
+      ...over,
+    };
     for (const [k, v] of Object.entries(values)) await o.set(k, v);
   };
 

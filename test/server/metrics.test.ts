@@ -191,7 +191,11 @@ describeEach(DB_TARGETS, 'metrics: relay integration', (getApp) => {
     await setOptions(app, { ModelRatio: JSON.stringify({ 'metrics-model': 2, 'metrics-down': 1 }) });
     const down = await seedChannel(app, { base_url: mock.url, models: 'metrics-down', name: 'metrics-down', key: 'sk-fault-502', auto_ban: 0 });
     const before = await quotaOf();
-    const res = await app.http().post('/v1/chat/completions').set('Authorization', `Bearer ${key}`).send({ model: 'metrics-down', messages: [{ role: 'user', content: 'hi' }] });
+    const res = await app
+      .http()
+      .post('/v1/chat/completions')
+      .set('Authorization', `Bearer ${key}`)
+      .send({ model: 'metrics-down', messages: [{ role: 'user', content: 'hi' }] });
     expect(res.status).toBe(502);
     await flushUsage(app);
     expect(await quotaOf()).toBe(before); // the reservation was refunded
@@ -202,7 +206,11 @@ describeEach(DB_TARGETS, 'metrics: relay integration', (getApp) => {
   });
 
   test('a request refused before any channel is not billed to a channel', async () => {
-    const res = await app.http().post('/v1/chat/completions').set('Authorization', `Bearer ${key}`).send({ model: 'no-such-model', messages: [{ role: 'user', content: 'hi' }] });
+    const res = await app
+      .http()
+      .post('/v1/chat/completions')
+      .set('Authorization', `Bearer ${key}`)
+      .send({ model: 'no-such-model', messages: [{ role: 'user', content: 'hi' }] });
     expect(res.status).toBeGreaterThanOrEqual(400);
     const text = (await app.http().get('/metrics')).text;
     expect(sample(text, 'gateway_relay_requests_total', { channel: String(channelId), model: 'no-such-model' })).toBeUndefined();

@@ -121,7 +121,9 @@ describe.each(SHARED.map((make) => [make().name, make] as const))('two gateway p
       expect(created.json.success).toBe(true);
       // 12 concurrent wrong guesses, alternating nodes: the account limit is 5 in all.
       const guesses = await Promise.all(
-        Array.from({ length: 12 }, (_, i) => new Client().call(i % 2 ? n2!.base : n1!.base, 'POST', '/api/user/login', { username: 'victim', password: `wrong${i}` })),
+        Array.from({ length: 12 }, (_, i) =>
+          new Client().call(i % 2 ? n2!.base : n1!.base, 'POST', '/api/user/login', { username: 'victim', password: `wrong${i}` }),
+        ),
       );
       const locked = guesses.filter((g) => g.status === 429).length;
       expect(guesses.every((g) => g.json.success !== true)).toBe(true);

@@ -1,6 +1,15 @@
 import type request from 'supertest';
 import { ALL_TARGETS, DB_TARGETS, KV_TARGETS, describeEach, loginAgent, makeUser, setupRoot, type TestApp } from '../helpers/app';
-import { startGitHubFake, startLinuxDOFake, startWeChatFake, telegramAuthData, type GitHubUser, type LinuxDOUser, type OAuthFake, type WeChatFake } from '../helpers/oauthFakes';
+import {
+  startGitHubFake,
+  startLinuxDOFake,
+  startWeChatFake,
+  telegramAuthData,
+  type GitHubUser,
+  type LinuxDOUser,
+  type OAuthFake,
+  type WeChatFake,
+} from '../helpers/oauthFakes';
 import { issueCode } from '../../server/src/services/verification';
 import { OAUTH_RATE_LIMIT } from '../../server/src/api/oauth';
 
@@ -162,7 +171,13 @@ describeEach(ALL_TARGETS, 'OAuth state and GitHub login', (app) => {
     for (const r of results) expect(r.body.success).toBe(true);
     expect(new Set(results.map((r) => r.body.data.id)).size).toBe(1);
     expect(await count(app())).toBe(before + 1);
-    expect((await app().knex('users').where({ github_id: String(ghUser.id) })).length).toBe(1);
+    expect(
+      (
+        await app()
+          .knex('users')
+          .where({ github_id: String(ghUser.id) })
+      ).length,
+    ).toBe(1);
   });
 
   it('refuses a missing, foreign, wrong or reused state without calling GitHub or creating a user', async () => {
@@ -199,7 +214,10 @@ describeEach(ALL_TARGETS, 'OAuth state and GitHub login', (app) => {
     const agent = app().http();
     const stateRes = await agent.get('/api/oauth/state');
     const state = stateRes.body.data;
-    const cookies = ([] as string[]).concat(stateRes.headers['set-cookie'] ?? []).map((c) => c.split(';')[0]).join('; ');
+    const cookies = ([] as string[])
+      .concat(stateRes.headers['set-cookie'] ?? [])
+      .map((c) => c.split(';')[0])
+      .join('; ');
     github.addCode('replay-1', { id: nextId(), login: 'rp' });
     const first = await agent.get(`/api/oauth/github?code=replay-1&state=${state}`);
     expect(first.body.success).toBe(true);
@@ -260,7 +278,10 @@ describeEach(ALL_TARGETS, 'OAuth state and GitHub login', (app) => {
 
     const gone = { id: nextId(), login: 'gone' };
     const g = await githubLogin(app().http(), gone);
-    await app().knex('users').where({ id: g.body.data.id }).update({ deleted_at: Math.floor(Date.now() / 1000) });
+    await app()
+      .knex('users')
+      .where({ id: g.body.data.id })
+      .update({ deleted_at: Math.floor(Date.now() / 1000) });
     const before = await count(app());
     expect((await githubLogin(app().http(), gone)).body).toMatchObject({ success: false, message: '用户已注销' });
     expect(await count(app())).toBe(before);
@@ -455,13 +476,26 @@ describeEach(DB_TARGETS, 'Telegram login and binding', (app) => {
     expect(ok.body).toMatchObject({ success: true, data: { id: user.id, telegram_id: tg } });
 
     // The console's extra `lang` parameter (not signed by Telegram) does not break the check.
-    expect((await app().http().get('/api/oauth/telegram/login').query({ ...data, lang: 'zh' })).body).toMatchObject({ success: true, data: { id: user.id } });
-    const tampered = await app().http().get('/api/oauth/telegram/login').query({ ...data, username: 'mallory' });
+    expect(
+      (
+        await app()
+          .http()
+          .get('/api/oauth/telegram/login')
+          .query({ ...data, lang: 'zh' })
+      ).body,
+    ).toMatchObject({ success: true, data: { id: user.id } });
+    const tampered = await app()
+      .http()
+      .get('/api/oauth/telegram/login')
+      .query({ ...data, username: 'mallory' });
     expect(tampered.body).toMatchObject({ success: false, message: 'Telegram 登录数据校验失败' });
     const otherBot = telegramAuthData('999:other-bot', { id: tg, first_name: 'Ann' });
     expect((await app().http().get('/api/oauth/telegram/login').query(otherBot)).body.success).toBe(false);
     const stale = telegramAuthData(BOT_TOKEN, { id: tg, first_name: 'Ann', auth_date: Math.floor(Date.now() / 1000) - 2 * 86400 });
-    expect((await app().http().get('/api/oauth/telegram/login').query(stale)).body).toMatchObject({ success: false, message: 'Telegram 登录数据已过期，请重新登录' });
+    expect((await app().http().get('/api/oauth/telegram/login').query(stale)).body).toMatchObject({
+      success: false,
+      message: 'Telegram 登录数据已过期，请重新登录',
+    });
     const before = await count(app());
     const unbound = telegramAuthData(BOT_TOKEN, { id: nextId(), first_name: 'New' });
     const nb = await app().http().get('/api/oauth/telegram/login').query(unbound);
@@ -472,7 +506,10 @@ describeEach(DB_TARGETS, 'Telegram login and binding', (app) => {
     expect((await app().http().get('/api/oauth/telegram/login').query(data)).body).toMatchObject({ success: false, message: '用户已被封禁' });
     await app().ctx.options.set('TelegramOAuthEnabled', 'false');
     try {
-      expect((await app().http().get('/api/oauth/telegram/login').query(data)).body).toMatchObject({ success: false, message: '管理员未开启通过 Telegram 登录以及注册' });
+      expect((await app().http().get('/api/oauth/telegram/login').query(data)).body).toMatchObject({
+        success: false,
+        message: '管理员未开启通过 Telegram 登录以及注册',
+      });
     } finally {
       await app().ctx.options.set('TelegramOAuthEnabled', 'true');
     }
@@ -485,7 +522,11 @@ describeEach(DB_TARGETS, 'Telegram login and binding', (app) => {
     const browser = app().http();
     // The console asks for a state of its session first and puts it in the widget's auth URL.
     const loginState = await stateFor(browser);
-    const nav = await browser.get('/api/oauth/telegram/login').query({ ...telegramAuthData(BOT_TOKEN, { id: tg, first_name: 'Nav' }), state: loginState }).set('Accept', 'text/html').redirects(0);
+    const nav = await browser
+      .get('/api/oauth/telegram/login')
+      .query({ ...telegramAuthData(BOT_TOKEN, { id: tg, first_name: 'Nav' }), state: loginState })
+      .set('Accept', 'text/html')
+      .redirects(0);
     expect(nav.status).toBe(302);
     const back = new URL(nav.headers.location, 'http://gateway.test');
     expect(back.pathname).toBe('/oauth/telegram');
@@ -499,27 +540,42 @@ describeEach(DB_TARGETS, 'Telegram login and binding', (app) => {
     const forged = { ...telegramAuthData(BOT_TOKEN, { id: tg, first_name: 'Nav' }), id: String(nextId()) };
     const browser2 = app().http();
     const state2 = await stateFor(browser2);
-    const nav2 = await browser2.get('/api/oauth/telegram/login').query({ ...forged, state: state2 }).set('Accept', 'text/html').redirects(0);
+    const nav2 = await browser2
+      .get('/api/oauth/telegram/login')
+      .query({ ...forged, state: state2 })
+      .set('Accept', 'text/html')
+      .redirects(0);
     const b2 = new URL(nav2.headers.location, 'http://gateway.test');
     const agent2 = app().http();
     // The state lives in the cookie of the browser that navigated: replay it with that cookie.
-    const cookie = ([] as string[]).concat(nav2.headers['set-cookie'] ?? []).map((c) => c.split(';')[0]).join('; ');
+    const cookie = ([] as string[])
+      .concat(nav2.headers['set-cookie'] ?? [])
+      .map((c) => c.split(';')[0])
+      .join('; ');
     const r2 = await agent2.get(`/api/oauth/telegram?code=${b2.searchParams.get('code')}&state=${b2.searchParams.get('state')}`).set('Cookie', cookie);
     expect(r2.body).toMatchObject({ success: false, message: 'Telegram 登录数据校验失败' });
   });
 
-  it('a link on another site cannot log a browser into someone\'s account through the widget navigation (login CSRF)', async () => {
+  it("a link on another site cannot log a browser into someone's account through the widget navigation (login CSRF)", async () => {
     const user = await makeUser(app());
     const tg = String(nextId());
     await app().knex('users').where({ id: user.id }).update({ telegram_id: tg });
     const victim = app().http();
-    const nav = await victim.get('/api/oauth/telegram/login').query(telegramAuthData(BOT_TOKEN, { id: tg, first_name: 'Mallory' })).set('Accept', 'text/html').redirects(0);
+    const nav = await victim
+      .get('/api/oauth/telegram/login')
+      .query(telegramAuthData(BOT_TOKEN, { id: tg, first_name: 'Mallory' }))
+      .set('Accept', 'text/html')
+      .redirects(0);
     expect(nav.status).toBe(200);
     expect(nav.body).toMatchObject({ success: false, message: BAD_STATE });
     // A state of another browser does not help either.
     const other = app().http();
     const foreign = await stateFor(other);
-    const nav2 = await victim.get('/api/oauth/telegram/login').query({ ...telegramAuthData(BOT_TOKEN, { id: tg, first_name: 'Mallory' }), state: foreign }).set('Accept', 'text/html').redirects(0);
+    const nav2 = await victim
+      .get('/api/oauth/telegram/login')
+      .query({ ...telegramAuthData(BOT_TOKEN, { id: tg, first_name: 'Mallory' }), state: foreign })
+      .set('Accept', 'text/html')
+      .redirects(0);
     expect(nav2.body).toMatchObject({ success: false, message: BAD_STATE });
     expect((await victim.get('/api/user/self').set('New-Api-User', String(user.id))).status).toBe(401);
   });
@@ -531,7 +587,11 @@ describeEach(DB_TARGETS, 'Telegram login and binding', (app) => {
     // The widget navigates the browser: success sends it back to the settings page.
     // (The agent attaches cookies when a request is created: ask for the state first.)
     const state = await bindState(me);
-    const nav = await me.agent.get('/api/oauth/telegram/bind').query({ ...data, state }).set('Accept', 'text/html').redirects(0);
+    const nav = await me.agent
+      .get('/api/oauth/telegram/bind')
+      .query({ ...data, state })
+      .set('Accept', 'text/html')
+      .redirects(0);
     expect(nav.status).toBe(302);
     expect(nav.headers.location).toBe('/setting');
     expect((await app().knex('users').where({ id: me.id }).first()).telegram_id).toBe(data.id);
@@ -557,14 +617,21 @@ describeEach(DB_TARGETS, 'Telegram login and binding', (app) => {
     expect((await victim.agent.post('/api/oauth/telegram/bind_state')).status).toBe(401);
     // …and a generic login state of this session (GET /api/oauth/state) does not bind.
     const loginState = (await victim.agent.get('/api/oauth/state')).body.data as string;
-    expect((await victim.agent.get('/api/oauth/telegram/bind').query({ ...attacker, state: loginState })).body).toMatchObject({ success: false, message: BAD_STATE });
+    expect((await victim.agent.get('/api/oauth/telegram/bind').query({ ...attacker, state: loginState })).body).toMatchObject({
+      success: false,
+      message: BAD_STATE,
+    });
     // The login navigation flow, started by a link while the victim is logged in, does not bind
     // either: without a state of the victim's session it stops at once…
     const nav = await victim.agent.get('/api/oauth/telegram/login').query(attacker).set('Accept', 'text/html').redirects(0);
     expect(nav.body).toMatchObject({ success: false, message: BAD_STATE });
     // …and even with one (the victim's console asked for it) its callback only logs in.
     const s2 = await stateFor(victim.agent);
-    const nav2 = await victim.agent.get('/api/oauth/telegram/login').query({ ...attacker, state: s2 }).set('Accept', 'text/html').redirects(0);
+    const nav2 = await victim.agent
+      .get('/api/oauth/telegram/login')
+      .query({ ...attacker, state: s2 })
+      .set('Accept', 'text/html')
+      .redirects(0);
     const back = new URL(nav2.headers.location, 'http://gateway.test');
     const cb = await victim.get(`/api/oauth/telegram?code=${back.searchParams.get('code')}&state=${back.searchParams.get('state')}`);
     expect(cb.body.success).toBe(false);

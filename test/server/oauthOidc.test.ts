@@ -169,7 +169,9 @@ describeEach(DB_TARGETS, 'OIDC login with a real OpenID provider', (app) => {
     const victim = app().http();
     const start = await app().http().get('/api/oauth/oidc/authorize').redirects(0);
     const back = await authorizeAtProvider(start.headers.location, 'mallory-sub');
-    const res = await victim.get(`/api/oauth/oidc?code=${encodeURIComponent(back.searchParams.get('code')!)}&state=${encodeURIComponent(back.searchParams.get('state')!)}`);
+    const res = await victim.get(
+      `/api/oauth/oidc?code=${encodeURIComponent(back.searchParams.get('code')!)}&state=${encodeURIComponent(back.searchParams.get('state')!)}`,
+    );
     expect(res.body).toMatchObject({ success: false, message: 'state 参数无效或已使用，请重新发起登录' });
     expect(await app().knex('users').where({ oidc_id: 'mallory-sub' }).first()).toBeUndefined();
   });
@@ -179,16 +181,34 @@ describeEach(DB_TARGETS, 'OIDC login with a real OpenID provider', (app) => {
     await app().knex('users').where({ id: root.id }).update({ access_token: 'root-access-token-oidc-test' });
     const plain = await makeUser(app());
     await app().knex('users').where({ id: plain.id }).update({ access_token: 'user-access-token-oidc-test' });
-    const asUser = await app().http().post('/api/oauth/oidc/discovery').set('Authorization', 'user-access-token-oidc-test').set('New-Api-User', String(plain.id)).send({});
+    const asUser = await app()
+      .http()
+      .post('/api/oauth/oidc/discovery')
+      .set('Authorization', 'user-access-token-oidc-test')
+      .set('New-Api-User', String(plain.id))
+      .send({});
     expect(asUser.status).toBe(403);
     const o = app().ctx.options;
     await o.set('oidc.token_endpoint', 'http://stale.invalid/token');
-    const bad = await app().http().post('/api/oauth/oidc/discovery').set('Authorization', 'root-access-token-oidc-test').set('New-Api-User', String(root.id)).send({ well_known: `${op.issuer}/not-there` });
+    const bad = await app()
+      .http()
+      .post('/api/oauth/oidc/discovery')
+      .set('Authorization', 'root-access-token-oidc-test')
+      .set('New-Api-User', String(root.id))
+      .send({ well_known: `${op.issuer}/not-there` });
     expect(bad.body).toMatchObject({ success: false, message: 'Failed to get OIDC configuration, please check network and Well-Known URL' });
     expect(o.get('oidc.token_endpoint')).toBe('http://stale.invalid/token');
     expect(o.get('oidc.well_known')).toBe(`${op.issuer}/.well-known/openid-configuration`);
-    const good = await app().http().post('/api/oauth/oidc/discovery').set('Authorization', 'root-access-token-oidc-test').set('New-Api-User', String(root.id)).send({ well_known: `${op.issuer}/.well-known/openid-configuration` });
-    expect(good.body).toMatchObject({ success: true, data: { authorization_endpoint: `${op.issuer}/auth`, token_endpoint: `${op.issuer}/token`, user_info_endpoint: `${op.issuer}/me` } });
+    const good = await app()
+      .http()
+      .post('/api/oauth/oidc/discovery')
+      .set('Authorization', 'root-access-token-oidc-test')
+      .set('New-Api-User', String(root.id))
+      .send({ well_known: `${op.issuer}/.well-known/openid-configuration` });
+    expect(good.body).toMatchObject({
+      success: true,
+      data: { authorization_endpoint: `${op.issuer}/auth`, token_endpoint: `${op.issuer}/token`, user_info_endpoint: `${op.issuer}/me` },
+    });
     expect(o.get('oidc.token_endpoint')).toBe(`${op.issuer}/token`);
     expect(o.get('oidc.well_known')).toBe(`${op.issuer}/.well-known/openid-configuration`);
   });

@@ -45,7 +45,22 @@ describeEach(DB_TARGETS, 'settings page options', (app) => {
 
   it('clears logs before a timestamp (DELETE /api/log/?target_timestamp=) and needs the time', async () => {
     const now = Math.floor(Date.now() / 1000);
-    const base = { user_id: 1, username: 'x', type: 2, content: 'c', model_name: 'm', token_name: '', quota: 0, prompt_tokens: 0, completion_tokens: 0, channel_id: 0, use_time: 0, is_stream: false, group: 'default', other: '' };
+    const base = {
+      user_id: 1,
+      username: 'x',
+      type: 2,
+      content: 'c',
+      model_name: 'm',
+      token_name: '',
+      quota: 0,
+      prompt_tokens: 0,
+      completion_tokens: 0,
+      channel_id: 0,
+      use_time: 0,
+      is_stream: false,
+      group: 'default',
+      other: '',
+    };
     await insertLogs(app().knex, [
       { ...base, created_at: now - 90 * 86400 },
       { ...base, created_at: now - 60 * 86400 },
@@ -55,7 +70,27 @@ describeEach(DB_TARGETS, 'settings page options', (app) => {
     expect(missing.body.success).toBe(false);
     const res = await root.del(`/api/log/?target_timestamp=${now - 30 * 86400}`);
     expect(res.body).toMatchObject({ success: true, data: 2 });
-    expect(Number((await app().knex('logs').where('created_at', '<', now - 30 * 86400).count({ n: '*' }).first())?.n)).toBe(0);
-    expect(Number((await app().knex('logs').where('created_at', '=', now - 60).count({ n: '*' }).first())?.n)).toBe(1);
+    expect(
+      Number(
+        (
+          await app()
+            .knex('logs')
+            .where('created_at', '<', now - 30 * 86400)
+            .count({ n: '*' })
+            .first()
+        )?.n,
+      ),
+    ).toBe(0);
+    expect(
+      Number(
+        (
+          await app()
+            .knex('logs')
+            .where('created_at', '=', now - 60)
+            .count({ n: '*' })
+            .first()
+        )?.n,
+      ),
+    ).toBe(1);
   });
 });

@@ -13,7 +13,7 @@ describeEach(DB_TARGETS, 'public pricing', (getApp) => {
     const app = getApp();
     await setupRoot(app);
     const admin = await as(app, (await makeUser(app, { role: 10 })).id);
-    await app.ctx.options.set('ModelRatio', JSON.stringify({ 'gpt-4o': 1.25, 'o3': 1, 'unused-model': 3 }));
+    await app.ctx.options.set('ModelRatio', JSON.stringify({ 'gpt-4o': 1.25, o3: 1, 'unused-model': 3 }));
     await app.ctx.options.set('CompletionRatio', JSON.stringify({ 'gpt-4o': 4 }));
     await app.ctx.options.set('ModelPrice', JSON.stringify({ 'dall-e-3': 0.04 }));
     await app.ctx.options.set('GroupRatio', JSON.stringify({ default: 1, vip: 0.8, svip: 0.5, hidden: 2 }));

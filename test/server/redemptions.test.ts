@@ -29,7 +29,14 @@ describeEach(DB_TARGETS, 'redemption codes', (getApp) => {
   it('is admin-only (user 403, anonymous 401) except redeeming', async () => {
     const app = getApp();
     expect((await app.http().get('/api/redemption/')).status).toBe(401);
-    for (const [m, url] of [['get', '/api/redemption/'], ['get', '/api/redemption/search'], ['get', '/api/redemption/1'], ['post', '/api/redemption/'], ['put', '/api/redemption/'], ['delete', '/api/redemption/1/']] as const) {
+    for (const [m, url] of [
+      ['get', '/api/redemption/'],
+      ['get', '/api/redemption/search'],
+      ['get', '/api/redemption/1'],
+      ['post', '/api/redemption/'],
+      ['put', '/api/redemption/'],
+      ['delete', '/api/redemption/1/'],
+    ] as const) {
       expect([url, (await user[m === 'delete' ? 'del' : m](url).send({ quota: 1, count: 1, name: 'x' })).status]).toEqual([url, 403]);
     }
     expect((await app.http().post('/api/user/topup').send({ key: 'x' })).status).toBe(401);
@@ -119,7 +126,10 @@ describeEach(DB_TARGETS, 'redemption codes', (getApp) => {
     for (const r of results) expect(r.status).toBe(200);
     const gained = (await quotaOf(app, user.id)) - before[user.id]! + (await quotaOf(app, other.id)) - before[other.id]!;
     expect(gained).toBe(1000);
-    const redemptionLogs = await app.knex('logs').where({ type: 1 }).where('content', 'like', `%ID ${(await app.knex('redemptions').where({ key }).first()).id}`);
+    const redemptionLogs = await app
+      .knex('logs')
+      .where({ type: 1 })
+      .where('content', 'like', `%ID ${(await app.knex('redemptions').where({ key }).first()).id}`);
     expect(redemptionLogs).toHaveLength(1);
   });
 

@@ -14,7 +14,16 @@ import { channelInfoFrom, fetchUpstreamModels } from '../../server/src/relay/cha
 import { signV4 } from '../../server/src/relay/adaptors/bedrock';
 
 const PRICING = {
-  ModelRatio: JSON.stringify({ 'claude-aws': 1, 'claude-overloaded': 1, 'claude-midstream': 1, 'claude-test': 1, 'claude-test-thinking': 1, 'gemini-test': 1, 'gpt-test': 1, 'claude-alias': 1 }),
+  ModelRatio: JSON.stringify({
+    'claude-aws': 1,
+    'claude-overloaded': 1,
+    'claude-midstream': 1,
+    'claude-test': 1,
+    'claude-test-thinking': 1,
+    'gemini-test': 1,
+    'gpt-test': 1,
+    'claude-alias': 1,
+  }),
   CompletionRatio: JSON.stringify({ 'claude-test': 2, 'gemini-test': 3, 'gpt-test': 4 }),
   CacheRatio: JSON.stringify({ 'claude-test': 0.1, 'gemini-test': 0.25 }),
   GroupRatio: JSON.stringify({ default: 1 }),
@@ -54,11 +63,25 @@ describeEach(DB_TARGETS, 'relay: Claude and Gemini formats', (getApp) => {
     const u = await makeUser(app, { quota: 1_000_000 });
     userId = u.id;
     key = (await seedToken(app, userId)).key;
-    await seedChannel(app, { name: 'claude-ch', type: 14, key: 'sk-ant-upstream', base_url: mock.url, models: 'claude-test,claude-test-thinking,claude-alias', model_mapping: JSON.stringify({ 'claude-alias': 'claude-test' }) });
+    await seedChannel(app, {
+      name: 'claude-ch',
+      type: 14,
+      key: 'sk-ant-upstream',
+      base_url: mock.url,
+      models: 'claude-test,claude-test-thinking,claude-alias',
+      model_mapping: JSON.stringify({ 'claude-alias': 'claude-test' }),
+    });
     await seedChannel(app, { name: 'gemini-ch', type: 24, key: 'gem-upstream', base_url: mock.url, models: 'gemini-test' });
     await seedChannel(app, { name: 'openai-ch', type: 1, key: 'sk-openai-upstream', base_url: mock.url, models: 'gpt-test' });
     // faulty Claude channels (the mock reads the fault from the upstream key)
-    await seedChannel(app, { name: 'claude-overloaded', type: 14, key: 'sk-ant-fault-overloaded', base_url: mock.url, models: 'claude-overloaded', auto_ban: 0 });
+    await seedChannel(app, {
+      name: 'claude-overloaded',
+      type: 14,
+      key: 'sk-ant-fault-overloaded',
+      base_url: mock.url,
+      models: 'claude-overloaded',
+      auto_ban: 0,
+    });
     await seedChannel(app, { name: 'aws-claude', type: 33, key: 'AKIDTEST|aws-secret-key|us-west-2', base_url: mock.url, models: 'claude-aws', auto_ban: 0 });
     await seedChannel(app, { name: 'claude-midstream', type: 14, key: 'sk-ant-fault-midstream', base_url: mock.url, models: 'claude-midstream', auto_ban: 0 });
     anthropic = new Anthropic({ apiKey: key, baseURL: gw.url, maxRetries: 0 });
@@ -175,7 +198,9 @@ describeEach(DB_TARGETS, 'relay: Claude and Gemini formats', (getApp) => {
       region: 'us-west-2',
       service: 'bedrock',
       contentSha256Header: true,
-      now: new Date(`${amzDate.slice(0, 4)}-${amzDate.slice(4, 6)}-${amzDate.slice(6, 8)}T${amzDate.slice(9, 11)}:${amzDate.slice(11, 13)}:${amzDate.slice(13, 15)}Z`),
+      now: new Date(
+        `${amzDate.slice(0, 4)}-${amzDate.slice(4, 6)}-${amzDate.slice(6, 8)}T${amzDate.slice(9, 11)}:${amzDate.slice(11, 13)}:${amzDate.slice(13, 15)}Z`,
+      ),
     });
     expect(up.headers.authorization).toBe(again.authorization);
 
@@ -192,7 +217,15 @@ describeEach(DB_TARGETS, 'relay: Claude and Gemini formats', (getApp) => {
       model: 'gpt-test',
       max_tokens: 64,
       system: [{ type: 'text', text: 'System text' }],
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'Hello' }, { type: 'image', source: { type: 'url', url: 'https://img.example/a.png' } }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Hello' },
+            { type: 'image', source: { type: 'url', url: 'https://img.example/a.png' } },
+          ],
+        },
+      ],
       stop_sequences: ['###'],
     });
     expect(msg.content).toEqual([{ type: 'text', text: 'Hello from the mock' }]);
@@ -207,7 +240,13 @@ describeEach(DB_TARGETS, 'relay: Claude and Gemini formats', (getApp) => {
       stop: ['###'],
       messages: [
         { role: 'system', content: 'System text' },
-        { role: 'user', content: [{ type: 'text', text: 'Hello' }, { type: 'image_url', image_url: { url: 'https://img.example/a.png' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Hello' },
+            { type: 'image_url', image_url: { url: 'https://img.example/a.png' } },
+          ],
+        },
       ],
     });
     const cost = expectedQuota(11, 0, 7, 1, 4);
@@ -241,7 +280,13 @@ describeEach(DB_TARGETS, 'relay: Claude and Gemini formats', (getApp) => {
       model: 'claude-test',
       messages: [
         { role: 'system', content: 'Sys' },
-        { role: 'user', content: [{ type: 'text', text: 'Look' }, { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Look' },
+            { type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } },
+          ],
+        },
       ],
       temperature: 0.5,
     });
@@ -256,7 +301,15 @@ describeEach(DB_TARGETS, 'relay: Claude and Gemini formats', (getApp) => {
       model: 'claude-test',
       max_tokens: 8192,
       system: [{ type: 'text', text: 'Sys' }],
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'Look' }, { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'Look' },
+            { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'AAAA' } },
+          ],
+        },
+      ],
       temperature: 0.5,
     });
     const cost = expectedQuota(19, 5, 7, 0.1, 2);
@@ -356,7 +409,11 @@ describeEach(DB_TARGETS, 'relay: Claude and Gemini formats', (getApp) => {
     geminiState.thoughtsTokens = 0;
     const before = await quota();
     const body = { contents: [{ role: 'user', parts: [{ text: 'Hello' }] }], generationConfig: { temperature: 0.2 } };
-    const res = await fetch(`${gw.url}/v1beta/models/gemini-test:generateContent?key=${key}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(`${gw.url}/v1beta/models/gemini-test:generateContent?key=${key}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     expect(res.status).toBe(200);
     const json = (await res.json()) as any;
     expect(json.candidates[0].content.parts).toEqual([{ text: 'Hello from the mock' }]);
@@ -382,7 +439,11 @@ describeEach(DB_TARGETS, 'relay: Claude and Gemini formats', (getApp) => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/event-stream');
     const events = sseEvents(await res.text()).map((e) => JSON.parse(e.data));
-    const text = events.flatMap((e) => e.candidates[0].content.parts).filter((p: any) => !p.thought).map((p: any) => p.text).join('');
+    const text = events
+      .flatMap((e) => e.candidates[0].content.parts)
+      .filter((p: any) => !p.thought)
+      .map((p: any) => p.text)
+      .join('');
     expect(text).toBe('Hello from the mock');
     expect(events[events.length - 1].usageMetadata).toMatchObject({ promptTokenCount: 11, candidatesTokenCount: 7, thoughtsTokenCount: 5 });
     expect(mock.received(/^\/v1beta\//)[0]!.url).toBe('/v1beta/models/gemini-test:streamGenerateContent?alt=sse');
@@ -395,7 +456,11 @@ describeEach(DB_TARGETS, 'relay: Claude and Gemini formats', (getApp) => {
     const res = await fetch(`${gw.url}/v1beta/models/gpt-test:generateContent`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-goog-api-key': key },
-      body: JSON.stringify({ systemInstruction: { parts: [{ text: 'S' }] }, contents: [{ role: 'user', parts: [{ text: 'Hello' }] }], generationConfig: { maxOutputTokens: 20, stopSequences: ['Z'] } }),
+      body: JSON.stringify({
+        systemInstruction: { parts: [{ text: 'S' }] },
+        contents: [{ role: 'user', parts: [{ text: 'Hello' }] }],
+        generationConfig: { maxOutputTokens: 20, stopSequences: ['Z'] },
+      }),
     });
     expect(res.status).toBe(200);
     const json = (await res.json()) as any;
@@ -471,10 +536,17 @@ describeEach(DB_TARGETS, 'relay: Claude and Gemini formats', (getApp) => {
     expect(res.status).toBe(200);
     const events = sseEvents(await res.text()).map((e) => JSON.parse(e.data));
     const parts = events.flatMap((e) => e.candidates[0].content.parts);
-    expect(parts.filter((p: any) => p.text).map((p: any) => p.text).join('')).toBe('Let me check.');
+    expect(
+      parts
+        .filter((p: any) => p.text)
+        .map((p: any) => p.text)
+        .join(''),
+    ).toBe('Let me check.');
     expect(parts.filter((p: any) => p.functionCall)).toEqual([{ functionCall: { name: 'get_weather', args: { city: 'Paris' } } }]);
     expect(events[events.length - 1].usageMetadata).toMatchObject({ promptTokenCount: 11, candidatesTokenCount: 7 });
-    expect(mock.received('/v1/messages')[0]!.json.tools).toEqual([{ name: 'get_weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } }]);
+    expect(mock.received('/v1/messages')[0]!.json.tools).toEqual([
+      { name: 'get_weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } },
+    ]);
   });
 
   test('OpenAI SDK → Claude channel: multi-turn with a tool result reaches Claude as tool_use/tool_result', async () => {
@@ -483,7 +555,11 @@ describeEach(DB_TARGETS, 'relay: Claude and Gemini formats', (getApp) => {
       tools: [{ type: 'function', function: { name: 'get_weather', parameters: { type: 'object', properties: { city: { type: 'string' } } } } }],
       messages: [
         { role: 'user', content: 'weather in Paris?' },
-        { role: 'assistant', content: null, tool_calls: [{ id: 'toolu_prev', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: 'toolu_prev', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+        },
         { role: 'tool', tool_call_id: 'toolu_prev', content: '18C and sunny' },
       ],
       tool_choice: 'none',
@@ -500,16 +576,26 @@ describeEach(DB_TARGETS, 'relay: Claude and Gemini formats', (getApp) => {
   // ------------------------------------------------------------------ errors in the caller's format
 
   test('errors come in the caller format (Claude)', async () => {
-    const bad = await fetch(`${gw.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': 'sk-wrong' }, body: JSON.stringify({ model: 'claude-test', max_tokens: 5, messages: [] }) });
+    const bad = await fetch(`${gw.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': 'sk-wrong' },
+      body: JSON.stringify({ model: 'claude-test', max_tokens: 5, messages: [] }),
+    });
     expect(bad.status).toBe(401);
     expect(await bad.json()).toMatchObject({ type: 'error', error: { type: 'authentication_error' } });
 
-    const malformed = await fetch(`${gw.url}/v1/messages`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-api-key': key }, body: JSON.stringify({ model: 'claude-test', messages: 'nope' }) });
+    const malformed = await fetch(`${gw.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': key },
+      body: JSON.stringify({ model: 'claude-test', messages: 'nope' }),
+    });
     expect(malformed.status).toBe(400);
     expect(await malformed.json()).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } });
 
     // the SDK surfaces it as a typed error
-    await expect(anthropic.messages.create({ model: 'no-such-model', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ status: 404 });
+    await expect(anthropic.messages.create({ model: 'no-such-model', max_tokens: 5, messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({
+      status: 404,
+    });
 
     // upstream Claude error: status and message relayed, nothing billed
     const before = await quota();
@@ -522,7 +608,10 @@ describeEach(DB_TARGETS, 'relay: Claude and Gemini formats', (getApp) => {
     expect(await up.json()).toEqual({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
     expect(await quota()).toBe(before);
     // …and through the OpenAI format
-    await expect(openai.chat.completions.create({ model: 'claude-overloaded', messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ status: 529, message: expect.stringContaining('Overloaded') });
+    await expect(openai.chat.completions.create({ model: 'claude-overloaded', messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({
+      status: 529,
+      message: expect.stringContaining('Overloaded'),
+    });
   });
 
   test('mid-stream upstream error reaches the Claude client as an error event (passthrough)', async () => {
@@ -545,15 +634,27 @@ describeEach(DB_TARGETS, 'relay: Claude and Gemini formats', (getApp) => {
   });
 
   test('errors come in the caller format (Gemini)', async () => {
-    const noKey = await fetch(`${gw.url}/v1beta/models/gemini-test:generateContent`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ contents: [] }) });
+    const noKey = await fetch(`${gw.url}/v1beta/models/gemini-test:generateContent`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ contents: [] }),
+    });
     expect(noKey.status).toBe(401);
     expect(await noKey.json()).toMatchObject({ error: { code: 401, status: 'UNAUTHENTICATED' } });
 
-    const malformed = await fetch(`${gw.url}/v1beta/models/gemini-test:generateContent?key=${key}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ contents: 'x' }) });
+    const malformed = await fetch(`${gw.url}/v1beta/models/gemini-test:generateContent?key=${key}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ contents: 'x' }),
+    });
     expect(malformed.status).toBe(400);
     expect(await malformed.json()).toMatchObject({ error: { code: 400, status: 'INVALID_ARGUMENT' } });
 
-    const unknown = await fetch(`${gw.url}/v1beta/models/nothing-here:generateContent?key=${key}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ contents: [{ parts: [{ text: 'x' }] }] }) });
+    const unknown = await fetch(`${gw.url}/v1beta/models/nothing-here:generateContent?key=${key}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ contents: [{ parts: [{ text: 'x' }] }] }),
+    });
     expect(unknown.status).toBe(404);
     expect(await unknown.json()).toMatchObject({ error: { code: 404, status: 'NOT_FOUND' } });
   });

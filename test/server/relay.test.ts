@@ -5,7 +5,15 @@ import { flushUsage, listen, seedChannel, seedToken, setOptions, setUser } from 
 import { upstreamAgent } from '../../server/src/relay/upstream';
 
 const PRICING = {
-  ModelRatio: JSON.stringify({ 'test-model': 2, 'test-cheap': 0.5, 'other-model': 1, 'text-embedding-3-small': 0.01, 'omni-moderation-latest': 0.1, 'tts-1': 7.5, 'whisper-1': 15 }),
+  ModelRatio: JSON.stringify({
+    'test-model': 2,
+    'test-cheap': 0.5,
+    'other-model': 1,
+    'text-embedding-3-small': 0.01,
+    'omni-moderation-latest': 0.1,
+    'tts-1': 7.5,
+    'whisper-1': 15,
+  }),
   CompletionRatio: JSON.stringify({ 'test-model': 3 }),
   CacheRatio: JSON.stringify({ 'test-model': 0.5 }),
   ModelPrice: JSON.stringify({ 'dall-e-3': 0.04, 'fixed-model': 0.002 }),
@@ -33,7 +41,11 @@ describeEach(DB_TARGETS, 'relay: OpenAI-compatible core', (getApp) => {
     const t = await seedToken(app, userId);
     key = t.key;
     tokenId = t.id;
-    await seedChannel(app, { base_url: mock.url, models: 'test-model,test-cheap,text-embedding-3-small,omni-moderation-latest,dall-e-3,tts-1,whisper-1,fixed-model', name: 'main' });
+    await seedChannel(app, {
+      base_url: mock.url,
+      models: 'test-model,test-cheap,text-embedding-3-small,omni-moderation-latest,dall-e-3,tts-1,whisper-1,fixed-model',
+      name: 'main',
+    });
     client = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
   });
   afterAll(async () => {
@@ -75,7 +87,15 @@ describeEach(DB_TARGETS, 'relay: OpenAI-compatible core', (getApp) => {
     expect(log.group).toBe('default');
     expect(Boolean(log.is_stream)).toBe(false);
     const other = JSON.parse(log.other);
-    expect(other).toMatchObject({ model_ratio: 2, completion_ratio: 3, group_ratio: 1, cache_ratio: 0.5, model_price: -1, is_model_mapped: false, cache_tokens: 0 });
+    expect(other).toMatchObject({
+      model_ratio: 2,
+      completion_ratio: 3,
+      group_ratio: 1,
+      cache_ratio: 0.5,
+      model_price: -1,
+      is_model_mapped: false,
+      cache_tokens: 0,
+    });
     expect(other.admin_info.use_channel).toHaveLength(1);
     const tok = await app.knex('tokens').where({ id: tokenId }).first();
     expect(Number(tok.used_quota)).toBeGreaterThanOrEqual(64);
@@ -120,7 +140,12 @@ describeEach(DB_TARGETS, 'relay: OpenAI-compatible core', (getApp) => {
 
   test('stream with include_usage: chunks pass through, usage chunk delivered, billed from it', async () => {
     const before = await quotaOf(userId);
-    const stream = await client.chat.completions.create({ model: 'test-model', messages: [{ role: 'user', content: 'stream' }], stream: true, stream_options: { include_usage: true } });
+    const stream = await client.chat.completions.create({
+      model: 'test-model',
+      messages: [{ role: 'user', content: 'stream' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    });
     const { text, usage } = await readStream(stream);
     expect(text).toBe('Hello from the mock');
     expect(usage).toMatchObject({ prompt_tokens: 11, completion_tokens: 7 });
@@ -154,7 +179,12 @@ describeEach(DB_TARGETS, 'relay: OpenAI-compatible core', (getApp) => {
     await seedChannel(app, { base_url: mock.url, models: 'ragged-model', key: 'sk-fault-ragged', name: 'ragged' });
     try {
       const before = await quotaOf(userId);
-      const stream = await client.chat.completions.create({ model: 'ragged-model', messages: [{ role: 'user', content: 'x' }], stream: true, stream_options: { include_usage: true } });
+      const stream = await client.chat.completions.create({
+        model: 'ragged-model',
+        messages: [{ role: 'user', content: 'x' }],
+        stream: true,
+        stream_options: { include_usage: true },
+      });
       const { text, usage } = await readStream(stream);
       expect(text).toBe('Hello from the mock');
       expect(usage).toMatchObject({ prompt_tokens: 11, completion_tokens: 7 });
@@ -273,7 +303,11 @@ describeEach(DB_TARGETS, 'relay: OpenAI-compatible core', (getApp) => {
     await setOptions(app, { ModelRatio: JSON.stringify({ ...JSON.parse(PRICING.ModelRatio), 'rerank-model': 3 }) });
     await seedChannel(app, { type: 38, base_url: mock.url, models: 'rerank-model' });
     const before = await quotaOf(userId);
-    const res = await app.http().post('/v1/rerank').set('authorization', `Bearer ${key}`).send({ model: 'rerank-model', query: 'q', documents: ['a', 'b'] });
+    const res = await app
+      .http()
+      .post('/v1/rerank')
+      .set('authorization', `Bearer ${key}`)
+      .send({ model: 'rerank-model', query: 'q', documents: ['a', 'b'] });
     expect(res.status).toBe(200);
     expect(res.body.results).toHaveLength(2);
     expect(before - (await quotaOf(userId))).toBe(33);
@@ -314,7 +348,10 @@ describeEach(DB_TARGETS, 'relay: OpenAI-compatible core', (getApp) => {
     expect(typeof res.body.error.message).toBe('string');
     const noMsgs = await app.http().post('/v1/chat/completions').set('authorization', `Bearer ${key}`).send({ model: 'test-model', messages: [] });
     expect(noMsgs.status).toBe(400);
-    const noKey = await app.http().post('/v1/chat/completions').send({ model: 'test-model', messages: [{ role: 'user', content: 'x' }] });
+    const noKey = await app
+      .http()
+      .post('/v1/chat/completions')
+      .send({ model: 'test-model', messages: [{ role: 'user', content: 'x' }] });
     expect(noKey.status).toBe(401);
     expect(noKey.body.error.message).toBeTruthy();
     const unknownPath = await app.http().post('/v1/nothing').set('authorization', `Bearer ${key}`).send({});
@@ -324,7 +361,12 @@ describeEach(DB_TARGETS, 'relay: OpenAI-compatible core', (getApp) => {
 
   test('after a burst the upstream pool and the database cache are let go (idle GC hook) and the next call opens a fresh one', async () => {
     const raw = key.slice(3);
-    const call = () => app.http().post('/v1/chat/completions').set('authorization', `Bearer ${raw}`).send({ model: 'test-model', messages: [{ role: 'user', content: 'x' }] });
+    const call = () =>
+      app
+        .http()
+        .post('/v1/chat/completions')
+        .set('authorization', `Bearer ${raw}`)
+        .send({ model: 'test-model', messages: [{ role: 'user', content: 'x' }] });
     expect((await call()).status).toBe(200);
     const before = upstreamAgent(app.ctx);
     await app.releaseIdle();
@@ -337,17 +379,33 @@ describeEach(DB_TARGETS, 'relay: OpenAI-compatible core', (getApp) => {
 
   test('key without sk- prefix is accepted; non-relay paths fall through', async () => {
     const raw = key.slice(3);
-    const res = await app.http().post('/v1/chat/completions').set('authorization', `Bearer ${raw}`).send({ model: 'test-model', messages: [{ role: 'user', content: 'x' }] });
+    const res = await app
+      .http()
+      .post('/v1/chat/completions')
+      .set('authorization', `Bearer ${raw}`)
+      .send({ model: 'test-model', messages: [{ role: 'user', content: 'x' }] });
     expect(res.status).toBe(200);
-    const azureStyle = await app.http().post('/v1/chat/completions').set('api-key', key).send({ model: 'test-model', messages: [{ role: 'user', content: 'x' }] });
+    const azureStyle = await app
+      .http()
+      .post('/v1/chat/completions')
+      .set('api-key', key)
+      .send({ model: 'test-model', messages: [{ role: 'user', content: 'x' }] });
     expect(azureStyle.status).toBe(200);
-    const pre = await app.http().options('/v1/chat/completions').set('Origin', 'https://chat.example').set('Access-Control-Request-Headers', 'authorization,content-type');
+    const pre = await app
+      .http()
+      .options('/v1/chat/completions')
+      .set('Origin', 'https://chat.example')
+      .set('Access-Control-Request-Headers', 'authorization,content-type');
     expect(pre.status).toBe(204);
     expect(pre.headers['access-control-allow-origin']).toBe('*');
     expect(pre.headers['access-control-allow-headers']).toBe('authorization,content-type');
     expect(res.headers['access-control-allow-origin']).toBe('*');
     // Every kind of relay answer carries it: streams, errors, lists.
-    const sse = await app.http().post('/v1/chat/completions').set('authorization', `Bearer ${key}`).send({ model: 'test-model', messages: [{ role: 'user', content: 'x' }], stream: true });
+    const sse = await app
+      .http()
+      .post('/v1/chat/completions')
+      .set('authorization', `Bearer ${key}`)
+      .send({ model: 'test-model', messages: [{ role: 'user', content: 'x' }], stream: true });
     expect(sse.status).toBe(200);
     expect(sse.headers['content-type']).toMatch(/^text\/event-stream/);
     expect(sse.headers['access-control-allow-origin']).toBe('*');
@@ -379,21 +437,33 @@ describeEach(DB_TARGETS, 'relay: OpenAI-compatible core', (getApp) => {
     const login = await agent.post('/api/user/login').send({ username: u.username, password: u.password });
     expect(login.body.success).toBe(true);
     const before = await quotaOf(u.id);
-    const ok = await agent.post('/pg/chat/completions').set('New-Api-User', String(u.id)).send({ model: 'test-model', group: 'default', max_tokens: 0, temperature: 0, messages: [{ role: 'user', content: 'x' }] });
+    const ok = await agent
+      .post('/pg/chat/completions')
+      .set('New-Api-User', String(u.id))
+      .send({ model: 'test-model', group: 'default', max_tokens: 0, temperature: 0, messages: [{ role: 'user', content: 'x' }] });
     expect(ok.status).toBe(200);
     expect(ok.body.choices[0].message.content).toBe('Hello from the mock');
     const fwd = mock.received('/v1/chat/completions').at(-1)!.json;
     expect(fwd.group).toBeUndefined();
     expect(fwd.max_tokens).toBeUndefined();
     expect(fwd.temperature).toBe(0);
-    const st = await agent.post('/pg/chat/completions').set('New-Api-User', String(u.id)).send({ model: 'test-model', stream: true, messages: [{ role: 'user', content: 'x' }] });
+    const st = await agent
+      .post('/pg/chat/completions')
+      .set('New-Api-User', String(u.id))
+      .send({ model: 'test-model', stream: true, messages: [{ role: 'user', content: 'x' }] });
     expect(st.status).toBe(200);
     expect(st.text).toContain('"content":" from"');
     expect(st.text.trim().endsWith('data: [DONE]')).toBe(true);
     expect(before - (await quotaOf(u.id))).toBe(128);
-    const badGroup = await agent.post('/pg/chat/completions').set('New-Api-User', String(u.id)).send({ model: 'test-model', group: 'svip', messages: [{ role: 'user', content: 'x' }] });
+    const badGroup = await agent
+      .post('/pg/chat/completions')
+      .set('New-Api-User', String(u.id))
+      .send({ model: 'test-model', group: 'svip', messages: [{ role: 'user', content: 'x' }] });
     expect(badGroup.status).toBe(403);
-    const anon = await app.http().post('/pg/chat/completions').send({ model: 'test-model', messages: [{ role: 'user', content: 'x' }] });
+    const anon = await app
+      .http()
+      .post('/pg/chat/completions')
+      .send({ model: 'test-model', messages: [{ role: 'user', content: 'x' }] });
     expect(anon.status).toBe(401);
     await flushUsage(app);
     const log = await app.knex('logs').where({ user_id: u.id, type: 2 }).first();

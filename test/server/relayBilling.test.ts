@@ -100,7 +100,9 @@ describeEach(DB_TARGETS, 'relay billing', (getApp) => {
     const id = await user(5 * 64);
     const t = await seedToken(app, id);
     const c = sdk(t.key);
-    const results = await Promise.allSettled(Array.from({ length: 50 }, () => c.chat.completions.create({ model: 'test-model', messages: msg, max_tokens: 10 })));
+    const results = await Promise.allSettled(
+      Array.from({ length: 50 }, () => c.chat.completions.create({ model: 'test-model', messages: msg, max_tokens: 10 })),
+    );
     const ok = results.filter((r) => r.status === 'fulfilled').length;
     const refused = results.filter((r) => r.status === 'rejected');
     for (const r of refused) expect((r as PromiseRejectedResult).reason).toMatchObject({ status: 403 });
@@ -124,7 +126,10 @@ describeEach(DB_TARGETS, 'relay billing', (getApp) => {
     mock.reset();
     const view = balanceView(app.ctx);
     const refusedBefore = view?.stats.refused ?? 0;
-    await expect(c.chat.completions.create({ model: 'test-model', messages: msg, max_tokens: 10 })).rejects.toMatchObject({ status: 403, error: { type: 'insufficient_quota' } });
+    await expect(c.chat.completions.create({ model: 'test-model', messages: msg, max_tokens: 10 })).rejects.toMatchObject({
+      status: 403,
+      error: { type: 'insufficient_quota' },
+    });
     expect(await quotaOf(id)).toBe(5);
     const upstreamCalls = () => mock.requests.filter((r) => r.path.endsWith('/chat/completions')).length;
     expect(upstreamCalls()).toBeLessThanOrEqual(1); // at most the one aborted when the refusal came in
@@ -146,10 +151,14 @@ describeEach(DB_TARGETS, 'relay billing', (getApp) => {
     await c.chat.completions.create({ model: 'test-model', messages: msg, max_tokens: 10 });
     mock.reset();
     const overlappedBefore = balanceView(app.ctx)?.stats.overlapped ?? 0;
-    const results = await Promise.allSettled(Array.from({ length: 30 }, (_, i) => c.chat.completions.create({ model: 'test-model', messages: msg, max_tokens: 10, stream: i % 2 === 1 }).then(async (r) => {
-      if (Symbol.asyncIterator in (r as object)) for await (const _chunk of r as AsyncIterable<unknown>) void _chunk;
-      return r;
-    })));
+    const results = await Promise.allSettled(
+      Array.from({ length: 30 }, (_, i) =>
+        c.chat.completions.create({ model: 'test-model', messages: msg, max_tokens: 10, stream: i % 2 === 1 }).then(async (r) => {
+          if (Symbol.asyncIterator in (r as object)) for await (const _chunk of r as AsyncIterable<unknown>) void _chunk;
+          return r;
+        }),
+      ),
+    );
     const ok = results.filter((r) => r.status === 'fulfilled').length;
     for (const r of results) if (r.status === 'rejected') expect(r.reason).toMatchObject({ status: 403 });
     expect(ok).toBeGreaterThanOrEqual(4);
@@ -166,7 +175,9 @@ describeEach(DB_TARGETS, 'relay billing', (getApp) => {
     const id = await user(1_000_000);
     const t = await seedToken(app, id, { unlimited_quota: false, remain_quota: 3 * 64 });
     const c = sdk(t.key);
-    const results = await Promise.allSettled(Array.from({ length: 20 }, () => c.chat.completions.create({ model: 'test-model', messages: msg, max_tokens: 10 })));
+    const results = await Promise.allSettled(
+      Array.from({ length: 20 }, () => c.chat.completions.create({ model: 'test-model', messages: msg, max_tokens: 10 })),
+    );
     const ok = results.filter((r) => r.status === 'fulfilled').length;
     expect(ok).toBeGreaterThanOrEqual(1);
     expect(ok).toBeLessThanOrEqual(4);
@@ -191,7 +202,9 @@ describeEach(DB_TARGETS, 'relay billing', (getApp) => {
     try {
       const poor = await user(100);
       const t = await seedToken(app, poor);
-      const err = await sdk(t.key).chat.completions.create({ model: 'test-model', messages: msg }).catch((e: unknown) => e);
+      const err = await sdk(t.key)
+        .chat.completions.create({ model: 'test-model', messages: msg })
+        .catch((e: unknown) => e);
       expect(err).toMatchObject({ status: 403 });
       expect((err as { error: { type: string } }).error.type).toBe('insufficient_quota');
       expect(mock.requests).toHaveLength(0);
@@ -282,7 +295,14 @@ describeEach(DB_TARGETS, 'relay billing', (getApp) => {
     await setOptions(app, { 'fetch_setting.ip_allow_list': '127.0.0.1', 'fetch_setting.allowed_ports': '' });
     try {
       const id = await user(1000);
-      await setUser(app, id, { setting: JSON.stringify({ notify_type: 'webhook', webhook_url: `http://127.0.0.1:${port}/hook`, webhook_secret: 's3cret', quota_warning_threshold: 950 }) });
+      await setUser(app, id, {
+        setting: JSON.stringify({
+          notify_type: 'webhook',
+          webhook_url: `http://127.0.0.1:${port}/hook`,
+          webhook_secret: 's3cret',
+          quota_warning_threshold: 950,
+        }),
+      });
       const t = await seedToken(app, id);
       await sdk(t.key).chat.completions.create({ model: 'test-model', messages: msg }); // 1000 → 936
       await sdk(t.key).chat.completions.create({ model: 'test-model', messages: msg }); // 936 → 872 (already below)
@@ -300,7 +320,15 @@ describeEach(DB_TARGETS, 'relay billing', (getApp) => {
   test('quota warning by email (default QuotaRemindThreshold) when the user has no webhook', async () => {
     const smtp = await startSmtp();
     try {
-      await setOptions(app, { SMTPServer: '127.0.0.1', SMTPPort: String(smtp.port), SMTPAccount: '', SMTPToken: '', SMTPFrom: 'noreply@test.local', SMTPSSLEnabled: 'false', QuotaRemindThreshold: '1000' });
+      await setOptions(app, {
+        SMTPServer: '127.0.0.1',
+        SMTPPort: String(smtp.port),
+        SMTPAccount: '',
+        SMTPToken: '',
+        SMTPFrom: 'noreply@test.local',
+        SMTPSSLEnabled: 'false',
+        QuotaRemindThreshold: '1000',
+      });
       const id = await user(1030);
       await setUser(app, id, { email: 'poor@example.com' });
       const t = await seedToken(app, id);

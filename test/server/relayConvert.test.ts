@@ -65,7 +65,12 @@ describeEach(DB_TARGETS, 'relay: format conversion', (getApp) => {
       res.end(JSON.stringify({ answer: `echo ${req.json.text}`, in: 20, out: 5 }));
     });
     gw = await listen(app.callback);
-    await setOptions(app, { ModelRatio: JSON.stringify({ 'conv-model': 1, 'toy-model': 1 }), CompletionRatio: '{}', GroupRatio: '{"default":1}', PreConsumedQuota: '0' });
+    await setOptions(app, {
+      ModelRatio: JSON.stringify({ 'conv-model': 1, 'toy-model': 1 }),
+      CompletionRatio: '{}',
+      GroupRatio: '{"default":1}',
+      PreConsumedQuota: '0',
+    });
     const u = await makeUser(app, { quota: 100_000 });
     userId = u.id;
     key = (await seedToken(app, userId)).key;
@@ -88,10 +93,22 @@ describeEach(DB_TARGETS, 'relay: format conversion', (getApp) => {
   });
 
   test('toy client → OpenAI upstream, stream: translated chunks, usage at the end', async () => {
-    const res = await fetch(`${gw.url}/v1/toy`, { method: 'POST', headers: { 'x-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify({ model: 'conv-model', text: 'hi', stream: true }) });
+    const res = await fetch(`${gw.url}/v1/toy`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'conv-model', text: 'hi', stream: true }),
+    });
     const text = await res.text();
-    const events = text.split('\n\n').filter(Boolean).map((e) => JSON.parse(e.replace(/^data: /, '')));
-    expect(events.filter((e) => e.piece).map((e) => e.piece).join('')).toBe('Hello from the mock');
+    const events = text
+      .split('\n\n')
+      .filter(Boolean)
+      .map((e) => JSON.parse(e.replace(/^data: /, '')));
+    expect(
+      events
+        .filter((e) => e.piece)
+        .map((e) => e.piece)
+        .join(''),
+    ).toBe('Hello from the mock');
     expect(events.at(-1)).toMatchObject({ done: true, usage: { prompt_tokens: 11, completion_tokens: 7 } });
     expect(mock.received('/v1/chat/completions').at(-1)!.json.stream_options).toEqual({ include_usage: true });
   });

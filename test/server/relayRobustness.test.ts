@@ -11,7 +11,17 @@ import { flushUsage, listen, seedChannel, seedToken, setOptions } from '../mock-
 import { testChannel } from '../../server/src/relay/channelOps';
 
 const PRICING = {
-  ModelRatio: JSON.stringify({ 'm-proxy': 1, 'm-ok': 1, 'm-huge': 1, 'm-garbage': 1, 'm-jgarbage': 1, 'm-nul': 1, 'm-half': 1, 'm-keyleak': 1, 'm-bigjson': 1 }),
+  ModelRatio: JSON.stringify({
+    'm-proxy': 1,
+    'm-ok': 1,
+    'm-huge': 1,
+    'm-garbage': 1,
+    'm-jgarbage': 1,
+    'm-nul': 1,
+    'm-half': 1,
+    'm-keyleak': 1,
+    'm-bigjson': 1,
+  }),
   CompletionRatio: JSON.stringify({}),
   GroupRatio: JSON.stringify({ default: 1 }),
   PreConsumedQuota: '500',
@@ -124,7 +134,10 @@ describe.each(ALL_TARGETS.map((t) => [t.name, t] as const))('relay: a client abo
 
   test('client gone during CONNECT: the proxy socket is closed at once and the reservation refunded', async () => {
     const before = proxy.sockets.length;
-    const req = http.request(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } });
+    const req = http.request(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    });
     req.on('error', () => undefined);
     req.end(JSON.stringify({ model: 'm-proxy', messages: [{ role: 'user', content: 'hi' }] }));
     expect(await until(() => proxy.sockets.length > before, 5000)).toBe(true);
@@ -143,7 +156,8 @@ describe.each(ALL_TARGETS.map((t) => [t.name, t] as const))('relay: a client abo
 // ---- streams and errors from a scripted upstream (OpenAI-compatible channel) ----
 
 const CHANNEL_KEY = 'sk-UPSTREAMSECRETKEY7Q2x9Lm4Vb8Nw3Rt';
-const chunk = (content: string) => `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
+const chunk = (content: string) =>
+  `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
 
 interface Script {
   /** Bytes the upstream managed to write before the gateway hung up (huge events). */
@@ -160,7 +174,15 @@ async function scriptedUpstream(state: Script): Promise<{ url: string; close(): 
       if (model === 'm-keyleak') {
         res.writeHead(401, { 'content-type': 'application/json' });
         const quoted = `${CHANNEL_KEY.slice(0, 13)}${'*'.repeat(14)}${CHANNEL_KEY.slice(-4)}`;
-        res.end(JSON.stringify({ error: { message: `Incorrect API key provided: ${quoted}. Also seen: Bearer ${CHANNEL_KEY} and AIzaSyD3adB33fC0ffee1234567 and fragment ${CHANNEL_KEY.slice(5, 17)}.`, type: 'invalid_request_error', code: 'invalid_api_key' } }));
+        res.end(
+          JSON.stringify({
+            error: {
+              message: `Incorrect API key provided: ${quoted}. Also seen: Bearer ${CHANNEL_KEY} and AIzaSyD3adB33fC0ffee1234567 and fragment ${CHANNEL_KEY.slice(5, 17)}.`,
+              type: 'invalid_request_error',
+              code: 'invalid_api_key',
+            },
+          }),
+        );
         return;
       }
       res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -205,7 +227,14 @@ async function scriptedUpstream(state: Script): Promise<{ url: string; close(): 
     });
   });
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`, close: () => new Promise<void>((r) => { srv.closeAllConnections(); srv.close(() => r()); }) };
+  return {
+    url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`,
+    close: () =>
+      new Promise<void>((r) => {
+        srv.closeAllConnections();
+        srv.close(() => r());
+      }),
+  };
 }
 
 describe.each(ALL_TARGETS.map((t) => [t.name, t] as const))('relay: unreadable and oversized upstream streams, key scrubbing [%s]', (_n, target) => {
@@ -244,14 +273,27 @@ describe.each(ALL_TARGETS.map((t) => [t.name, t] as const))('relay: unreadable a
       caller === 'openai'
         ? ['/v1/chat/completions', { authorization: `Bearer ${key}` }, { model, stream, messages: [{ role: 'user', content: 'hi' }] }]
         : caller === 'claude'
-          ? ['/v1/messages', { 'x-api-key': key, 'anthropic-version': '2023-06-01' }, { model, stream, max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] }]
-          : [`/v1beta/models/${model}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`, { 'x-goog-api-key': key }, { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] }];
+          ? [
+              '/v1/messages',
+              { 'x-api-key': key, 'anthropic-version': '2023-06-01' },
+              { model, stream, max_tokens: 50, messages: [{ role: 'user', content: 'hi' }] },
+            ]
+          : [
+              `/v1beta/models/${model}:${stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`,
+              { 'x-goog-api-key': key },
+              { contents: [{ role: 'user', parts: [{ text: 'hi' }] }] },
+            ];
     const res = await fetch(`${gw.url}${path}`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     return { status: res.status, ctype: res.headers.get('content-type') ?? '', text: await res.text() };
   };
   /** The error the caller's format carries, from a JSON answer or the stream's error event. */
   const errorOf = (caller: Caller, text: string): { message: string; code?: string } | undefined => {
-    const datas = text.includes('data:') ? text.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()) : [text];
+    const datas = text.includes('data:')
+      ? text
+          .split('\n')
+          .filter((l) => l.startsWith('data:'))
+          .map((l) => l.slice(5).trim())
+      : [text];
     for (const d of datas) {
       let j: Record<string, unknown>;
       try {
@@ -332,7 +374,8 @@ describe.each(ALL_TARGETS.map((t) => [t.name, t] as const))('relay: unreadable a
         expect(r.status).toBe(401);
         const err = errorOf(caller, r.text);
         expect(err?.message).toContain('Incorrect API key provided');
-        for (const frag of [CHANNEL_KEY.slice(0, 10), 'UPSTREAMSE', CHANNEL_KEY.slice(5, 17), 'AIzaSyD3adB33f', CHANNEL_KEY.slice(-10)]) expect(r.text).not.toContain(frag);
+        for (const frag of [CHANNEL_KEY.slice(0, 10), 'UPSTREAMSE', CHANNEL_KEY.slice(5, 17), 'AIzaSyD3adB33f', CHANNEL_KEY.slice(-10)])
+          expect(r.text).not.toContain(frag);
       }
       expect(await quotaOf(u.id)).toBe(INITIAL);
     });

@@ -181,7 +181,12 @@ describeEach(DB_TARGETS, 'relay: routing, retries, channel health', (getApp) => 
   test('param_override merges into the body; organization header; Azure and custom URLs', async () => {
     const model = fresh();
     await priced(model);
-    await seedChannel(app, { base_url: mock.url, models: model, param_override: JSON.stringify({ temperature: 0.1, top_p: 0.5 }), openai_organization: 'org-123' });
+    await seedChannel(app, {
+      base_url: mock.url,
+      models: model,
+      param_override: JSON.stringify({ temperature: 0.1, top_p: 0.5 }),
+      openai_organization: 'org-123',
+    });
     await client.chat.completions.create({ model, messages: msg, temperature: 1 });
     const fwd = mock.received('/v1/chat/completions')[0]!;
     expect(fwd.json).toMatchObject({ model, temperature: 0.1, top_p: 0.5 });
@@ -210,7 +215,11 @@ describeEach(DB_TARGETS, 'relay: routing, retries, channel health', (getApp) => 
     await setOptions(app, { 'global.pass_through_request_enabled': 'true' });
     try {
       const raw = JSON.stringify({ model, messages: msg, stream: true, custom_field: { a: 1 } });
-      const res = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${(await seedToken(app, userId)).key}`, 'content-type': 'application/json' }, body: raw });
+      const res = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${(await seedToken(app, userId)).key}`, 'content-type': 'application/json' },
+        body: raw,
+      });
       expect(await res.text()).toContain('"content":"Hello"');
       expect(mock.received('/v1/chat/completions')[0]!.body.toString()).toBe(raw);
       const log = await lastLog();
@@ -240,7 +249,18 @@ describeEach(DB_TARGETS, 'relay: routing, retries, channel health', (getApp) => 
       const pm = fresh();
       await priced(pm);
       const port = (proxy.address() as net.AddressInfo).port;
-      await app.knex('channels').insert({ name: 'via-proxy', type: 1, key: 'k', base_url: mock.url, models: pm, group: 'default', status: 1, setting: JSON.stringify({ proxy: `http://127.0.0.1:${port}` }) });
+      await app
+        .knex('channels')
+        .insert({
+          name: 'via-proxy',
+          type: 1,
+          key: 'k',
+          base_url: mock.url,
+          models: pm,
+          group: 'default',
+          status: 1,
+          setting: JSON.stringify({ proxy: `http://127.0.0.1:${port}` }),
+        });
       const row = await app.knex('channels').where({ name: 'via-proxy' }).first();
       await updateChannel(app, row.id, { status: 1 });
       await client.chat.completions.create({ model: pm, messages: msg });
@@ -320,7 +340,8 @@ describeEach(DB_TARGETS, 'relay: routing, retries, channel health', (getApp) => 
     const model = fresh();
     await priced(model);
     await seedChannel(app, { base_url: mock.url, models: `${model},x-model` });
-    const call = (key: string, m = model) => new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 }).chat.completions.create({ model: m, messages: msg });
+    const call = (key: string, m = model) =>
+      new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 }).chat.completions.create({ model: m, messages: msg });
 
     const expired = await seedToken(app, userId, { expired_time: Math.floor(Date.now() / 1000) - 10 });
     await expect(call(expired.key)).rejects.toMatchObject({ status: 401 });
@@ -379,7 +400,14 @@ describeEach(DB_TARGETS, 'relay: routing, retries, channel health', (getApp) => 
 
     await setOptions(app, { AutomaticDisableChannelEnabled: 'true', AutomaticEnableChannelEnabled: 'true' });
     const smtp = await startSmtp();
-    await setOptions(app, { SMTPServer: '127.0.0.1', SMTPPort: String(smtp.port), SMTPAccount: '', SMTPToken: '', SMTPFrom: 'noreply@test.local', SMTPSSLEnabled: 'false' });
+    await setOptions(app, {
+      SMTPServer: '127.0.0.1',
+      SMTPPort: String(smtp.port),
+      SMTPAccount: '',
+      SMTPToken: '',
+      SMTPFrom: 'noreply@test.local',
+      SMTPSSLEnabled: 'false',
+    });
     await app.knex('users').where({ id: root.id }).update({ email: 'root@example.com' });
     await updateChannel(app, id, { key: 'sk-fault-401' });
     const bad = await admin.get(`/api/channel/test/${id}`);
@@ -457,7 +485,12 @@ describeEach(ALL_TARGETS, 'relay: caches are invalidated across nodes', (getApp)
     const u = await makeUser(app, { quota: 1_000_000 });
     const t = await seedToken(app, u.id);
     await seedChannel(app, { base_url: mock.url, models: 'x-model' });
-    await setOptions(app, { ModelRequestRateLimitEnabled: 'true', ModelRequestRateLimitCount: '2', ModelRequestRateLimitSuccessCount: '1000', ModelRequestRateLimitDurationMinutes: '1' });
+    await setOptions(app, {
+      ModelRequestRateLimitEnabled: 'true',
+      ModelRequestRateLimitCount: '2',
+      ModelRequestRateLimitSuccessCount: '1000',
+      ModelRequestRateLimitDurationMinutes: '1',
+    });
     try {
       const call = () => app.http().post('/v1/chat/completions').set('authorization', `Bearer ${t.key}`).send({ model: 'x-model', messages: msg });
       expect((await call()).status).toBe(200);
@@ -472,7 +505,11 @@ describeEach(ALL_TARGETS, 'relay: caches are invalidated across nodes', (getApp)
     await setOptions(app, { CheckSensitiveEnabled: 'true', CheckSensitiveOnPromptEnabled: 'true', SensitiveWords: 'forbiddenword' });
     try {
       const before = Number((await app.knex('users').where({ id: u.id }).first()).quota);
-      const res = await app.http().post('/v1/chat/completions').set('authorization', `Bearer ${t.key}`).send({ model: 'x-model', messages: [{ role: 'user', content: 'say ForbiddenWord now' }] });
+      const res = await app
+        .http()
+        .post('/v1/chat/completions')
+        .set('authorization', `Bearer ${t.key}`)
+        .send({ model: 'x-model', messages: [{ role: 'user', content: 'say ForbiddenWord now' }] });
       expect(res.status).toBe(400);
       expect(res.body.error.message).toContain('敏感词');
       expect(Number((await app.knex('users').where({ id: u.id }).first()).quota)).toBe(before);

@@ -5,8 +5,7 @@ import { encodeFrame } from '../mock-upstream/bedrock';
 /** Unit tests of the stream splitters' cap and linear splitting (no DB). */
 describe('relay SSE splitter: cap and linear splitting', () => {
   const text =
-    'event: a\ndata: {"x":1}\n\n: keep-alive\n\ndata: {"t":"你好，世界 ✓"}\n\n\n' +
-    `data: {"big":"${'y'.repeat(70_000)}"}\n\nid: 7\ndata: [DONE]\n\n`;
+    'event: a\ndata: {"x":1}\n\n: keep-alive\n\ndata: {"t":"你好，世界 ✓"}\n\n\n' + `data: {"big":"${'y'.repeat(70_000)}"}\n\nid: 7\ndata: [DONE]\n\n`;
 
   const split = (bytes: Buffer, size: number) => {
     const s = new SSESplitter();
@@ -71,7 +70,8 @@ describe('relay SSE splitter: cap and linear splitting', () => {
 });
 
 describe('event-stream parser: cap and linear collection', () => {
-  const frame = (n: number) => encodeFrame({ ':message-type': 'event', ':event-type': 'chunk' }, Buffer.from(JSON.stringify({ bytes: Buffer.from('z'.repeat(n)).toString('base64') })));
+  const frame = (n: number) =>
+    encodeFrame({ ':message-type': 'event', ':event-type': 'chunk' }, Buffer.from(JSON.stringify({ bytes: Buffer.from('z'.repeat(n)).toString('base64') })));
 
   test('frames split into 1-byte chunks parse like whole ones', () => {
     const bytes = Buffer.concat([frame(10), frame(5000), frame(3)]);

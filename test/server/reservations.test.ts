@@ -33,7 +33,10 @@ async function payerWithToken(app: TestApp, quota: number, remain: number) {
 const info = (tokenId: number, stream = true) => ({ tokenId, model: 'test-model', group: 'default', stream });
 
 /** A row as a crashed node would have left it (the balance move it stands for is already applied). */
-async function crashRow(app: TestApp, f: { id?: number; node: string; state: 0 | 1; userId: number; tokenId: number; limited: boolean; reserved: number; taken?: number; channelId?: number }) {
+async function crashRow(
+  app: TestApp,
+  f: { id?: number; node: string; state: 0 | 1; userId: number; tokenId: number; limited: boolean; reserved: number; taken?: number; channelId?: number },
+) {
   // Far above the ids of real runs (run id × 2³²).
   const id = f.id ?? 2 ** 52 + crypto.randomInt(2 ** 40);
   await app.knex('reservations').insert({
@@ -138,12 +141,18 @@ describeEach(DB_TARGETS, 'quota reservations', (getApp) => {
     const { userId, tokenId, payer } = await payerWithToken(app, 1_000_000, 1_000_000);
     const rs = Array.from({ length: 60 }, (_, i) => new Reservation(app.ctx, payer, 1_000 + i, info(tokenId, i % 2 === 0)));
     await Promise.all(rs.map((r) => r.open()));
-    const opened = await app.knex('reservations').whereIn('id', rs.map((r) => r.id));
+    const opened = await app.knex('reservations').whereIn(
+      'id',
+      rs.map((r) => r.id),
+    );
     expect(opened).toHaveLength(60);
     for (const r of rs) expect(Number(opened.find((o) => Number(o.id) === r.id).reserved)).toBe(r.amount);
     // Half settle (at various costs), half refund, all at once.
     await Promise.all(rs.map((r, i) => (i % 2 ? r.refund() : r.settle(500 + i, 0, i, 1))));
-    const after = await app.knex('reservations').whereIn('id', rs.map((r) => r.id));
+    const after = await app.knex('reservations').whereIn(
+      'id',
+      rs.map((r) => r.id),
+    );
     expect(after).toHaveLength(30);
     for (const row of after) {
       const i = rs.findIndex((r) => r.id === Number(row.id));
@@ -154,7 +163,13 @@ describeEach(DB_TARGETS, 'quota reservations', (getApp) => {
     const billed = rs.reduce((a, _r, i) => a + (i % 2 ? 0 : 500 + i), 0);
     expect(await quotaOf(app, userId)).toBe(1_000_000 - billed);
     expect(await remainOf(app, tokenId)).toBe(1_000_000 - billed);
-    await app.knex('reservations').whereIn('id', rs.map((r) => r.id)).del();
+    await app
+      .knex('reservations')
+      .whereIn(
+        'id',
+        rs.map((r) => r.id),
+      )
+      .del();
   });
 
   test('payers without a limited token (a users-only batch): rows with the moves, none for a refused take', async () => {
@@ -163,21 +178,43 @@ describeEach(DB_TARGETS, 'quota reservations', (getApp) => {
     const mk = (userId: number, amount: number) => new Reservation(app.ctx, { userId }, amount, info(0));
     const rs = [mk(rich, 2_000), mk(rich, 3_000), mk(poor, 1_000), mk(poor, 1_000), mk(rich, 500)];
     // One batch: the poor user's second take does not fit (its row then takes the one-move path).
-    const out = await Promise.all(rs.map((r) => r.open().then(() => 'ok', (e: { status?: number }) => e.status)));
+    const out = await Promise.all(
+      rs.map((r) =>
+        r.open().then(
+          () => 'ok',
+          (e: { status?: number }) => e.status,
+        ),
+      ),
+    );
     expect(out.filter((o) => o === 403)).toHaveLength(1);
-    const rows = await app.knex('reservations').whereIn('id', rs.map((r) => r.id));
+    const rows = await app.knex('reservations').whereIn(
+      'id',
+      rs.map((r) => r.id),
+    );
     expect(rows).toHaveLength(4);
     expect(await quotaOf(app, rich)).toBe(94_500);
     expect(await quotaOf(app, poor)).toBe(500);
     const opened = rs.filter((_r, i) => out[i] === 'ok');
     // Settle at, below and above the reservation, and refund, all in one batch.
     await Promise.all([opened[0]!.settle(opened[0]!.amount, 0, 1, 1), opened[1]!.settle(100, 0, 1, 1), opened[2]!.settle(1_400, 0, 1, 1), opened[3]!.refund()]);
-    const after = await app.knex('reservations').whereIn('id', rs.map((r) => r.id)).orderBy('id');
+    const after = await app
+      .knex('reservations')
+      .whereIn(
+        'id',
+        rs.map((r) => r.id),
+      )
+      .orderBy('id');
     expect(after.map((r) => [Number(r.id), r.state, Number(r.taken)])).toEqual(
       [opened[0]!, opened[1]!, opened[2]!].map((r, i) => [r.id, 1, [r.amount, 100, 1_400][i]]).sort((x, y) => x[0]! - y[0]!),
     );
     expect(await app.knex('reservations').where({ id: opened[3]!.id })).toHaveLength(0);
-    await app.knex('reservations').whereIn('id', rs.map((r) => r.id)).del();
+    await app
+      .knex('reservations')
+      .whereIn(
+        'id',
+        rs.map((r) => r.id),
+      )
+      .del();
   });
 
   test('the one-move paths (a knex transaction holds SQLite; a balance that ran out) write the row in their transaction', async () => {
@@ -212,8 +249,14 @@ describeEach(DB_TARGETS, 'quota reservations', (getApp) => {
     const { userId, tokenId } = await payerWithToken(app, 100_000, 50_000);
     const channelId = await seedChannel(app, { base_url: 'http://127.0.0.1:9', models: 'test-model', name: 'crash-ch' });
     // What the crashed node had done to the balances: took 2 800 twice (open), settled one call at 900.
-    await app.knex('users').where({ id: userId }).update({ quota: 100_000 - 2_800 - 2_800 - 900 });
-    await app.knex('tokens').where({ id: tokenId }).update({ remain_quota: 50_000 - 2_800 - 2_800 - 900 });
+    await app
+      .knex('users')
+      .where({ id: userId })
+      .update({ quota: 100_000 - 2_800 - 2_800 - 900 });
+    await app
+      .knex('tokens')
+      .where({ id: tokenId })
+      .update({ remain_quota: 50_000 - 2_800 - 2_800 - 900 });
     const open1 = await crashRow(app, { node: me, state: 0, userId, tokenId, limited: true, reserved: 2_800 });
     const open2 = await crashRow(app, { node: me, state: 0, userId, tokenId, limited: true, reserved: 2_800 });
     const settled = await crashRow(app, { node: me, state: 1, userId, tokenId, limited: true, reserved: 2_800, taken: 900, channelId });
@@ -239,7 +282,9 @@ describeEach(DB_TARGETS, 'quota reservations', (getApp) => {
   test('a restart reconciles what the previous run left (same node id)', async () => {
     // A second app on the same database with this app's node id stands for the restarted process.
     const file = app.target.db === 'sqlite' ? path.join(os.tmpdir(), `res-${crypto.randomBytes(4).toString('hex')}.db`) : undefined;
-    const first = file ? await buildApp(app.target, { config: { databaseUrl: `sqlite:${file}`, nodeId: 'restart-node' } }) : await buildApp(app.target, { config: { nodeId: 'restart-node' } });
+    const first = file
+      ? await buildApp(app.target, { config: { databaseUrl: `sqlite:${file}`, nodeId: 'restart-node' } })
+      : await buildApp(app.target, { config: { nodeId: 'restart-node' } });
     try {
       const { userId, tokenId, payer } = await payerWithToken(first, 10_000, 10_000);
       const open = new Reservation(first.ctx, payer, 2_800, info(tokenId));
@@ -247,7 +292,10 @@ describeEach(DB_TARGETS, 'quota reservations', (getApp) => {
       const done = new Reservation(first.ctx, payer, 2_800, info(tokenId));
       await done.open();
       await done.settle(700, 0, 11, 7); // settled, never flushed: the "crash" comes before the batch
-      const second = await buildApp(app.target, { shareWith: file ? undefined : first, config: { ...(file ? { databaseUrl: `sqlite:${file}` } : {}), nodeId: 'restart-node' } });
+      const second = await buildApp(app.target, {
+        shareWith: file ? undefined : first,
+        config: { ...(file ? { databaseUrl: `sqlite:${file}` } : {}), nodeId: 'restart-node' },
+      });
       try {
         expect(await second.knex('reservations').where({ user_id: userId })).toHaveLength(0);
         expect(await quotaOf(second, userId)).toBe(10_000 - 700);
@@ -264,14 +312,19 @@ describeEach(DB_TARGETS, 'quota reservations', (getApp) => {
     }
   });
 
-  test('a second node starting on the same database leaves a live node\'s reservations alone (SQLite file too)', async () => {
+  test("a second node starting on the same database leaves a live node's reservations alone (SQLite file too)", async () => {
     const file = app.target.db === 'sqlite' ? path.join(os.tmpdir(), `res-${crypto.randomBytes(4).toString('hex')}.db`) : undefined;
-    const first = file ? await buildApp(app.target, { config: { databaseUrl: `sqlite:${file}`, nodeId: 'live-node' } }) : await buildApp(app.target, { config: { nodeId: 'live-node' } });
+    const first = file
+      ? await buildApp(app.target, { config: { databaseUrl: `sqlite:${file}`, nodeId: 'live-node' } })
+      : await buildApp(app.target, { config: { nodeId: 'live-node' } });
     try {
       const { userId, tokenId, payer } = await payerWithToken(first, 10_000, 10_000);
       const inFlight = new Reservation(first.ctx, payer, 2_800, info(tokenId));
       await inFlight.open();
-      const second = await buildApp(app.target, { shareWith: file ? undefined : first, config: { ...(file ? { databaseUrl: `sqlite:${file}` } : {}), nodeId: 'other-node' } });
+      const second = await buildApp(app.target, {
+        shareWith: file ? undefined : first,
+        config: { ...(file ? { databaseUrl: `sqlite:${file}` } : {}), nodeId: 'other-node' },
+      });
       try {
         expect(await rowOf(second, inFlight.id)).toMatchObject({ state: 0, node_id: 'live-node' });
         expect(await quotaOf(second, userId)).toBe(10_000 - 2_800);
@@ -334,63 +387,84 @@ describeEach(DB_TARGETS, 'quota reservations through the relay', (getApp) => {
 const PG_REDIS: Target[] = process.env.TEST_DATABASE_URL && process.env.TEST_REDIS_URL ? [{ name: 'postgres+redis', db: 'postgres', redis: true }] : [];
 
 // Several nodes need a shared database: PostgreSQL (+ Redis) only.
-if (PG_REDIS.length) describe.each(PG_REDIS.map((t) => [t.name, t] as const))('reservations of a gone node, two live nodes [%s]', (_n, target) => {
-  let a: TestApp;
-  let b: TestApp;
-  beforeAll(async () => {
-    // Heartbeats far apart: the test drives the take-over itself.
-    const ledger = { ledgerStaleMs: 30_000, ledgerHeartbeatMs: 600_000 };
-    a = await buildApp(target, { config: { nodeId: 'node-a', ...ledger } });
-    b = await buildApp(target, { shareWith: a, config: { nodeId: 'node-b', ...ledger } });
-  });
-  afterAll(async () => {
-    await b?.close();
-    await a?.close();
-  });
+if (PG_REDIS.length)
+  describe.each(PG_REDIS.map((t) => [t.name, t] as const))('reservations of a gone node, two live nodes [%s]', (_n, target) => {
+    let a: TestApp;
+    let b: TestApp;
+    beforeAll(async () => {
+      // Heartbeats far apart: the test drives the take-over itself.
+      const ledger = { ledgerStaleMs: 30_000, ledgerHeartbeatMs: 600_000 };
+      a = await buildApp(target, { config: { nodeId: 'node-a', ...ledger } });
+      b = await buildApp(target, { shareWith: a, config: { nodeId: 'node-b', ...ledger } });
+    });
+    afterAll(async () => {
+      await b?.close();
+      await a?.close();
+    });
 
-  test('each row of a gone node is reconciled exactly once; a live node\'s rows are not touched', async () => {
-    const { userId, tokenId, payer } = await payerWithToken(a, 1_000_000, 1_000_000);
-    // A live reservation of node a.
-    const live = new Reservation(a.ctx, payer, 2_800, info(tokenId));
-    await live.open();
-    // A node that heartbeat recently (alive, but not one of these apps), and a gone one.
-    await a.knex('gateway_nodes').insert([
-      { node_id: 'node-alive', seen_at: Date.now(), started_at: Date.now() },
-      { node_id: 'node-gone', seen_at: Date.now() - 60_000, started_at: Date.now() - 120_000 },
-    ]);
-    const aliveRow = await crashRow(a, { node: 'node-alive', state: 0, userId, tokenId, limited: true, reserved: 100 });
-    const gone: number[] = [];
-    for (let i = 0; i < 20; i++) gone.push(await crashRow(a, { node: i % 2 ? 'node-gone' : 'node-never-seen', state: i % 4 === 0 ? 1 : 0, userId, tokenId, limited: true, reserved: 2_800, taken: 1_000 }));
-    // What the gone nodes had taken: 2 800 per open row, 1 000 per settled one; plus the live and alive rows.
-    const openN = gone.length - 5;
-    const took = openN * 2_800 + 5 * 1_000;
-    await a.knex('users').where({ id: userId }).decrement('quota', took + 100);
-    await a.knex('tokens').where({ id: tokenId }).decrement('remain_quota', took + 100);
-    // Both nodes race, several times over.
-    const counts = await Promise.all([reconcileStale(a.ctx), reconcileStale(b.ctx), reconcileStale(b.ctx), reconcileStale(a.ctx)]);
-    expect(counts.reduce((x, y) => x + y, 0)).toBe(20);
-    expect(await a.knex('reservations').whereIn('id', gone)).toHaveLength(0);
-    expect(await rowOf(a, live.id)).toMatchObject({ state: 0, node_id: 'node-a' });
-    expect(await rowOf(a, aliveRow)).toMatchObject({ state: 0, node_id: 'node-alive' });
-    const logs = await logsOf(a, userId);
-    expect(logs).toHaveLength(20);
-    expect(new Set(logs.map((l) => JSON.parse(l.other).reservation.id)).size).toBe(20);
-    expect(logs.reduce((x, l) => x + Number(l.quota), 0)).toBe(5_000);
-    expect(await quotaOf(a, userId)).toBe(1_000_000 - 5_000 - 100 - 2_800);
-    expect(await remainOf(a, tokenId)).toBe(1_000_000 - 5_000 - 100 - 2_800);
-    expect(await usedOf(a, userId)).toBe(5_000);
-    // A node seen again after the row was listed keeps it (the lease re-checks the heartbeat).
-    await a.knex('gateway_nodes').where({ node_id: 'node-gone' }).update({ seen_at: Date.now() });
-    const back = await crashRow(a, { node: 'node-gone', state: 0, userId, tokenId, limited: true, reserved: 1 });
-    expect(await reconcileOne(b.ctx, back, 'node-gone', Date.now() - 30_000)).toBeUndefined();
-    expect(await rowOf(a, back)).toBeTruthy();
-    // And once its heartbeat is old, it is taken over.
-    await a.knex('gateway_nodes').where({ node_id: 'node-gone' }).update({ seen_at: Date.now() - 60_000 });
-    await a.knex('users').where({ id: userId }).decrement('quota', 1);
-    await a.knex('tokens').where({ id: tokenId }).decrement('remain_quota', 1);
-    expect(await reconcileStale(b.ctx)).toBe(1);
-    expect(await quotaOf(a, userId)).toBe(1_000_000 - 5_000 - 100 - 2_800);
-    await live.refund();
-    expect(await rowOf(a, live.id)).toBeUndefined();
+    test("each row of a gone node is reconciled exactly once; a live node's rows are not touched", async () => {
+      const { userId, tokenId, payer } = await payerWithToken(a, 1_000_000, 1_000_000);
+      // A live reservation of node a.
+      const live = new Reservation(a.ctx, payer, 2_800, info(tokenId));
+      await live.open();
+      // A node that heartbeat recently (alive, but not one of these apps), and a gone one.
+      await a.knex('gateway_nodes').insert([
+        { node_id: 'node-alive', seen_at: Date.now(), started_at: Date.now() },
+        { node_id: 'node-gone', seen_at: Date.now() - 60_000, started_at: Date.now() - 120_000 },
+      ]);
+      const aliveRow = await crashRow(a, { node: 'node-alive', state: 0, userId, tokenId, limited: true, reserved: 100 });
+      const gone: number[] = [];
+      for (let i = 0; i < 20; i++)
+        gone.push(
+          await crashRow(a, {
+            node: i % 2 ? 'node-gone' : 'node-never-seen',
+            state: i % 4 === 0 ? 1 : 0,
+            userId,
+            tokenId,
+            limited: true,
+            reserved: 2_800,
+            taken: 1_000,
+          }),
+        );
+      // What the gone nodes had taken: 2 800 per open row, 1 000 per settled one; plus the live and alive rows.
+      const openN = gone.length - 5;
+      const took = openN * 2_800 + 5 * 1_000;
+      await a
+        .knex('users')
+        .where({ id: userId })
+        .decrement('quota', took + 100);
+      await a
+        .knex('tokens')
+        .where({ id: tokenId })
+        .decrement('remain_quota', took + 100);
+      // Both nodes race, several times over.
+      const counts = await Promise.all([reconcileStale(a.ctx), reconcileStale(b.ctx), reconcileStale(b.ctx), reconcileStale(a.ctx)]);
+      expect(counts.reduce((x, y) => x + y, 0)).toBe(20);
+      expect(await a.knex('reservations').whereIn('id', gone)).toHaveLength(0);
+      expect(await rowOf(a, live.id)).toMatchObject({ state: 0, node_id: 'node-a' });
+      expect(await rowOf(a, aliveRow)).toMatchObject({ state: 0, node_id: 'node-alive' });
+      const logs = await logsOf(a, userId);
+      expect(logs).toHaveLength(20);
+      expect(new Set(logs.map((l) => JSON.parse(l.other).reservation.id)).size).toBe(20);
+      expect(logs.reduce((x, l) => x + Number(l.quota), 0)).toBe(5_000);
+      expect(await quotaOf(a, userId)).toBe(1_000_000 - 5_000 - 100 - 2_800);
+      expect(await remainOf(a, tokenId)).toBe(1_000_000 - 5_000 - 100 - 2_800);
+      expect(await usedOf(a, userId)).toBe(5_000);
+      // A node seen again after the row was listed keeps it (the lease re-checks the heartbeat).
+      await a.knex('gateway_nodes').where({ node_id: 'node-gone' }).update({ seen_at: Date.now() });
+      const back = await crashRow(a, { node: 'node-gone', state: 0, userId, tokenId, limited: true, reserved: 1 });
+      expect(await reconcileOne(b.ctx, back, 'node-gone', Date.now() - 30_000)).toBeUndefined();
+      expect(await rowOf(a, back)).toBeTruthy();
+      // And once its heartbeat is old, it is taken over.
+      await a
+        .knex('gateway_nodes')
+        .where({ node_id: 'node-gone' })
+        .update({ seen_at: Date.now() - 60_000 });
+      await a.knex('users').where({ id: userId }).decrement('quota', 1);
+      await a.knex('tokens').where({ id: tokenId }).decrement('remain_quota', 1);
+      expect(await reconcileStale(b.ctx)).toBe(1);
+      expect(await quotaOf(a, userId)).toBe(1_000_000 - 5_000 - 100 - 2_800);
+      await live.refund();
+      expect(await rowOf(a, live.id)).toBeUndefined();
+    });
   });
-});

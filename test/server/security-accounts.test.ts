@@ -126,7 +126,12 @@ describeEach(ALL_TARGETS, 'revocable sessions', (app) => {
     const u = await makeUser(app());
     const s = await loginCookie(app(), u.username, u.password);
     const token = (await app().http().get('/api/user/token').set('Cookie', s.cookie).set('New-Api-User', String(s.id))).body.data as string;
-    const res = await app().http().put('/api/user/self').set('Authorization', token).set('New-Api-User', String(u.id)).send({ password: 'viatoken123', original_password: u.password });
+    const res = await app()
+      .http()
+      .put('/api/user/self')
+      .set('Authorization', token)
+      .set('New-Api-User', String(u.id))
+      .send({ password: 'viatoken123', original_password: u.password });
     expect(res.body.success).toBe(true);
     expect(cookieOf(res)).toBe('');
     expect((await selfWith(app(), s.cookie, s.id)).status).toBe(401);
@@ -142,7 +147,10 @@ describeEach(ALL_TARGETS, 'revocable sessions', (app) => {
   it('an expired session is refused and swept at the next login', async () => {
     const u = await makeUser(app());
     const s = await loginCookie(app(), u.username, u.password);
-    await app().knex('user_sessions').where({ user_id: u.id }).update({ expires_at: Math.floor(Date.now() / 1000) - 1 });
+    await app()
+      .knex('user_sessions')
+      .where({ user_id: u.id })
+      .update({ expires_at: Math.floor(Date.now() / 1000) - 1 });
     expect((await selfWith(app(), s.cookie, s.id)).status).toBe(401);
     await loginCookie(app(), u.username, u.password);
     const rows = await app().knex('user_sessions').where({ user_id: u.id });
@@ -152,7 +160,11 @@ describeEach(ALL_TARGETS, 'revocable sessions', (app) => {
 
   it('a cookie without a server-side session (forged uid, old format) is refused', async () => {
     // Same secret, any uid: what a pre-upgrade cookie looks like.
-    const res = await app().http().get('/api/user/self').set('Cookie', legacyCookie(app(), { uid: root.id })).set('New-Api-User', String(root.id));
+    const res = await app()
+      .http()
+      .get('/api/user/self')
+      .set('Cookie', legacyCookie(app(), { uid: root.id }))
+      .set('New-Api-User', String(root.id));
     expect(res.status).toBe(401);
   });
 });
@@ -161,7 +173,11 @@ describeEach(ALL_TARGETS, 'revocable sessions', (app) => {
 function legacyCookie(app: TestApp, data: Record<string, unknown>): string {
   const value = Buffer.from(JSON.stringify({ ...data, _expire: Date.now() + 3600_000, _maxAge: 3600_000 })).toString('base64');
   const pair = `session=${value}`;
-  const sig = crypto.createHmac('sha1', app.ctx.config.sessionSecret).update(pair).digest('base64').replace(/\/|\+|=/g, (x) => ({ '/': '_', '+': '-', '=': '' })[x]!);
+  const sig = crypto
+    .createHmac('sha1', app.ctx.config.sessionSecret)
+    .update(pair)
+    .digest('base64')
+    .replace(/\/|\+|=/g, (x) => ({ '/': '_', '+': '-', '=': '' })[x]!);
   return `${pair}; session.sig=${sig}`;
 }
 
@@ -194,7 +210,12 @@ describe.each(SHARED_TARGETS.map((t) => [t.name, t] as const))('sessions across 
     const b = await loginCookie(node2, u.username, u.password);
     const c = await loginCookie(node1, u.username, u.password);
     expect((await selfWith(node2, b.cookie, b.id)).body.success).toBe(true);
-    const changed = await node1.http().put('/api/user/self').set('Cookie', c.cookie).set('New-Api-User', String(c.id)).send({ password: 'otherpass12', original_password: u.password });
+    const changed = await node1
+      .http()
+      .put('/api/user/self')
+      .set('Cookie', c.cookie)
+      .set('New-Api-User', String(c.id))
+      .send({ password: 'otherpass12', original_password: u.password });
     expect(changed.body.success).toBe(true);
     expect((await selfWith(node2, b.cookie, b.id)).status).toBe(401);
     expect((await selfWith(node2, cookieOf(changed), c.id)).body.success).toBe(true);
@@ -208,7 +229,7 @@ describe.each(SHARED_TARGETS.map((t) => [t.name, t] as const))('sessions across 
 /* ------------------------------------------------------------------ cross-site logins */
 
 describeEach(DB_TARGETS, 'logins started by another site', (app) => {
-  it('refuses a password, WeChat or Telegram-widget login another site started (login CSRF); the console\'s own pass', async () => {
+  it("refuses a password, WeChat or Telegram-widget login another site started (login CSRF); the console's own pass", async () => {
     const u = await makeUser(app());
     const login = (site?: string) => {
       const r = app().http().post('/api/user/login');
@@ -277,7 +298,14 @@ describe.each(LIMITED_TARGETS.map((t) => [t.name, t] as const))('login lockout [
     const app3 = await buildApp(target, { config: { loginLimit: { perAccount: 100, perIp: 5, windowSeconds: 60 } } });
     try {
       const users = await Promise.all(Array.from({ length: 4 }, () => makeUser(app3)));
-      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => app3.http().post('/api/user/login').send({ username: users[i % 4]!.username, password: 'nope-nope' })));
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          app3
+            .http()
+            .post('/api/user/login')
+            .send({ username: users[i % 4]!.username, password: 'nope-nope' }),
+        ),
+      );
       expect(answers.filter((r) => r.status === 429).length).toBe(15);
       expect((await app3.http().post('/api/user/login').send({ username: users[0]!.username, password: users[0]!.password })).status).toBe(429);
     } finally {
@@ -343,7 +371,8 @@ describeEach(DB_TARGETS, 'links in mails come from ServerAddress only', (app) =>
     smtp = await startSmtp();
     await setupRoot(app());
     const o = app().ctx.options;
-    for (const [k, v] of Object.entries({ SMTPServer: '127.0.0.1', SMTPPort: String(smtp.port), SMTPAccount: '', SMTPFrom: 'noreply@test.local' })) await o.set(k, v);
+    for (const [k, v] of Object.entries({ SMTPServer: '127.0.0.1', SMTPPort: String(smtp.port), SMTPAccount: '', SMTPFrom: 'noreply@test.local' }))
+      await o.set(k, v);
   });
   afterAll(async () => {
     await smtp?.close();
@@ -433,11 +462,21 @@ describe.each(LIMITED_TARGETS.map((t) => [t.name, t] as const))('client IP behin
 
   it('login lockout counts per real address, whatever the client puts in front', async () => {
     const u = await makeUser(app);
-    for (let i = 1; i <= 3; i++) expect((await app.http().post('/api/user/login').set('X-Forwarded-For', spoofed('198.51.100.5', i)).send({ username: u.username, password: 'wrong-one' })).status).toBe(200);
-    const fourth = await app.http().post('/api/user/login').set('X-Forwarded-For', spoofed('198.51.100.5', 4)).send({ username: u.username, password: u.password });
+    for (let i = 1; i <= 3; i++)
+      expect(
+        (await app.http().post('/api/user/login').set('X-Forwarded-For', spoofed('198.51.100.5', i)).send({ username: u.username, password: 'wrong-one' }))
+          .status,
+      ).toBe(200);
+    const fourth = await app
+      .http()
+      .post('/api/user/login')
+      .set('X-Forwarded-For', spoofed('198.51.100.5', 4))
+      .send({ username: u.username, password: u.password });
     expect(fourth.status).toBe(429);
     // Another real address is not locked.
-    expect((await app.http().post('/api/user/login').set('X-Forwarded-For', '198.51.100.6').send({ username: u.username, password: u.password })).body.success).toBe(true);
+    expect(
+      (await app.http().post('/api/user/login').set('X-Forwarded-For', '198.51.100.6').send({ username: u.username, password: u.password })).body.success,
+    ).toBe(true);
   });
 
   it('the per-IP API rate limit counts per real address', async () => {

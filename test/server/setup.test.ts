@@ -9,7 +9,40 @@ describeEach(ALL_TARGETS, 'setup and status', (app) => {
     expect(status.body.data.setup).toBe(false);
     expect(status.body.data.quota_per_unit).toBe(500000);
     expect(typeof status.body.data.start_time).toBe('number');
-    for (const key of ['system_name', 'logo', 'footer_html', 'display_in_currency', 'enable_drawing', 'enable_task', 'enable_data_export', 'chats', 'data_export_default_time', 'default_collapse_sidebar', 'mj_notify_enabled', 'chat_link', 'chat_link2', 'docs_link', 'version', 'email_verification', 'turnstile_check', 'turnstile_site_key', 'github_oauth', 'github_client_id', 'oidc_enabled', 'oidc_client_id', 'oidc_authorization_endpoint', 'wechat_login', 'wechat_qrcode', 'telegram_oauth', 'telegram_bot_name', 'linuxdo_oauth', 'linuxdo_client_id', 'self_use_mode_enabled', 'demo_site_enabled', 'min_topup']) {
+    for (const key of [
+      'system_name',
+      'logo',
+      'footer_html',
+      'display_in_currency',
+      'enable_drawing',
+      'enable_task',
+      'enable_data_export',
+      'chats',
+      'data_export_default_time',
+      'default_collapse_sidebar',
+      'mj_notify_enabled',
+      'chat_link',
+      'chat_link2',
+      'docs_link',
+      'version',
+      'email_verification',
+      'turnstile_check',
+      'turnstile_site_key',
+      'github_oauth',
+      'github_client_id',
+      'oidc_enabled',
+      'oidc_client_id',
+      'oidc_authorization_endpoint',
+      'wechat_login',
+      'wechat_qrcode',
+      'telegram_oauth',
+      'telegram_bot_name',
+      'linuxdo_oauth',
+      'linuxdo_client_id',
+      'self_use_mode_enabled',
+      'demo_site_enabled',
+      'min_topup',
+    ]) {
       expect(status.body.data).toHaveProperty(key);
     }
     for (const key of ['email_verification', 'turnstile_check', 'github_oauth', 'oidc_enabled', 'wechat_login', 'telegram_oauth', 'linuxdo_oauth']) {
@@ -49,7 +82,9 @@ describe.each(KV_TARGETS.map((t) => [t.name, t] as const))('global API rate limi
   it('answers 429 with Retry-After in the envelope after the per-IP budget, shared by two nodes on Redis', async () => {
     const a = await buildApp(target, { config: { apiRateLimit: { count: 5, windowSeconds: 60 } } });
     // On Redis a second node (own DB, same Redis namespace) shares the budget.
-    const b = target.redis ? await buildApp(target, { config: { redisPrefix: a.ctx.config.redisPrefix, apiRateLimit: { count: 5, windowSeconds: 60 } } }) : undefined;
+    const b = target.redis
+      ? await buildApp(target, { config: { redisPrefix: a.ctx.config.redisPrefix, apiRateLimit: { count: 5, windowSeconds: 60 } } })
+      : undefined;
     try {
       const codes: number[] = [];
       for (let i = 0; i < 4; i++) codes.push((await a.http().get('/api/status')).status);

@@ -67,7 +67,9 @@ describe('drainGateway', () => {
     expect(Date.now() - t0).toBeLessThan(1000);
     expect(busy.destroyed).toBe(false);
     // No new connections.
-    await expect(new Promise((resolve, reject) => net.connect(port, '127.0.0.1').once('connect', resolve).once('error', reject))).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+    await expect(new Promise((resolve, reject) => net.connect(port, '127.0.0.1').once('connect', resolve).once('error', reject))).rejects.toMatchObject({
+      code: 'ECONNREFUSED',
+    });
     let answer = '';
     busy.on('data', (d: Buffer) => (answer += d.toString()));
     release();
@@ -141,11 +143,16 @@ function slowUpstream(): Promise<{ url: string; close(): Promise<void> }> {
       const n = j.model === 'm-short' ? 5 : 400;
       res.writeHead(200, { 'content-type': 'text/event-stream' });
       for (let i = 0; i < n && !res.destroyed; i++) {
-        res.write(`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"word${i} "},"finish_reason":null}]}\n\n`);
+        res.write(
+          `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":"word${i} "},"finish_reason":null}]}\n\n`,
+        );
         await sleep(120);
       }
       if (res.destroyed) return;
-      if (j.stream_options?.include_usage) res.write(`data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":7,"completion_tokens":${n},"total_tokens":${7 + n}}}\n\n`);
+      if (j.stream_options?.include_usage)
+        res.write(
+          `data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[],"usage":{"prompt_tokens":7,"completion_tokens":${n},"total_tokens":${7 + n}}}\n\n`,
+        );
       res.end('data: [DONE]\n\n');
     });
   });
@@ -153,10 +160,11 @@ function slowUpstream(): Promise<{ url: string; close(): Promise<void> }> {
     srv.listen(0, '127.0.0.1', () =>
       resolve({
         url: `http://127.0.0.1:${(srv.address() as net.AddressInfo).port}`,
-        close: () => new Promise<void>((r) => {
-          srv.closeAllConnections();
-          srv.close(() => r());
-        }),
+        close: () =>
+          new Promise<void>((r) => {
+            srv.closeAllConnections();
+            srv.close(() => r());
+          }),
       }),
     ),
   );
@@ -191,15 +199,19 @@ describe('SIGTERM on a gateway process', () => {
       let first: () => void = () => undefined;
       st.firstChunk = new Promise<void>((r) => (first = r));
       st.done = new Promise((resolve) => {
-        const req = http.request(`http://127.0.0.1:${port}/v1/chat/completions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } }, (res) => {
-          res.on('data', (d: Buffer) => {
-            st.text += d.toString();
-            first();
-          });
-          res.on('end', () => resolve({ complete: true }));
-          res.on('error', () => resolve({ complete: false }));
-          res.on('aborted', () => resolve({ complete: false }));
-        });
+        const req = http.request(
+          `http://127.0.0.1:${port}/v1/chat/completions`,
+          { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } },
+          (res) => {
+            res.on('data', (d: Buffer) => {
+              st.text += d.toString();
+              first();
+            });
+            res.on('end', () => resolve({ complete: true }));
+            res.on('error', () => resolve({ complete: false }));
+            res.on('aborted', () => resolve({ complete: false }));
+          },
+        );
         req.on('error', () => resolve({ complete: false }));
         req.end(JSON.stringify({ model, stream: true, messages: [{ role: 'user', content: 'hi' }] }));
       });
@@ -229,7 +241,11 @@ describe('SIGTERM on a gateway process', () => {
 
     const db = knexFactory({ client: 'better-sqlite3', connection: { filename: dbFile }, useNullAsDefault: true });
     try {
-      const rows = (await db('logs').where({ user_id: userId, type: 2 }).orderBy('model_name').select('model_name', 'quota', 'completion_tokens')) as Array<{ model_name: string; quota: number; completion_tokens: number }>;
+      const rows = (await db('logs').where({ user_id: userId, type: 2 }).orderBy('model_name').select('model_name', 'quota', 'completion_tokens')) as Array<{
+        model_name: string;
+        quota: number;
+        completion_tokens: number;
+      }>;
       expect(rows.map((r) => r.model_name)).toEqual(['m-long', 'm-short']);
       expect(Number(rows[1]!.completion_tokens)).toBe(5); // the upstream's usage: a complete stream
       expect(Number(rows[0]!.completion_tokens)).toBeGreaterThan(0); // the cut one: what was delivered

@@ -102,7 +102,11 @@ describe('SQLite group commit (ledger/sqlite/statements.ts)', () => {
   });
 
   test('a row update answers like RETURNING (UPDATE + primary-key SELECT)', async () => {
-    const two: RowUpdate = { update: 'update "gc_items" set "n" = "n" + ? - ? where "id" = ? and "n" >= ?', read: 'select "n" from "gc_items" where "id" = ?', idAt: 2 };
+    const two: RowUpdate = {
+      update: 'update "gc_items" set "n" = "n" + ? - ? where "id" = ? and "n" >= ?',
+      read: 'select "n" from "gc_items" where "id" = ?',
+      idAt: 2,
+    };
     const update = (params: unknown[]) => groupUnit(app.ctx, (run) => run.update(two, params));
     expect(await update([10, 4, 1, 0])).toBe(106);
     expect(await update([10, 4, 2, 1])).toBeUndefined(); // id 2 has 0 < 1: no row, nothing changed

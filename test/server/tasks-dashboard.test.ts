@@ -16,17 +16,42 @@ describeEach(DB_TARGETS, 'drawing/task logs, dashboard data, performance', (app)
     const bob = await makeUser(app());
     const mj = [];
     for (let i = 0; i < 15; i++) {
-      mj.push({ user_id: i % 2 ? alice.id : bob.id, mj_id: `mj-${i}`, channel_id: 7 + (i % 3), action: 'IMAGINE', status: 'SUCCESS', submit_time: (t0 + i) * 1000, progress: '100%' });
+      mj.push({
+        user_id: i % 2 ? alice.id : bob.id,
+        mj_id: `mj-${i}`,
+        channel_id: 7 + (i % 3),
+        action: 'IMAGINE',
+        status: 'SUCCESS',
+        submit_time: (t0 + i) * 1000,
+        progress: '100%',
+      });
     }
     await app().knex('midjourneys').insert(mj);
     const tasks = [];
     for (let i = 0; i < 6; i++) {
-      tasks.push({ user_id: i % 2 ? alice.id : bob.id, task_id: `task-${i}`, platform: 'suno', action: 'MUSIC', status: 'SUCCESS', channel_id: 3, submit_time: t0 + i * 10 });
+      tasks.push({
+        user_id: i % 2 ? alice.id : bob.id,
+        task_id: `task-${i}`,
+        platform: 'suno',
+        action: 'MUSIC',
+        status: 'SUCCESS',
+        channel_id: 3,
+        submit_time: t0 + i * 10,
+      });
     }
     await app().knex('tasks').insert(tasks);
     const logs = [];
     for (let i = 0; i < 6; i++) {
-      logs.push({ user_id: i < 4 ? alice.id : bob.id, username: i < 4 ? 'alice' : 'bob', type: 2, model_name: i % 2 ? 'gpt-4o' : 'gpt-4o-mini', quota: 100 + i, prompt_tokens: 10, completion_tokens: 5, created_at: t0 + i * 1800 });
+      logs.push({
+        user_id: i < 4 ? alice.id : bob.id,
+        username: i < 4 ? 'alice' : 'bob',
+        type: 2,
+        model_name: i % 2 ? 'gpt-4o' : 'gpt-4o-mini',
+        quota: 100 + i,
+        prompt_tokens: 10,
+        completion_tokens: 5,
+        created_at: t0 + i * 1800,
+      });
     }
     logs.push({ user_id: alice.id, type: 1, quota: 99999, created_at: t0 });
     await insertLogs(app().knex, logs);
@@ -41,7 +66,11 @@ describeEach(DB_TARGETS, 'drawing/task logs, dashboard data, performance', (app)
     const byChannel = await app().http().get('/api/mj/').set(admin).query({ channel_id: 7 });
     expect(byChannel.body.data.every((r: { channel_id: number }) => r.channel_id === 7)).toBe(true);
     expect(byChannel.body.data).toHaveLength(5);
-    const range = await app().http().get('/api/mj/').set(admin).query({ start_timestamp: (t0 + 3) * 1000, end_timestamp: (t0 + 5) * 1000 });
+    const range = await app()
+      .http()
+      .get('/api/mj/')
+      .set(admin)
+      .query({ start_timestamp: (t0 + 3) * 1000, end_timestamp: (t0 + 5) * 1000 });
     expect(range.body.data.map((r: { mj_id: string }) => r.mj_id).sort()).toEqual(['mj-3', 'mj-4', 'mj-5']);
     const mine = await app().http().get('/api/mj/self').set(aliceH);
     expect(mine.body.data).toHaveLength(7);
@@ -67,25 +96,45 @@ describeEach(DB_TARGETS, 'drawing/task logs, dashboard data, performance', (app)
     const one = await app().http().get('/api/task/').set(admin).query({ task_id: 'task-2' });
     expect(one.body.data).toHaveLength(1);
     expect(one.body.data[0]).toMatchObject({ task_id: 'task-2', platform: 'suno' });
-    const mine = await app().http().get('/api/task/self').set(aliceH).query({ start_timestamp: t0 + 15 });
+    const mine = await app()
+      .http()
+      .get('/api/task/self')
+      .set(aliceH)
+      .query({ start_timestamp: t0 + 15 });
     expect(mine.body.data.map((r: { task_id: string }) => r.task_id).sort()).toEqual(['task-3', 'task-5']);
     const bad = await app().http().get('/api/task/').set(admin).query({ p: 'x' });
     expect(bad.body.success).toBe(false);
   });
 
   it('aggregates consumption per hour and model', async () => {
-    const res = await app().http().get('/api/data/').set(admin).query({ start_timestamp: t0 - 10, end_timestamp: t0 + 86400, default_time: 'hour' });
+    const res = await app()
+      .http()
+      .get('/api/data/')
+      .set(admin)
+      .query({ start_timestamp: t0 - 10, end_timestamp: t0 + 86400, default_time: 'hour' });
     expect(res.body.success).toBe(true);
     const rows = res.body.data as Array<{ created_at: number; model_name: string; count: number; quota: number; token_used: number }>;
     const total = rows.reduce((s, r) => s + r.quota, 0);
     expect(total).toBe(100 + 101 + 102 + 103 + 104 + 105);
     expect(rows.reduce((s, r) => s + r.count, 0)).toBe(6);
     expect(rows.every((r) => r.created_at % 3600 === 0 && r.token_used === 15 * r.count)).toBe(true);
-    const day = await app().http().get('/api/data/').set(admin).query({ start_timestamp: t0 - 10, end_timestamp: t0 + 86400, default_time: 'day' });
+    const day = await app()
+      .http()
+      .get('/api/data/')
+      .set(admin)
+      .query({ start_timestamp: t0 - 10, end_timestamp: t0 + 86400, default_time: 'day' });
     expect(day.body.data.length).toBeLessThanOrEqual(4);
-    const mine = await app().http().get('/api/data/self').set(aliceH).query({ start_timestamp: t0 - 10, end_timestamp: t0 + 86400 });
+    const mine = await app()
+      .http()
+      .get('/api/data/self')
+      .set(aliceH)
+      .query({ start_timestamp: t0 - 10, end_timestamp: t0 + 86400 });
     expect(mine.body.data.reduce((s: number, r: { quota: number }) => s + r.quota, 0)).toBe(100 + 101 + 102 + 103);
-    const badRange = await app().http().get('/api/data/').set(admin).query({ start_timestamp: t0, end_timestamp: t0 - 1 });
+    const badRange = await app()
+      .http()
+      .get('/api/data/')
+      .set(admin)
+      .query({ start_timestamp: t0, end_timestamp: t0 - 1 });
     expect(badRange.body.success).toBe(false);
   });
 

@@ -10,8 +10,7 @@ async function as(app: TestApp, id: number) {
 }
 type Client = Awaited<ReturnType<typeof as>>;
 
-const count = async (app: TestApp, where: Record<string, unknown> = {}) =>
-  Number((await app.knex('tokens').where(where).count({ n: '*' }).first())?.n ?? 0);
+const count = async (app: TestApp, where: Record<string, unknown> = {}) => Number((await app.knex('tokens').where(where).count({ n: '*' }).first())?.n ?? 0);
 
 const now = () => Math.floor(Date.now() / 1000);
 
@@ -35,10 +34,33 @@ describeEach(DB_TARGETS, 'API tokens', (getApp) => {
   it('creates a token with a 48-char key and lists it in full for its owner only', async () => {
     const app = getApp();
     const exp = now() + 3600;
-    const res = await alice.post('/api/token/').send({ name: 'first', remain_quota: 500000, expired_time: exp, unlimited_quota: false, model_limits_enabled: true, model_limits: 'gpt-4o, o3,gpt-4o', allow_ips: '10.0.0.1\n192.168.0.0/16\n::1', group: 'vip' });
+    const res = await alice
+      .post('/api/token/')
+      .send({
+        name: 'first',
+        remain_quota: 500000,
+        expired_time: exp,
+        unlimited_quota: false,
+        model_limits_enabled: true,
+        model_limits: 'gpt-4o, o3,gpt-4o',
+        allow_ips: '10.0.0.1\n192.168.0.0/16\n::1',
+        group: 'vip',
+      });
     expect(res.body).toMatchObject({ success: true });
     const t = res.body.data;
-    expect(t).toMatchObject({ name: 'first', remain_quota: 500000, expired_time: exp, unlimited_quota: false, model_limits_enabled: true, model_limits: 'gpt-4o,o3', allow_ips: '10.0.0.1\n192.168.0.0/16\n::1', group: 'vip', status: 1, used_quota: 0, user_id: alice.id });
+    expect(t).toMatchObject({
+      name: 'first',
+      remain_quota: 500000,
+      expired_time: exp,
+      unlimited_quota: false,
+      model_limits_enabled: true,
+      model_limits: 'gpt-4o,o3',
+      allow_ips: '10.0.0.1\n192.168.0.0/16\n::1',
+      group: 'vip',
+      status: 1,
+      used_quota: 0,
+      user_id: alice.id,
+    });
     expect(t.key).toMatch(/^[A-Za-z0-9]{48}$/);
     const list = await alice.get('/api/token/?p=1&size=10');
     expect(list.body.data).toMatchObject({ total: 1, page: 1, page_size: 10 });
@@ -122,11 +144,22 @@ describeEach(DB_TARGETS, 'API tokens', (getApp) => {
     const app = getApp();
     const t = (await alice.post('/api/token/').send({ name: 'upd', remain_quota: 100 })).body.data;
     await tokenCache(app.ctx).get(t.key, async () => ({ stale: true }));
-    const res = await alice.put('/api/token/').send({ id: t.id, name: 'renamed', remain_quota: 5, unlimited_quota: true, model_limits: ['a', 'b'], allow_ips: '' });
+    const res = await alice
+      .put('/api/token/')
+      .send({ id: t.id, name: 'renamed', remain_quota: 5, unlimited_quota: true, model_limits: ['a', 'b'], allow_ips: '' });
     expect(res.body).toMatchObject({ success: true, data: { name: 'renamed', remain_quota: 5, unlimited_quota: true, model_limits: 'a,b', key: t.key } });
     expect(tokenCache(app.ctx).peek(t.key)).toBeUndefined();
     const before = await app.knex('tokens').where({ id: t.id }).first();
-    for (const bad of [{ id: t.id, name: '' }, { id: t.id, remain_quota: -5 }, { id: t.id, expired_time: 5 }, { id: t.id, allow_ips: 'nope' }, { id: 'x' }, { name: 'no id' }, { id: 999999, name: 'ghost' }, { id: t.id, group: 'svip' }]) {
+    for (const bad of [
+      { id: t.id, name: '' },
+      { id: t.id, remain_quota: -5 },
+      { id: t.id, expired_time: 5 },
+      { id: t.id, allow_ips: 'nope' },
+      { id: 'x' },
+      { name: 'no id' },
+      { id: 999999, name: 'ghost' },
+      { id: t.id, group: 'svip' },
+    ]) {
       expect((await alice.put('/api/token/').send(bad)).body.success).toBe(false);
     }
     expect(await app.knex('tokens').where({ id: t.id }).first()).toEqual(before);
@@ -141,7 +174,10 @@ describeEach(DB_TARGETS, 'API tokens', (getApp) => {
   it('refuses to re-enable an expired or exhausted token until fixed', async () => {
     const app = getApp();
     const t = (await alice.post('/api/token/').send({ name: 'old', remain_quota: 10, expired_time: now() + 3600 })).body.data;
-    await app.knex('tokens').where({ id: t.id }).update({ status: 3, expired_time: now() - 60 });
+    await app
+      .knex('tokens')
+      .where({ id: t.id })
+      .update({ status: 3, expired_time: now() - 60 });
     const refused = await alice.put('/api/token/?status_only=true').send({ id: t.id, status: 1 });
     expect(refused.body).toMatchObject({ success: false });
     expect(refused.body.message).toContain('令牌已过期');

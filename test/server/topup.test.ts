@@ -42,9 +42,20 @@ describeEach(DB_TARGETS, 'online top-up (epay)', (app) => {
     expect(form).toMatchObject({ pid: '1001', type: 'wxpay', money: '36.50', notify_url: 'https://gw.example.com/api/user/epay/notify', sign_type: 'MD5' });
     expect(form.sign).toBe(epaySign(form, EPAY_KEY));
 
-    const notice: Record<string, string> = { pid: '1001', trade_no: 'P123', out_trade_no: form.out_trade_no!, type: 'wxpay', name: form.name!, money: '36.50', trade_status: 'TRADE_SUCCESS' };
+    const notice: Record<string, string> = {
+      pid: '1001',
+      trade_no: 'P123',
+      out_trade_no: form.out_trade_no!,
+      type: 'wxpay',
+      name: form.name!,
+      money: '36.50',
+      trade_status: 'TRADE_SUCCESS',
+    };
     // A forged notification (bad signature) is refused and credits nothing.
-    const forged = await app().http().get('/api/user/epay/notify').query({ ...notice, sign: 'deadbeef'.repeat(4), sign_type: 'MD5' });
+    const forged = await app()
+      .http()
+      .get('/api/user/epay/notify')
+      .query({ ...notice, sign: 'deadbeef'.repeat(4), sign_type: 'MD5' });
     expect(forged.text).toBe('fail');
     expect((await app().knex('users').where({ id: user.id }).first()).quota).toBe(0);
 

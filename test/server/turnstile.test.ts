@@ -37,7 +37,12 @@ describeEach(DB_TARGETS, 'turnstile bot-check', (app) => {
     const root = await loginAgent(app(), r.username, r.password);
     // Switching it on needs the keys first (server-side rule).
     expect((await root.put('/api/option/').send({ key: 'TurnstileCheckEnabled', value: 'true' })).body.success).toBe(false);
-    for (const [key, value] of Object.entries({ TurnstileSiteKey: 'ts-site', TurnstileSecretKey: 'ts-secret', TurnstileVerifyURL: verify.url, TurnstileCheckEnabled: 'true' })) {
+    for (const [key, value] of Object.entries({
+      TurnstileSiteKey: 'ts-site',
+      TurnstileSecretKey: 'ts-secret',
+      TurnstileVerifyURL: verify.url,
+      TurnstileCheckEnabled: 'true',
+    })) {
       expect((await root.put('/api/option/').send({ key, value })).body.success).toBe(true);
     }
     user = await makeUser(app());

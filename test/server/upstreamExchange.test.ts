@@ -199,7 +199,11 @@ describe('UpstreamExchange (relay upstream calls on undici dispatch)', () => {
       const silentUrl = await start(() => {
         /* never answers */
       });
-      await expect(UpstreamExchange.open(slowApp, post(silentUrl)).ready).rejects.toMatchObject({ status: 0, message: '上游响应超时', upstreamCode: 'UND_ERR_HEADERS_TIMEOUT' });
+      await expect(UpstreamExchange.open(slowApp, post(silentUrl)).ready).rejects.toMatchObject({
+        status: 0,
+        message: '上游响应超时',
+        upstreamCode: 'UND_ERR_HEADERS_TIMEOUT',
+      });
     } finally {
       await slowApp.close();
     }

@@ -7,7 +7,10 @@ describeEach(DB_TARGETS, 'usage batcher', (getApp) => {
   test('log rows keep every value, in order, whatever their text holds; counters add up', async () => {
     const app = getApp();
     const u = await makeUser(app);
-    const [tok] = await app.knex('tokens').insert({ user_id: u.id, key: `k${Date.now()}`, name: 'tk', remain_quota: 0, unlimited_quota: true }).returning('id');
+    const [tok] = await app
+      .knex('tokens')
+      .insert({ user_id: u.id, key: `k${Date.now()}`, name: 'tk', remain_quota: 0, unlimited_quota: true })
+      .returning('id');
     const tokenId = Number(typeof tok === 'object' ? (tok as { id: number }).id : tok);
     const texts = ['', 'NULL', 'null', 'a,b', '{x}', '"quoted"', 'back\\slash', "it's", 'line\nbreak', '中文 ✓ 🚀', ' spaced ', 'tab\tend'];
     const rows: Array<Partial<LogRow>> = texts.map((t, i) => ({
@@ -36,7 +39,9 @@ describeEach(DB_TARGETS, 'usage batcher', (getApp) => {
     b.addUsage(u.id, tokenId, undefined, 200);
     await b.flush();
     const back = await app.knex('logs').where({ user_id: u.id }).orderBy('id').select();
-    expect(back.map((r) => ({ ...r, id: undefined, quota: Number(r.quota), created_at: Number(r.created_at), is_stream: Boolean(r.is_stream) }))).toEqual(rows.map((r) => ({ ...r, id: undefined })));
+    expect(back.map((r) => ({ ...r, id: undefined, quota: Number(r.quota), created_at: Number(r.created_at), is_stream: Boolean(r.is_stream) }))).toEqual(
+      rows.map((r) => ({ ...r, id: undefined })),
+    );
     const user = await app.knex('users').where({ id: u.id }).first('used_quota', 'request_count');
     expect([Number(user.used_quota), Number(user.request_count)]).toEqual([500, 2]);
     const token = await app.knex('tokens').where({ id: tokenId }).first('used_quota', 'request_count', 'accessed_time');

@@ -36,7 +36,10 @@ describeEach(DB_TARGETS, 'user administration', (app) => {
   });
 
   it('lists users with paging, never with secrets, and flags deregistered users', async () => {
-    await app().knex('users').where({ id: plainId }).update({ access_token: 'a'.repeat(32) });
+    await app()
+      .knex('users')
+      .where({ id: plainId })
+      .update({ access_token: 'a'.repeat(32) });
     const gone = await makeUser(app(), { username: 'gone1' });
     await app().knex('users').where({ id: gone.id }).update({ deleted_at: 1700000000 });
     const page1 = await admin.get('/api/user/?p=1&page_size=2');
@@ -112,7 +115,13 @@ describeEach(DB_TARGETS, 'user administration', (app) => {
     expect(pw.body.success).toBe(true);
     expect((await app().http().post('/api/user/login').send({ username: 'edit1', password: 'changed123' })).body.success).toBe(true);
 
-    for (const bad of [{ id: u.id, quota: 1.5 }, { id: u.id, quota: 'abc' }, { id: u.id, quota: -1 }, { id: u.id, password: 'short' }, { id: u.id, email: 'not-an-email' }]) {
+    for (const bad of [
+      { id: u.id, quota: 1.5 },
+      { id: u.id, quota: 'abc' },
+      { id: u.id, quota: -1 },
+      { id: u.id, password: 'short' },
+      { id: u.id, email: 'not-an-email' },
+    ]) {
       const r = await admin.put('/api/user/').send(bad);
       expect(r.status).toBe(200);
       expect(r.body.success).toBe(false);

@@ -10,5 +10,11 @@ export function HtmlContent({ content, testId }: { content: string; testId?: str
   if (/<[a-z][\s\S]*>/i.test(trimmed)) {
     return <Box data-testid={testId} sx={{ '& img': { maxWidth: '100%' }, lineHeight: 1.7 }} dangerouslySetInnerHTML={{ __html: trimmed }} />;
   }
-  return <Box data-testid={testId} sx={{ '& img': { maxWidth: '100%' }, '& pre': { overflowX: 'auto', p: 1.5, bgcolor: 'action.hover', borderRadius: 1 }, lineHeight: 1.7 }} dangerouslySetInnerHTML={{ __html: renderMarkdown(trimmed) }} />;
+  return (
+    <Box
+      data-testid={testId}
+      sx={{ '& img': { maxWidth: '100%' }, '& pre': { overflowX: 'auto', p: 1.5, bgcolor: 'action.hover', borderRadius: 1 }, lineHeight: 1.7 }}
+      dangerouslySetInnerHTML={{ __html: renderMarkdown(trimmed) }}
+    />
+  );
 }

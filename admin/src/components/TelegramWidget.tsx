@@ -5,7 +5,19 @@ import { Box, type SxProps } from '@mui/material';
  * Telegram's login widget: loads telegram.org's script for `bot`; the widget sends the browser to
  * `authUrl` (`/api/oauth/telegram/login` to log in, `/api/oauth/telegram/bind?state=…` to bind).
  */
-export function TelegramWidget({ bot, authUrl, size, testId, sx }: { bot: string; authUrl: string; size: 'small' | 'medium' | 'large'; testId: string; sx?: SxProps }) {
+export function TelegramWidget({
+  bot,
+  authUrl,
+  size,
+  testId,
+  sx,
+}: {
+  bot: string;
+  authUrl: string;
+  size: 'small' | 'medium' | 'large';
+  testId: string;
+  sx?: SxProps;
+}) {
   const ref = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const el = ref.current;

@@ -26,7 +26,11 @@ export function Footer() {
     return () => clearInterval(timer);
   }, []);
   return (
-    <Box component="footer" data-testid="footer" sx={{ py: 1.5, px: 2, textAlign: 'center', borderTop: 1, borderColor: 'divider', color: 'text.secondary', fontSize: 13 }}>
+    <Box
+      component="footer"
+      data-testid="footer"
+      sx={{ py: 1.5, px: 2, textAlign: 'center', borderTop: 1, borderColor: 'divider', color: 'text.secondary', fontSize: 13 }}
+    >
       {html ? (
         <Box className="custom-footer" dangerouslySetInnerHTML={{ __html: html }} />
       ) : (

@@ -49,7 +49,11 @@ export interface MenuGroupDef {
  * (dashboard if enable_data_export, metrics for admins, tokens, logs, drawing log if enable_drawing,
  * task log if enable_task); admin group for admins; personal group.
  */
-export function menuGroups(user: StoredUser | null, flag: (key: string) => boolean = (k) => store().getItem(k) === 'true', chats = chatLinks()): MenuGroupDef[] {
+export function menuGroups(
+  user: StoredUser | null,
+  flag: (key: string) => boolean = (k) => store().getItem(k) === 'true',
+  chats = chatLinks(),
+): MenuGroupDef[] {
   const admin = isAdmin(user);
   const top: MenuItemDef[] = [{ key: 'playground', label: 'app.menu.playground', to: '/playground', icon: <ScienceIcon /> }];
   if (chats.length) {
@@ -128,7 +132,14 @@ export function SideMenu({
         {...(parent ? { onClick: () => setOpenChat((o) => !o) } : { component: RouterLink, to: item.to, onClick: onNavigate })}
         selected={selected}
         data-testid={`menu-${item.key}`}
-        sx={{ mx: 0.75, borderRadius: 1.5, minHeight: 38, px: collapsed ? 1.25 : 1.5, pl: collapsed ? 1.25 : 1.5 + depth * 2, justifyContent: collapsed ? 'center' : 'flex-start' }}
+        sx={{
+          mx: 0.75,
+          borderRadius: 1.5,
+          minHeight: 38,
+          px: collapsed ? 1.25 : 1.5,
+          pl: collapsed ? 1.25 : 1.5 + depth * 2,
+          justifyContent: collapsed ? 'center' : 'flex-start',
+        }}
       >
         <ListItemIcon sx={{ minWidth: collapsed ? 0 : 34, color: selected ? 'primary.main' : undefined }}>{item.icon}</ListItemIcon>
         {collapsed ? null : <ListItemText primary={label} primaryTypographyProps={{ noWrap: true, fontSize: 14 }} />}

@@ -27,7 +27,10 @@ describe('side menu', () => {
 
   it('local flags add the dashboard, drawing log and task log; chats add entries', () => {
     const flags = (k: string) => ['enable_data_export', 'enable_drawing', 'enable_task'].includes(k);
-    const groups = menuGroups(user, flags, [{ name: 'NextChat', url: 'https://n' }, { name: 'Lobe', url: 'https://l' }]);
+    const groups = menuGroups(user, flags, [
+      { name: 'NextChat', url: 'https://n' },
+      { name: 'Lobe', url: 'https://l' },
+    ]);
     expect(keys(groups)).toEqual([
       ['chat', ['playground', 'chat']],
       ['console', ['detail', 'token', 'log', 'midjourney', 'task']],

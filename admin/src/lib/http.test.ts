@@ -12,10 +12,17 @@ describe('qs', () => {
 describe('api client', () => {
   it('sends JSON bodies with the content type; GET has none', async () => {
     const seen: Array<{ url: string; init: { method: string; headers: Record<string, string>; body?: string } }> = [];
-    const http = createApi({ fetch: async (url, init) => (seen.push({ url, init }), { status: 200, text: async () => '{"success":true,"message":"","data":1}' }), getUserId: () => 9 });
+    const http = createApi({
+      fetch: async (url, init) => (seen.push({ url, init }), { status: 200, text: async () => '{"success":true,"message":"","data":1}' }),
+      getUserId: () => 9,
+    });
     await http.post('/api/x', { a: 1 });
     await http.get('/api/y');
-    expect(seen[0]!.init).toMatchObject({ method: 'POST', body: '{"a":1}', headers: { 'Content-Type': 'application/json', 'New-Api-User': '9', 'Cache-Control': 'no-store' } });
+    expect(seen[0]!.init).toMatchObject({
+      method: 'POST',
+      body: '{"a":1}',
+      headers: { 'Content-Type': 'application/json', 'New-Api-User': '9', 'Cache-Control': 'no-store' },
+    });
     expect(seen[1]!.init.body).toBeUndefined();
     expect(seen[1]!.init.headers['Content-Type']).toBeUndefined();
   });

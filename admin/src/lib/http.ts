@@ -9,7 +9,10 @@ export interface Envelope<T = unknown> {
   [extra: string]: unknown;
 }
 
-export type FetchLike = (url: string, init: { method: string; headers: Record<string, string>; body?: string; credentials?: 'include' | 'same-origin' }) => Promise<{
+export type FetchLike = (
+  url: string,
+  init: { method: string; headers: Record<string, string>; body?: string; credentials?: 'include' | 'same-origin' },
+) => Promise<{
   status: number;
   statusText?: string;
   text(): Promise<string>;

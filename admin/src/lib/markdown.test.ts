@@ -15,6 +15,8 @@ describe('markdown', () => {
   });
 
   it('escapes HTML and refuses script URLs', () => {
-    expect(renderMarkdown('<script>alert(1)</script> [x](javascript:alert(1))')).toBe('<p>&lt;script&gt;alert(1)&lt;/script&gt; <a href="#" target="_blank" rel="noreferrer">x</a>)</p>');
+    expect(renderMarkdown('<script>alert(1)</script> [x](javascript:alert(1))')).toBe(
+      '<p>&lt;script&gt;alert(1)&lt;/script&gt; <a href="#" target="_blank" rel="noreferrer">x</a>)</p>',
+    );
   });
 });

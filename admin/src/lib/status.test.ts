@@ -6,7 +6,15 @@ beforeEach(() => setStore(memoryStorage()));
 
 describe('status cache', () => {
   it('stores the object and the individual keys', () => {
-    saveStatus({ system_name: 'GW', enable_drawing: true, enable_task: false, chats: [{ A: 'https://a' }], footer_html: '<b>x</b>', default_collapse_sidebar: true, setup: true });
+    saveStatus({
+      system_name: 'GW',
+      enable_drawing: true,
+      enable_task: false,
+      chats: [{ A: 'https://a' }],
+      footer_html: '<b>x</b>',
+      default_collapse_sidebar: true,
+      setup: true,
+    });
     expect(cachedStatus()).toMatchObject({ system_name: 'GW', setup: true });
     expect(store().getItem('system_name')).toBe('GW');
     expect(store().getItem('enable_drawing')).toBe('true');

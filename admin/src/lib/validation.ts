@@ -1,5 +1,8 @@
 /** Registration checks, in the order the form shows them; answers a translation key or null. */
-export function registerError(input: { username: string; password: string; password2: string }, turnstile: { required: boolean; token: string }): string | null {
+export function registerError(
+  input: { username: string; password: string; password2: string },
+  turnstile: { required: boolean; token: string },
+): string | null {
   if (!input.username.trim() || !input.password) return 'app.register.empty';
   if (input.password.length < 8) return 'app.register.short';
   if (input.password !== input.password2) return 'app.register.mismatch';

@@ -49,7 +49,15 @@ function TelegramLogin({ bot }: { bot: string }) {
     };
   }, []);
   if (!state) return null;
-  return <TelegramWidget bot={bot} authUrl={`/api/oauth/telegram/login${qs({ state })}`} size="medium" testId="telegram-login" sx={{ display: 'flex', justifyContent: 'center' }} />;
+  return (
+    <TelegramWidget
+      bot={bot}
+      authUrl={`/api/oauth/telegram/login${qs({ state })}`}
+      size="medium"
+      testId="telegram-login"
+      sx={{ display: 'flex', justifyContent: 'center' }}
+    />
+  );
 }
 
 /** Login: username/password, expired notice, third-party buttons per status flags. */
@@ -149,7 +157,11 @@ export function Login() {
       ) : (
         <Alert severity="info">{translate('app.login.password_disabled')}</Alert>
       )}
-      <Stack direction="row" justifyContent="space-between" sx={{ mt: 2, fontSize: 14, flexWrap: 'wrap', rowGap: 1, columnGap: 2, '& > *': { whiteSpace: 'nowrap' } }}>
+      <Stack
+        direction="row"
+        justifyContent="space-between"
+        sx={{ mt: 2, fontSize: 14, flexWrap: 'wrap', rowGap: 1, columnGap: 2, '& > *': { whiteSpace: 'nowrap' } }}
+      >
         {!status.self_use_mode_enabled ? (
           <Typography variant="body2">
             {translate('app.login.no_account')}{' '}
@@ -192,7 +204,9 @@ export function Login() {
       <Dialog open={wechatOpen} onClose={() => setWechatOpen(false)} maxWidth="xs" fullWidth>
         <DialogTitle>{translate('app.login.wechat_title')}</DialogTitle>
         <DialogContent>
-          {status.wechat_qrcode ? <Box component="img" src={String(status.wechat_qrcode)} alt="" sx={{ display: 'block', mx: 'auto', width: 200, height: 200 }} /> : null}
+          {status.wechat_qrcode ? (
+            <Box component="img" src={String(status.wechat_qrcode)} alt="" sx={{ display: 'block', mx: 'auto', width: 200, height: 200 }} />
+          ) : null}
           <Typography variant="body2" color="text.secondary" sx={{ my: 1 }}>
             {translate('app.login.wechat_tip')}
           </Typography>

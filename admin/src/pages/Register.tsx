@@ -84,18 +84,65 @@ export function Register() {
       ) : (
         <Box component="form" onSubmit={submit} noValidate>
           <Stack spacing={2}>
-            <TextField label={translate('app.register.username')} name="username" value={form.username} onChange={set('username')} helperText={translate('app.register.username_hint')} slotProps={{ htmlInput: { maxLength: 12 } }} size="small" autoFocus />
-            <TextField label={translate('app.register.password')} name="password" type="password" value={form.password} onChange={set('password')} helperText={translate('app.register.password_hint')} slotProps={{ htmlInput: { maxLength: 20 } }} size="small" autoComplete="new-password" />
-            <TextField label={translate('app.register.password2')} name="password2" type="password" value={form.password2} onChange={set('password2')} size="small" autoComplete="new-password" />
+            <TextField
+              label={translate('app.register.username')}
+              name="username"
+              value={form.username}
+              onChange={set('username')}
+              helperText={translate('app.register.username_hint')}
+              slotProps={{ htmlInput: { maxLength: 12 } }}
+              size="small"
+              autoFocus
+            />
+            <TextField
+              label={translate('app.register.password')}
+              name="password"
+              type="password"
+              value={form.password}
+              onChange={set('password')}
+              helperText={translate('app.register.password_hint')}
+              slotProps={{ htmlInput: { maxLength: 20 } }}
+              size="small"
+              autoComplete="new-password"
+            />
+            <TextField
+              label={translate('app.register.password2')}
+              name="password2"
+              type="password"
+              value={form.password2}
+              onChange={set('password2')}
+              size="small"
+              autoComplete="new-password"
+            />
             {status.email_verification ? (
               <>
                 <Stack direction="row" spacing={1}>
-                  <TextField label={translate('app.register.email')} name="email" type="email" value={form.email} onChange={set('email')} size="small" fullWidth />
-                  <Button variant="outlined" onClick={() => void sendCode()} disabled={sending || left > 0} sx={{ whiteSpace: 'nowrap', minWidth: 110 }} data-testid="send-code">
+                  <TextField
+                    label={translate('app.register.email')}
+                    name="email"
+                    type="email"
+                    value={form.email}
+                    onChange={set('email')}
+                    size="small"
+                    fullWidth
+                  />
+                  <Button
+                    variant="outlined"
+                    onClick={() => void sendCode()}
+                    disabled={sending || left > 0}
+                    sx={{ whiteSpace: 'nowrap', minWidth: 110 }}
+                    data-testid="send-code"
+                  >
                     {left > 0 ? translate('app.register.resend', { n: left }) : translate('app.register.send_code')}
                   </Button>
                 </Stack>
-                <TextField label={translate('app.register.code')} name="verification_code" value={form.verification_code} onChange={set('verification_code')} size="small" />
+                <TextField
+                  label={translate('app.register.code')}
+                  name="verification_code"
+                  value={form.verification_code}
+                  onChange={set('verification_code')}
+                  size="small"
+                />
               </>
             ) : null}
             {status.turnstile_check && status.turnstile_site_key ? <Turnstile siteKey={String(status.turnstile_site_key)} onToken={setTurnstile} /> : null}

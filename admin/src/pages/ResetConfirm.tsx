@@ -40,7 +40,13 @@ export function ResetConfirm() {
         <Stack spacing={2}>
           <TextField label={translate('app.reset.email')} value={email} size="small" slotProps={{ htmlInput: { readOnly: true } }} />
           {password ? (
-            <TextField label={translate('app.reset.new_password')} value={password} size="small" slotProps={{ htmlInput: { readOnly: true, 'data-testid': 'new-password' } }} onFocus={(e) => e.target.select()} />
+            <TextField
+              label={translate('app.reset.new_password')}
+              value={password}
+              size="small"
+              slotProps={{ htmlInput: { readOnly: true, 'data-testid': 'new-password' } }}
+              onFocus={(e) => e.target.select()}
+            />
           ) : null}
           <Button variant="contained" size="large" disableElevation onClick={() => void submit()} disabled={busy || !!password} data-testid="reset-confirm">
             {busy ? <CircularProgress size={22} color="inherit" /> : translate('app.reset.confirm_submit')}

@@ -45,7 +45,15 @@ export function ResetRequest() {
     <AuthCard title={translate('app.reset.title')}>
       <Box component="form" onSubmit={submit} noValidate>
         <Stack spacing={2}>
-          <TextField label={translate('app.reset.email')} name="email" type="email" value={email} onChange={(e) => setEmail(e.target.value)} size="small" autoFocus />
+          <TextField
+            label={translate('app.reset.email')}
+            name="email"
+            type="email"
+            value={email}
+            onChange={(e) => setEmail(e.target.value)}
+            size="small"
+            autoFocus
+          />
           {status.turnstile_check && status.turnstile_site_key ? <Turnstile siteKey={String(status.turnstile_site_key)} onToken={setTurnstile} /> : null}
           <Button type="submit" variant="contained" size="large" disableElevation disabled={busy || left > 0} data-testid="reset-submit">
             {busy ? <CircularProgress size={22} color="inherit" /> : left > 0 ? translate('app.reset.retry', { n: left }) : translate('app.reset.submit')}

@@ -1,19 +1,7 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { Navigate } from 'react-router-dom';
 import { useNotify, useTranslate } from 'react-admin';
-import {
-  Alert,
-  Box,
-  Button,
-  Card,
-  CardActionArea,
-  CardContent,
-  CircularProgress,
-  Radio,
-  Stack,
-  TextField,
-  Typography,
-} from '@mui/material';
+import { Alert, Box, Button, Card, CardActionArea, CardContent, CircularProgress, Radio, Stack, TextField, Typography } from '@mui/material';
 import { AuthCard } from '../components/AuthCard';
 import { api } from '../lib/http';
 import { setupError, usageModeFlags, type UsageMode } from '../lib/validation';
@@ -104,9 +92,33 @@ export function Setup() {
             </Alert>
           ) : (
             <Stack spacing={2} sx={{ mb: 3 }}>
-              <TextField label={translate('app.setup.username')} name="username" value={form.username} onChange={set('username')} size="small" slotProps={{ htmlInput: { maxLength: 12 } }} autoFocus />
-              <TextField label={translate('app.setup.password')} name="password" type="password" value={form.password} onChange={set('password')} size="small" autoComplete="new-password" />
-              <TextField label={translate('app.setup.confirm')} name="confirmPassword" type="password" value={form.confirmPassword} onChange={set('confirmPassword')} size="small" autoComplete="new-password" />
+              <TextField
+                label={translate('app.setup.username')}
+                name="username"
+                value={form.username}
+                onChange={set('username')}
+                size="small"
+                slotProps={{ htmlInput: { maxLength: 12 } }}
+                autoFocus
+              />
+              <TextField
+                label={translate('app.setup.password')}
+                name="password"
+                type="password"
+                value={form.password}
+                onChange={set('password')}
+                size="small"
+                autoComplete="new-password"
+              />
+              <TextField
+                label={translate('app.setup.confirm')}
+                name="confirmPassword"
+                type="password"
+                value={form.confirmPassword}
+                onChange={set('confirmPassword')}
+                size="small"
+                autoComplete="new-password"
+              />
             </Stack>
           )}
           <Typography variant="subtitle1" sx={{ fontWeight: 600, mb: 1 }}>

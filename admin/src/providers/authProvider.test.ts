@@ -43,7 +43,9 @@ describe('authProvider', () => {
     setUser(alice);
     const { createApi } = await import('../lib/http');
     const seen: Record<string, string>[] = [];
-    const http = createApi({ fetch: async (_u, init) => (seen.push(init.headers), { status: 200, text: async () => '{"success":true,"message":"","data":null}' }) });
+    const http = createApi({
+      fetch: async (_u, init) => (seen.push(init.headers), { status: 200, text: async () => '{"success":true,"message":"","data":null}' }),
+    });
     await http.get('/api/user/self');
     expect(seen[0]!['New-Api-User']).toBe('3');
   });

@@ -129,11 +129,23 @@ describe('dataProvider: getList', () => {
   });
 
   it('logs: admin → /api/log/, user → /api/log/self/, with every filter', async () => {
-    const filter = { type: 2, username: 'bob', token_name: 't1', model_name: 'gpt-4o', start_timestamp: 100, end_timestamp: 200, channel: 3, group: 'vip', other: 'x' };
+    const filter = {
+      type: 2,
+      username: 'bob',
+      token_name: 't1',
+      model_name: 'gpt-4o',
+      start_timestamp: 100,
+      end_timestamp: 200,
+      channel: 3,
+      group: 'vip',
+      other: 'x',
+    };
     const a = setup(true);
     a.r.answer({ items: [{ id: 1 }], total: 1 });
     await a.dp.getList('log', { ...page(1, 10), filter });
-    expect(a.r.last.url).toBe('/api/log/?p=1&page_size=10&type=2&username=bob&token_name=t1&model_name=gpt-4o&start_timestamp=100&end_timestamp=200&channel=3&group=vip');
+    expect(a.r.last.url).toBe(
+      '/api/log/?p=1&page_size=10&type=2&username=bob&token_name=t1&model_name=gpt-4o&start_timestamp=100&end_timestamp=200&channel=3&group=vip',
+    );
     const u = setup(false);
     u.r.answer({ items: [], total: 0 });
     await u.dp.getList('log', { ...page(2, 20), filter: { type: 0, model_name: 'x' } });
@@ -170,7 +182,9 @@ describe('dataProvider: create', () => {
   it('channel: POST /api/channel/ with models and group as comma strings', async () => {
     const { r, dp } = setup();
     r.answer({ id: 11, name: 'c' });
-    const out = await dp.create('channel', { data: { name: 'c', type: 1, key: 'k', models: ['gpt-4o', 'gpt-4o-mini'], groups: ['default', 'vip'], auto_ban: 1 } });
+    const out = await dp.create('channel', {
+      data: { name: 'c', type: 1, key: 'k', models: ['gpt-4o', 'gpt-4o-mini'], groups: ['default', 'vip'], auto_ban: 1 },
+    });
     expect(r.last).toMatchObject({ method: 'POST', url: '/api/channel/' });
     expect(r.last.body).toEqual({ name: 'c', type: 1, key: 'k', models: 'gpt-4o,gpt-4o-mini', group: 'default,vip', auto_ban: 1 });
     expect(out.data).toEqual({ id: 11, name: 'c' });
@@ -192,10 +206,20 @@ describe('dataProvider: create', () => {
 
   it('redemption: a batch answer gives the first record plus the whole batch', async () => {
     const { r, dp } = setup();
-    r.answer([{ id: 1, key: 'k1' }, { id: 2, key: 'k2' }]);
+    r.answer([
+      { id: 1, key: 'k1' },
+      { id: 2, key: 'k2' },
+    ]);
     const out = await dp.create('redemption', { data: { name: 'r', quota: 100000, count: 2 } });
     expect(r.last).toMatchObject({ method: 'POST', url: '/api/redemption/', body: { name: 'r', quota: 100000, count: 2 } });
-    expect(out.data).toEqual({ id: 1, key: 'k1', batch: [{ id: 1, key: 'k1' }, { id: 2, key: 'k2' }] });
+    expect(out.data).toEqual({
+      id: 1,
+      key: 'k1',
+      batch: [
+        { id: 1, key: 'k1' },
+        { id: 2, key: 'k2' },
+      ],
+    });
   });
 
   it('user: POST /api/user/', async () => {
@@ -255,7 +279,10 @@ describe('dataProvider: updateMany (status)', () => {
   it('other fields: a PUT per id', async () => {
     const { r, dp } = setup();
     await dp.updateMany('channel', { ids: [1, 2], data: { priority: 5 } });
-    expect(r.calls.map((c) => c.body)).toEqual([{ priority: 5, id: 1 }, { priority: 5, id: 2 }]);
+    expect(r.calls.map((c) => c.body)).toEqual([
+      { priority: 5, id: 1 },
+      { priority: 5, id: 2 },
+    ]);
   });
 
   it('stops on the first failure', async () => {
@@ -301,7 +328,10 @@ describe('dataProvider: delete', () => {
   it('user deleteMany: a manage delete per id', async () => {
     const { r, dp } = setup();
     await dp.deleteMany('user', { ids: [3, 4] });
-    expect(r.calls.map((c) => c.body)).toEqual([{ id: 3, action: 'delete' }, { id: 4, action: 'delete' }]);
+    expect(r.calls.map((c) => c.body)).toEqual([
+      { id: 3, action: 'delete' },
+      { id: 4, action: 'delete' },
+    ]);
   });
 });
 

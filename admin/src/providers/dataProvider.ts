@@ -100,7 +100,12 @@ export interface DataProviderOptions {
 }
 
 function joinList(v: unknown): unknown {
-  return Array.isArray(v) ? v.map((x) => String(x).trim()).filter(Boolean).join(',') : v;
+  return Array.isArray(v)
+    ? v
+        .map((x) => String(x).trim())
+        .filter(Boolean)
+        .join(',')
+    : v;
 }
 
 /** Shapes a record for the wire: list fields become comma strings (contract: create/update calls). */

@@ -21,10 +21,24 @@ import { LogList } from './logs';
 export function renderResources(permissions: number | undefined): ReactElement[] {
   const admin = Number(permissions ?? 0) >= 10;
   const out: ReactElement[] = [];
-  if (admin) out.push(<Resource key="channel" name="channel" list={ChannelList} icon={HubIcon} options={{ label: 'resources.channel.name' }} recordRepresentation="name" />);
+  if (admin)
+    out.push(
+      <Resource key="channel" name="channel" list={ChannelList} icon={HubIcon} options={{ label: 'resources.channel.name' }} recordRepresentation="name" />,
+    );
   out.push(<Resource key="token" name="token" list={TokenList} icon={KeyIcon} options={{ label: 'resources.token.name' }} recordRepresentation="name" />);
-  if (admin) out.push(<Resource key="redemption" name="redemption" list={RedemptionList} icon={RedeemIcon} options={{ label: 'resources.redemption.name' }} recordRepresentation="name" />);
-  if (admin) out.push(<Resource key="user" name="user" list={UserList} icon={PeopleIcon} options={{ label: 'resources.user.name' }} recordRepresentation="username" />);
+  if (admin)
+    out.push(
+      <Resource
+        key="redemption"
+        name="redemption"
+        list={RedemptionList}
+        icon={RedeemIcon}
+        options={{ label: 'resources.redemption.name' }}
+        recordRepresentation="name"
+      />,
+    );
+  if (admin)
+    out.push(<Resource key="user" name="user" list={UserList} icon={PeopleIcon} options={{ label: 'resources.user.name' }} recordRepresentation="username" />);
   out.push(<Resource key="log" name="log" list={LogList} icon={ReceiptLongIcon} options={{ label: 'resources.log.name' }} />);
   return out;
 }

@@ -75,11 +75,19 @@ export function apiMiddleware(app: AppContext): Koa.Middleware[] {
     }
   };
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the router's middleware carries its own context type
-  const onlyApi = (mw: Koa.Middleware<any, any>): Koa.Middleware => (ctx, next) =>
-    ctx.path.startsWith('/api/') ? mw(ctx, next) : next();
+  const onlyApi =
+    (mw: Koa.Middleware<any, any>): Koa.Middleware =>
+    (ctx, next) =>
+      ctx.path.startsWith('/api/') ? mw(ctx, next) : next();
   const { count, windowSeconds } = app.config.apiRateLimit;
   // Global per-IP limit on the console API (shared through Redis when configured).
   const perIp = rateLimit(app, 'api', count, windowSeconds);
-  return [guard, onlyApi(apiErrors(app)), onlyApi(perIp), onlyApi(jsonBody(app.config.apiBodyLimit)), onlyApi(router.routes()), onlyApi(router.allowedMethods())];
+  return [
+    guard,
+    onlyApi(apiErrors(app)),
+    onlyApi(perIp),
+    onlyApi(jsonBody(app.config.apiBodyLimit)),
+    onlyApi(router.routes()),
+    onlyApi(router.allowedMethods()),
+  ];
 }
-

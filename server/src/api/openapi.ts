@@ -13,7 +13,12 @@ const envelope = z
   })
   .meta({ id: 'Envelope', description: 'Every answer: HTTP 200 for handled outcomes, also when success is false.' });
 
-const ROLE_NOTE = { public: 'No login needed.', user: 'Needs a login (role ≥ 1).', admin: 'Needs an admin (role ≥ 10).', root: 'Needs root (role 100).' } as const;
+const ROLE_NOTE = {
+  public: 'No login needed.',
+  user: 'Needs a login (role ≥ 1).',
+  admin: 'Needs an admin (role ≥ 10).',
+  root: 'Needs root (role 100).',
+} as const;
 
 /** The OpenAPI 3.1 description of the console API, built from the same route list that mounts it. */
 export function openApiDocument(routes: readonly RegisteredRoute[], version: string): object {

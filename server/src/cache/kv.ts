@@ -131,7 +131,10 @@ export class RedisKV implements KV {
   private sub?: Redis;
   private readonly handlers = new Map<string, Array<(m: string) => void>>();
 
-  constructor(url: string, readonly prefix: string) {
+  constructor(
+    url: string,
+    readonly prefix: string,
+  ) {
     // Required here, not at the top: deployments without Redis never load the client.
     const RedisClient = require('ioredis') as typeof Redis; // eslint-disable-line @typescript-eslint/no-require-imports
     this.redis = new RedisClient(url, { maxRetriesPerRequest: 3, enableAutoPipelining: true, lazyConnect: false });
@@ -159,10 +162,7 @@ export class RedisKV implements KV {
     await this.redis.del(this.k(key));
   }
   async incr(key: string, ttlSeconds: number) {
-    const r = await (this.redis as unknown as { incrWithTtl(k: string, ttl: number): Promise<number> }).incrWithTtl(
-      this.k(key),
-      ttlSeconds,
-    );
+    const r = await (this.redis as unknown as { incrWithTtl(k: string, ttl: number): Promise<number> }).incrWithTtl(this.k(key), ttlSeconds);
     return Number(r);
   }
   async decr(key: string) {
@@ -185,9 +185,10 @@ export class RedisKV implements KV {
     const list = this.handlers.get(ch) ?? [];
     // A subscribe still in flight when the app closes is rejected ("Connection is closed"): that
     // is expected then, not an error worth an unhandled rejection.
-    if (!list.length) this.sub.subscribe(ch).catch((err: Error) => {
-      if (!this.closing) this.onSubscribeError?.(err);
-    });
+    if (!list.length)
+      this.sub.subscribe(ch).catch((err: Error) => {
+        if (!this.closing) this.onSubscribeError?.(err);
+      });
     list.push(handler);
     this.handlers.set(ch, list);
   }

@@ -59,7 +59,18 @@ export const SQL_RES = {
 } as const;
 
 /** SQLite: parameters of SQL_RES.open (booleans as 1/0: better-sqlite3 binds no booleans). */
-const openParams = (r: ReservationRow): unknown[] => [r.id, r.nodeId, r.userId, r.tokenId, r.limited ? 1 : 0, r.model, r.group, r.amount, r.stream ? 1 : 0, r.createdAt];
+const openParams = (r: ReservationRow): unknown[] => [
+  r.id,
+  r.nodeId,
+  r.userId,
+  r.tokenId,
+  r.limited ? 1 : 0,
+  r.model,
+  r.group,
+  r.amount,
+  r.stream ? 1 : 0,
+  r.createdAt,
+];
 const settleNewParams = (r: ReservationRow): unknown[] => [...openParams(r), r.taken, r.channelId, r.promptTokens, r.completionTokens];
 
 /** SQLite: the row's write inside the group-commit unit of its move. */
@@ -88,8 +99,7 @@ const OPEN_HEAD = SQL_RES.open.slice(0, SQL_RES.open.indexOf(' values ') + 8);
 const OPEN_TUPLE = SQL_RES.open.slice(SQL_RES.open.indexOf(' values ') + 8);
 const openSql: string[] = [];
 const settleSql: string[] = [];
-const openManySql = (k: number) =>
-  (openSql[k] ??= OPEN_HEAD + new Array<string>(k).fill(OPEN_TUPLE).join(', '));
+const openManySql = (k: number) => (openSql[k] ??= OPEN_HEAD + new Array<string>(k).fill(OPEN_TUPLE).join(', '));
 const settleManySql = (k: number) =>
   (settleSql[k] ??=
     'update "reservations" set "state" = 1, "taken" = v.column2, "channel_id" = v.column3, "prompt_tokens" = v.column4, "completion_tokens" = v.column5 from (values ' +
@@ -161,7 +171,23 @@ export function pgRecordValues(rows: ReservationRow[], ops: number[], always: bo
     const op = ops[i]!;
     if (op === OP.open || op === OP.settleNew) {
       const settled = op === OP.settleNew;
-      const p = [r.id, r.nodeId, settled ? 1 : 0, r.userId, r.tokenId, r.limited, settled ? r.channelId : 0, r.model, r.group, r.amount, settled ? r.taken : 0, settled ? r.promptTokens : 0, settled ? r.completionTokens : 0, r.stream, r.createdAt];
+      const p = [
+        r.id,
+        r.nodeId,
+        settled ? 1 : 0,
+        r.userId,
+        r.tokenId,
+        r.limited,
+        settled ? r.channelId : 0,
+        r.model,
+        r.group,
+        r.amount,
+        settled ? r.taken : 0,
+        settled ? r.promptTokens : 0,
+        settled ? r.completionTokens : 0,
+        r.stream,
+        r.createdAt,
+      ];
       for (let c = 0; c < 15; c++) v[c]!.push(p[c]);
     } else if (op === OP.settle) {
       const p = [r.id, r.taken, r.channelId, r.promptTokens, r.completionTokens, r.userId, always[i]];

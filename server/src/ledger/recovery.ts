@@ -41,7 +41,10 @@ export function runIds(app: AppContext): { base: number; n: number } {
 }
 
 async function newRun(app: AppContext): Promise<void> {
-  const [row] = await app.knex('ledger_runs').insert({ node_id: nodeId(app), started_at: Date.now() }).returning('id');
+  const [row] = await app
+    .knex('ledger_runs')
+    .insert({ node_id: nodeId(app), started_at: Date.now() })
+    .returning('id');
   const id = Number(typeof row === 'object' ? (row as { id: number }).id : row);
   const ids = runIds(app);
   ids.base = (id % 2 ** 21) * 2 ** 32;
@@ -105,11 +108,18 @@ export async function reconcileOne(app: AppContext, id: number, owner: string, s
       }
     } else {
       // Settled: the money moved already; what the usage batch would have written.
-      await trx('users').where({ id: r.user_id }).update({ used_quota: trx.raw('"used_quota" + ?', [taken]), request_count: trx.raw('"request_count" + 1') });
+      await trx('users')
+        .where({ id: r.user_id })
+        .update({ used_quota: trx.raw('"used_quota" + ?', [taken]), request_count: trx.raw('"request_count" + 1') });
       if (r.token_id) {
-        await trx('tokens').where({ id: r.token_id }).update({ used_quota: trx.raw('"used_quota" + ?', [taken]), request_count: trx.raw('"request_count" + 1'), accessed_time: nowSec() });
+        await trx('tokens')
+          .where({ id: r.token_id })
+          .update({ used_quota: trx.raw('"used_quota" + ?', [taken]), request_count: trx.raw('"request_count" + 1'), accessed_time: nowSec() });
       }
-      if (r.channel_id) await trx('channels').where({ id: r.channel_id }).update({ used_quota: trx.raw('"used_quota" + ?', [taken]), request_count: trx.raw('"request_count" + 1') });
+      if (r.channel_id)
+        await trx('channels')
+          .where({ id: r.channel_id })
+          .update({ used_quota: trx.raw('"used_quota" + ?', [taken]), request_count: trx.raw('"request_count" + 1') });
     }
     const content =
       recovered === 'refunded'
@@ -141,7 +151,8 @@ export async function reconcileOne(app: AppContext, id: number, owner: string, s
 export async function reconcileOwn(app: AppContext): Promise<number> {
   const me = nodeId(app);
   let n = 0;
-  for (const r of (await app.knex('reservations').where('node_id', me).select('id')) as Array<{ id: number | string }>) if (await reconcileOne(app, Number(r.id), me)) n++;
+  for (const r of (await app.knex('reservations').where('node_id', me).select('id')) as Array<{ id: number | string }>)
+    if (await reconcileOne(app, Number(r.id), me)) n++;
   return n;
 }
 

@@ -75,11 +75,17 @@ export class FetchFailedError extends BadRequestError {
 
 export const DEFAULT_ALLOWED_PORTS = '80,443,8080,8443';
 
-const splitEntries = (s: string) => s.split(/[\s,]+/).map((x) => x.trim().toLowerCase()).filter(Boolean);
+const splitEntries = (s: string) =>
+  s
+    .split(/[\s,]+/)
+    .map((x) => x.trim().toLowerCase())
+    .filter(Boolean);
 
 /** Parses an IP/CIDR list option; invalid entries are reported by the option schema, skipped here. */
 export function parseCidrList(s: string): Cidr[] {
-  return splitEntries(s).map(parseCidr).filter((x): x is Cidr => Boolean(x));
+  return splitEntries(s)
+    .map(parseCidr)
+    .filter((x): x is Cidr => Boolean(x));
 }
 
 /**
@@ -118,7 +124,10 @@ export function fetchPolicy(app: AppContext, audience: FetchAudience = 'user'): 
   });
 }
 
-export const parsePorts = (s: string) => splitEntries(s).map(Number).filter((n) => Number.isInteger(n) && n > 0 && n < 65536);
+export const parsePorts = (s: string) =>
+  splitEntries(s)
+    .map(Number)
+    .filter((n) => Number.isInteger(n) && n > 0 && n < 65536);
 
 const normaliseDomain = (d: string) => d.replace(/^\*\./, '').replace(/\.$/, '');
 const domainMatches = (host: string, entry: string) => host === entry || host.endsWith(`.${entry}`);
@@ -207,7 +216,8 @@ export async function checkHost(app: AppContext, hostname: string, policy: Fetch
   } else {
     const name = host.replace(/\.$/, '');
     if (policy.domainDeny.some((d) => domainMatches(name, d))) throw new FetchRefusedError(`${name} is on the domain deny list`);
-    if (policy.domainAllow.length && !policy.domainAllow.some((d) => domainMatches(name, d))) throw new FetchRefusedError(`${name} is not on the domain allow list`);
+    if (policy.domainAllow.length && !policy.domainAllow.some((d) => domainMatches(name, d)))
+      throw new FetchRefusedError(`${name} is not on the domain allow list`);
     try {
       addresses = await resolveHost(app, name);
     } catch (err) {
@@ -230,7 +240,11 @@ export async function checkHost(app: AppContext, hostname: string, policy: Fetch
 export function pinnedAgent(addresses: ResolvedAddress[], opts: Agent.Options = {}): Agent {
   if (!addresses.length) return new Agent(opts);
   const lookup = (_host: string, options: { all?: boolean }, cb: (...args: unknown[]) => void) => {
-    if (options?.all) cb(null, addresses.map((a) => ({ address: a.address, family: a.family })));
+    if (options?.all)
+      cb(
+        null,
+        addresses.map((a) => ({ address: a.address, family: a.family })),
+      );
     else cb(null, addresses[0]!.address, addresses[0]!.family);
   };
   return new Agent({ ...opts, connect: { ...(opts.connect as object), lookup } as Agent.Options['connect'] });
@@ -308,7 +322,8 @@ export async function guardedFetch(app: AppContext, raw: string | URL, req: Guar
           headers = Object.fromEntries(Object.entries(headers).filter(([k]) => !/^content-/i.test(k)));
         }
         // Credentials never follow a redirect to another origin.
-        if (next.origin !== target.url.origin) headers = Object.fromEntries(Object.entries(headers).filter(([k]) => !/^(authorization|cookie|proxy-authorization)$/i.test(k)));
+        if (next.origin !== target.url.origin)
+          headers = Object.fromEntries(Object.entries(headers).filter(([k]) => !/^(authorization|cookie|proxy-authorization)$/i.test(k)));
         current = next;
         continue;
       }

@@ -58,30 +58,33 @@ export function startIdleGc(
     res.once('close', onClose);
   };
   server.on('request', onRequest);
-  const timer = setInterval(() => {
-    if (sinceGc < minRequests || inFlight > 0 || Date.now() - lastActivity < idleMs) return;
-    // Nothing worth giving back: a full GC is not free afterwards either. The next requests'
-    // optimized socket/stream code deoptimizes ("wrong map", ≈ 100 deopts against ≈ 10 before,
-    // --trace-deopt) and is compiled again: measured, a c=1 load right after an idle GC had p99
-    // ≈ 2.4 ms instead of ≈ 1.1 ms for its first seconds.
-    if (minGrowth > 0 && rss() < baseline + minGrowth) return;
-    sinceGc = 0;
-    // First let go of what the burst left behind (e.g. pooled upstream clients; at most 2 s), then
-    // collect it. Two passes: the first frees the garbage, the second can release the emptied pages.
-    // Then trim: only now are the native buffers that JS objects held back in malloc's free lists.
-    const released = Promise.resolve()
-      .then(() => opts.onIdle?.())
-      .catch(() => undefined);
-    const bounded = new Promise<void>((resolve) => setTimeout(resolve, 2000).unref());
-    void Promise.race([released, bounded]).then(() => {
-      gc();
-      setTimeout(() => {
+  const timer = setInterval(
+    () => {
+      if (sinceGc < minRequests || inFlight > 0 || Date.now() - lastActivity < idleMs) return;
+      // Nothing worth giving back: a full GC is not free afterwards either. The next requests'
+      // optimized socket/stream code deoptimizes ("wrong map", ≈ 100 deopts against ≈ 10 before,
+      // --trace-deopt) and is compiled again: measured, a c=1 load right after an idle GC had p99
+      // ≈ 2.4 ms instead of ≈ 1.1 ms for its first seconds.
+      if (minGrowth > 0 && rss() < baseline + minGrowth) return;
+      sinceGc = 0;
+      // First let go of what the burst left behind (e.g. pooled upstream clients; at most 2 s), then
+      // collect it. Two passes: the first frees the garbage, the second can release the emptied pages.
+      // Then trim: only now are the native buffers that JS objects held back in malloc's free lists.
+      const released = Promise.resolve()
+        .then(() => opts.onIdle?.())
+        .catch(() => undefined);
+      const bounded = new Promise<void>((resolve) => setTimeout(resolve, 2000).unref());
+      void Promise.race([released, bounded]).then(() => {
         gc();
-        trimQuietly(trim);
-        baseline = rss();
-      }, 100).unref();
-    });
-  }, Math.max(250, Math.floor(idleMs / 2)));
+        setTimeout(() => {
+          gc();
+          trimQuietly(trim);
+          baseline = rss();
+        }, 100).unref();
+      });
+    },
+    Math.max(250, Math.floor(idleMs / 2)),
+  );
   timer.unref();
   return () => {
     clearInterval(timer);

@@ -39,10 +39,8 @@ export const intLike = (message: string) =>
   );
 
 /** Query-string helpers: numbers arrive as strings. */
-export const qInt = (def?: number) =>
-  z.preprocess((v) => (v === undefined || v === '' ? def : Number(v)), z.number().int().finite());
-export const qIntOpt = () =>
-  z.preprocess((v) => (v === undefined || v === '' ? undefined : Number(v)), z.number().int().finite().optional());
+export const qInt = (def?: number) => z.preprocess((v) => (v === undefined || v === '' ? def : Number(v)), z.number().int().finite());
+export const qIntOpt = () => z.preprocess((v) => (v === undefined || v === '' ? undefined : Number(v)), z.number().int().finite().optional());
 export const qStr = () => z.string().max(512).optional().default('');
 export const qBool = () => z.preprocess((v) => v === 'true' || v === '1' || v === true, z.boolean());
 

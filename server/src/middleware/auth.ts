@@ -31,7 +31,10 @@ export function sessionOf(ctx: Koa.Context): SessionData {
  */
 export async function resolveUser(app: AppContext, ctx: Koa.Context): Promise<UserRow | undefined> {
   const header = ctx.get('New-Api-User');
-  const authz = ctx.get('Authorization').replace(/^Bearer\s+/i, '').trim();
+  const authz = ctx
+    .get('Authorization')
+    .replace(/^Bearer\s+/i, '')
+    .trim();
   let user: UserRow | undefined;
   if (authz) {
     if (authz.startsWith('sk-') || authz.length > 128) throw new UnauthorizedError('无权进行此操作，access token 无效');

@@ -86,7 +86,14 @@ export async function testChannel(app: AppContext, id: number, modelArg?: string
   const adaptor = adaptorFor(entry.info.type);
   const model = (modelArg ?? '').trim() || String(row.test_model ?? '').trim() || splitList(row.models)[0] || 'gpt-4o-mini';
   const upstreamModel = entry.modelMapping?.[model]?.trim() || model;
-  const actx: AdaptorContext = { channel: entry.info, upstreamModel, requestedModel: model, stream: false, endpoint: 'chat', option: (k) => app.options.get(k) };
+  const actx: AdaptorContext = {
+    channel: entry.info,
+    upstreamModel,
+    requestedModel: model,
+    stream: false,
+    endpoint: 'chat',
+    option: (k) => app.options.get(k),
+  };
   const started = Date.now();
   let failure: UpstreamError | undefined;
   try {
@@ -176,7 +183,11 @@ export async function fetchUpstreamModels(app: AppContext, channel: ChannelInfo,
   if (!adaptor.modelsRequest || !adaptor.parseModels) throw new UpstreamError(400, '该渠道类型不支持获取模型列表');
   const built = adaptor.modelsRequest(channel);
   const req = adaptor.authorize
-    ? await adaptor.authorize(built, { channel, upstreamModel: '', requestedModel: '', stream: false, endpoint: 'chat', option: (k) => app.options.get(k) }, app)
+    ? await adaptor.authorize(
+        built,
+        { channel, upstreamModel: '', requestedModel: '', stream: false, endpoint: 'chat', option: (k) => app.options.get(k) },
+        app,
+      )
     : built;
   const proxy = typeof channel.setting.proxy === 'string' ? channel.setting.proxy : undefined;
   const res = await guardedSend(app, req, AbortSignal.timeout(TEST_TIMEOUT_MS), audience, proxy);
@@ -194,16 +205,27 @@ export function channelInfoFrom(input: { type: number; base_url?: string; key: s
     id: 0,
     type: input.type,
     name: '',
-    key: input.key.split('\n').map((k) => k.trim()).filter(Boolean)[0] ?? '',
-    baseUrl: String(input.base_url ?? '').trim().replace(/\/+$/, ''),
+    key:
+      input.key
+        .split('\n')
+        .map((k) => k.trim())
+        .filter(Boolean)[0] ?? '',
+    baseUrl: String(input.base_url ?? '')
+      .trim()
+      .replace(/\/+$/, ''),
     organization: input.openai_organization ?? '',
     other: input.other ?? '',
     setting: {},
   };
 }
 
-
-async function getJson(app: AppContext, url: string, headers: Record<string, string>, audience: FetchAudience, proxy?: string): Promise<Record<string, unknown>> {
+async function getJson(
+  app: AppContext,
+  url: string,
+  headers: Record<string, string>,
+  audience: FetchAudience,
+  proxy?: string,
+): Promise<Record<string, unknown>> {
   const res = await guardedSend(app, { url, method: 'GET', headers }, AbortSignal.timeout(TEST_TIMEOUT_MS), audience, proxy);
   if (res.statusCode >= 400) {
     const text = (await readBody(res, 1024 * 1024)).toString('utf8');
@@ -264,5 +286,3 @@ export async function updateChannelBalance(app: AppContext, id: number, audience
 export function updateAllBalances(app: AppContext, audience: FetchAudience = 'operator'): boolean {
   return backgroundSweep(app, 'balance', [CHANNEL_STATUS.enabled], (id) => updateChannelBalance(app, id, audience));
 }
-
-

@@ -39,7 +39,12 @@ const DEFAULT_MODEL: Partial<Record<Endpoint, string>> = {
   image_edits: 'dall-e-2',
 };
 
-const BILLING_PATHS = new Set(['/dashboard/billing/subscription', '/dashboard/billing/usage', '/v1/dashboard/billing/subscription', '/v1/dashboard/billing/usage']);
+const BILLING_PATHS = new Set([
+  '/dashboard/billing/subscription',
+  '/dashboard/billing/usage',
+  '/v1/dashboard/billing/subscription',
+  '/v1/dashboard/billing/usage',
+]);
 
 const isRelayPath = (p: string) =>
   p.startsWith('/v1/') || p === '/v1' || p.startsWith('/v1beta/') || p.startsWith('/pg/') || (p.startsWith('/dashboard/billing/') && BILLING_PATHS.has(p));
@@ -177,7 +182,10 @@ export function multipartField(raw: Buffer, contentType: string, name: string): 
     if (!/filename=/.test(header)) {
       const end = raw.indexOf(`\r\n--${boundary}`, headerEnd + 4);
       if (end < 0) return undefined;
-      return raw.subarray(headerEnd + 4, end).toString('utf8').trim();
+      return raw
+        .subarray(headerEnd + 4, end)
+        .toString('utf8')
+        .trim();
     }
     at = raw.indexOf(needle, at + needle.length);
   }
@@ -197,7 +205,14 @@ async function handleOpenAI(app: AppContext, ctx: RelayHttp, endpoint: Endpoint)
   await relay(call);
 }
 
-async function buildOpenAICall(app: AppContext, ctx: RelayHttp, endpoint: Endpoint, principal: Principal, ip: string, timer: ReturnType<typeof startTimer>): Promise<RelayCall> {
+async function buildOpenAICall(
+  app: AppContext,
+  ctx: RelayHttp,
+  endpoint: Endpoint,
+  principal: Principal,
+  ip: string,
+  timer: ReturnType<typeof startTimer>,
+): Promise<RelayCall> {
   if (endpoint === 'transcriptions' || endpoint === 'translations' || endpoint === 'image_edits') {
     const ctype = ctx.get('content-type');
     if (!ctype.toLowerCase().startsWith('multipart/form-data')) throw new RelayError(400, '请求必须是 multipart/form-data', 'invalid_request');
@@ -205,7 +220,20 @@ async function buildOpenAICall(app: AppContext, ctx: RelayHttp, endpoint: Endpoi
     const model = multipartField(raw, ctype, 'model');
     if (!model) throw new RelayError(400, '缺少 model 参数', 'invalid_request');
     const n = endpoint === 'image_edits' ? Number(multipartField(raw, ctype, 'n') ?? 1) || 1 : undefined;
-    return { app, ctx, endpoint, inbound: openaiFormat, principal, model, stream: false, body: n ? { n } : undefined, raw: { body: raw, contentType: ctype }, includeUsage: false, ip, timer };
+    return {
+      app,
+      ctx,
+      endpoint,
+      inbound: openaiFormat,
+      principal,
+      model,
+      stream: false,
+      body: n ? { n } : undefined,
+      raw: { body: raw, contentType: ctype },
+      includeUsage: false,
+      ip,
+      timer,
+    };
   }
   const { body, raw } = await readJson(app, ctx);
   let model = typeof body.model === 'string' ? body.model.trim() : '';
@@ -250,7 +278,10 @@ function validate(endpoint: Endpoint, body: Record<string, unknown>): void {
   switch (endpoint) {
     case 'chat':
       need(Array.isArray(body.messages) && body.messages.length > 0, 'messages 不能为空');
-      need((body.messages as unknown[]).every((m) => !!m && typeof m === 'object' && typeof (m as { role?: unknown }).role === 'string'), 'messages 格式错误');
+      need(
+        (body.messages as unknown[]).every((m) => !!m && typeof m === 'object' && typeof (m as { role?: unknown }).role === 'string'),
+        'messages 格式错误',
+      );
       break;
     case 'completions':
       need(body.prompt !== undefined && body.prompt !== null, 'prompt 不能为空');
@@ -275,7 +306,8 @@ function validate(endpoint: Endpoint, body: Record<string, unknown>): void {
       break;
   }
   for (const k of ['max_tokens', 'max_completion_tokens', 'n']) {
-    if (body[k] !== undefined && body[k] !== null) need(typeof body[k] === 'number' && Number.isFinite(body[k]) && (body[k] as number) >= 0, `${k} 必须是非负数字`);
+    if (body[k] !== undefined && body[k] !== null)
+      need(typeof body[k] === 'number' && Number.isFinite(body[k]) && (body[k] as number) >= 0, `${k} 必须是非负数字`);
   }
 }
 
@@ -366,7 +398,14 @@ async function handleBilling(app: AppContext, ctx: RelayHttp, usage: boolean): P
     return;
   }
   const limit = total / unit;
-  ctx.body = { object: 'billing_subscription', has_payment_method: true, soft_limit_usd: limit, hard_limit_usd: limit, system_hard_limit_usd: limit, access_until: accessUntil };
+  ctx.body = {
+    object: 'billing_subscription',
+    has_payment_method: true,
+    soft_limit_usd: limit,
+    hard_limit_usd: limit,
+    system_hard_limit_usd: limit,
+    access_until: accessUntil,
+  };
 }
 
 /** Claude/Gemini (and any other registered) client formats. */

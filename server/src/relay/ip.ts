@@ -17,7 +17,10 @@ export function normaliseIp(ip: string): string {
 
 /** Returns null for an empty list (everything allowed). Unparseable entries are ignored. */
 export function parseAllowIps(text: string | null | undefined): IpAllowList | null {
-  const entries = (text ?? '').split(/[\n,;\s]+/).map((x) => x.trim()).filter(Boolean);
+  const entries = (text ?? '')
+    .split(/[\n,;\s]+/)
+    .map((x) => x.trim())
+    .filter(Boolean);
   if (!entries.length) return null;
   const list = new net.BlockList();
   let size = 0;

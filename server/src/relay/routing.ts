@@ -75,7 +75,9 @@ export function channelEntry(row: ChannelRow): ChannelEntry {
       type: Number(row.type),
       name: String(row.name ?? ''),
       key: keys[0] ?? '',
-      baseUrl: String(row.base_url ?? '').trim().replace(/\/+$/, ''),
+      baseUrl: String(row.base_url ?? '')
+        .trim()
+        .replace(/\/+$/, ''),
       organization: String(row.openai_organization ?? ''),
       other: String(row.other ?? ''),
       setting: parseObj<Record<string, unknown>>(row.setting) ?? {},
@@ -148,7 +150,10 @@ export async function routeTable(app: AppContext): Promise<RouteTable> {
   // The cached value is the load promise itself, so concurrent cold callers share one load.
   const holder = (await cache.get('table', async (): Promise<TableHolder> => {
     const h: TableHolder = { p: loadTable(app) };
-    h.p.then((t) => (h.table = t), () => undefined);
+    h.p.then(
+      (t) => (h.table = t),
+      () => undefined,
+    );
     return h;
   })) as TableHolder;
   try {

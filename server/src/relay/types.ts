@@ -133,17 +133,7 @@ export interface UpstreamRequest {
 
 /** What the client called (the relay routes each to channels whose adaptor serves it). */
 export type Endpoint =
-  | 'chat'
-  | 'completions'
-  | 'embeddings'
-  | 'moderations'
-  | 'images'
-  | 'speech'
-  | 'transcriptions'
-  | 'translations'
-  | 'responses'
-  | 'image_edits'
-  | 'rerank';
+  'chat' | 'completions' | 'embeddings' | 'moderations' | 'images' | 'speech' | 'transcriptions' | 'translations' | 'responses' | 'image_edits' | 'rerank';
 
 export interface AdaptorContext {
   channel: ChannelInfo;

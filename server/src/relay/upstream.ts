@@ -264,7 +264,13 @@ function proxyTunnel(proxy: string, connectMs: number, handshakeMs: number) {
  * One upstream request for the console's channel operations (test, models, balance) and token
  * fetches: the relay's own exchange, so the same bounds hold; `signal` aborts it in any phase.
  */
-export async function sendUpstream(app: AppContext, req: UpstreamRequest, signal?: AbortSignal, proxy?: string, dispatcher?: Dispatcher): Promise<UpstreamResponse> {
+export async function sendUpstream(
+  app: AppContext,
+  req: UpstreamRequest,
+  signal?: AbortSignal,
+  proxy?: string,
+  dispatcher?: Dispatcher,
+): Promise<UpstreamResponse> {
   if (signal?.aborted) throw upstreamTimedOut();
   const ex = UpstreamExchange.open(app, req, proxy, dispatcher);
   if (!signal) return ex.ready;
@@ -286,7 +292,6 @@ export const upstreamClientGone = () => new UpstreamError(0, '客户端已断开
 export const upstreamTimedOut = (code = 'upstream_timeout') => new UpstreamError(0, '上游响应超时', '', code);
 
 const TIMEOUT_CODES = new Set(['upstream_timeout', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_PROXY_TIMEOUT']);
-
 
 /** No answer: refused, unreachable, or no headers in time. */
 export function upstreamRequestError(e: Error & { code?: string }): UpstreamError {

@@ -34,13 +34,23 @@ export interface ChannelRow {
 export const CHANNEL_STATUS = { enabled: 1, manuallyDisabled: 2, autoDisabled: 3 } as const;
 
 export const splitList = (s: string | null | undefined): string[] =>
-  Array.from(new Set((s ?? '').split(',').map((x) => x.trim()).filter(Boolean)));
+  Array.from(
+    new Set(
+      (s ?? '')
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+    ),
+  );
 
 /**
  * Rewrites the abilities of one channel (group × model rows) from its current columns. Call it in
  * the same transaction as the channel write so routing never sees a half-updated channel.
  */
-export async function syncAbilities(trx: Knex | Knex.Transaction, channel: Pick<ChannelRow, 'id' | 'models' | 'group' | 'status' | 'priority' | 'weight' | 'tag'>): Promise<void> {
+export async function syncAbilities(
+  trx: Knex | Knex.Transaction,
+  channel: Pick<ChannelRow, 'id' | 'models' | 'group' | 'status' | 'priority' | 'weight' | 'tag'>,
+): Promise<void> {
   await trx('abilities').where({ channel_id: channel.id }).delete();
   const rows = [];
   for (const group of splitList(channel.group)) {
@@ -130,7 +140,13 @@ export function channelView(row: ChannelRow, withKey: boolean): Record<string, u
 export async function rebuildAllAbilities(trx: Knex | Knex.Transaction): Promise<number> {
   await trx('abilities').delete();
   const channels: Array<Pick<ChannelRow, 'id' | 'models' | 'group' | 'status' | 'priority' | 'weight' | 'tag'>> = await trx('channels').select(
-    'id', 'models', 'group', 'status', 'priority', 'weight', 'tag',
+    'id',
+    'models',
+    'group',
+    'status',
+    'priority',
+    'weight',
+    'tag',
   );
   for (const c of channels) await syncAbilities(trx, { ...c, status: Number(c.status), priority: Number(c.priority), weight: Number(c.weight) });
   return channels.length;

@@ -26,7 +26,17 @@ export interface RollupDim {
   secs: number;
 }
 
-type RollupKey = [dim: number, userId: number, username: string, tokenName: string, model: string, channelId: number, group: string, bucket: number, type: number];
+type RollupKey = [
+  dim: number,
+  userId: number,
+  username: string,
+  tokenName: string,
+  model: string,
+  channelId: number,
+  group: string,
+  bucket: number,
+  type: number,
+];
 
 /**
  * Sums rows per rollup key (every maintained dimension × bucket × type): the upsert parameters.

@@ -227,7 +227,10 @@ export async function queryLogs(knex: Knex, f: LogFilter, page: { p: number; pag
       ? []
       : await applyLogFilter(knex('logs'), f)
           .select('*')
-          .orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }])
+          .orderBy([
+            { column: 'created_at', order: 'desc' },
+            { column: 'id', order: 'desc' },
+          ])
           .limit(page.page_size)
           .offset((page.p - 1) * page.page_size);
   return { rows, total: n };

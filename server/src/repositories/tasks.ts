@@ -14,7 +14,10 @@ export interface TaskListFilter {
 function page<T extends object>(q: Knex.QueryBuilder<T>, query: TaskListFilter) {
   const size = query.page_size ?? 10;
   const p = query.p ?? 1;
-  return q.orderBy('id', 'desc').limit(size).offset((p - 1) * size);
+  return q
+    .orderBy('id', 'desc')
+    .limit(size)
+    .offset((p - 1) * size);
 }
 
 /** One page of drawings, newest first; `userId` pins the owner (the channel filter is then ignored). */

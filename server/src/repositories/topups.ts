@@ -23,11 +23,7 @@ export async function insertPendingTopUp(knex: Knex, row: Pick<TopUpRow, 'user_i
  * concurrent or repeated notifications exactly one wins (conditional update). Answers the user
  * credited, or undefined (unknown order, or already paid).
  */
-export async function completeTopUp(
-  knex: Knex,
-  tradeNo: string,
-  credit: (order: TopUpRow) => { quota: number; content: string },
-): Promise<number | undefined> {
+export async function completeTopUp(knex: Knex, tradeNo: string, credit: (order: TopUpRow) => { quota: number; content: string }): Promise<number | undefined> {
   return knex.transaction(async (trx) => {
     const order: TopUpRow | undefined = await trx('top_ups').where({ trade_no: tradeNo }).first();
     if (!order) return undefined;

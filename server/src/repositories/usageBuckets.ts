@@ -32,7 +32,13 @@ export async function usageBuckets(
     .orderBy('bucket', 'asc');
   if (who.userId !== undefined) q.where('user_id', who.userId);
   else if (who.username) q.where('username', who.username);
-  const rows = (await q) as Array<{ bucket: number | string; model_name: string; count: number | string; quota: number | string | null; token_used: number | string | null }>;
+  const rows = (await q) as Array<{
+    bucket: number | string;
+    model_name: string;
+    count: number | string;
+    quota: number | string | null;
+    token_used: number | string | null;
+  }>;
   return rows.map((r) => ({
     created_at: Number(r.bucket),
     model_name: r.model_name,

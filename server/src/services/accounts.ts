@@ -80,7 +80,12 @@ export async function createAccount(app: AppContext, input: NewAccount, outer?: 
           aff_history_quota: trx.raw('aff_history_quota + ?', [quotaForInviter]),
         });
       if (quotaForInviter > 0) {
-        await insertLog(trx, { user_id: inviter.id, type: LOG_TYPE.system, username: inviter.username, content: `邀请用户赠送 ${formatQuota(app, quotaForInviter)}` });
+        await insertLog(trx, {
+          user_id: inviter.id,
+          type: LOG_TYPE.system,
+          username: inviter.username,
+          content: `邀请用户赠送 ${formatQuota(app, quotaForInviter)}`,
+        });
       }
     }
     return (await trx<UserRow>('users').where({ id }).first())!;

@@ -48,7 +48,9 @@ export function isPriced(app: AppContext, model: string): boolean {
 export function priceFor(app: AppContext, model: string, group: string, acceptUnset: boolean): PriceInfo {
   // Kept until the options change (a refusal is not kept: it throws each time), in nested maps:
   // a per-call key string would be built and hashed on every call.
-  const byModel = app.options.derived('billing:prices', () => [new Map<string, Map<string, PriceInfo>>(), new Map<string, Map<string, PriceInfo>>()] as const)[acceptUnset ? 1 : 0];
+  const byModel = app.options.derived('billing:prices', () => [new Map<string, Map<string, PriceInfo>>(), new Map<string, Map<string, PriceInfo>>()] as const)[
+    acceptUnset ? 1 : 0
+  ];
   let byGroup = byModel.get(model);
   if (!byGroup) {
     if (byModel.size >= 10_000) byModel.clear(); // a bound, not a policy: prices are rebuilt on demand

@@ -16,8 +16,25 @@ export { isKnownChannelType };
 
 /** Columns a create/update may set (everything else is server-maintained). */
 const WRITABLE = [
-  'name', 'type', 'key', 'openai_organization', 'test_model', 'base_url', 'other', 'models', 'group', 'model_mapping',
-  'status_code_mapping', 'setting', 'param_override', 'auto_ban', 'priority', 'weight', 'tag', 'status', 'max_input_tokens',
+  'name',
+  'type',
+  'key',
+  'openai_organization',
+  'test_model',
+  'base_url',
+  'other',
+  'models',
+  'group',
+  'model_mapping',
+  'status_code_mapping',
+  'setting',
+  'param_override',
+  'auto_ban',
+  'priority',
+  'weight',
+  'tag',
+  'status',
+  'max_input_tokens',
 ] as const;
 
 function pickWritable(input: ChannelInput): Partial<ChannelRow> {
@@ -71,7 +88,10 @@ export function maskKey(key: string): string {
   if (!key) return '';
   // A JSON key (service account) shows no part of its secret, only that it is one.
   if (key.trim().startsWith('{')) return `{${MASK}}`;
-  return key.split('\n').map((l) => maskLine(l.trim())).join('\n');
+  return key
+    .split('\n')
+    .map((l) => maskLine(l.trim()))
+    .join('\n');
 }
 
 export const canSeeKeys = (role: number) => role >= ROLE.root;
@@ -112,8 +132,7 @@ function filtered(knex: Knex, q: ChannelListQuery, keySearch = false): Knex.Quer
       w.orWhereRaw("lower(name) like lower(?) escape '\\'", [like]);
       // Matching by key would let an admin confirm a guessed key: root only.
       if (keySearch) w.orWhere('key', kw);
-      w.orWhereRaw("lower(base_url) like lower(?) escape '\\'", [like])
-        .orWhereRaw("lower(tag) like lower(?) escape '\\'", [like]);
+      w.orWhereRaw("lower(base_url) like lower(?) escape '\\'", [like]).orWhereRaw("lower(tag) like lower(?) escape '\\'", [like]);
     });
   }
   if (q.group) {
@@ -170,11 +189,19 @@ function aggregate(tag: string, children: ChannelRow[]): TagAggregate {
 /** Paged channel list / search; in tag mode each tag is one row (an aggregate) and untagged channels are single rows. */
 export async function listChannels(app: AppContext, q: ChannelListQuery, paging: Paging, role: number = ROLE.admin) {
   const keySearch = canSeeKeys(role);
-  const order = (qb: Knex.QueryBuilder) => (q.id_sort ? qb.orderBy('id', 'desc') : qb.orderBy([{ column: 'priority', order: 'desc' }, { column: 'id', order: 'desc' }]));
+  const order = (qb: Knex.QueryBuilder) =>
+    q.id_sort
+      ? qb.orderBy('id', 'desc')
+      : qb.orderBy([
+          { column: 'priority', order: 'desc' },
+          { column: 'id', order: 'desc' },
+        ]);
   const offset = (paging.p - 1) * paging.page_size;
   if (!q.tag_mode) {
     const countRow = await filtered(app.knex, q, keySearch).count({ n: '*' }).first();
-    const rows: ChannelRow[] = await order(filtered(app.knex, q, keySearch).select('*')).limit(paging.page_size).offset(offset);
+    const rows: ChannelRow[] = await order(filtered(app.knex, q, keySearch).select('*'))
+      .limit(paging.page_size)
+      .offset(offset);
     return { items: rows.map((r) => channelView(r, false)), total: Number(countRow?.n ?? 0), page: paging.p, page_size: paging.page_size };
   }
   // Tag mode: rank units (a tag or an untagged channel) by their best priority/id, page over units.
@@ -192,7 +219,15 @@ export async function listChannels(app: AppContext, q: ChannelListQuery, paging:
   const page = sorted.slice(offset, offset + paging.page_size);
   const ids = page.flatMap((u) => u.ids);
   const rows: ChannelRow[] = [];
-  for (let i = 0; i < ids.length; i += 500) rows.push(...(await order(app.knex('channels').whereIn('id', ids.slice(i, i + 500)).select('*'))));
+  for (let i = 0; i < ids.length; i += 500)
+    rows.push(
+      ...(await order(
+        app
+          .knex('channels')
+          .whereIn('id', ids.slice(i, i + 500))
+          .select('*'),
+      )),
+    );
   const byId = new Map(rows.map((r) => [Number(r.id), r]));
   const items = page.map((u) => {
     const children = u.ids.map((id) => byId.get(id)).filter((r): r is ChannelRow => Boolean(r));
@@ -225,7 +260,11 @@ export async function enabledModelNames(app: AppContext): Promise<string[]> {
 // ---------------------------------------------------------------------------------------------
 // Writes. Every write rewrites the abilities in the same transaction, then drops the relay caches.
 
-export async function createChannels(app: AppContext, { mode, input }: ChannelCreate, role: number): Promise<{ batch: boolean; channels: Record<string, unknown>[] }> {
+export async function createChannels(
+  app: AppContext,
+  { mode, input }: ChannelCreate,
+  role: number,
+): Promise<{ batch: boolean; channels: Record<string, unknown>[] }> {
   if (!input.name || !input.key || !input.key.trim()) throw new BadRequestError('请填写渠道名称和渠道密钥！');
   if (!input.models) throw new BadRequestError('请至少选择一个模型！');
   const base: Partial<ChannelRow> = {
@@ -243,7 +282,10 @@ export async function createChannels(app: AppContext, { mode, input }: ChannelCr
   if (version?.pinOnCreate && !base.other) base.other = version.value;
   if (base.status !== CHANNEL_STATUS.enabled) base.other_info = statusInfo(base.status!);
   const key = input.key.trim();
-  const lines = key.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+  const lines = key
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter(Boolean);
   const batch = mode === 'batch' || (mode === undefined && lines.length > 1 && !isJsonObjectText(key));
   const keys = batch ? Array.from(new Set(lines)) : [key];
   if (keys.length > 1000) throw new BadRequestError('一次最多创建 1000 个渠道');
@@ -273,7 +315,11 @@ export async function updateChannel(app: AppContext, input: ChannelUpdate, role:
   // Only destinations that change are vetted: an admin may edit a channel root pointed at a local host.
   const known = new Set(safeHosts(current).map((h) => `${h.what}|${h.origin}`));
   const next = channelHosts({ base_url: patch.base_url ?? current.base_url, setting: patch.setting ?? current.setting, key: patch.key ?? current.key });
-  await vetChannelHosts(app, next.filter((h) => !known.has(`${h.what}|${h.origin}`)), role);
+  await vetChannelHosts(
+    app,
+    next.filter((h) => !known.has(`${h.what}|${h.origin}`)),
+    role,
+  );
   const saved = await app.knex.transaction(async (trx) => {
     const old = await loadChannel(trx, input.id);
     if (patch.status !== undefined && patch.status !== Number(old.status)) patch.other_info = mergeStatusInfo(old.other_info, patch.status);
@@ -346,7 +392,9 @@ export async function deleteChannels(app: AppContext, ids: number[]): Promise<nu
 
 export async function deleteDisabledChannels(app: AppContext): Promise<number> {
   const n = await app.knex.transaction(async (trx) => {
-    const ids = (await trx('channels').whereIn('status', [CHANNEL_STATUS.manuallyDisabled, CHANNEL_STATUS.autoDisabled]).select('id')).map((r: { id: number }) => r.id);
+    const ids = (await trx('channels').whereIn('status', [CHANNEL_STATUS.manuallyDisabled, CHANNEL_STATUS.autoDisabled]).select('id')).map(
+      (r: { id: number }) => r.id,
+    );
     for (let i = 0; i < ids.length; i += 500) {
       const chunk = ids.slice(i, i + 500);
       await trx('channels').whereIn('id', chunk).delete();

@@ -10,7 +10,10 @@ export function epaySign(params: Record<string, string>, key: string): string {
     .sort()
     .map((k) => `${k}=${params[k]}`)
     .join('&');
-  return crypto.createHash('md5').update(joined + key, 'utf8').digest('hex');
+  return crypto
+    .createHash('md5')
+    .update(joined + key, 'utf8')
+    .digest('hex');
 }
 
 export function epayVerify(params: Record<string, string>, key: string): boolean {

@@ -80,6 +80,7 @@ export async function logStat(app: AppContext, query: Record<string, unknown>, s
 
 export async function purgeLogs(app: AppContext, query: Record<string, unknown>): Promise<number> {
   const raw = query.target_timestamp;
-  if (typeof raw !== 'string' || !/^\d{1,12}$/.test(raw) || Number(raw) <= 0) throw new BadRequestError('target timestamp is required / 目标时间戳必须是正整数');
+  if (typeof raw !== 'string' || !/^\d{1,12}$/.test(raw) || Number(raw) <= 0)
+    throw new BadRequestError('target timestamp is required / 目标时间戳必须是正整数');
   return deleteLogsBefore(app.knex, Number(raw));
 }

@@ -55,8 +55,7 @@ function redisWindow(app: AppContext): Window {
   };
 }
 
-const windowOf = (app: AppContext): Window =>
-  app.memo('modelRateLimit', () => (app.kv.redis ? redisWindow(app) : memoryWindow()));
+const windowOf = (app: AppContext): Window => app.memo('modelRateLimit', () => (app.kv.redis ? redisWindow(app) : memoryWindow()));
 
 export interface RateLimitTicket {
   /** Record a successful request (counts toward the success limit). */

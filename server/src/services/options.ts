@@ -147,22 +147,29 @@ export function checkOptionDependencies(key: string, value: string, get: (key: s
   if (value === 'true') {
     switch (key) {
       case 'GitHubOAuthEnabled':
-        if (!has('GitHubClientId') || !has('GitHubClientSecret')) throw new BadRequestError('无法启用 GitHub OAuth，请先填入 GitHub Client Id 以及 GitHub Client Secret！');
+        if (!has('GitHubClientId') || !has('GitHubClientSecret'))
+          throw new BadRequestError('无法启用 GitHub OAuth，请先填入 GitHub Client Id 以及 GitHub Client Secret！');
         break;
       case 'oidc.enabled':
         // Endpoints may come from discovery: a well-known URL is enough.
-        if (!has('oidc.client_id') || !has('oidc.client_secret') || (!has('oidc.well_known') && (!has('oidc.authorization_endpoint') || !has('oidc.token_endpoint')))) {
+        if (
+          !has('oidc.client_id') ||
+          !has('oidc.client_secret') ||
+          (!has('oidc.well_known') && (!has('oidc.authorization_endpoint') || !has('oidc.token_endpoint')))
+        ) {
           throw new BadRequestError('无法启用 OIDC 登录，请先填入 OIDC Client Id、Client Secret 以及端点地址！');
         }
         break;
       case 'LinuxDOOAuthEnabled':
-        if (!has('LinuxDOClientId') || !has('LinuxDOClientSecret')) throw new BadRequestError('无法启用 LinuxDO OAuth，请先填入 LinuxDO Client Id 以及 LinuxDO Client Secret！');
+        if (!has('LinuxDOClientId') || !has('LinuxDOClientSecret'))
+          throw new BadRequestError('无法启用 LinuxDO OAuth，请先填入 LinuxDO Client Id 以及 LinuxDO Client Secret！');
         break;
       case 'WeChatAuthEnabled':
         if (!has('WeChatServerAddress')) throw new BadRequestError('无法启用微信登录，请先填入微信登录相关配置信息！');
         break;
       case 'TelegramOAuthEnabled':
-        if (!has('TelegramBotToken') || !has('TelegramBotName')) throw new BadRequestError('无法启用 Telegram OAuth，请先填入 Telegram Bot Token 以及 Bot Name！');
+        if (!has('TelegramBotToken') || !has('TelegramBotName'))
+          throw new BadRequestError('无法启用 Telegram OAuth，请先填入 Telegram Bot Token 以及 Bot Name！');
         break;
       case 'TurnstileCheckEnabled':
         if (!has('TurnstileSiteKey') || !has('TurnstileSecretKey')) throw new BadRequestError('无法启用 Turnstile 校验，请先填入 Turnstile 校验相关配置信息！');

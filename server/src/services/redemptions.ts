@@ -27,7 +27,11 @@ export async function listRedemptions(app: AppContext, paging: Paging, keyword =
     return qb;
   };
   const countRow = await q().count({ n: '*' }).first();
-  const rows: RedemptionRow[] = await q().select('*').orderBy('id', 'desc').limit(paging.page_size).offset((paging.p - 1) * paging.page_size);
+  const rows: RedemptionRow[] = await q()
+    .select('*')
+    .orderBy('id', 'desc')
+    .limit(paging.page_size)
+    .offset((paging.p - 1) * paging.page_size);
   return { items: rows.map(redemptionView), total: Number(countRow?.n ?? 0), page: paging.p, page_size: paging.page_size };
 }
 

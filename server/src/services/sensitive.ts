@@ -14,7 +14,14 @@ function wordsOf(app: AppContext): string[] {
   const raw = app.options.get('SensitiveWords');
   if (raw !== state.raw) {
     state.raw = raw;
-    state.words = Array.from(new Set(raw.split(/\r?\n|,/).map((w) => w.trim().toLowerCase()).filter(Boolean)));
+    state.words = Array.from(
+      new Set(
+        raw
+          .split(/\r?\n|,/)
+          .map((w) => w.trim().toLowerCase())
+          .filter(Boolean),
+      ),
+    );
   }
   return state.words;
 }

@@ -39,7 +39,10 @@ export async function startSession(app: AppContext, ctx: Koa.Context, user: Pick
   const sid = randomString(43);
   const now = nowSec();
   await app.knex.transaction(async (trx) => {
-    if (old) await trx(TABLE).where({ id: hashSid(old) }).del();
+    if (old)
+      await trx(TABLE)
+        .where({ id: hashSid(old) })
+        .del();
     await trx(TABLE).insert({ id: hashSid(sid), user_id: user.id, created_at: now, expires_at: now + SESSION_MAX_AGE_SECONDS });
   });
   // Expired records (of anybody) go at each login, so nothing else has to sweep the table (indexed).
@@ -77,7 +80,10 @@ export async function sessionUser(app: AppContext, ctx: Koa.Context, lenient = f
   const { session_expires_at: expiresAt, ...user } = row as UserRow & { session_expires_at: number | string };
   // Sliding expiry like the cookie's: written at most once per half lifetime.
   if (Number(expiresAt) - now < SESSION_MAX_AGE_SECONDS / 2) {
-    await app.knex(TABLE).where({ id: hashSid(sid) }).update({ expires_at: now + SESSION_MAX_AGE_SECONDS });
+    await app
+      .knex(TABLE)
+      .where({ id: hashSid(sid) })
+      .update({ expires_at: now + SESSION_MAX_AGE_SECONDS });
   }
   return user as UserRow;
 }
@@ -85,7 +91,11 @@ export async function sessionUser(app: AppContext, ctx: Koa.Context, lenient = f
 /** Logout: ends this request's session on the server and clears the cookie. */
 export async function endSession(app: AppContext, ctx: Koa.Context): Promise<void> {
   const sid = sessionId(ctx);
-  if (sid) await app.knex(TABLE).where({ id: hashSid(sid) }).del();
+  if (sid)
+    await app
+      .knex(TABLE)
+      .where({ id: hashSid(sid) })
+      .del();
   ctx.session = null;
 }
 

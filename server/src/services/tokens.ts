@@ -15,7 +15,10 @@ export const TOKEN_BATCH_MAX = 100;
 
 /** One IPv4/IPv6 address or CIDR range per line (commas accepted too); normalised to one per line. */
 export function normaliseAllowIps(raw: string): string {
-  const items = raw.split(/[\n,]/).map((s) => s.trim()).filter(Boolean);
+  const items = raw
+    .split(/[\n,]/)
+    .map((s) => s.trim())
+    .filter(Boolean);
   for (const item of items) {
     const [addr, bits, extra] = item.split('/');
     const kind = net.isIP(addr ?? '');
@@ -36,7 +39,9 @@ function checkExpiry(expired: number | undefined) {
 
 export async function listTokens(app: AppContext, user: UserRow, paging: Paging, filter: { keyword?: string; key?: string } = {}) {
   const key = filter.key?.replace(/^sk-/, '');
-  const countRow = await ownTokensQuery(app.knex, user.id, { ...filter, key }).count({ n: '*' }).first();
+  const countRow = await ownTokensQuery(app.knex, user.id, { ...filter, key })
+    .count({ n: '*' })
+    .first();
   const rows: TokenRow[] = await ownTokensQuery(app.knex, user.id, { ...filter, key })
     .select('*')
     .orderBy('id', 'desc')
@@ -95,7 +100,17 @@ export async function updateToken(app: AppContext, user: UserRow, input: TokenUp
   const patch: Partial<TokenRow> = {};
   if (statusOnly) patch.status = input.status!;
   else {
-    for (const k of ['name', 'remain_quota', 'unlimited_quota', 'expired_time', 'model_limits_enabled', 'model_limits', 'allow_ips', 'group', 'status'] as const) {
+    for (const k of [
+      'name',
+      'remain_quota',
+      'unlimited_quota',
+      'expired_time',
+      'model_limits_enabled',
+      'model_limits',
+      'allow_ips',
+      'group',
+      'status',
+    ] as const) {
       if (input[k] !== undefined) (patch as Record<string, unknown>)[k] = input[k];
     }
   }

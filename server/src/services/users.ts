@@ -85,7 +85,11 @@ export function checkEmailAllowed(app: AppContext, email: string): string {
   const local = e.slice(0, at);
   const domain = e.slice(at + 1).toLowerCase();
   if (app.options.bool('EmailDomainRestrictionEnabled')) {
-    const allowed = app.options.get('EmailDomainWhitelist').split(',').map((d) => d.trim().toLowerCase()).filter(Boolean);
+    const allowed = app.options
+      .get('EmailDomainWhitelist')
+      .split(',')
+      .map((d) => d.trim().toLowerCase())
+      .filter(Boolean);
     if (!allowed.includes(domain)) throw new BadRequestError(MSG.emailDomain);
   }
   if (app.options.bool('EmailAliasRestrictionEnabled') && (local.includes('+') || local.includes('='))) {
@@ -107,10 +111,7 @@ export async function passwordLogin(app: AppContext, ip: string, username: strin
   const { perAccount, perIp, windowSeconds } = app.config.loginLimit;
   const accountKey = `rl:loginfail:user:${user ? `#${user.id}` : username.trim().toLowerCase()}`;
   const ipKey = `rl:loginfail:ip:${ip}`;
-  const [byIp, byAccount] = await Promise.all([
-    perIp > 0 ? app.kv.incr(ipKey, windowSeconds) : 0,
-    perAccount > 0 ? app.kv.incr(accountKey, windowSeconds) : 0,
-  ]);
+  const [byIp, byAccount] = await Promise.all([perIp > 0 ? app.kv.incr(ipKey, windowSeconds) : 0, perAccount > 0 ? app.kv.incr(accountKey, windowSeconds) : 0]);
   if (byIp > perIp || byAccount > perAccount) {
     const key = byIp > perIp ? ipKey : accountKey;
     const ttl = await app.kv.ttl(key);
@@ -232,7 +233,10 @@ export async function resetPassword(app: AppContext, rawEmail: string, token: st
   const user = await findUserByEmail(app.knex, email);
   if (!user) throw new BadRequestError(MSG.resetInvalid);
   const password = randomString(12);
-  await app.knex('users').where({ id: user.id }).update({ password: await hashPassword(password) });
+  await app
+    .knex('users')
+    .where({ id: user.id })
+    .update({ password: await hashPassword(password) });
   await endUserSessions(app, user.id);
   await invalidateUser(app, user.id);
   return password;
@@ -368,7 +372,10 @@ export async function updateSetting(app: AppContext, user: UserRow, input: Setti
     notification_email: notificationEmail,
     accept_unset_model_ratio_model: Boolean(input.accept_unset_model_ratio_model),
   };
-  await app.knex('users').where({ id: user.id }).update({ setting: JSON.stringify(setting) });
+  await app
+    .knex('users')
+    .where({ id: user.id })
+    .update({ setting: JSON.stringify(setting) });
   await invalidateUser(app, user.id);
   return setting;
 }

@@ -21,7 +21,13 @@ export const CODE_MAX_ATTEMPTS = 5;
 export const ADDRESS_MAX_FAILURES = 20;
 export const ADDRESS_FAILURE_WINDOW_SECONDS = 60 * 60;
 
-export async function issueCode(app: AppContext, purpose: string, subject: string, code = randomDigits(6), ttlSeconds = EMAIL_CODE_TTL_SECONDS): Promise<string> {
+export async function issueCode(
+  app: AppContext,
+  purpose: string,
+  subject: string,
+  code = randomDigits(6),
+  ttlSeconds = EMAIL_CODE_TTL_SECONDS,
+): Promise<string> {
   await app.kv.del(triesKey(purpose, subject));
   await app.kv.set(key(purpose, subject), code, ttlSeconds);
   return code;

@@ -71,8 +71,30 @@ export const flow: Flow = {
       const root = await app.knex('users').where({ username: ctx.admin.username }).first('id');
       const now = Math.floor(Date.now() / 1000);
       await insertLogs(app.knex, [
-        { type: 2, user_id: Number(root?.id ?? 1), username: ctx.admin.username, token_name: 'e2e-logs', model_name: MODEL, quota: 1000, prompt_tokens: 10, completion_tokens: 5, channel_id: 1, created_at: now - 60 },
-        { type: 2, user_id: Number(root?.id ?? 1), username: ctx.admin.username, token_name: 'e2e-logs', model_name: 'e2e-logs-other', quota: 500, prompt_tokens: 10, completion_tokens: 5, channel_id: 1, created_at: now - 30 },
+        {
+          type: 2,
+          user_id: Number(root?.id ?? 1),
+          username: ctx.admin.username,
+          token_name: 'e2e-logs',
+          model_name: MODEL,
+          quota: 1000,
+          prompt_tokens: 10,
+          completion_tokens: 5,
+          channel_id: 1,
+          created_at: now - 60,
+        },
+        {
+          type: 2,
+          user_id: Number(root?.id ?? 1),
+          username: ctx.admin.username,
+          token_name: 'e2e-logs',
+          model_name: 'e2e-logs-other',
+          quota: 500,
+          prompt_tokens: 10,
+          completion_tokens: 5,
+          channel_id: 1,
+          created_at: now - 30,
+        },
       ]);
     });
     if (!ok) return;

@@ -28,7 +28,10 @@ async function seed(ctx: FlowContext): Promise<{ quota: number; count: number; t
     { model_name: 'dash-model-a', quota: qpu / 2, prompt_tokens: 300, completion_tokens: 200, created_at: now - 3600 },
     { model_name: 'dash-model-b', quota: qpu / 4, prompt_tokens: 100, completion_tokens: 100, created_at: now - 600 },
   ];
-  await insertLogs(app.knex, logs.map((l) => ({ ...l, type: 2, user_id: 99_001, username: DASH_USER, token_name: 'dash', channel_id: 1 })));
+  await insertLogs(
+    app.knex,
+    logs.map((l) => ({ ...l, type: 2, user_id: 99_001, username: DASH_USER, token_name: 'dash', channel_id: 1 })),
+  );
   const root = await app.knex('users').where({ username: ctx.admin.username }).first('id');
   const uid = Number(root?.id ?? 1);
   const nowMs = Date.now();
@@ -50,8 +53,32 @@ async function seed(ctx: FlowContext): Promise<{ quota: number; count: number; t
   }));
   await app.knex('midjourneys').insert(mj);
   await app.knex('tasks').insert([
-    { user_id: uid, task_id: 'e2e-task-music', platform: 'suno', action: 'MUSIC', status: 'SUCCESS', progress: '100%', channel_id: 4, submit_time: now - 5, finish_time: now, created_at: now, data: JSON.stringify({ clips: [{ id: 'clip-123', title: 'e2e song' }] }) },
-    { user_id: uid, task_id: 'e2e-task-lyrics', platform: 'suno', action: 'LYRICS', status: 'IN_PROGRESS', progress: '50%', channel_id: 4, submit_time: now - 3, finish_time: 0, created_at: now, data: '' },
+    {
+      user_id: uid,
+      task_id: 'e2e-task-music',
+      platform: 'suno',
+      action: 'MUSIC',
+      status: 'SUCCESS',
+      progress: '100%',
+      channel_id: 4,
+      submit_time: now - 5,
+      finish_time: now,
+      created_at: now,
+      data: JSON.stringify({ clips: [{ id: 'clip-123', title: 'e2e song' }] }),
+    },
+    {
+      user_id: uid,
+      task_id: 'e2e-task-lyrics',
+      platform: 'suno',
+      action: 'LYRICS',
+      status: 'IN_PROGRESS',
+      progress: '50%',
+      channel_id: 4,
+      submit_time: now - 3,
+      finish_time: 0,
+      created_at: now,
+      data: '',
+    },
   ]);
   return {
     quota: logs.reduce((s, l) => s + l.quota, 0),
@@ -76,8 +103,14 @@ export const flow: Flow = {
       await page.getByTestId('total-quota').waitFor();
       await page.locator('input[name="username"]').fill(DASH_USER);
       await page.getByRole('button', { name: '查询' }).click();
-      await page.getByTestId('total-count').filter({ hasText: new RegExp(`^${expected.count}$`) }).waitFor();
-      assert((await testIdText(page, 'total-quota')) === shown(ctx, expected.quota), `quota: ${await testIdText(page, 'total-quota')} vs ${shown(ctx, expected.quota)}`);
+      await page
+        .getByTestId('total-count')
+        .filter({ hasText: new RegExp(`^${expected.count}$`) })
+        .waitFor();
+      assert(
+        (await testIdText(page, 'total-quota')) === shown(ctx, expected.quota),
+        `quota: ${await testIdText(page, 'total-quota')} vs ${shown(ctx, expected.quota)}`,
+      );
       assert((await testIdText(page, 'total-tokens')) === String(expected.tokens), `tokens: ${await testIdText(page, 'total-tokens')}`);
       await page.getByTestId('model-table').getByText('dash-model-a').waitFor();
       await page.getByTestId('model-table').getByText('dash-model-b').waitFor();
@@ -155,8 +188,31 @@ export const flow: Flow = {
       const app = ctx.stack.app.ctx;
       const user = await createAccount(app, { username: 'e2edash', password: 'e2e-dash-pass-1' });
       const nowMs = Date.now();
-      await app.knex('midjourneys').insert({ user_id: user.id, code: 1, action: 'IMAGINE', mj_id: 'e2e-user-mj', status: 'IN_PROGRESS', progress: '30%', submit_time: nowMs - 5000, channel_id: 3, created_at: Math.floor(nowMs / 1000) });
-      await insertLogs(app.knex, [{ type: 2, user_id: user.id, username: 'e2edash', model_name: 'dash-user-model', quota: 1000, prompt_tokens: 7, completion_tokens: 3, created_at: Math.floor(nowMs / 1000) - 60 }]);
+      await app
+        .knex('midjourneys')
+        .insert({
+          user_id: user.id,
+          code: 1,
+          action: 'IMAGINE',
+          mj_id: 'e2e-user-mj',
+          status: 'IN_PROGRESS',
+          progress: '30%',
+          submit_time: nowMs - 5000,
+          channel_id: 3,
+          created_at: Math.floor(nowMs / 1000),
+        });
+      await insertLogs(app.knex, [
+        {
+          type: 2,
+          user_id: user.id,
+          username: 'e2edash',
+          model_name: 'dash-user-model',
+          quota: 1000,
+          prompt_tokens: 7,
+          completion_tokens: 3,
+          created_at: Math.floor(nowMs / 1000) - 60,
+        },
+      ]);
       const browser = page.context().browser();
       assert(browser, 'a browser');
       const uctx = await browser.newContext({ viewport: { width: 1366, height: 820 }, locale: 'zh-CN' });

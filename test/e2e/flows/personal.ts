@@ -62,7 +62,10 @@ export const flow: Flow = {
       await expectText(page, '通知设置已更新');
       const setting = JSON.parse((await root()).setting || '{}');
       assert(
-        setting.notify_type === 'webhook' && Number(setting.quota_warning_threshold) === 1000000 && setting.webhook_url === 'https://hooks.example/notify' && setting.webhook_secret === 'e2e-secret',
+        setting.notify_type === 'webhook' &&
+          Number(setting.quota_warning_threshold) === 1000000 &&
+          setting.webhook_url === 'https://hooks.example/notify' &&
+          setting.webhook_secret === 'e2e-secret',
         `stored setting: ${JSON.stringify(setting)}`,
       );
       // price tab: the same PUT keeps the notification fields
@@ -100,10 +103,15 @@ export const flow: Flow = {
       const o = ctx.stack.app.ctx.options;
       const qpu = o.quotaPerUnit;
       const money = (q: number) => formatQuota(q, { displayInCurrency: o.bool('DisplayInCurrencyEnabled'), quotaPerUnit: qpu });
-      await knex('users').where({ username: ctx.admin.username }).update({ aff_quota: 3 * qpu });
+      await knex('users')
+        .where({ username: ctx.admin.username })
+        .update({ aff_quota: 3 * qpu });
       const before = Number((await root()).quota);
       await page.reload();
-      await page.getByTestId('personal-aff-quota').filter({ hasText: money(3 * qpu) }).waitFor();
+      await page
+        .getByTestId('personal-aff-quota')
+        .filter({ hasText: money(3 * qpu) })
+        .waitFor();
       await page.getByTestId('personal-aff-transfer').click();
       await page.getByTestId('personal-aff-amount').fill(String(qpu - 1));
       await page.getByTestId('personal-aff-confirm').click();
@@ -111,20 +119,30 @@ export const flow: Flow = {
       await page.getByTestId('personal-aff-amount').fill(String(2 * qpu));
       await page.getByTestId('personal-aff-confirm').click();
       await expectText(page, '划转成功');
-      await page.getByTestId('personal-aff-quota').filter({ hasText: money(qpu) }).waitFor();
-      await page.getByTestId('personal-balance').filter({ hasText: money(before + 2 * qpu) }).waitFor();
+      await page
+        .getByTestId('personal-aff-quota')
+        .filter({ hasText: money(qpu) })
+        .waitFor();
+      await page
+        .getByTestId('personal-balance')
+        .filter({ hasText: money(before + 2 * qpu) })
+        .waitFor();
       const row = await root();
       assert(Number(row.quota) === before + 2 * qpu && Number(row.aff_quota) === qpu, 'the transfer moved the quota');
     });
 
     await step('personal: the model list shows 10, expands to all, and a click copies a name', async () => {
       const models = Array.from({ length: 12 }, (_, i) => `e2e-personal-model-${String(i + 1).padStart(2, '0')}`);
-      const channelId = await seedChannel({ knex, ctx: ctx.stack.app.ctx }, { name: 'e2e-personal', base_url: ctx.stack.mock.url, models: models.join(','), group: 'default' });
+      const channelId = await seedChannel(
+        { knex, ctx: ctx.stack.app.ctx },
+        { name: 'e2e-personal', base_url: ctx.stack.mock.url, models: models.join(','), group: 'default' },
+      );
       try {
         await page.reload();
         const chips = page.getByTestId('personal-model');
         await chips.first().waitFor();
-        const total = (await page.request.get(`${base}/api/user/models`, { headers: { 'New-Api-User': String((await root()).id) } }).then((r) => r.json())).data.length as number;
+        const total = (await page.request.get(`${base}/api/user/models`, { headers: { 'New-Api-User': String((await root()).id) } }).then((r) => r.json())).data
+          .length as number;
         assert(total >= 12, `models available: ${total}`);
         assert((await chips.count()) === 10, `collapsed count ${await chips.count()}`);
         await page.getByTestId('personal-models-toggle').click();
@@ -174,7 +192,9 @@ export const flow: Flow = {
         await shot(page, 'personal-04-bindings');
       } finally {
         for (const k of keys) await o.set(k, saved[k]);
-        await knex('users').where({ username: ctx.admin.username }).update({ email: savedEmail ?? '' });
+        await knex('users')
+          .where({ username: ctx.admin.username })
+          .update({ email: savedEmail ?? '' });
       }
     });
 
@@ -270,7 +290,9 @@ export const flow: Flow = {
       await page.goto(`${base}/personal`);
       await expectText(page, '可用模型');
       // The page itself fits the phone (wide tables scroll inside their card; the top bar is the shell's).
-      const overflow = await page.evaluate(`(function () { var el = document.querySelector('[data-testid="personal-page"]'); var r = el.getBoundingClientRect(); return Math.max(el.scrollWidth - el.clientWidth, Math.round(r.right - window.innerWidth)); })()`);
+      const overflow = await page.evaluate(
+        `(function () { var el = document.querySelector('[data-testid="personal-page"]'); var r = el.getBoundingClientRect(); return Math.max(el.scrollWidth - el.clientWidth, Math.round(r.right - window.innerWidth)); })()`,
+      );
       assert(Number(overflow) <= 1, `the page overflows the phone width by ${overflow}px`);
       await shot(page, 'personal-06-mobile');
       await page.setViewportSize({ width: 1366, height: 820 });

@@ -153,13 +153,25 @@ export const flow: Flow = {
       await step('chat: no enabled token → the spec message, then /token', async () => {
         const root = await stack.app.ctx.knex('users').where({ username: 'root' }).first();
         const enabled: Array<{ id: number }> = await stack.app.ctx.knex('tokens').where({ user_id: root.id, status: 1 }).select('id');
-        await stack.app.ctx.knex('tokens').whereIn('id', enabled.map((t) => t.id)).update({ status: 2 });
+        await stack.app.ctx
+          .knex('tokens')
+          .whereIn(
+            'id',
+            enabled.map((t) => t.id),
+          )
+          .update({ status: 2 });
         try {
           await page.goto(`${base}/chat/0`);
           await expectText(page, '当前没有可用的启用令牌，请确认是否有令牌处于启用状态！');
           await page.waitForURL((u) => u.pathname === '/token');
         } finally {
-          await stack.app.ctx.knex('tokens').whereIn('id', enabled.map((t) => t.id)).update({ status: 1 });
+          await stack.app.ctx
+            .knex('tokens')
+            .whereIn(
+              'id',
+              enabled.map((t) => t.id),
+            )
+            .update({ status: 1 });
         }
       });
     } finally {

@@ -11,7 +11,12 @@ export const flow: Flow = {
   async run({ page, base, stack }: FlowContext) {
     const app = { knex: stack.app.ctx.knex, ctx: stack.app.ctx };
     const o = stack.app.ctx.options;
-    const saved = { ModelRatio: o.get('ModelRatio'), CompletionRatio: o.get('CompletionRatio'), ModelPrice: o.get('ModelPrice'), GroupRatio: o.get('GroupRatio') };
+    const saved = {
+      ModelRatio: o.get('ModelRatio'),
+      CompletionRatio: o.get('CompletionRatio'),
+      ModelPrice: o.get('ModelPrice'),
+      GroupRatio: o.get('GroupRatio'),
+    };
     try {
       const ready = await step('pricing: seed models served to default and vip, their ratios and a vip ratio of 2', async () => {
         await seedChannel(app, { name: 'e2e-pricing', base_url: stack.mock.url, models: `${TOKEN_MODEL},${CALL_MODEL}`, group: 'default,vip' });
@@ -51,7 +56,9 @@ export const flow: Flow = {
         await page.getByTestId(`pricing-row-${CALL_MODEL}`).waitFor({ state: 'detached' });
         await page.getByTestId(`pricing-row-${TOKEN_MODEL}`).waitFor();
         await page.getByPlaceholder('模糊搜索模型名称').fill('');
-        const names = await page.locator('[data-testid^="pricing-row-"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-testid')!.slice('pricing-row-'.length)));
+        const names = await page
+          .locator('[data-testid^="pricing-row-"]')
+          .evaluateAll((els) => els.map((e) => e.getAttribute('data-testid')!.slice('pricing-row-'.length)));
         const firstOther = names.findIndex((n) => !n.toLowerCase().startsWith('gpt'));
         assert(firstOther === -1 || names.slice(firstOther).every((n) => !n.toLowerCase().startsWith('gpt')), `order ${names.join(',')}`);
       });
@@ -83,7 +90,10 @@ export const flow: Flow = {
       });
 
       await step('pricing: visitors see a warning with the default group ratio', async () => {
-        const ctx = await page.context().browser()!.newContext({ viewport: { width: 1366, height: 820 }, locale: 'zh-CN' });
+        const ctx = await page
+          .context()
+          .browser()!
+          .newContext({ viewport: { width: 1366, height: 820 }, locale: 'zh-CN' });
         try {
           const visitor = await ctx.newPage();
           await visitor.goto(`${base}/pricing`);

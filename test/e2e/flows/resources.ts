@@ -115,7 +115,9 @@ export const flow: Flow = {
       await page.getByRole('button', { name: '添加用户' }).click();
       await drawer(page).getByRole('button', { name: '提交' }).click();
       await drawer(page).getByText('用户名和密码不能为空！').waitFor();
-      await drawer(page).getByLabel(/^用户名/).fill('e2e-user');
+      await drawer(page)
+        .getByLabel(/^用户名/)
+        .fill('e2e-user');
       await drawer(page).getByLabel(/^密码/).fill('e2e-user-pass');
       await drawer(page).getByRole('button', { name: '提交' }).click();
       await expectText(page, '用户账户创建成功！');

@@ -120,7 +120,10 @@ export const flow: Flow = {
     await step('settings: system tab strips a trailing slash from the server address', async () => {
       const input = page.locator('input[name="ServerAddress"]');
       await input.fill('https://gw.example.com///');
-      await page.getByRole('button', { name: /保存通用设置/ }).first().click();
+      await page
+        .getByRole('button', { name: /保存通用设置/ })
+        .first()
+        .click();
       await expectText(page, '保存成功');
       assert(o.get('ServerAddress') === 'https://gw.example.com', `stored ${o.get('ServerAddress')}`);
     });

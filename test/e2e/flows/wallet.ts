@@ -55,7 +55,10 @@ export const flow: Flow = {
       await page.getByTestId('redeem-submit').click();
       await expectText(page, /兑换成功！/);
       const after = before + 2 * qpu;
-      await page.getByTestId('topup-balance').filter({ hasText: shown(ctx, after) }).waitFor();
+      await page
+        .getByTestId('topup-balance')
+        .filter({ hasText: shown(ctx, after) })
+        .waitFor();
       assert((await rootQuota(ctx)) === after, 'the database balance rose by the code quota');
       assert((await page.getByTestId('redeem-code').inputValue()) === '', 'the code field is cleared');
       // the same code twice: the server's message, balance unchanged
@@ -91,7 +94,10 @@ export const flow: Flow = {
       await page.getByTestId('topup-amount').fill('0');
       assert((await page.getByTestId('topup-amount').inputValue()) === '1', 'amount forced to at least 1');
       await page.getByTestId('topup-amount').fill('4');
-      await page.getByTestId('topup-price').filter({ hasText: (4 * app.options.num('Price', 7.3)).toFixed(2) }).waitFor();
+      await page
+        .getByTestId('topup-price')
+        .filter({ hasText: (4 * app.options.num('Price', 7.3)).toFixed(2) })
+        .waitFor();
       await page.getByTestId('pay-zfb').click();
       await expectText(page, '确认充值');
       await shot(page, 'wallet-03-confirm');
@@ -103,11 +109,23 @@ export const flow: Flow = {
       assert(req && req.url() === `${base}/submit.php`, `payment url: ${req?.url()}`);
       assert(req.method() === 'POST', `payment method: ${req.method()}`);
       const form = new URLSearchParams(req.postData() ?? '');
-      assert(form.get('pid') === '1001' && form.get('type') === 'alipay' && form.get('money') === (4 * app.options.num('Price', 7.3)).toFixed(2) && !!form.get('sign'), `payment fields: ${req.postData()}`);
+      assert(
+        form.get('pid') === '1001' &&
+          form.get('type') === 'alipay' &&
+          form.get('money') === (4 * app.options.num('Price', 7.3)).toFixed(2) &&
+          !!form.get('sign'),
+        `payment fields: ${req.postData()}`,
+      );
       await tab.close();
-      const order = await app.knex('top_ups').where({ trade_no: form.get('out_trade_no') ?? '' }).first();
+      const order = await app
+        .knex('top_ups')
+        .where({ trade_no: form.get('out_trade_no') ?? '' })
+        .first();
       assert(order && Number(order.amount) === 4 && order.status === 'pending', 'a pending order was recorded');
-      await page.getByTestId('topup-records').getByText(String(form.get('out_trade_no'))).waitFor();
+      await page
+        .getByTestId('topup-records')
+        .getByText(String(form.get('out_trade_no')))
+        .waitFor();
       await shot(page, 'wallet-04-records');
     });
 
@@ -137,7 +155,9 @@ export const flow: Flow = {
       await page.goto(`${base}/topup`);
       await expectText(page, '兑换码充值');
       // The page itself fits the phone (wide tables scroll inside their card; the top bar is the shell's).
-      const overflow = await page.evaluate(`(function () { var el = document.querySelector('[data-testid="topup-page"]'); var r = el.getBoundingClientRect(); return Math.max(el.scrollWidth - el.clientWidth, Math.round(r.right - window.innerWidth)); })()`);
+      const overflow = await page.evaluate(
+        `(function () { var el = document.querySelector('[data-testid="topup-page"]'); var r = el.getBoundingClientRect(); return Math.max(el.scrollWidth - el.clientWidth, Math.round(r.right - window.innerWidth)); })()`,
+      );
       assert(Number(overflow) <= 1, `the page overflows the phone width by ${overflow}px`);
       await shot(page, 'wallet-06-mobile');
       await page.setViewportSize({ width: 1366, height: 820 });

@@ -3,9 +3,20 @@ import { chat2Link, chatLinkAt, fillLink, firstEnabledKey, isSafeLink, serverAdd
 
 describe('tokens', () => {
   it('takes the first enabled token, without its sk- prefix', () => {
-    expect(firstEnabledKey([{ key: 'a', status: 2 }, { key: 'b', status: 1 }, { key: 'c', status: 1 }])).toBe('b');
+    expect(
+      firstEnabledKey([
+        { key: 'a', status: 2 },
+        { key: 'b', status: 1 },
+        { key: 'c', status: 1 },
+      ]),
+    ).toBe('b');
     expect(firstEnabledKey([{ key: 'sk-x', status: 1 }])).toBe('x');
-    expect(firstEnabledKey([{ key: 'a', status: 3 }, { key: 'b', status: 4 }])).toBeUndefined();
+    expect(
+      firstEnabledKey([
+        { key: 'a', status: 3 },
+        { key: 'b', status: 4 },
+      ]),
+    ).toBeUndefined();
     expect(firstEnabledKey([])).toBeUndefined();
     expect(firstEnabledKey(undefined)).toBeUndefined();
   });
@@ -59,7 +70,11 @@ describe('chat2link', () => {
     expect(r).toEqual({ ok: true, name: 'chat_link', url: `https://next.example/#/?settings=${encodeURIComponent('{"key":"sk-k1","url":"https://gw"}')}` });
   });
   it('else the first chat link with placeholders', () => {
-    expect(chat2Link({ chats: [{ A: 'https://a/?k={key}&u={address}' }], key: 'k', address: 'http://h' })).toEqual({ ok: true, name: 'A', url: 'https://a/?k=sk-k&u=http%3A%2F%2Fh' });
+    expect(chat2Link({ chats: [{ A: 'https://a/?k={key}&u={address}' }], key: 'k', address: 'http://h' })).toEqual({
+      ok: true,
+      name: 'A',
+      url: 'https://a/?k=sk-k&u=http%3A%2F%2Fh',
+    });
     expect(chat2Link({ chats: [], key: 'k', address: 'h' })).toEqual({ ok: false, error: 'none' });
   });
 });

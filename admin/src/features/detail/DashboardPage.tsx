@@ -126,8 +126,7 @@ export function DashboardPage() {
   const series = useMemo(() => buildSeries(rows, axis, metric), [rows, axis, metric]);
   const models = useMemo(() => modelTotals(rows), [rows]);
 
-  const formatMetric = (v: number) =>
-    metric === 'quota' ? quotaTick(v, display.displayInCurrency, display.quotaPerUnit, compactNumber) : compactNumber(v);
+  const formatMetric = (v: number) => (metric === 'quota' ? quotaTick(v, display.displayInCurrency, display.quotaPerUnit, compactNumber) : compactNumber(v));
   const seriesName = (n: string) => (n === OTHER ? translate('feat.detail.other') : n);
 
   return (
@@ -187,7 +186,15 @@ export function DashboardPage() {
             ))}
           </TextField>
           {admin && (
-            <TextField size="small" name="username" label={translate('feat.detail.username')} value={form.username} onChange={(e) => setForm({ ...form, username: e.target.value })} fullWidth={false} sx={{ width: 160 }} />
+            <TextField
+              size="small"
+              name="username"
+              label={translate('feat.detail.username')}
+              value={form.username}
+              onChange={(e) => setForm({ ...form, username: e.target.value })}
+              fullWidth={false}
+              sx={{ width: 160 }}
+            />
           )}
           <Button type="submit" variant="contained" startIcon={<SearchIcon />}>
             {translate('feat.detail.search')}
@@ -220,7 +227,12 @@ export function DashboardPage() {
 
       <Card variant="outlined" sx={{ minWidth: 0 }}>
         {loading && <LinearProgress />}
-        <Tabs value={metric} onChange={(_, v: Metric) => setMetric(v)} variant="scrollable" sx={{ px: 2, borderBottom: 1, borderColor: 'divider', '& .MuiTab-root': { textTransform: 'none' } }}>
+        <Tabs
+          value={metric}
+          onChange={(_, v: Metric) => setMetric(v)}
+          variant="scrollable"
+          sx={{ px: 2, borderBottom: 1, borderColor: 'divider', '& .MuiTab-root': { textTransform: 'none' } }}
+        >
           {METRICS.map((m) => (
             <Tab key={m} value={m} label={translate(`feat.detail.chart.${m}`)} />
           ))}
@@ -231,7 +243,14 @@ export function DashboardPage() {
               {translate('feat.detail.empty')}
             </Typography>
           ) : (
-            <StackedBars axis={axis} series={series} granularity={applied.granularity} format={formatMetric} seriesName={seriesName} integer={metric !== 'quota'} />
+            <StackedBars
+              axis={axis}
+              series={series}
+              granularity={applied.granularity}
+              format={formatMetric}
+              seriesName={seriesName}
+              integer={metric !== 'quota'}
+            />
           )}
         </CardContent>
       </Card>
@@ -245,9 +264,15 @@ export function DashboardPage() {
             <TableHead>
               <TableRow>
                 <TableCell sx={{ fontWeight: 600 }}>{translate('feat.detail.model')}</TableCell>
-                <TableCell align="right" sx={{ fontWeight: 600 }}>{translate('feat.detail.total_count')}</TableCell>
-                <TableCell align="right" sx={{ fontWeight: 600 }}>{translate('feat.detail.total_quota')}</TableCell>
-                <TableCell align="right" sx={{ fontWeight: 600 }}>{translate('feat.detail.total_tokens')}</TableCell>
+                <TableCell align="right" sx={{ fontWeight: 600 }}>
+                  {translate('feat.detail.total_count')}
+                </TableCell>
+                <TableCell align="right" sx={{ fontWeight: 600 }}>
+                  {translate('feat.detail.total_quota')}
+                </TableCell>
+                <TableCell align="right" sx={{ fontWeight: 600 }}>
+                  {translate('feat.detail.total_tokens')}
+                </TableCell>
               </TableRow>
             </TableHead>
             <TableBody>

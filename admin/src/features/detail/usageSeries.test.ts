@@ -22,7 +22,13 @@ import { en, zh } from './messages';
 
 const H = 3600;
 const t0 = 1_700_000_000 - (1_700_000_000 % H); // an hour boundary
-const row = (h: number, model: string, count: number, quota: number, tokens: number): DataRow => ({ created_at: t0 + h * H, model_name: model, count, quota, token_used: tokens });
+const row = (h: number, model: string, count: number, quota: number, tokens: number): DataRow => ({
+  created_at: t0 + h * H,
+  model_name: model,
+  count,
+  quota,
+  token_used: tokens,
+});
 const rows = [row(0, 'a', 2, 100, 30), row(0, 'b', 1, 50, 10), row(2, 'a', 3, 300, 60)];
 
 describe('granularity and default range', () => {
@@ -140,8 +146,7 @@ describe('data URL', () => {
 
 describe('messages', () => {
   it('has the same keys in both languages', () => {
-    const keys = (o: object, p = ''): string[] =>
-      Object.entries(o).flatMap(([k, v]) => (v && typeof v === 'object' ? keys(v, `${p}${k}.`) : [`${p}${k}`]));
+    const keys = (o: object, p = ''): string[] => Object.entries(o).flatMap(([k, v]) => (v && typeof v === 'object' ? keys(v, `${p}${k}.`) : [`${p}${k}`]));
     expect(keys(en)).toEqual(keys(zh));
   });
 });

@@ -169,10 +169,11 @@ export function niceScale(max: number, ticks = 4, integer = false): { max: numbe
   if (!Number.isFinite(max) || max <= 0) return { max: 1, step: 1 / ticks };
   const raw = max / ticks;
   const pow = Math.pow(10, Math.floor(Math.log10(raw)));
-  const step = [1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 7.5, 10]
-    .map((m) => m * pow)
-    .filter((s) => !integer || Number.isInteger(s))
-    .find((s) => s * ticks >= max) ?? 10 * pow;
+  const step =
+    [1, 1.25, 1.5, 2, 2.5, 3, 4, 5, 7.5, 10]
+      .map((m) => m * pow)
+      .filter((s) => !integer || Number.isInteger(s))
+      .find((s) => s * ticks >= max) ?? 10 * pow;
   return { max: step * ticks, step };
 }
 

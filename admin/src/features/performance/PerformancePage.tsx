@@ -12,7 +12,18 @@ import { REFRESH_CHOICES, cpuColor, cpuPercent, delayColor, formatBytes, formatU
 
 function Metric({ label, value, testId }: { label: string; value: ReactNode; testId?: string }) {
   return (
-    <Box sx={{ display: 'flex', justifyContent: 'space-between', alignItems: 'center', gap: 2, py: 0.75, borderBottom: 1, borderColor: 'divider', '&:last-child': { borderBottom: 0 } }}>
+    <Box
+      sx={{
+        display: 'flex',
+        justifyContent: 'space-between',
+        alignItems: 'center',
+        gap: 2,
+        py: 0.75,
+        borderBottom: 1,
+        borderColor: 'divider',
+        '&:last-child': { borderBottom: 0 },
+      }}
+    >
       <Typography variant="body2" color="text.secondary">
         {label}
       </Typography>
@@ -82,7 +93,12 @@ export function PerformancePage() {
     );
   }
 
-  const units = { d: translate('feat.performance.unit.d'), h: translate('feat.performance.unit.h'), m: translate('feat.performance.unit.m'), s: translate('feat.performance.unit.s') };
+  const units = {
+    d: translate('feat.performance.unit.d'),
+    h: translate('feat.performance.unit.h'),
+    m: translate('feat.performance.unit.m'),
+    s: translate('feat.performance.unit.s'),
+  };
   const delay = data?.event_loop_delay_ms;
   const ms = (v: number | null | undefined) => `${(Number(v) || 0).toFixed(2)} ms`;
 
@@ -125,7 +141,11 @@ export function PerformancePage() {
             <Metric label={translate('feat.performance.platform')} value={data.platform ?? '-'} />
             <Metric label="PID" value={String(data.pid ?? '-')} />
             <Metric label={translate('feat.performance.database')} value={<ColorTag tone="blue" label={data.database} />} testId="perf-db" />
-            <Metric label={translate('feat.performance.cache')} value={<ColorTag tone={data.cache === 'redis' ? 'red' : 'grey'} label={data.cache} />} testId="perf-cache" />
+            <Metric
+              label={translate('feat.performance.cache')}
+              value={<ColorTag tone={data.cache === 'redis' ? 'red' : 'grey'} label={data.cache} />}
+              testId="perf-cache"
+            />
           </Section>
           <Section title={translate('feat.performance.memory')}>
             <Metric label="RSS" value={formatBytes(data.memory.rss)} testId="perf-rss" />
@@ -154,7 +174,11 @@ export function PerformancePage() {
             <Metric label={translate('feat.performance.load')} value={data.load_average ? data.load_average.map((v) => v.toFixed(2)).join(' / ') : '-'} />
           </Section>
           <Section title={translate('feat.performance.event_loop')}>
-            <Metric label={translate('feat.performance.delay_mean')} value={<ColorTag tone={delayColor(delay?.mean)} label={ms(delay?.mean)} />} testId="perf-delay" />
+            <Metric
+              label={translate('feat.performance.delay_mean')}
+              value={<ColorTag tone={delayColor(delay?.mean)} label={ms(delay?.mean)} />}
+              testId="perf-delay"
+            />
             <Metric label="P99" value={<ColorTag tone={delayColor(delay?.p99)} label={ms(delay?.p99)} />} />
             <Metric label={translate('feat.performance.delay_max')} value={<ColorTag tone={delayColor(delay?.max)} label={ms(delay?.max)} />} />
           </Section>

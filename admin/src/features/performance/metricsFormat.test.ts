@@ -59,8 +59,7 @@ describe('CPU between samples', () => {
 
 describe('messages', () => {
   it('has the same keys in both languages', () => {
-    const keys = (o: object, p = ''): string[] =>
-      Object.entries(o).flatMap(([k, v]) => (v && typeof v === 'object' ? keys(v, `${p}${k}.`) : [`${p}${k}`]));
+    const keys = (o: object, p = ''): string[] => Object.entries(o).flatMap(([k, v]) => (v && typeof v === 'object' ? keys(v, `${p}${k}.`) : [`${p}${k}`]));
     expect(keys(en)).toEqual(keys(zh));
   });
 });

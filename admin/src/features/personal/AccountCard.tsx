@@ -1,6 +1,21 @@
 import { useEffect, useState } from 'react';
 import { useTranslate } from 'react-admin';
-import { Avatar, Box, Button, Card, CardContent, Chip, CircularProgress, Divider, IconButton, Stack, Tooltip, Typography, alpha, useTheme } from '@mui/material';
+import {
+  Avatar,
+  Box,
+  Button,
+  Card,
+  CardContent,
+  Chip,
+  CircularProgress,
+  Divider,
+  IconButton,
+  Stack,
+  Tooltip,
+  Typography,
+  alpha,
+  useTheme,
+} from '@mui/material';
 import RefreshIcon from '@mui/icons-material/Refresh';
 import ExpandMoreIcon from '@mui/icons-material/ExpandMore';
 import ExpandLessIcon from '@mui/icons-material/ExpandLess';
@@ -36,7 +51,9 @@ export function AccountCard({ self, loading, onRefresh }: { self: SelfUser | nul
     <Card variant="outlined" data-testid="personal-account">
       <CardContent>
         <Stack direction="row" spacing={2} sx={{ alignItems: 'center' }}>
-          <Avatar sx={{ width: 56, height: 56, bgcolor: alpha(theme.palette.primary.main, 0.15), color: 'primary.main', fontSize: 26, fontWeight: 600 }}>{avatarLetter(name)}</Avatar>
+          <Avatar sx={{ width: 56, height: 56, bgcolor: alpha(theme.palette.primary.main, 0.15), color: 'primary.main', fontSize: 26, fontWeight: 600 }}>
+            {avatarLetter(name)}
+          </Avatar>
           <Box sx={{ flex: 1, minWidth: 0 }}>
             <Stack direction="row" spacing={1} sx={{ alignItems: 'center', flexWrap: 'wrap', rowGap: 0.5 }}>
               <Typography variant="h6" noWrap sx={{ maxWidth: '100%' }}>
@@ -46,7 +63,10 @@ export function AccountCard({ self, loading, onRefresh }: { self: SelfUser | nul
             </Stack>
             <Stack direction="row" spacing={1} sx={{ mt: 0.5, flexWrap: 'wrap', rowGap: 0.5 }}>
               <ColorTag tone="grey" label={`${translate('feat.personal.account.id')}: ${self?.id ?? '-'}`} />
-              <ColorTag tone={stringColor(String(self?.group ?? 'default'))} label={`${translate('feat.personal.account.group')}: ${self?.group ?? 'default'}`} />
+              <ColorTag
+                tone={stringColor(String(self?.group ?? 'default'))}
+                label={`${translate('feat.personal.account.group')}: ${self?.group ?? 'default'}`}
+              />
             </Stack>
           </Box>
           <Tooltip title={translate('feat.personal.refresh')}>
@@ -100,11 +120,25 @@ export function ModelsCard() {
           <>
             <Box sx={{ display: 'flex', flexWrap: 'wrap', gap: 1 }}>
               {shown.map((m) => (
-                <Chip key={m} label={m} size="small" variant="outlined" onClick={() => void copy(m)} sx={{ fontFamily: 'monospace' }} data-testid="personal-model" />
+                <Chip
+                  key={m}
+                  label={m}
+                  size="small"
+                  variant="outlined"
+                  onClick={() => void copy(m)}
+                  sx={{ fontFamily: 'monospace' }}
+                  data-testid="personal-model"
+                />
               ))}
             </Box>
             {models.length > MODELS_COLLAPSED ? (
-              <Button size="small" sx={{ mt: 1 }} onClick={() => setExpanded((e) => !e)} endIcon={expanded ? <ExpandLessIcon /> : <ExpandMoreIcon />} data-testid="personal-models-toggle">
+              <Button
+                size="small"
+                sx={{ mt: 1 }}
+                onClick={() => setExpanded((e) => !e)}
+                endIcon={expanded ? <ExpandLessIcon /> : <ExpandMoreIcon />}
+                data-testid="personal-models-toggle"
+              >
                 {expanded ? translate('feat.personal.models.less') : translate('feat.personal.models.more', { n: models.length })}
               </Button>
             ) : null}

@@ -1,6 +1,20 @@
 import { useEffect, useState, type ReactNode } from 'react';
 import { useNotify, useTranslate } from 'react-admin';
-import { Box, Button, Card, CardContent, CircularProgress, Dialog, DialogActions, DialogContent, DialogTitle, Divider, Stack, TextField, Typography } from '@mui/material';
+import {
+  Box,
+  Button,
+  Card,
+  CardContent,
+  CircularProgress,
+  Dialog,
+  DialogActions,
+  DialogContent,
+  DialogTitle,
+  Divider,
+  Stack,
+  TextField,
+  Typography,
+} from '@mui/material';
 import EmailIcon from '@mui/icons-material/EmailOutlined';
 import GitHubIcon from '@mui/icons-material/GitHub';
 import KeyIcon from '@mui/icons-material/VpnKeyOutlined';
@@ -154,11 +168,38 @@ export function BindingsCard({ self, onChanged }: { self: SelfUser | null; onCha
     />,
   ];
   if (flags.github || self?.github_id)
-    rows.push(<Row key="github" testId="personal-bind-github-row" icon={<GitHubIcon />} label={translate('feat.personal.bind.github')} value={self?.github_id || notBound} action={flags.github ? redirectButton('github', !!self?.github_id) : undefined} />);
+    rows.push(
+      <Row
+        key="github"
+        testId="personal-bind-github-row"
+        icon={<GitHubIcon />}
+        label={translate('feat.personal.bind.github')}
+        value={self?.github_id || notBound}
+        action={flags.github ? redirectButton('github', !!self?.github_id) : undefined}
+      />,
+    );
   if (flags.oidc || self?.oidc_id)
-    rows.push(<Row key="oidc" testId="personal-bind-oidc-row" icon={<KeyIcon />} label={translate('feat.personal.bind.oidc')} value={self?.oidc_id || notBound} action={flags.oidc ? redirectButton('oidc', !!self?.oidc_id) : undefined} />);
+    rows.push(
+      <Row
+        key="oidc"
+        testId="personal-bind-oidc-row"
+        icon={<KeyIcon />}
+        label={translate('feat.personal.bind.oidc')}
+        value={self?.oidc_id || notBound}
+        action={flags.oidc ? redirectButton('oidc', !!self?.oidc_id) : undefined}
+      />,
+    );
   if (flags.linuxdo || self?.linux_do_id)
-    rows.push(<Row key="linuxdo" testId="personal-bind-linuxdo-row" icon={<ForumIcon />} label={translate('feat.personal.bind.linuxdo')} value={self?.linux_do_id || notBound} action={flags.linuxdo ? redirectButton('linuxdo', !!self?.linux_do_id) : undefined} />);
+    rows.push(
+      <Row
+        key="linuxdo"
+        testId="personal-bind-linuxdo-row"
+        icon={<ForumIcon />}
+        label={translate('feat.personal.bind.linuxdo')}
+        value={self?.linux_do_id || notBound}
+        action={flags.linuxdo ? redirectButton('linuxdo', !!self?.linux_do_id) : undefined}
+      />,
+    );
   if (flags.wechat || self?.wechat_id)
     rows.push(
       <Row
@@ -216,8 +257,20 @@ export function BindingsCard({ self, onChanged }: { self: SelfUser | null; onCha
                 fullWidth
                 slotProps={{ htmlInput: { 'data-testid': 'personal-bind-email-input' } }}
               />
-              <Button variant="outlined" onClick={() => void sendCode()} disabled={sending || left > 0} sx={{ whiteSpace: 'nowrap', flexShrink: 0 }} data-testid="personal-bind-send">
-                {sending ? <CircularProgress size={18} /> : left > 0 ? translate('feat.personal.bind.resend', { n: left }) : translate('feat.personal.bind.send_code')}
+              <Button
+                variant="outlined"
+                onClick={() => void sendCode()}
+                disabled={sending || left > 0}
+                sx={{ whiteSpace: 'nowrap', flexShrink: 0 }}
+                data-testid="personal-bind-send"
+              >
+                {sending ? (
+                  <CircularProgress size={18} />
+                ) : left > 0 ? (
+                  translate('feat.personal.bind.resend', { n: left })
+                ) : (
+                  translate('feat.personal.bind.send_code')
+                )}
               </Button>
             </Stack>
             <TextField
@@ -244,11 +297,19 @@ export function BindingsCard({ self, onChanged }: { self: SelfUser | null; onCha
       <Dialog open={wechatOpen} onClose={() => !binding && setWechatOpen(false)} maxWidth="xs" fullWidth>
         <DialogTitle>{translate('feat.personal.bind.wechat_title')}</DialogTitle>
         <DialogContent>
-          {status.wechat_qrcode ? <Box component="img" src={String(status.wechat_qrcode)} alt="" sx={{ display: 'block', mx: 'auto', width: 200, height: 200 }} /> : null}
+          {status.wechat_qrcode ? (
+            <Box component="img" src={String(status.wechat_qrcode)} alt="" sx={{ display: 'block', mx: 'auto', width: 200, height: 200 }} />
+          ) : null}
           <Typography variant="body2" color="text.secondary" sx={{ my: 1.5, textAlign: 'center' }}>
             {translate('feat.personal.bind.wechat_tip')}
           </Typography>
-          <TextField placeholder={translate('feat.personal.bind.wechat_code')} value={wechatCode} onChange={(e) => setWechatCode(e.target.value)} size="small" fullWidth />
+          <TextField
+            placeholder={translate('feat.personal.bind.wechat_code')}
+            value={wechatCode}
+            onChange={(e) => setWechatCode(e.target.value)}
+            size="small"
+            fullWidth
+          />
         </DialogContent>
         <DialogActions>
           <Button onClick={() => setWechatOpen(false)} disabled={binding}>

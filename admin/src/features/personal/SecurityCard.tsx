@@ -1,7 +1,20 @@
 import { useState } from 'react';
 import { useNavigate } from 'react-router-dom';
 import { useNotify, useTranslate } from 'react-admin';
-import { Alert, Button, Card, CardContent, CircularProgress, Dialog, DialogActions, DialogContent, DialogTitle, Stack, TextField, Typography } from '@mui/material';
+import {
+  Alert,
+  Button,
+  Card,
+  CardContent,
+  CircularProgress,
+  Dialog,
+  DialogActions,
+  DialogContent,
+  DialogTitle,
+  Stack,
+  TextField,
+  Typography,
+} from '@mui/material';
 import KeyIcon from '@mui/icons-material/VpnKeyOutlined';
 import LockIcon from '@mui/icons-material/LockOutlined';
 import DeleteIcon from '@mui/icons-material/DeleteForeverOutlined';
@@ -103,7 +116,14 @@ export function SecurityCard({ self }: { self: SelfUser | null }) {
           {translate('feat.personal.security.title')}
         </Typography>
         <Stack spacing={1.25}>
-          <Button variant="contained" disableElevation startIcon={tokenBusy ? <CircularProgress size={16} color="inherit" /> : <KeyIcon />} onClick={() => void generateToken()} disabled={tokenBusy} data-testid="personal-token">
+          <Button
+            variant="contained"
+            disableElevation
+            startIcon={tokenBusy ? <CircularProgress size={16} color="inherit" /> : <KeyIcon />}
+            onClick={() => void generateToken()}
+            disabled={tokenBusy}
+            data-testid="personal-token"
+          >
             {translate('feat.personal.security.token')}
           </Button>
           <Typography variant="caption" color="text.secondary">
@@ -144,9 +164,37 @@ export function SecurityCard({ self }: { self: SelfUser | null }) {
         <DialogTitle>{translate('feat.personal.password.title')}</DialogTitle>
         <DialogContent>
           <Stack spacing={2} sx={{ mt: 1 }}>
-            <TextField label={translate('feat.personal.password.original')} type="password" autoComplete="current-password" value={pw.original} onChange={(e) => setPw({ ...pw, original: e.target.value })} size="small" fullWidth slotProps={{ htmlInput: { 'data-testid': 'personal-pw-original' } }} />
-            <TextField label={translate('feat.personal.password.new')} placeholder={translate('feat.personal.password.placeholder')} type="password" autoComplete="new-password" value={pw.password} onChange={(e) => setPw({ ...pw, password: e.target.value })} size="small" fullWidth slotProps={{ htmlInput: { 'data-testid': 'personal-pw-new', maxLength: 20 } }} />
-            <TextField label={translate('feat.personal.password.confirm')} type="password" autoComplete="new-password" value={pw.confirm} onChange={(e) => setPw({ ...pw, confirm: e.target.value })} size="small" fullWidth slotProps={{ htmlInput: { 'data-testid': 'personal-pw-confirm', maxLength: 20 } }} />
+            <TextField
+              label={translate('feat.personal.password.original')}
+              type="password"
+              autoComplete="current-password"
+              value={pw.original}
+              onChange={(e) => setPw({ ...pw, original: e.target.value })}
+              size="small"
+              fullWidth
+              slotProps={{ htmlInput: { 'data-testid': 'personal-pw-original' } }}
+            />
+            <TextField
+              label={translate('feat.personal.password.new')}
+              placeholder={translate('feat.personal.password.placeholder')}
+              type="password"
+              autoComplete="new-password"
+              value={pw.password}
+              onChange={(e) => setPw({ ...pw, password: e.target.value })}
+              size="small"
+              fullWidth
+              slotProps={{ htmlInput: { 'data-testid': 'personal-pw-new', maxLength: 20 } }}
+            />
+            <TextField
+              label={translate('feat.personal.password.confirm')}
+              type="password"
+              autoComplete="new-password"
+              value={pw.confirm}
+              onChange={(e) => setPw({ ...pw, confirm: e.target.value })}
+              size="small"
+              fullWidth
+              slotProps={{ htmlInput: { 'data-testid': 'personal-pw-confirm', maxLength: 20 } }}
+            />
           </Stack>
         </DialogContent>
         <DialogActions>
@@ -183,13 +231,27 @@ export function SecurityCard({ self }: { self: SelfUser | null }) {
           <Typography variant="body2" sx={{ mb: 1 }}>
             {translate('feat.personal.delete.prompt', { username: self?.username ?? '' })}
           </Typography>
-          <TextField placeholder={translate('feat.personal.delete.placeholder')} value={delText} onChange={(e) => setDelText(e.target.value)} size="small" fullWidth slotProps={{ htmlInput: { 'data-testid': 'personal-delete-input' } }} />
+          <TextField
+            placeholder={translate('feat.personal.delete.placeholder')}
+            value={delText}
+            onChange={(e) => setDelText(e.target.value)}
+            size="small"
+            fullWidth
+            slotProps={{ htmlInput: { 'data-testid': 'personal-delete-input' } }}
+          />
         </DialogContent>
         <DialogActions>
           <Button onClick={() => setDelOpen(false)} disabled={delBusy}>
             {translate('app.common.cancel')}
           </Button>
-          <Button variant="contained" color="error" disableElevation onClick={() => void deleteAccount()} disabled={delBusy} data-testid="personal-delete-confirm">
+          <Button
+            variant="contained"
+            color="error"
+            disableElevation
+            onClick={() => void deleteAccount()}
+            disabled={delBusy}
+            data-testid="personal-delete-confirm"
+          >
             {delBusy ? <CircularProgress size={18} color="inherit" /> : translate('feat.personal.delete.confirm')}
           </Button>
         </DialogActions>

@@ -56,7 +56,13 @@ export function SettingsTabs({ self, onSaved }: { self: SelfUser | null; onSaved
 
   return (
     <Card variant="outlined" data-testid="personal-settings">
-      <Tabs value={tab} onChange={(_, v) => setTab(v)} sx={{ px: 2, borderBottom: 1, borderColor: 'divider', '& .MuiTab-root': { textTransform: 'none', fontSize: 15 } }} variant="scrollable" allowScrollButtonsMobile>
+      <Tabs
+        value={tab}
+        onChange={(_, v) => setTab(v)}
+        sx={{ px: 2, borderBottom: 1, borderColor: 'divider', '& .MuiTab-root': { textTransform: 'none', fontSize: 15 } }}
+        variant="scrollable"
+        allowScrollButtonsMobile
+      >
         <Tab value="notify" label={translate('feat.personal.notify.tab')} data-testid="personal-tab-notify" />
         <Tab value="price" label={translate('feat.personal.price.tab')} data-testid="personal-tab-price" />
       </Tabs>
@@ -68,8 +74,18 @@ export function SettingsTabs({ self, onSaved }: { self: SelfUser | null; onSaved
                 {translate('feat.personal.notify.type')}
               </Typography>
               <RadioGroup row value={s.notify_type} onChange={(e) => setS({ ...s, notify_type: e.target.value === 'webhook' ? 'webhook' : 'email' })}>
-                <FormControlLabel value="email" control={<Radio size="small" />} label={translate('feat.personal.notify.email')} data-testid="personal-notify-email" />
-                <FormControlLabel value="webhook" control={<Radio size="small" />} label={translate('feat.personal.notify.webhook')} data-testid="personal-notify-webhook" />
+                <FormControlLabel
+                  value="email"
+                  control={<Radio size="small" />}
+                  label={translate('feat.personal.notify.email')}
+                  data-testid="personal-notify-email"
+                />
+                <FormControlLabel
+                  value="webhook"
+                  control={<Radio size="small" />}
+                  label={translate('feat.personal.notify.webhook')}
+                  data-testid="personal-notify-webhook"
+                />
               </RadioGroup>
             </Box>
             <Box>
@@ -138,7 +154,13 @@ export function SettingsTabs({ self, onSaved }: { self: SelfUser | null; onSaved
         ) : (
           <Box>
             <FormControlLabel
-              control={<Switch checked={s.accept_unset_model_ratio_model} onChange={(e) => setS({ ...s, accept_unset_model_ratio_model: e.target.checked })} data-testid="personal-accept-unset" />}
+              control={
+                <Switch
+                  checked={s.accept_unset_model_ratio_model}
+                  onChange={(e) => setS({ ...s, accept_unset_model_ratio_model: e.target.checked })}
+                  data-testid="personal-accept-unset"
+                />
+              }
               label={translate('feat.personal.price.accept_unset')}
             />
             <Typography variant="body2" color="text.secondary" sx={{ mt: 0.5 }}>

@@ -36,7 +36,14 @@ describe('user setting', () => {
 
   it('reads the stored values', () => {
     const s = parseSetting(
-      JSON.stringify({ notify_type: 'webhook', quota_warning_threshold: 100000, webhook_url: 'https://h.example/x', webhook_secret: 's', notification_email: 'a@b.co', accept_unset_model_ratio_model: true }),
+      JSON.stringify({
+        notify_type: 'webhook',
+        quota_warning_threshold: 100000,
+        webhook_url: 'https://h.example/x',
+        webhook_secret: 's',
+        notification_email: 'a@b.co',
+        accept_unset_model_ratio_model: true,
+      }),
     );
     expect(s.notify_type).toBe('webhook');
     expect(s.quota_warning_threshold).toBe(100000);
@@ -78,7 +85,14 @@ describe('user setting', () => {
     expect(body.quota_warning_threshold).toBe(123);
     expect(body.webhook_url).toBe('https://x.example');
     expect(body.notification_email).toBe('a@b.co');
-    expect(Object.keys(body).sort()).toEqual(['accept_unset_model_ratio_model', 'notification_email', 'notify_type', 'quota_warning_threshold', 'webhook_secret', 'webhook_url']);
+    expect(Object.keys(body).sort()).toEqual([
+      'accept_unset_model_ratio_model',
+      'notification_email',
+      'notify_type',
+      'quota_warning_threshold',
+      'webhook_secret',
+      'webhook_url',
+    ]);
   });
 
   it('checks https urls', () => {
@@ -186,7 +200,8 @@ describe('translation keys used by the personal screens', () => {
     const path = await import('node:path');
     const dir = path.dirname(new URL(import.meta.url).pathname);
     const { personalMessages: msgs } = await import('./messages');
-    const lookup = (tree: unknown, key: string) => key.split('.').reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), tree);
+    const lookup = (tree: unknown, key: string) =>
+      key.split('.').reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), tree);
     const used = new Set<string>();
     for (const file of fs.readdirSync(dir).filter((n: string) => n.endsWith('.tsx') || (n.endsWith('.ts') && !n.endsWith('.test.ts')))) {
       const text = fs.readFileSync(path.join(dir, file), 'utf8');

@@ -34,7 +34,15 @@ export function useSelf(): { self: SelfUser | null; loading: boolean; reload: ()
         setSelf(r.data);
         const stored = getUser();
         if (stored && stored.id === r.data.id) {
-          setUser({ ...stored, display_name: r.data.display_name, role: r.data.role, group: r.data.group, quota: r.data.quota, used_quota: r.data.used_quota, request_count: r.data.request_count });
+          setUser({
+            ...stored,
+            display_name: r.data.display_name,
+            role: r.data.role,
+            group: r.data.group,
+            quota: r.data.quota,
+            used_quota: r.data.used_quota,
+            request_count: r.data.request_count,
+          });
         }
       }
     } catch (err) {

@@ -288,11 +288,25 @@ export function PlaygroundPage() {
               slotProps={{ htmlInput: { 'data-testid': 'playground-input' } }}
             />
             {busy ? (
-              <Button variant="outlined" color="warning" onClick={stop} startIcon={<StopIcon />} data-testid="playground-stop" sx={{ whiteSpace: 'nowrap', flexShrink: 0 }}>
+              <Button
+                variant="outlined"
+                color="warning"
+                onClick={stop}
+                startIcon={<StopIcon />}
+                data-testid="playground-stop"
+                sx={{ whiteSpace: 'nowrap', flexShrink: 0 }}
+              >
                 {translate('feat.playground.stop')}
               </Button>
             ) : (
-              <Button variant="contained" onClick={send} disabled={!input.trim()} endIcon={<SendIcon />} data-testid="playground-send" sx={{ whiteSpace: 'nowrap', flexShrink: 0 }}>
+              <Button
+                variant="contained"
+                onClick={send}
+                disabled={!input.trim()}
+                endIcon={<SendIcon />}
+                data-testid="playground-send"
+                sx={{ whiteSpace: 'nowrap', flexShrink: 0 }}
+              >
                 {translate('feat.playground.send')}
               </Button>
             )}
@@ -338,7 +352,11 @@ function Bubble({ message }: { message: ChatMessage }) {
         ) : (
           <Typography variant="body2" component="div">
             {message.content}
-            {message.status === 'incomplete' && <Box component="span" sx={{ opacity: 0.6 }}>▍</Box>}
+            {message.status === 'incomplete' && (
+              <Box component="span" sx={{ opacity: 0.6 }}>
+                ▍
+              </Box>
+            )}
           </Typography>
         )}
       </Paper>

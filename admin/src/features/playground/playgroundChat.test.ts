@@ -81,7 +81,12 @@ describe('message lifecycle', () => {
 
 describe('request body', () => {
   it('sends the system prompt, the conversation, stream, model, group, temperature; max_tokens only when set', () => {
-    const hist = [userMessage('q1'), { ...loadingMessage(), content: 'a1', status: 'complete' as const }, { ...loadingMessage(), content: 'bad', status: 'error' as const }, userMessage('q2')];
+    const hist = [
+      userMessage('q1'),
+      { ...loadingMessage(), content: 'a1', status: 'complete' as const },
+      { ...loadingMessage(), content: 'bad', status: 'error' as const },
+      userMessage('q2'),
+    ];
     const body = buildRequest({ ...DEFAULT_SETTINGS, model: 'm1', group: 'vip', temperature: 0.7 }, hist);
     expect(body).toEqual({
       messages: [
@@ -205,14 +210,29 @@ describe('streamChat', () => {
     await streamChat(async () => sseResponse([chunk('y')], { failAfter: 1 }), {}, 1, c.handlers);
     expect(c.out).toEqual({ text: 'y', done: 0, errors: ['network reset'] });
     c = collect();
-    await streamChat(async () => { throw new Error('Failed to fetch'); }, {}, 1, c.handlers);
+    await streamChat(
+      async () => {
+        throw new Error('Failed to fetch');
+      },
+      {},
+      1,
+      c.handlers,
+    );
     expect(c.out).toEqual({ text: '', done: 0, errors: ['Failed to fetch'] });
   });
   it('an abort by the user completes the message', async () => {
     const ctrl = new AbortController();
     const { out, handlers } = collect();
     ctrl.abort();
-    await streamChat(async () => { throw new DOMException('aborted', 'AbortError'); }, {}, 1, handlers, ctrl.signal);
+    await streamChat(
+      async () => {
+        throw new DOMException('aborted', 'AbortError');
+      },
+      {},
+      1,
+      handlers,
+      ctrl.signal,
+    );
     expect(out).toEqual({ text: '', done: 1, errors: [] });
   });
 });

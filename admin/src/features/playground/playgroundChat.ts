@@ -106,7 +106,13 @@ export function loadChats(s: Pick<KeyValueStore, 'getItem'>): { messages: ChatMe
     if (!ROLES.includes(o.role as ChatRole) || typeof o.content !== 'string') return { messages: [], error: 'parse' };
     let status = STATUSES.includes(o.status as ChatStatus) ? (o.status as ChatStatus) : 'complete';
     if (status === 'loading' || status === 'incomplete') status = 'complete';
-    out.push({ id: typeof o.id === 'string' && o.id ? o.id : newId(), role: o.role as ChatRole, content: o.content, createAt: Number(o.createAt) || 0, status });
+    out.push({
+      id: typeof o.id === 'string' && o.id ? o.id : newId(),
+      role: o.role as ChatRole,
+      content: o.content,
+      createAt: Number(o.createAt) || 0,
+      status,
+    });
   }
   return { messages: out };
 }

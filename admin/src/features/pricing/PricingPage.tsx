@@ -76,7 +76,8 @@ export function PricingPage() {
   const allChecked = rows.length > 0 && rows.every((r) => selected.includes(r.model_name));
 
   const toggle = (name: string) => setSelected((s) => (s.includes(name) ? s.filter((n) => n !== name) : [...s, name]));
-  const toggleAll = () => setSelected(allChecked ? selected.filter((n) => !rows.some((r) => r.model_name === n)) : [...new Set([...selected, ...rows.map((r) => r.model_name)])]);
+  const toggleAll = () =>
+    setSelected(allChecked ? selected.filter((n) => !rows.some((r) => r.model_name === n)) : [...new Set([...selected, ...rows.map((r) => r.model_name)])]);
 
   return (
     <Box sx={{ display: 'flex', flexDirection: 'column', gap: 2, py: 2 }} data-testid="pricing-page">
@@ -107,13 +108,25 @@ export function PricingPage() {
             onChange={(e) => setQuery(e.target.value)}
             placeholder={translate('feat.pricing.search')}
             sx={{ flex: 1, maxWidth: { sm: 420 } }}
-            slotProps={{ input: { startAdornment: <InputAdornment position="start"><SearchIcon fontSize="small" /></InputAdornment> } }}
+            slotProps={{
+              input: {
+                startAdornment: (
+                  <InputAdornment position="start">
+                    <SearchIcon fontSize="small" />
+                  </InputAdornment>
+                ),
+              },
+            }}
           />
           <Button variant="contained" startIcon={<ContentCopyIcon />} disabled={!selected.length} onClick={() => void copy(selectionText(selected))}>
             {translate('feat.pricing.copy_selected', { count: selected.length })}
           </Button>
         </Stack>
-        {error && <Alert severity="error" sx={{ mx: 2, mb: 2 }}>{error}</Alert>}
+        {error && (
+          <Alert severity="error" sx={{ mx: 2, mb: 2 }}>
+            {error}
+          </Alert>
+        )}
         {!answer && !error ? (
           <Box sx={{ textAlign: 'center', py: 6 }}>
             <CircularProgress size={28} />
@@ -157,13 +170,20 @@ export function PricingPage() {
                       </TableCell>
                       <TableCell>
                         <Tooltip title={translate('feat.pricing.click_copy')}>
-                          <Box component="span" sx={{ cursor: 'pointer', fontFamily: 'monospace', whiteSpace: 'nowrap', '&:hover': { color: 'primary.main' } }} onClick={() => void copy(e.model_name)}>
+                          <Box
+                            component="span"
+                            sx={{ cursor: 'pointer', fontFamily: 'monospace', whiteSpace: 'nowrap', '&:hover': { color: 'primary.main' } }}
+                            onClick={() => void copy(e.model_name)}
+                          >
                             {e.model_name}
                           </Box>
                         </Tooltip>
                       </TableCell>
                       <TableCell>
-                        <ColorTag tone={e.quota_type === 1 ? 'teal' : 'violet'} label={translate(e.quota_type === 1 ? 'feat.pricing.per_call' : 'feat.pricing.per_token')} />
+                        <ColorTag
+                          tone={e.quota_type === 1 ? 'teal' : 'violet'}
+                          label={translate(e.quota_type === 1 ? 'feat.pricing.per_call' : 'feat.pricing.per_token')}
+                        />
                       </TableCell>
                       <TableCell>
                         <Box sx={{ display: 'flex', flexWrap: 'wrap', gap: 0.5, minWidth: 120 }}>
@@ -197,7 +217,9 @@ export function PricingPage() {
                         ) : (
                           <>
                             <Typography variant="body2">{translate('feat.pricing.prompt_price', { price: formatPrice(p.prompt ?? 0, display) })}</Typography>
-                            <Typography variant="body2">{translate('feat.pricing.completion_price', { price: formatPrice(p.completion ?? 0, display) })}</Typography>
+                            <Typography variant="body2">
+                              {translate('feat.pricing.completion_price', { price: formatPrice(p.completion ?? 0, display) })}
+                            </Typography>
                           </>
                         )}
                       </TableCell>

@@ -10,7 +10,12 @@ export function ModelsTab() {
         fields={[
           { key: 'global.pass_through_request_enabled', type: 'switch', help: 'feat.setting.help.pass_through' },
           { key: 'general_setting.ping_interval_enabled', type: 'switch' },
-          { key: 'general_setting.ping_interval_seconds', type: 'number', disabledUnless: 'general_setting.ping_interval_enabled', help: 'feat.setting.help.ping' },
+          {
+            key: 'general_setting.ping_interval_seconds',
+            type: 'number',
+            disabledUnless: 'general_setting.ping_interval_enabled',
+            help: 'feat.setting.help.ping',
+          },
         ]}
       />
       <OptionSection

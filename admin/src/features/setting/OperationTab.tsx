@@ -32,7 +32,14 @@ export function OperationTab() {
           num('RetryTimes'),
           sw('DisplayInCurrencyEnabled'),
           sw('DisplayTokenStatEnabled'),
-          { key: 'DefaultCollapseSidebar', type: 'select', choices: [{ value: 'false', label: 'feat.setting.no' }, { value: 'true', label: 'feat.setting.yes' }] },
+          {
+            key: 'DefaultCollapseSidebar',
+            type: 'select',
+            choices: [
+              { value: 'false', label: 'feat.setting.no' },
+              { value: 'true', label: 'feat.setting.yes' },
+            ],
+          },
           sw('DemoSiteEnabled'),
           sw('SelfUseModeEnabled'),
         ]}
@@ -54,11 +61,22 @@ export function OperationTab() {
       <OptionSection title="feat.setting.sec.chats" fields={[{ ...json('Chats'), help: 'feat.setting.help.chats' }]} />
       <OptionSection
         title="feat.setting.sec.sensitive"
-        fields={[sw('CheckSensitiveEnabled'), sw('CheckSensitiveOnPromptEnabled'), { key: 'SensitiveWords', type: 'textarea', help: 'feat.setting.help.keywords' }]}
+        fields={[
+          sw('CheckSensitiveEnabled'),
+          sw('CheckSensitiveOnPromptEnabled'),
+          { key: 'SensitiveWords', type: 'textarea', help: 'feat.setting.help.keywords' },
+        ]}
       />
       <OptionSection
         title="feat.setting.sec.drawing"
-        fields={[sw('DrawingEnabled'), sw('MjNotifyEnabled'), sw('MjAccountFilterEnabled'), sw('MjForwardUrlEnabled'), sw('MjModeClearEnabled'), sw('MjActionCheckSuccessEnabled')]}
+        fields={[
+          sw('DrawingEnabled'),
+          sw('MjNotifyEnabled'),
+          sw('MjAccountFilterEnabled'),
+          sw('MjForwardUrlEnabled'),
+          sw('MjModeClearEnabled'),
+          sw('MjActionCheckSuccessEnabled'),
+        ]}
       />
       <OptionSection
         title="feat.setting.sec.dashboard"
@@ -87,7 +105,13 @@ function RatioTabs() {
   const [tab, setTab] = useState(0);
   return (
     <SectionCard title="feat.setting.sec.ratio">
-      <Tabs value={tab} onChange={(_, v: number) => setTab(v)} variant="scrollable" allowScrollButtonsMobile sx={{ mb: 2, borderBottom: 1, borderColor: 'divider' }}>
+      <Tabs
+        value={tab}
+        onChange={(_, v: number) => setTab(v)}
+        variant="scrollable"
+        allowScrollButtonsMobile
+        sx={{ mb: 2, borderBottom: 1, borderColor: 'divider' }}
+      >
         <Tab label={translate('feat.setting.ratio.tab_json')} />
         <Tab label={translate('feat.setting.ratio.tab_visual')} data-testid="tab-visual" />
         <Tab label={translate('feat.setting.ratio.tab_unset')} />
@@ -121,7 +145,13 @@ function RatioJson() {
       <Button color="error" variant="outlined" startIcon={<RestartAltIcon />} onClick={() => setConfirm(true)}>
         {translate('feat.setting.ratio.reset')}
       </Button>
-      <Confirm isOpen={confirm} title={translate('feat.setting.ratio.reset')} content={translate('feat.setting.ratio.reset_confirm')} onConfirm={reset} onClose={() => setConfirm(false)} />
+      <Confirm
+        isOpen={confirm}
+        title={translate('feat.setting.ratio.reset')}
+        content={translate('feat.setting.ratio.reset_confirm')}
+        onConfirm={reset}
+        onClose={() => setConfirm(false)}
+      />
     </Box>
   );
 }
@@ -162,7 +192,13 @@ function ClearLogs() {
       <Button variant="outlined" color="warning" startIcon={<DeleteSweepIcon />} onClick={start}>
         {translate('feat.setting.log.clear')}
       </Button>
-      <Confirm isOpen={confirm} title={translate('feat.setting.log.clear')} content={translate('feat.setting.log.clear_confirm')} onConfirm={clear} onClose={() => setConfirm(false)} />
+      <Confirm
+        isOpen={confirm}
+        title={translate('feat.setting.log.clear')}
+        content={translate('feat.setting.log.clear_confirm')}
+        onConfirm={clear}
+        onClose={() => setConfirm(false)}
+      />
     </Stack>
   );
 }

@@ -206,11 +206,16 @@ export function OptionSection({ title, fields, validate, transform, extra, extra
   const switches = fields.filter((f) => f.type === 'switch');
   const inputs = fields.filter((f) => f.type !== 'switch');
   return (
-    <SectionCard title={title} action={dirty ? <Chip size="small" color="warning" variant="outlined" label={translate('feat.setting.unsaved')} sx={{ mt: 1, mr: 1 }} /> : undefined}>
+    <SectionCard
+      title={title}
+      action={dirty ? <Chip size="small" color="warning" variant="outlined" label={translate('feat.setting.unsaved')} sx={{ mt: 1, mr: 1 }} /> : undefined}
+    >
       <Box data-testid={testId}>
         {switches.length > 0 && <Box sx={{ display: 'flex', flexWrap: 'wrap', mb: inputs.length ? 1.5 : 0 }}>{switches.map(renderField)}</Box>}
         {inputs.length > 0 && (
-          <Box sx={{ display: 'grid', gap: 2, gridTemplateColumns: { xs: '1fr', sm: 'repeat(2, minmax(0, 1fr))', lg: 'repeat(3, minmax(0, 1fr))' } }}>{inputs.map(renderField)}</Box>
+          <Box sx={{ display: 'grid', gap: 2, gridTemplateColumns: { xs: '1fr', sm: 'repeat(2, minmax(0, 1fr))', lg: 'repeat(3, minmax(0, 1fr))' } }}>
+            {inputs.map(renderField)}
+          </Box>
         )}
         {extra?.(values, set)}
         <Stack direction="row" sx={{ mt: 2 }}>

@@ -65,11 +65,26 @@ function SystemInfo() {
       {latest && (
         <InfoLine
           label="feat.setting.other.latest"
-          value={latest.url ? <Link href={latest.url} target="_blank" rel="noreferrer">{latest.tag}</Link> : latest.tag}
+          value={
+            latest.url ? (
+              <Link href={latest.url} target="_blank" rel="noreferrer">
+                {latest.tag}
+              </Link>
+            ) : (
+              latest.tag
+            )
+          }
         />
       )}
       <Stack direction={{ xs: 'column', sm: 'row' }} spacing={1} sx={{ mt: 1.5 }}>
-        <TextField size="small" fullWidth name="release_url" label={translate('feat.setting.other.release_url')} value={url} onChange={(e) => setUrl(e.target.value)} />
+        <TextField
+          size="small"
+          fullWidth
+          name="release_url"
+          label={translate('feat.setting.other.release_url')}
+          value={url}
+          onChange={(e) => setUrl(e.target.value)}
+        />
         <Button variant="outlined" startIcon={<SystemUpdateIcon />} onClick={check} disabled={busy} sx={{ whiteSpace: 'nowrap', flexShrink: 0 }}>
           {translate('feat.setting.other.check')}
         </Button>

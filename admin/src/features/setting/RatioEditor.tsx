@@ -133,7 +133,15 @@ export function RatioEditor() {
     const err = numericError(value);
     return (
       <Tooltip title={err ? translate(err) : ''} open={err ? undefined : false}>
-        <TextField size="small" value={value} disabled={disabled} error={!!err} onChange={(e) => onChange(e.target.value)} sx={cellInput} inputProps={{ 'aria-label': name, inputMode: 'decimal' }} />
+        <TextField
+          size="small"
+          value={value}
+          disabled={disabled}
+          error={!!err}
+          onChange={(e) => onChange(e.target.value)}
+          sx={cellInput}
+          inputProps={{ 'aria-label': name, inputMode: 'decimal' }}
+        />
       </Tooltip>
     );
   };
@@ -149,11 +157,27 @@ export function RatioEditor() {
             setQ(e.target.value);
             setPage(0);
           }}
-          slotProps={{ input: { startAdornment: <InputAdornment position="start"><SearchIcon fontSize="small" /></InputAdornment> } }}
+          slotProps={{
+            input: {
+              startAdornment: (
+                <InputAdornment position="start">
+                  <SearchIcon fontSize="small" />
+                </InputAdornment>
+              ),
+            },
+          }}
           sx={{ width: { md: 220 } }}
           name="ratio_search"
         />
-        <TextField size="small" placeholder={translate('feat.setting.ratio.new_model')} value={newName} onChange={(e) => setNewName(e.target.value)} onKeyDown={(e) => e.key === 'Enter' && add()} sx={{ width: { md: 200 } }} name="ratio_new_model" />
+        <TextField
+          size="small"
+          placeholder={translate('feat.setting.ratio.new_model')}
+          value={newName}
+          onChange={(e) => setNewName(e.target.value)}
+          onKeyDown={(e) => e.key === 'Enter' && add()}
+          sx={{ width: { md: 200 } }}
+          name="ratio_new_model"
+        />
         <Button startIcon={<AddIcon />} onClick={add} variant="outlined">
           {translate('feat.setting.ratio.add')}
         </Button>
@@ -166,16 +190,37 @@ export function RatioEditor() {
         <Typography variant="body2" color="text.secondary">
           {translate('feat.setting.ratio.batch', { n: selected.length })}
         </Typography>
-        <TextField select size="small" value={batch.field} onChange={(e) => setBatch((b) => ({ ...b, field: e.target.value as BatchField }))} sx={{ minWidth: 180 }} name="batch_field">
+        <TextField
+          select
+          size="small"
+          value={batch.field}
+          onChange={(e) => setBatch((b) => ({ ...b, field: e.target.value as BatchField }))}
+          sx={{ minWidth: 180 }}
+          name="batch_field"
+        >
           {(['ratio', 'completionRatio', 'cacheRatio', 'price', 'both'] as const).map((f) => (
             <MenuItem key={f} value={f}>
               {translate(`feat.setting.ratio.field.${f}`)}
             </MenuItem>
           ))}
         </TextField>
-        <TextField size="small" placeholder={translate(batch.field === 'both' ? 'feat.setting.ratio.field.ratio' : 'feat.setting.ratio.fill')} value={batch.value} onChange={(e) => setBatch((b) => ({ ...b, value: e.target.value }))} sx={{ width: { md: 140 } }} name="batch_value" />
+        <TextField
+          size="small"
+          placeholder={translate(batch.field === 'both' ? 'feat.setting.ratio.field.ratio' : 'feat.setting.ratio.fill')}
+          value={batch.value}
+          onChange={(e) => setBatch((b) => ({ ...b, value: e.target.value }))}
+          sx={{ width: { md: 140 } }}
+          name="batch_value"
+        />
         {batch.field === 'both' && (
-          <TextField size="small" placeholder={translate('feat.setting.ratio.field.completionRatio')} value={batch.value2} onChange={(e) => setBatch((b) => ({ ...b, value2: e.target.value }))} sx={{ width: { md: 140 } }} name="batch_value2" />
+          <TextField
+            size="small"
+            placeholder={translate('feat.setting.ratio.field.completionRatio')}
+            value={batch.value2}
+            onChange={(e) => setBatch((b) => ({ ...b, value2: e.target.value }))}
+            sx={{ width: { md: 140 } }}
+            name="batch_value2"
+          />
         )}
         <Button variant="outlined" onClick={applyBatch}>
           {translate('feat.setting.ratio.apply_batch')}
@@ -216,7 +261,14 @@ export function RatioEditor() {
                   </TableCell>
                   <TableCell sx={{ fontFamily: 'monospace', fontSize: 13, wordBreak: 'break-all', minWidth: 200, maxWidth: 280 }}>{r.name}</TableCell>
                   <TableCell>
-                    <TextField select size="small" value={m} onChange={(e) => setMode(r, e.target.value as UiMode)} sx={{ minWidth: 130, '& .MuiSelect-select': { py: 0.5, fontSize: 13 } }} inputProps={{ 'aria-label': `mode ${r.name}` }}>
+                    <TextField
+                      select
+                      size="small"
+                      value={m}
+                      onChange={(e) => setMode(r, e.target.value as UiMode)}
+                      sx={{ minWidth: 130, '& .MuiSelect-select': { py: 0.5, fontSize: 13 } }}
+                      inputProps={{ 'aria-label': `mode ${r.name}` }}
+                    >
                       <MenuItem value="ratio">{translate('feat.setting.ratio.mode.ratio')}</MenuItem>
                       <MenuItem value="price">{translate('feat.setting.ratio.mode.price')}</MenuItem>
                       <MenuItem value="request">{translate('feat.setting.ratio.mode.request')}</MenuItem>
@@ -226,8 +278,24 @@ export function RatioEditor() {
                   <TableCell>{num(r.ratio, (v) => update(r.name, { ratio: v }), fixed || m === 'price', `ratio ${r.name}`)}</TableCell>
                   <TableCell>{num(r.completionRatio, (v) => update(r.name, { completionRatio: v }), fixed || m === 'price', `completion ${r.name}`)}</TableCell>
                   <TableCell>{num(r.cacheRatio, (v) => update(r.name, { cacheRatio: v }), fixed, `cache ${r.name}`)}</TableCell>
-                  <TableCell>{m === 'price' ? num(bp?.input ?? '', (v) => setPrice(r, 'input', v), false, `input price ${r.name}`) : fixed ? '-' : tokenPrice(r) ? `$${tokenPrice(r)}` : '-'}</TableCell>
-                  <TableCell>{m === 'price' ? num(bp?.output ?? '', (v) => setPrice(r, 'output', v), false, `output price ${r.name}`) : fixed ? '-' : completionTokenPrice(r) ? `$${completionTokenPrice(r)}` : '-'}</TableCell>
+                  <TableCell>
+                    {m === 'price'
+                      ? num(bp?.input ?? '', (v) => setPrice(r, 'input', v), false, `input price ${r.name}`)
+                      : fixed
+                        ? '-'
+                        : tokenPrice(r)
+                          ? `$${tokenPrice(r)}`
+                          : '-'}
+                  </TableCell>
+                  <TableCell>
+                    {m === 'price'
+                      ? num(bp?.output ?? '', (v) => setPrice(r, 'output', v), false, `output price ${r.name}`)
+                      : fixed
+                        ? '-'
+                        : completionTokenPrice(r)
+                          ? `$${completionTokenPrice(r)}`
+                          : '-'}
+                  </TableCell>
                   <TableCell padding="checkbox">
                     <IconButton
                       size="small"

@@ -11,21 +11,35 @@ const text = (key: string, extra: Partial<FieldDef> = {}): FieldDef => ({ key, t
 const secret = (key: string): FieldDef => ({ key, type: 'secret' });
 const num = (key: string): FieldDef => ({ key, type: 'number' });
 
-const trim = (...keys: string[]) => (v: OptionMap) => {
-  const out = { ...v };
-  for (const k of keys) if (k in out) out[k] = stripTrailingSlash(out[k] ?? '');
-  return out;
-};
+const trim =
+  (...keys: string[]) =>
+  (v: OptionMap) => {
+    const out = { ...v };
+    for (const k of keys) if (k in out) out[k] = stripTrailingSlash(out[k] ?? '');
+    return out;
+  };
 
 /** System settings (root): general, proxy, payment, login, whitelist, SMTP, OIDC, OAuth providers, bot-check, outbound fetch guard. */
 export function SystemTab() {
   return (
     <Box>
-      <OptionSection title="feat.setting.sec.sys_general" fields={[text('ServerAddress', { help: 'feat.setting.help.server_address' })]} transform={trim('ServerAddress')} />
+      <OptionSection
+        title="feat.setting.sec.sys_general"
+        fields={[text('ServerAddress', { help: 'feat.setting.help.server_address' })]}
+        transform={trim('ServerAddress')}
+      />
       <OptionSection title="feat.setting.sec.proxy" fields={[text('WorkerUrl'), secret('WorkerValidKey')]} transform={trim('WorkerUrl')} />
       <OptionSection
         title="feat.setting.sec.payment"
-        fields={[text('PayAddress'), text('EpayId'), secret('EpayKey'), num('Price'), num('MinTopUp'), text('CustomCallbackAddress'), { key: 'TopupGroupRatio', type: 'textarea', rows: 4 }]}
+        fields={[
+          text('PayAddress'),
+          text('EpayId'),
+          secret('EpayKey'),
+          num('Price'),
+          num('MinTopUp'),
+          text('CustomCallbackAddress'),
+          { key: 'TopupGroupRatio', type: 'textarea', rows: 4 },
+        ]}
         transform={trim('PayAddress', 'CustomCallbackAddress')}
         validate={(v, stored) => {
           if (!isJsonText(v.TopupGroupRatio ?? '')) return 'feat.setting.sys.topup_json';
@@ -36,7 +50,12 @@ export function SystemTab() {
       <OptionSection
         title="feat.setting.sec.login"
         testId="sec-login"
-        fields={[sw('PasswordLoginEnabled', { confirmOff: 'feat.setting.sys.password_off_confirm' }), sw('PasswordRegisterEnabled'), sw('EmailVerificationEnabled'), sw('RegisterEnabled')]}
+        fields={[
+          sw('PasswordLoginEnabled', { confirmOff: 'feat.setting.sys.password_off_confirm' }),
+          sw('PasswordRegisterEnabled'),
+          sw('EmailVerificationEnabled'),
+          sw('RegisterEnabled'),
+        ]}
       />
       <OptionSection
         title="feat.setting.sec.whitelist"
@@ -44,10 +63,20 @@ export function SystemTab() {
         extraKeys={['EmailDomainWhitelist']}
         extra={(values, set) => <WhitelistEditor value={values.EmailDomainWhitelist ?? ''} onChange={(v) => set('EmailDomainWhitelist', v)} />}
       />
-      <OptionSection title="feat.setting.sec.smtp" fields={[sw('SMTPSSLEnabled'), text('SMTPServer'), num('SMTPPort'), text('SMTPAccount'), text('SMTPFrom'), secret('SMTPToken')]} />
+      <OptionSection
+        title="feat.setting.sec.smtp"
+        fields={[sw('SMTPSSLEnabled'), text('SMTPServer'), num('SMTPPort'), text('SMTPAccount'), text('SMTPFrom'), secret('SMTPToken')]}
+      />
       <OptionSection
         title="feat.setting.sec.oidc"
-        fields={[sw('oidc.enabled'), text('oidc.client_id'), secret('oidc.client_secret'), text('oidc.authorization_endpoint'), text('oidc.token_endpoint'), text('oidc.user_info_endpoint')]}
+        fields={[
+          sw('oidc.enabled'),
+          text('oidc.client_id'),
+          secret('oidc.client_secret'),
+          text('oidc.authorization_endpoint'),
+          text('oidc.token_endpoint'),
+          text('oidc.user_info_endpoint'),
+        ]}
         extraKeys={['oidc.well_known']}
         extra={(values, set) => <OidcWellKnown value={values['oidc.well_known'] ?? ''} set={set} />}
         validate={(v) => ((v['oidc.well_known'] ?? '') !== '' && !isHttpUrl(v['oidc.well_known'] ?? '') ? 'feat.setting.sys.oidc_url' : null)}
@@ -59,7 +88,10 @@ export function SystemTab() {
         fields={[sw('WeChatAuthEnabled'), text('WeChatServerAddress'), secret('WeChatServerToken'), text('WeChatAccountQRCodeImageURL')]}
         transform={trim('WeChatServerAddress')}
       />
-      <OptionSection title="feat.setting.sec.telegram" fields={[sw('TelegramOAuthEnabled'), secret('TelegramBotToken'), text('TelegramBotName'), text('TelegramAdminChatId')]} />
+      <OptionSection
+        title="feat.setting.sec.telegram"
+        fields={[sw('TelegramOAuthEnabled'), secret('TelegramBotToken'), text('TelegramBotName'), text('TelegramAdminChatId')]}
+      />
       <OptionSection title="feat.setting.sec.turnstile" fields={[sw('TurnstileCheckEnabled'), secret('TurnstileSiteKey'), secret('TurnstileSecretKey')]} />
       <OptionSection
         title="feat.setting.sec.fetch"
@@ -84,7 +116,10 @@ function WhitelistEditor({ value, onChange }: { value: string; onChange: (v: str
   const translate = useTranslate();
   const notify = useNotify();
   const [input, setInput] = useState('');
-  const list = value.split(',').map((d) => d.trim()).filter(Boolean);
+  const list = value
+    .split(',')
+    .map((d) => d.trim())
+    .filter(Boolean);
   const add = () => {
     const d = input.trim().toLowerCase();
     if (!d) return;
@@ -105,7 +140,14 @@ function WhitelistEditor({ value, onChange }: { value: string; onChange: (v: str
         ))}
       </Box>
       <Stack direction="row" spacing={1}>
-        <TextField size="small" value={input} name="whitelist_domain" placeholder="example.com" onChange={(e) => setInput(e.target.value)} onKeyDown={(e) => e.key === 'Enter' && add()} />
+        <TextField
+          size="small"
+          value={input}
+          name="whitelist_domain"
+          placeholder="example.com"
+          onChange={(e) => setInput(e.target.value)}
+          onKeyDown={(e) => e.key === 'Enter' && add()}
+        />
         <Button startIcon={<AddIcon />} variant="outlined" onClick={add}>
           {translate('feat.setting.sys.add_domain')}
         </Button>
@@ -138,7 +180,14 @@ function OidcWellKnown({ value, set }: { value: string; set: (k: string, v: stri
   };
   return (
     <Stack direction={{ xs: 'column', sm: 'row' }} spacing={1} sx={{ mt: 2 }}>
-      <TextField size="small" fullWidth name="oidc.well_known" label={translate('feat.setting.f.oidc_well_known')} value={value} onChange={(e) => set('oidc.well_known', e.target.value)} />
+      <TextField
+        size="small"
+        fullWidth
+        name="oidc.well_known"
+        label={translate('feat.setting.f.oidc_well_known')}
+        value={value}
+        onChange={(e) => set('oidc.well_known', e.target.value)}
+      />
       <Button variant="outlined" startIcon={<CloudDownloadIcon />} onClick={fetchConfig} disabled={busy} sx={{ whiteSpace: 'nowrap', flexShrink: 0 }}>
         {translate('feat.setting.sys.oidc_fetch')}
       </Button>

@@ -46,7 +46,10 @@ export function UnsetModels() {
 
   const apply = async () => {
     const rows = rowsFromOptions(options);
-    const base = [...rows, ...selected.filter((n) => !rows.some((r) => r.name === n)).map((name) => ({ name, price: '', ratio: '', completionRatio: '', cacheRatio: '' }))];
+    const base = [
+      ...rows,
+      ...selected.filter((n) => !rows.some((r) => r.name === n)).map((name) => ({ name, price: '', ratio: '', completionRatio: '', cacheRatio: '' })),
+    ];
     const res = batchSet(base, selected, field, value, value2);
     if ('error' in res) return notify(res.error, { type: 'warning' });
     if (await save(changedRatioOptions(options, res))) {
@@ -81,8 +84,22 @@ export function UnsetModels() {
             </MenuItem>
           ))}
         </TextField>
-        <TextField size="small" placeholder={translate(field === 'both' ? 'feat.setting.ratio.field.ratio' : 'feat.setting.ratio.fill')} value={value} onChange={(e) => setValue(e.target.value)} sx={{ width: { md: 140 } }} />
-        {field === 'both' && <TextField size="small" placeholder={translate('feat.setting.ratio.field.completionRatio')} value={value2} onChange={(e) => setValue2(e.target.value)} sx={{ width: { md: 140 } }} />}
+        <TextField
+          size="small"
+          placeholder={translate(field === 'both' ? 'feat.setting.ratio.field.ratio' : 'feat.setting.ratio.fill')}
+          value={value}
+          onChange={(e) => setValue(e.target.value)}
+          sx={{ width: { md: 140 } }}
+        />
+        {field === 'both' && (
+          <TextField
+            size="small"
+            placeholder={translate('feat.setting.ratio.field.completionRatio')}
+            value={value2}
+            onChange={(e) => setValue2(e.target.value)}
+            sx={{ width: { md: 140 } }}
+          />
+        )}
         <Button variant="contained" onClick={apply}>
           {translate('feat.setting.ratio.quick_set')}
         </Button>

@@ -42,7 +42,14 @@ describe('setting translations', () => {
     expect(s.msg.nothing).toBe('你似乎并没有修改什么');
     expect(s.msg.saved).toBe('保存成功');
     expect(s.err.json).toBe('不是合法的 JSON 字符串');
-    expect(s.ratio.err).toMatchObject({ number: '请输入数字', duplicate: '模型名称已存在', no_selection: '请先选择需要批量设置的模型', fill: '请输入填充值', invalid: '请输入有效的数字', both: '请输入模型倍率和补全倍率' });
+    expect(s.ratio.err).toMatchObject({
+      number: '请输入数字',
+      duplicate: '模型名称已存在',
+      no_selection: '请先选择需要批量设置的模型',
+      fill: '请输入填充值',
+      invalid: '请输入有效的数字',
+      both: '请输入模型倍率和补全倍率',
+    });
     const e = (settingMessages.en as { feat: { setting: Record<string, any> } }).feat.setting;
     expect(e.msg.nothing).toBe("You don't seem to have changed anything");
     expect(e.log.need_time).toBe('Please select log record time');

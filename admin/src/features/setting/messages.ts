@@ -259,7 +259,13 @@ const en: Tree = {
     unset_total: '{{n}} models without a ratio',
     hint: 'Per token: input price ($/1M tokens) = model ratio × 2; completion price = input price × completion ratio. Per-request models use the fixed price and ignore ratios.',
     mode: { ratio: 'Per token (ratio)', price: 'Per token (price)', request: 'Per request' },
-    field: { ratio: 'Model ratio', completionRatio: 'Completion ratio', cacheRatio: 'Cache ratio', price: 'Fixed price (per request)', both: 'Model and completion ratio' },
+    field: {
+      ratio: 'Model ratio',
+      completionRatio: 'Completion ratio',
+      cacheRatio: 'Cache ratio',
+      price: 'Fixed price (per request)',
+      both: 'Model and completion ratio',
+    },
     col: {
       name: 'Model',
       mode: 'Billing',

@@ -60,12 +60,24 @@ describe('options map and diff', () => {
 
   it('saves one call per key and reports ok / partial / failed / nothing', async () => {
     const calls: string[] = [];
-    const ok = await saveChanges([{ key: 'A', value: '1' }, { key: 'B', value: '2' }], async (k, v) => void calls.push(`${k}=${v}`));
+    const ok = await saveChanges(
+      [
+        { key: 'A', value: '1' },
+        { key: 'B', value: '2' },
+      ],
+      async (k, v) => void calls.push(`${k}=${v}`),
+    );
     expect(calls).toEqual(['A=1', 'B=2']);
     expect(ok.outcome).toBe('ok');
-    const partial = await saveChanges([{ key: 'A', value: '1' }, { key: 'B', value: '2' }], async (k) => {
-      if (k === 'B') throw new Error('refused B');
-    });
+    const partial = await saveChanges(
+      [
+        { key: 'A', value: '1' },
+        { key: 'B', value: '2' },
+      ],
+      async (k) => {
+        if (k === 'B') throw new Error('refused B');
+      },
+    );
     expect(partial).toEqual({ outcome: 'partial', saved: ['A'], errors: [{ key: 'B', message: 'refused B' }] });
     const failed = await saveChanges([{ key: 'A', value: '1' }], async () => {
       throw new Error('no');
@@ -103,7 +115,11 @@ describe('validations', () => {
     expect(checkWhitelistDomain([], 'not a domain')).toBe('format');
     expect(checkWhitelistDomain([], 'localhost')).toBe('format');
     expect(stripTrailingSlash(' https://a.com/// ')).toBe('https://a.com');
-    expect(oidcEndpoints({ authorization_endpoint: 'a', token_endpoint: 't', userinfo_endpoint: 'u' })).toEqual({ authorization_endpoint: 'a', token_endpoint: 't', user_info_endpoint: 'u' });
+    expect(oidcEndpoints({ authorization_endpoint: 'a', token_endpoint: 't', userinfo_endpoint: 'u' })).toEqual({
+      authorization_endpoint: 'a',
+      token_endpoint: 't',
+      user_info_endpoint: 'u',
+    });
     expect(oidcEndpoints({ issuer: 'x' })).toBeNull();
     expect(oidcEndpoints('nope')).toBeNull();
   });

@@ -255,7 +255,13 @@ export type BatchField = 'price' | 'ratio' | 'completionRatio' | 'cacheRatio' | 
  * Batch set on the selected rows. `price` switches the rows to per-request, the ratio fields to
  * per-token; `both` (the combined mode) needs model ratio and completion ratio.
  */
-export function batchSet(rows: readonly PriceRow[], selected: readonly string[], field: BatchField, value: string, value2 = ''): PriceRow[] | { error: string } {
+export function batchSet(
+  rows: readonly PriceRow[],
+  selected: readonly string[],
+  field: BatchField,
+  value: string,
+  value2 = '',
+): PriceRow[] | { error: string } {
   if (!selected.length) return { error: 'feat.setting.ratio.err.no_selection' };
   if (field === 'both') {
     if (value.trim() === '' || value2.trim() === '') return { error: 'feat.setting.ratio.err.both' };

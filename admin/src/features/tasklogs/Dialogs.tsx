@@ -53,7 +53,17 @@ export function JsonDialog({ title, value, onClose }: { title: string; value: un
       <DialogContent>
         <Box
           component="pre"
-          sx={{ m: 0, p: 2, bgcolor: 'action.hover', borderRadius: 1, fontSize: 13, overflow: 'auto', maxHeight: '65vh', whiteSpace: 'pre-wrap', wordBreak: 'break-all' }}
+          sx={{
+            m: 0,
+            p: 2,
+            bgcolor: 'action.hover',
+            borderRadius: 1,
+            fontSize: 13,
+            overflow: 'auto',
+            maxHeight: '65vh',
+            whiteSpace: 'pre-wrap',
+            wordBreak: 'break-all',
+          }}
         >
           {text}
         </Box>

@@ -27,10 +27,20 @@ import {
 /** A text cell: short text inline, long text ellipsised and opening the full text on click. */
 export function LongText({ text, onOpen, max = 20 }: { text: unknown; onOpen: (t: string) => void; max?: number }) {
   const s = String(text ?? '');
-  if (!s) return <Typography variant="body2" color="text.disabled">-</Typography>;
+  if (!s)
+    return (
+      <Typography variant="body2" color="text.disabled">
+        -
+      </Typography>
+    );
   if (!isLong(s, max)) return <Typography variant="body2">{s}</Typography>;
   return (
-    <Link component="button" underline="hover" onClick={() => onOpen(s)} sx={{ maxWidth: 220, overflow: 'hidden', textOverflow: 'ellipsis', whiteSpace: 'nowrap', display: 'block', textAlign: 'left' }}>
+    <Link
+      component="button"
+      underline="hover"
+      onClick={() => onOpen(s)}
+      sx={{ maxWidth: 220, overflow: 'hidden', textOverflow: 'ellipsis', whiteSpace: 'nowrap', display: 'block', textAlign: 'left' }}
+    >
       {s.slice(0, max)}…
     </Link>
   );
@@ -59,7 +69,13 @@ export function DrawingLogPage() {
     { key: 'submit_time', label: 'feat.tasklogs.col.submit_time', render: (r) => formatMs(r.submit_time) },
     { key: 'duration', label: 'feat.tasklogs.col.duration', render: (r) => <Duration submit={r.submit_time} finish={r.finish_time} unit="ms" /> },
     ...(admin
-      ? [{ key: 'channel', label: 'feat.tasklogs.col.channel', render: (r: Record<string, any>) => (r.channel_id ? <ColorTag tone={stringColor(String(r.channel_id))} label={String(r.channel_id)} /> : '-') }]
+      ? [
+          {
+            key: 'channel',
+            label: 'feat.tasklogs.col.channel',
+            render: (r: Record<string, any>) => (r.channel_id ? <ColorTag tone={stringColor(String(r.channel_id))} label={String(r.channel_id)} /> : '-'),
+          },
+        ]
       : []),
     {
       key: 'type',
@@ -69,9 +85,25 @@ export function DrawingLogPage() {
         return <ColorTag tone={actionColor(r.action)} label={k ? translate(`feat.tasklogs.action.${k}`) : String(r.action || '-')} />;
       },
     },
-    { key: 'mj_id', label: 'feat.tasklogs.col.task_id', render: (r) => <Typography variant="body2" sx={{ fontFamily: 'monospace' }}>{r.mj_id || '-'}</Typography> },
-    { key: 'code', label: 'feat.tasklogs.col.code', render: (r) => <ColorTag tone={codeColor(r.code)} label={translate(`feat.tasklogs.code.${codeKey(r.code)}`)} /> },
-    { key: 'status', label: 'feat.tasklogs.col.status', render: (r) => <ColorTag tone={statusColor(r.status)} label={translate(`feat.tasklogs.status.${statusKey(r.status)}`)} /> },
+    {
+      key: 'mj_id',
+      label: 'feat.tasklogs.col.task_id',
+      render: (r) => (
+        <Typography variant="body2" sx={{ fontFamily: 'monospace' }}>
+          {r.mj_id || '-'}
+        </Typography>
+      ),
+    },
+    {
+      key: 'code',
+      label: 'feat.tasklogs.col.code',
+      render: (r) => <ColorTag tone={codeColor(r.code)} label={translate(`feat.tasklogs.code.${codeKey(r.code)}`)} />,
+    },
+    {
+      key: 'status',
+      label: 'feat.tasklogs.col.status',
+      render: (r) => <ColorTag tone={statusColor(r.status)} label={translate(`feat.tasklogs.status.${statusKey(r.status)}`)} />,
+    },
     {
       key: 'progress',
       label: 'feat.tasklogs.col.progress',
@@ -81,7 +113,12 @@ export function DrawingLogPage() {
         const failed = statusKey(r.status) === 'failure';
         return (
           <Box sx={{ display: 'flex', alignItems: 'center', gap: 1, minWidth: 110 }}>
-            <LinearProgress variant="determinate" value={pct} color={failed ? 'error' : pct >= 100 ? 'success' : 'primary'} sx={{ flex: 1, height: 6, borderRadius: 3 }} />
+            <LinearProgress
+              variant="determinate"
+              value={pct}
+              color={failed ? 'error' : pct >= 100 ? 'success' : 'primary'}
+              sx={{ flex: 1, height: 6, borderRadius: 3 }}
+            />
             <Typography variant="caption">{pct}%</Typography>
           </Box>
         );
@@ -116,8 +153,16 @@ export function DrawingLogPage() {
         ),
     },
     { key: 'prompt', label: 'feat.tasklogs.col.prompt', render: (r) => <LongText text={r.prompt} onOpen={openText(translate('feat.tasklogs.col.prompt'))} /> },
-    { key: 'prompt_en', label: 'feat.tasklogs.col.prompt_en', render: (r) => <LongText text={r.prompt_en} onOpen={openText(translate('feat.tasklogs.col.prompt_en'))} /> },
-    { key: 'fail_reason', label: 'feat.tasklogs.col.fail_reason', render: (r) => <LongText text={r.fail_reason} onOpen={openText(translate('feat.tasklogs.fail_title'))} /> },
+    {
+      key: 'prompt_en',
+      label: 'feat.tasklogs.col.prompt_en',
+      render: (r) => <LongText text={r.prompt_en} onOpen={openText(translate('feat.tasklogs.col.prompt_en'))} />,
+    },
+    {
+      key: 'fail_reason',
+      label: 'feat.tasklogs.col.fail_reason',
+      render: (r) => <LongText text={r.fail_reason} onOpen={openText(translate('feat.tasklogs.fail_title'))} />,
+    },
   ];
 
   return (

@@ -23,7 +23,19 @@ import { Title, useTranslate } from 'react-admin';
 import { api } from '../../lib/http';
 import { PAGE_SIZE_OPTIONS, usePageSize } from '../../lib/pageSize';
 import { useNotifyError } from '../../resources/shared/hooks';
-import { appendPage, clampPage, emptyLazy, listUrl, pageRows, pagerCount, pageToFetch, type LazyState, type LogFilterForm, type LogKind, type Row } from './taskRecords';
+import {
+  appendPage,
+  clampPage,
+  emptyLazy,
+  listUrl,
+  pageRows,
+  pagerCount,
+  pageToFetch,
+  type LazyState,
+  type LogFilterForm,
+  type LogKind,
+  type Row,
+} from './taskRecords';
 
 /** Filter bar: compact fields on one line on desktop, full-width fields on phones. */
 export const BAR_SX = {
@@ -139,7 +151,15 @@ export function LogPage({ kind, admin, title, idLabel, columns, defaults, banner
             sx={{ width: 110 }}
           />
         )}
-        <TextField size="small" name="task_id" label={translate(idLabel)} value={form.id} onChange={(e) => setForm({ ...form, id: e.target.value })} fullWidth={false} sx={{ width: 180 }} />
+        <TextField
+          size="small"
+          name="task_id"
+          label={translate(idLabel)}
+          value={form.id}
+          onChange={(e) => setForm({ ...form, id: e.target.value })}
+          fullWidth={false}
+          sx={{ width: 180 }}
+        />
         <TextField
           size="small"
           type="datetime-local"

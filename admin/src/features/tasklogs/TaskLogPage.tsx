@@ -17,7 +17,9 @@ function ProgressCircle({ value, failed }: { value: number; failed: boolean }) {
       <CircularProgress variant="determinate" value={100} size={36} thickness={4} sx={{ color: 'action.hover', position: 'absolute' }} />
       <CircularProgress variant="determinate" value={value} size={36} thickness={4} color={failed ? 'error' : value >= 100 ? 'success' : 'primary'} />
       <Box sx={{ position: 'absolute', inset: 0, display: 'flex', alignItems: 'center', justifyContent: 'center' }}>
-        <Typography variant="caption" sx={{ fontSize: 10 }}>{Math.round(value)}%</Typography>
+        <Typography variant="caption" sx={{ fontSize: 10 }}>
+          {Math.round(value)}%
+        </Typography>
       </Box>
     </Box>
   );
@@ -34,15 +36,33 @@ export function TaskLogPage() {
   const columns: LogColumn[] = [
     { key: 'submit_time', label: 'feat.tasklogs.col.submit_time', render: (r) => formatTimestamp(r.submit_time) },
     { key: 'finish_time', label: 'feat.tasklogs.col.finish_time', render: (r) => formatTimestamp(r.finish_time) },
-    { key: 'progress', label: 'feat.tasklogs.col.progress', render: (r) => <ProgressCircle value={progressPercent(r.progress)} failed={statusKey(r.status, true) === 'failure'} /> },
+    {
+      key: 'progress',
+      label: 'feat.tasklogs.col.progress',
+      render: (r) => <ProgressCircle value={progressPercent(r.progress)} failed={statusKey(r.status, true) === 'failure'} />,
+    },
     { key: 'duration', label: 'feat.tasklogs.col.duration', render: (r) => <Duration submit={r.submit_time} finish={r.finish_time} unit="s" /> },
     ...(admin
-      ? [{ key: 'channel', label: 'feat.tasklogs.col.channel', render: (r: Row) => (r.channel_id ? <ColorTag tone={stringColor(String(r.channel_id))} label={String(r.channel_id)} /> : '-') }]
+      ? [
+          {
+            key: 'channel',
+            label: 'feat.tasklogs.col.channel',
+            render: (r: Row) => (r.channel_id ? <ColorTag tone={stringColor(String(r.channel_id))} label={String(r.channel_id)} /> : '-'),
+          },
+        ]
       : []),
     {
       key: 'platform',
       label: 'feat.tasklogs.col.platform',
-      render: (r) => (r.platform ? <ColorTag tone={r.platform === 'suno' ? 'green' : 'grey'} label={r.platform === 'suno' ? translate('feat.tasklogs.platform.suno') : String(r.platform)} /> : '-'),
+      render: (r) =>
+        r.platform ? (
+          <ColorTag
+            tone={r.platform === 'suno' ? 'green' : 'grey'}
+            label={r.platform === 'suno' ? translate('feat.tasklogs.platform.suno') : String(r.platform)}
+          />
+        ) : (
+          '-'
+        ),
     },
     {
       key: 'type',
@@ -61,13 +81,24 @@ export function TaskLogPage() {
         </Link>
       ),
     },
-    { key: 'status', label: 'feat.tasklogs.col.status', render: (r) => <ColorTag tone={statusColor(r.status, true)} label={translate(`feat.tasklogs.status.${statusKey(r.status, true)}`)} /> },
+    {
+      key: 'status',
+      label: 'feat.tasklogs.col.status',
+      render: (r) => <ColorTag tone={statusColor(r.status, true)} label={translate(`feat.tasklogs.status.${statusKey(r.status, true)}`)} />,
+    },
     { key: 'fail_reason', label: 'feat.tasklogs.col.fail_reason', render: (r) => <LongText text={r.fail_reason} onOpen={setText} /> },
   ];
 
   return (
     <>
-      <LogPage kind="task" admin={admin} title={translate('feat.tasklogs.task_title')} idLabel="feat.tasklogs.filter.task_id" columns={columns} defaults={() => taskDefaultForm()} />
+      <LogPage
+        kind="task"
+        admin={admin}
+        title={translate('feat.tasklogs.task_title')}
+        idLabel="feat.tasklogs.filter.task_id"
+        columns={columns}
+        defaults={() => taskDefaultForm()}
+      />
       <JsonDialog title={translate('feat.tasklogs.detail_title')} value={detail ? taskDetail(detail) : null} onClose={() => setDetail(null)} />
       <TextDialog title={translate('feat.tasklogs.fail_title')} text={text} onClose={() => setText(null)} />
     </>

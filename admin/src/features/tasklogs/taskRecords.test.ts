@@ -27,7 +27,16 @@ import { en, zh } from './messages';
 
 describe('submit result codes', () => {
   it('maps 1/21/22/0 and anything else to unknown', () => {
-    expect([1, 21, 22, 0, 23, -1, '1', null].map(codeKey)).toEqual(['submitted', 'waiting', 'duplicate', 'not_submitted', 'unknown', 'unknown', 'submitted', 'unknown']);
+    expect([1, 21, 22, 0, 23, -1, '1', null].map(codeKey)).toEqual([
+      'submitted',
+      'waiting',
+      'duplicate',
+      'not_submitted',
+      'unknown',
+      'unknown',
+      'submitted',
+      'unknown',
+    ]);
     expect(codeColor(1)).toBe('green');
     expect(codeColor(22)).toBe('orange');
     expect(codeColor(99)).toBe('grey');

@@ -46,7 +46,9 @@ export const TASK_STATUSES = [...DRAW_STATUSES, 'QUEUED', 'UNKNOWN'] as const;
  * UNKNOWN and an empty value meaning "submitting". Anything else is unknown.
  */
 export function statusKey(status: unknown, task = false): string {
-  const s = String(status ?? '').trim().toUpperCase();
+  const s = String(status ?? '')
+    .trim()
+    .toUpperCase();
   if (task && s === '') return 'submitting';
   if ((DRAW_STATUSES as readonly string[]).includes(s)) return s.toLowerCase();
   if (task && (TASK_STATUSES as readonly string[]).includes(s)) return s.toLowerCase();

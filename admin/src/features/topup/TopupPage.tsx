@@ -154,7 +154,9 @@ export function TopupPage() {
     try {
       const r = await api().post<number>('/api/user/topup', { key: code.trim() });
       const added = Number(r.data ?? 0);
-      notify(added > 0 ? translate('feat.topup.redeem_added', { amount: formatQuota(added, display) }) : translate('feat.topup.redeem_ok'), { type: 'success' });
+      notify(added > 0 ? translate('feat.topup.redeem_added', { amount: formatQuota(added, display) }) : translate('feat.topup.redeem_ok'), {
+        type: 'success',
+      });
       setCode('');
       await loadSelf();
     } catch (err) {
@@ -252,7 +254,13 @@ export function TopupPage() {
           </Stack>
           <Tooltip title={translate('feat.topup.refresh')}>
             <span>
-              <IconButton onClick={() => void loadSelf()} disabled={loadingSelf} sx={{ color: 'inherit' }} aria-label={translate('feat.topup.refresh')} data-testid="topup-refresh">
+              <IconButton
+                onClick={() => void loadSelf()}
+                disabled={loadingSelf}
+                sx={{ color: 'inherit' }}
+                aria-label={translate('feat.topup.refresh')}
+                data-testid="topup-refresh"
+              >
                 {loadingSelf ? <CircularProgress size={22} color="inherit" /> : <RefreshIcon />}
               </IconButton>
             </span>
@@ -283,7 +291,14 @@ export function TopupPage() {
                   slotProps={{ htmlInput: { 'data-testid': 'redeem-code', maxLength: 64 } }}
                 />
                 <Stack direction="row" spacing={1} sx={{ mt: 2, flexWrap: 'wrap', rowGap: 1 }}>
-                  <Button type="submit" variant="contained" disableElevation disabled={redeeming} data-testid="redeem-submit" startIcon={redeeming ? <CircularProgress size={16} color="inherit" /> : <RedeemIcon />}>
+                  <Button
+                    type="submit"
+                    variant="contained"
+                    disableElevation
+                    disabled={redeeming}
+                    data-testid="redeem-submit"
+                    startIcon={redeeming ? <CircularProgress size={16} color="inherit" /> : <RedeemIcon />}
+                  >
                     {translate('feat.topup.redeem')}
                   </Button>
                   <Button variant="outlined" onClick={openLink} endIcon={<OpenInNewIcon />} data-testid="topup-link">
@@ -323,10 +338,22 @@ export function TopupPage() {
                 </Typography>
               </Stack>
               <Stack direction="row" spacing={1} sx={{ flexWrap: 'wrap', rowGap: 1 }}>
-                <Button variant="contained" disableElevation onClick={() => startPay('zfb')} sx={{ bgcolor: '#1677ff', '&:hover': { bgcolor: '#0958d9' } }} data-testid="pay-zfb">
+                <Button
+                  variant="contained"
+                  disableElevation
+                  onClick={() => startPay('zfb')}
+                  sx={{ bgcolor: '#1677ff', '&:hover': { bgcolor: '#0958d9' } }}
+                  data-testid="pay-zfb"
+                >
                   {translate('feat.topup.zfb')}
                 </Button>
-                <Button variant="contained" disableElevation onClick={() => startPay('wx')} sx={{ bgcolor: '#07c160', '&:hover': { bgcolor: '#06a052' } }} data-testid="pay-wx">
+                <Button
+                  variant="contained"
+                  disableElevation
+                  onClick={() => startPay('wx')}
+                  sx={{ bgcolor: '#07c160', '&:hover': { bgcolor: '#06a052' } }}
+                  data-testid="pay-wx"
+                >
                   {translate('feat.topup.wx')}
                 </Button>
               </Stack>
@@ -362,7 +389,13 @@ export function TopupPage() {
                           <TableCell sx={{ fontFamily: 'monospace', fontSize: 12 }}>{r.trade_no}</TableCell>
                           <TableCell>{r.amount}</TableCell>
                           <TableCell>{translate('feat.topup.yuan', { amount: yuanText(r.money) })}</TableCell>
-                          <TableCell>{r.payment_method === 'wx' ? translate('feat.topup.wx') : r.payment_method === 'zfb' ? translate('feat.topup.zfb') : r.payment_method}</TableCell>
+                          <TableCell>
+                            {r.payment_method === 'wx'
+                              ? translate('feat.topup.wx')
+                              : r.payment_method === 'zfb'
+                                ? translate('feat.topup.zfb')
+                                : r.payment_method}
+                          </TableCell>
                           <TableCell>
                             <ColorTag tone={orderStatusTone(r.status)} label={translate(`feat.topup.order.${r.status}`, { _: r.status })} />
                           </TableCell>

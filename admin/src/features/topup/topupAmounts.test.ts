@@ -120,7 +120,14 @@ describe('payment form', () => {
         removeChild: (el: FakeEl) => void body.splice(body.indexOf(el), 1),
       },
     } as unknown as Document;
-    const form = submitPayForm('https://pay.example/submit.php', [['pid', '1'], ['sign', 'abc']], doc) as unknown as FakeEl;
+    const form = submitPayForm(
+      'https://pay.example/submit.php',
+      [
+        ['pid', '1'],
+        ['sign', 'abc'],
+      ],
+      doc,
+    ) as unknown as FakeEl;
     expect(form.method).toBe('POST');
     expect(form.action).toBe('https://pay.example/submit.php');
     expect(form.target).toBe('_blank');
@@ -146,7 +153,8 @@ describe('translation keys used by the topup screens', () => {
     const path = await import('node:path');
     const dir = path.dirname(new URL(import.meta.url).pathname);
     const { topupMessages: msgs } = await import('./messages');
-    const lookup = (tree: unknown, key: string) => key.split('.').reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), tree);
+    const lookup = (tree: unknown, key: string) =>
+      key.split('.').reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), tree);
     const used = new Set<string>();
     for (const file of fs.readdirSync(dir).filter((n: string) => n.endsWith('.tsx') || (n.endsWith('.ts') && !n.endsWith('.test.ts')))) {
       const text = fs.readFileSync(path.join(dir, file), 'utf8');

@@ -130,7 +130,11 @@ const ChannelForm = ({ editId, onDone }: { editId?: string; onDone: () => void }
       const r =
         isEdit && !form.key.trim()
           ? await dp.fetchModels(form.id!)
-          : await dp.fetchModels({ base_url: form.base_url.trim().replace(/\/+$/, ''), type: form.type, key: form.batch ? form.key.split(/\r?\n/)[0].trim() : form.key.trim() });
+          : await dp.fetchModels({
+              base_url: form.base_url.trim().replace(/\/+$/, ''),
+              type: form.type,
+              key: form.batch ? form.key.split(/\r?\n/)[0].trim() : form.key.trim(),
+            });
       set('models', Array.from(new Set(r.data)));
       notify('res.channel.msg.models_fetched', { type: 'success' });
     } catch (e) {
@@ -161,7 +165,14 @@ const ChannelForm = ({ editId, onDone }: { editId?: string; onDone: () => void }
   const modelOptions = Array.from(new Set([...allModels, ...related]));
 
   return (
-    <Box component="form" noValidate onSubmit={(e) => { e.preventDefault(); submit(); }}>
+    <Box
+      component="form"
+      noValidate
+      onSubmit={(e) => {
+        e.preventDefault();
+        submit();
+      }}
+    >
       <Stack spacing={2}>
         <TextField
           select
@@ -218,17 +229,32 @@ const ChannelForm = ({ editId, onDone }: { editId?: string; onDone: () => void }
           />
         )}
         {kind.organization && (
-          <TextField size="small" label={translate('res.channel.fields.openai_organization')} placeholder="org-xxx" value={form.openai_organization} onChange={(e) => set('openai_organization', e.target.value)} />
+          <TextField
+            size="small"
+            label={translate('res.channel.fields.openai_organization')}
+            placeholder="org-xxx"
+            value={form.openai_organization}
+            onChange={(e) => set('openai_organization', e.target.value)}
+          />
         )}
 
         {!isEdit && (
-          <FormControlLabel control={<Switch checked={form.batch} onChange={(e) => set('batch', e.target.checked)} />} label={translate('res.channel.batch_mode')} />
+          <FormControlLabel
+            control={<Switch checked={form.batch} onChange={(e) => set('batch', e.target.checked)} />}
+            label={translate('res.channel.batch_mode')}
+          />
         )}
         <TextField
           size="small"
           required={!isEdit}
           label={translate('res.channel.fields.key')}
-          placeholder={isEdit && keyMask ? keyMask : form.batch ? translate('res.channel.placeholder.batch_key') : keyHint(catalogue, form.type) || translate('res.channel.placeholder.key')}
+          placeholder={
+            isEdit && keyMask
+              ? keyMask
+              : form.batch
+                ? translate('res.channel.placeholder.batch_key')
+                : keyHint(catalogue, form.type) || translate('res.channel.placeholder.key')
+          }
           helperText={isEdit ? translate('res.channel.hint.key_keep') : form.batch ? translate('res.channel.hint.batch_key') : undefined}
           value={form.key}
           multiline={form.batch || kind.jsonKey}
@@ -266,7 +292,9 @@ const ChannelForm = ({ editId, onDone }: { editId?: string; onDone: () => void }
               return <Chip key={key} size="small" label={option} {...itemProps} />;
             })
           }
-          renderInput={(p) => <TextField {...p} required label={translate('res.channel.fields.models')} placeholder={translate('res.channel.placeholder.models')} />}
+          renderInput={(p) => (
+            <TextField {...p} required label={translate('res.channel.fields.models')} placeholder={translate('res.channel.placeholder.models')} />
+          )}
         />
         <Stack direction="row" spacing={1} sx={{ flexWrap: 'wrap', gap: 1 }}>
           <Button size="small" variant="outlined" disabled={!related.length} onClick={() => set('models', Array.from(new Set([...form.models, ...related])))}>
@@ -315,24 +343,80 @@ const ChannelForm = ({ editId, onDone }: { editId?: string; onDone: () => void }
         />
 
         <Stack direction="row" spacing={2}>
-          <TextField size="small" fullWidth label={translate('res.channel.fields.test_model')} value={form.test_model} onChange={(e) => set('test_model', e.target.value)} placeholder={form.models[0] ?? ''} />
+          <TextField
+            size="small"
+            fullWidth
+            label={translate('res.channel.fields.test_model')}
+            value={form.test_model}
+            onChange={(e) => set('test_model', e.target.value)}
+            placeholder={form.models[0] ?? ''}
+          />
           <TextField size="small" fullWidth label={translate('res.channel.fields.tag')} value={form.tag} onChange={(e) => set('tag', e.target.value)} />
         </Stack>
         <Stack direction="row" spacing={2}>
-          <TextField size="small" fullWidth type="number" label={translate('res.channel.fields.priority')} value={form.priority} onChange={(e) => set('priority', e.target.value)} slotProps={{ htmlInput: { min: -999, step: 1 } }} />
-          <TextField size="small" fullWidth type="number" label={translate('res.channel.fields.weight')} value={form.weight} onChange={(e) => set('weight', e.target.value)} slotProps={{ htmlInput: { min: 0, step: 1 } }} />
+          <TextField
+            size="small"
+            fullWidth
+            type="number"
+            label={translate('res.channel.fields.priority')}
+            value={form.priority}
+            onChange={(e) => set('priority', e.target.value)}
+            slotProps={{ htmlInput: { min: -999, step: 1 } }}
+          />
+          <TextField
+            size="small"
+            fullWidth
+            type="number"
+            label={translate('res.channel.fields.weight')}
+            value={form.weight}
+            onChange={(e) => set('weight', e.target.value)}
+            slotProps={{ htmlInput: { min: 0, step: 1 } }}
+          />
         </Stack>
-        <FormControlLabel control={<Switch checked={form.auto_ban} onChange={(e) => set('auto_ban', e.target.checked)} />} label={translate('res.channel.fields.auto_ban')} />
+        <FormControlLabel
+          control={<Switch checked={form.auto_ban} onChange={(e) => set('auto_ban', e.target.checked)} />}
+          label={translate('res.channel.fields.auto_ban')}
+        />
 
         <Button size="small" onClick={() => setShowAdvanced((v) => !v)} sx={{ alignSelf: 'flex-start' }}>
           {translate(showAdvanced ? 'res.channel.hide_advanced' : 'res.channel.show_advanced')}
         </Button>
         {showAdvanced && (
           <Stack spacing={2}>
-            <TextField size="small" multiline minRows={2} label={translate('res.channel.fields.status_code_mapping')} placeholder='{"400": "500"}' value={form.status_code_mapping} onChange={(e) => set('status_code_mapping', e.target.value)} />
-            <TextField size="small" multiline minRows={2} label={translate('res.channel.fields.param_override')} placeholder='{"temperature": 0}' value={form.param_override} onChange={(e) => set('param_override', e.target.value)} />
-            <TextField size="small" multiline minRows={2} label={translate('res.channel.fields.setting')} placeholder='{"force_format": true}' value={form.setting} onChange={(e) => set('setting', e.target.value)} />
-            <TextField size="small" type="number" label={translate('res.channel.fields.max_input_tokens')} value={form.max_input_tokens} onChange={(e) => set('max_input_tokens', Number(e.target.value) || 0)} />
+            <TextField
+              size="small"
+              multiline
+              minRows={2}
+              label={translate('res.channel.fields.status_code_mapping')}
+              placeholder='{"400": "500"}'
+              value={form.status_code_mapping}
+              onChange={(e) => set('status_code_mapping', e.target.value)}
+            />
+            <TextField
+              size="small"
+              multiline
+              minRows={2}
+              label={translate('res.channel.fields.param_override')}
+              placeholder='{"temperature": 0}'
+              value={form.param_override}
+              onChange={(e) => set('param_override', e.target.value)}
+            />
+            <TextField
+              size="small"
+              multiline
+              minRows={2}
+              label={translate('res.channel.fields.setting')}
+              placeholder='{"force_format": true}'
+              value={form.setting}
+              onChange={(e) => set('setting', e.target.value)}
+            />
+            <TextField
+              size="small"
+              type="number"
+              label={translate('res.channel.fields.max_input_tokens')}
+              value={form.max_input_tokens}
+              onChange={(e) => set('max_input_tokens', Number(e.target.value) || 0)}
+            />
           </Stack>
         )}
 

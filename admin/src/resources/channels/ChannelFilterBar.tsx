@@ -13,7 +13,15 @@ export const ChannelFilterBar = () => {
   const groups = useChannelGroups();
   const current = { keyword: text(filterValues?.keyword), model: text(filterValues?.model), group: text(filterValues?.group) };
   const search = (values: Record<string, unknown>) =>
-    setFilters({ ...filterValues, keyword: text(values.keyword).trim() || undefined, group: text(values.group) || undefined, model: text(values.model).trim() || undefined }, {});
+    setFilters(
+      {
+        ...filterValues,
+        keyword: text(values.keyword).trim() || undefined,
+        group: text(values.group) || undefined,
+        model: text(values.model).trim() || undefined,
+      },
+      {},
+    );
   return (
     <Form key={JSON.stringify(current)} defaultValues={current} onSubmit={search} noValidate>
       <Box sx={{ ...FILTER_BAR_SX, px: 2, pb: 2 }}>

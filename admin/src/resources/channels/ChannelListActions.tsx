@@ -49,7 +49,10 @@ export const ChannelListActions = ({ idSort, setIdSort, tagMode, setTagMode, ope
       <Button variant="outlined" onClick={() => allChannels('res.channel.test_all', 'res.channel.confirm.test_all', () => dp.testAllChannels())}>
         {translate('res.channel.test_all')}
       </Button>
-      <Button variant="outlined" onClick={() => allChannels('res.channel.update_all_balance', 'res.channel.confirm.update_all_balance', () => dp.updateAllBalances())}>
+      <Button
+        variant="outlined"
+        onClick={() => allChannels('res.channel.update_all_balance', 'res.channel.confirm.update_all_balance', () => dp.updateAllBalances())}
+      >
         {translate('res.channel.update_all_balance')}
       </Button>
       <Button
@@ -91,7 +94,10 @@ export const ChannelListActions = ({ idSort, setIdSort, tagMode, setTagMode, ope
         {translate('res.channel.batch_tag')}
       </Button>
       <Box sx={{ flex: 1 }} />
-      <FormControlLabel control={<Switch size="small" checked={idSort} onChange={(e) => setIdSort(e.target.checked)} />} label={translate('res.channel.id_sort')} />
+      <FormControlLabel
+        control={<Switch size="small" checked={idSort} onChange={(e) => setIdSort(e.target.checked)} />}
+        label={translate('res.channel.id_sort')}
+      />
       <FormControlLabel
         control={
           <Switch

@@ -52,10 +52,22 @@ const SingleRowActions = ({ row }: { row: ChannelRow }) => {
   return (
     <Stack direction="row" spacing={0.5} alignItems="center">
       <Box sx={{ display: 'inline-flex' }}>
-        <Button size="small" variant="outlined" startIcon={<PlayArrowIcon fontSize="small" />} onClick={() => testChannel(row)} sx={{ borderTopRightRadius: 0, borderBottomRightRadius: 0, minWidth: 0 }}>
+        <Button
+          size="small"
+          variant="outlined"
+          startIcon={<PlayArrowIcon fontSize="small" />}
+          onClick={() => testChannel(row)}
+          sx={{ borderTopRightRadius: 0, borderBottomRightRadius: 0, minWidth: 0 }}
+        >
           {translate('res.channel.test')}
         </Button>
-        <Button size="small" variant="outlined" onClick={() => setPicking(true)} sx={{ borderTopLeftRadius: 0, borderBottomLeftRadius: 0, minWidth: 0, px: 0.5, ml: '-1px' }} aria-label={translate('res.channel.pick_model')}>
+        <Button
+          size="small"
+          variant="outlined"
+          onClick={() => setPicking(true)}
+          sx={{ borderTopLeftRadius: 0, borderBottomLeftRadius: 0, minWidth: 0, px: 0.5, ml: '-1px' }}
+          aria-label={translate('res.channel.pick_model')}
+        >
           <ArrowDropDownIcon fontSize="small" />
         </Button>
       </Box>

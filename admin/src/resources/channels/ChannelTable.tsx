@@ -18,7 +18,7 @@ const NO_BULK_TOOLBAR = <></>;
  */
 export const ChannelTable = ({ tagMode }: { tagMode: boolean }) => {
   const { data } = useListContext<ChannelRow>();
-  const rows = useMemo(() => (tagMode ? (groupByTag(data ?? []) as ChannelRow[]) : data ?? []), [data, tagMode]);
+  const rows = useMemo(() => (tagMode ? (groupByTag(data ?? []) as ChannelRow[]) : (data ?? [])), [data, tagMode]);
   return (
     <DataTable<ChannelRow>
       data={rows}
@@ -70,10 +70,28 @@ function channelColumns(tagMode: boolean) {
     <DataTable.Col key="group" source="group" label="res.channel.fields.group" disableSort render={(r) => <GroupCell row={r as ChannelRow} />} />,
     <DataTable.Col key="type" source="type" label="res.channel.fields.type" disableSort render={(r) => <TypeCell row={r as ChannelRow} />} />,
     <DataTable.Col key="status" source="status" label="res.channel.fields.status" disableSort render={(r) => <StatusCell row={r as ChannelRow} />} />,
-    <DataTable.Col key="response_time" source="response_time" label="res.channel.fields.response_time" disableSort render={(r) => <ResponseTimeCell row={r as ChannelRow} />} />,
+    <DataTable.Col
+      key="response_time"
+      source="response_time"
+      label="res.channel.fields.response_time"
+      disableSort
+      render={(r) => <ResponseTimeCell row={r as ChannelRow} />}
+    />,
     <DataTable.Col key="balance" source="balance" label="res.channel.fields.balance" disableSort render={(r) => <BalanceCell row={r as ChannelRow} />} />,
-    <DataTable.Col key="priority" source="priority" label="res.channel.fields.priority" disableSort render={(r) => <NumberCell row={r as ChannelRow} field="priority" />} />,
-    <DataTable.Col key="weight" source="weight" label="res.channel.fields.weight" disableSort render={(r) => <NumberCell row={r as ChannelRow} field="weight" />} />,
+    <DataTable.Col
+      key="priority"
+      source="priority"
+      label="res.channel.fields.priority"
+      disableSort
+      render={(r) => <NumberCell row={r as ChannelRow} field="priority" />}
+    />,
+    <DataTable.Col
+      key="weight"
+      source="weight"
+      label="res.channel.fields.weight"
+      disableSort
+      render={(r) => <NumberCell row={r as ChannelRow} field="weight" />}
+    />,
     <DataTable.Col key="actions" label={<ActionsLabel />} disableSort render={(r) => <ChannelRowActions row={r as ChannelRow} />} />,
   ];
 }

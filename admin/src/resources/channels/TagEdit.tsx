@@ -10,7 +10,17 @@ import { tagEditPayload, type TagRow } from './channelTags';
 import { useChannelModels } from './useChannelOps';
 
 /** Tag edit drawer: rename (an empty new tag dissolves the tag), model mapping, groups, models for all channels of the tag. */
-export const TagEditDrawer = ({ row, groupsOptions, onClose, onSaved }: { row: TagRow | null; groupsOptions: string[]; onClose: () => void; onSaved: () => void }) => (
+export const TagEditDrawer = ({
+  row,
+  groupsOptions,
+  onClose,
+  onSaved,
+}: {
+  row: TagRow | null;
+  groupsOptions: string[];
+  onClose: () => void;
+  onSaved: () => void;
+}) => (
   <SideDrawer open={!!row} onClose={onClose} title="res.channel.tag_edit_title" width={560}>
     {row && <TagEditForm row={row} groupsOptions={groupsOptions} onClose={onClose} onSaved={onSaved} />}
   </SideDrawer>
@@ -53,8 +63,22 @@ const TagEditForm = ({ row, groupsOptions, onClose, onSaved }: { row: TagRow; gr
   return (
     <Stack spacing={2}>
       <Alert severity="info">{translate('res.channel.hint.tag_edit', { n: row.children.length })}</Alert>
-      <TextField size="small" label={translate('res.channel.new_tag')} value={newTag} onChange={(e) => setNewTag(e.target.value)} helperText={translate('res.channel.hint.dissolve')} />
-      <Autocomplete multiple freeSolo size="small" options={groupsOptions} value={groups} onChange={(_, v) => setGroups(v as string[])} renderInput={(p) => <TextField {...p} label={translate('res.channel.fields.group')} />} />
+      <TextField
+        size="small"
+        label={translate('res.channel.new_tag')}
+        value={newTag}
+        onChange={(e) => setNewTag(e.target.value)}
+        helperText={translate('res.channel.hint.dissolve')}
+      />
+      <Autocomplete
+        multiple
+        freeSolo
+        size="small"
+        options={groupsOptions}
+        value={groups}
+        onChange={(_, v) => setGroups(v as string[])}
+        renderInput={(p) => <TextField {...p} label={translate('res.channel.fields.group')} />}
+      />
       <Autocomplete
         multiple
         freeSolo

@@ -6,7 +6,15 @@ import { splitComma } from '../shared/format';
 import type { ChannelRow } from './useChannelOps';
 
 /** Picks the model a channel test uses, among the channel's models (searchable). */
-export const TestModelDialog = ({ row, onClose, onPick }: { row: ChannelRow | null; onClose: () => void; onPick: (row: ChannelRow, model: string) => void }) => {
+export const TestModelDialog = ({
+  row,
+  onClose,
+  onPick,
+}: {
+  row: ChannelRow | null;
+  onClose: () => void;
+  onPick: (row: ChannelRow, model: string) => void;
+}) => {
   const translate = useTranslate();
   const [q, setQ] = useState('');
   const models = row ? splitComma(row.models) : [];

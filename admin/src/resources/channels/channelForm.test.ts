@@ -26,7 +26,18 @@ const CAT = catalogueFrom(ANSWER);
 const form = (over: Partial<ChannelForm> = {}): ChannelForm => ({ ...CHANNEL_DEFAULTS, name: 'c', key: 'sk-x', models: ['gpt-4o'], ...over });
 describe('channel form transform', () => {
   it('turns the wire record into form values (groups list, models list, pretty mapping)', () => {
-    const f = channelToForm({ id: 3, name: 'n', type: 14, group: 'default,vip', models: 'a,b', model_mapping: '{"a":"b"}', auto_ban: 0, priority: 5, weight: 2, key: 'secret' });
+    const f = channelToForm({
+      id: 3,
+      name: 'n',
+      type: 14,
+      group: 'default,vip',
+      models: 'a,b',
+      model_mapping: '{"a":"b"}',
+      auto_ban: 0,
+      priority: 5,
+      weight: 2,
+      key: 'secret',
+    });
     expect(f.groups).toEqual(['default', 'vip']);
     expect(f.models).toEqual(['a', 'b']);
     expect(f.model_mapping).toBe('{\n  "a": "b"\n}');
@@ -127,7 +138,20 @@ describe('channel kind switch', () => {
 
 describe('channel copy', () => {
   it('keeps settings and key, renames, drops counters and id', () => {
-    const body = copyPayload({ id: 9, name: 'a', type: 14, key: 'k', models: 'm', group: 'g', priority: 3, balance: 12, used_quota: 50, response_time: 300, test_time: 5, created_time: 1 });
+    const body = copyPayload({
+      id: 9,
+      name: 'a',
+      type: 14,
+      key: 'k',
+      models: 'm',
+      group: 'g',
+      priority: 3,
+      balance: 12,
+      used_quota: 50,
+      response_time: 300,
+      test_time: 5,
+      created_time: 1,
+    });
     expect(body).toEqual({ name: 'a_复制', type: 14, key: 'k', models: 'm', group: 'g', priority: 3 });
   });
 });

@@ -144,8 +144,7 @@ export function validateChannel(form: ChannelForm, isEdit: boolean, cat: Channel
   if (!form.name.trim() || (!isEdit && !form.key.trim())) return 'res.channel.msg.name_key_required';
   if (form.models.length === 0) return 'res.channel.msg.models_required';
   if (!isValidJsonObject(form.model_mapping)) return 'res.channel.msg.mapping_json';
-  if (kindFields(cat, form.type).jsonKey && form.key.trim() && !form.batch && !isValidJsonObject(form.key))
-    return 'res.channel.msg.key_json';
+  if (kindFields(cat, form.type).jsonKey && form.key.trim() && !form.batch && !isValidJsonObject(form.key)) return 'res.channel.msg.key_json';
   return null;
 }
 
@@ -206,8 +205,24 @@ export function addCustomModels(existing: readonly string[], input: string): { m
  */
 export function copyPayload(ch: Record<string, any>, suffix = '_复制'): Record<string, unknown> {
   const keep = [
-    'type', 'key', 'openai_organization', 'max_input_tokens', 'base_url', 'other', 'model_mapping', 'status_code_mapping',
-    'models', 'group', 'auto_ban', 'test_model', 'priority', 'weight', 'tag', 'setting', 'param_override', 'status',
+    'type',
+    'key',
+    'openai_organization',
+    'max_input_tokens',
+    'base_url',
+    'other',
+    'model_mapping',
+    'status_code_mapping',
+    'models',
+    'group',
+    'auto_ban',
+    'test_model',
+    'priority',
+    'weight',
+    'tag',
+    'setting',
+    'param_override',
+    'status',
   ];
   const body: Record<string, unknown> = { name: `${str(ch.name)}${suffix}` };
   for (const k of keep) if (ch[k] !== undefined && ch[k] !== null) body[k] = ch[k];

@@ -33,7 +33,10 @@ describe('tag mode', () => {
     expect(rows[1]).toBe(chans[1]);
   });
   it('passes through rows the server already aggregated', () => {
-    const server = [{ id: 'tag:t', key: 'tag:t', tag: 't', name: 't', group: 'default', children: [{ id: 1 }, { id: 2 }], isTag: true }, { id: 5, tag: '' }];
+    const server = [
+      { id: 'tag:t', key: 'tag:t', tag: 't', name: 't', group: 'default', children: [{ id: 1 }, { id: 2 }], isTag: true },
+      { id: 5, tag: '' },
+    ];
     const rows = groupByTag(server);
     expect(rows).toHaveLength(2);
     expect(isTagRow(rows[0])).toBe(true);

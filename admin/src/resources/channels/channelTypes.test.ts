@@ -45,9 +45,14 @@ describe('channel types from GET /api/channel/types', () => {
     expect(keyHint(CAT, 18)).toBe('APPID|APISecret|APIKey');
     expect(keyHint(CAT, 33)).toBe('AccessKey|SecretAccessKey|Region');
     expect(keyHint(CAT, 1)).toBe('');
-    expect(CAT.list.filter((t) => hasPredefinedModels(CAT, t.id)).map((t) => t.id).sort((a, b) => a - b)).toEqual([2, 5, 36]);
+    expect(
+      CAT.list
+        .filter((t) => hasPredefinedModels(CAT, t.id))
+        .map((t) => t.id)
+        .sort((a, b) => a - b),
+    ).toEqual([2, 5, 36]);
   });
-  it('offers the listed kinds in the menu, plus a stored channel\'s own kind', () => {
+  it("offers the listed kinds in the menu, plus a stored channel's own kind", () => {
     const menu = typeMenu(CAT, 1).map((t) => t.value);
     expect(menu).toHaveLength(37);
     expect(menu).not.toContain(7);
@@ -55,8 +60,15 @@ describe('channel types from GET /api/channel/types', () => {
     expect(typeMenu(CAT, 999).at(-1)).toEqual({ value: 999, label: '#999' });
   });
   it('skips malformed items and works without the list (loading or failed)', () => {
-    const cat = catalogueFrom([null, 3, { id: 'x', label: 'bad' }, { id: 4, label: 'Ollama', color: 'no-such-colour', fields: { base_url: { placeholder: 'no label' } } }]);
-    expect(cat.list).toEqual([{ id: 4, name: '', label: 'Ollama', color: 'grey', offered: true, key_hint: '', json_key: false, predefined_models: false, fields: {} }]);
+    const cat = catalogueFrom([
+      null,
+      3,
+      { id: 'x', label: 'bad' },
+      { id: 4, label: 'Ollama', color: 'no-such-colour', fields: { base_url: { placeholder: 'no label' } } },
+    ]);
+    expect(cat.list).toEqual([
+      { id: 4, name: '', label: 'Ollama', color: 'grey', offered: true, key_hint: '', json_key: false, predefined_models: false, fields: {} },
+    ]);
     expect(catalogueFrom({ not: 'a list' }).list).toEqual([]);
     expect(channelTypeLabel(EMPTY_CATALOGUE, 1)).toBe('#1');
     expect(typeMenu(EMPTY_CATALOGUE, 1)).toEqual([{ value: 1, label: '#1' }]);

@@ -19,7 +19,24 @@ export interface ChannelTypeCatalogue {
 
 export const EMPTY_CATALOGUE: ChannelTypeCatalogue = { list: [], byId: new Map() };
 
-const TAG_COLORS: readonly TagColor[] = ['grey', 'green', 'lime', 'yellow', 'orange', 'red', 'blue', 'purple', 'cyan', 'teal', 'pink', 'indigo', 'amber', 'violet', 'light-blue', 'white'];
+const TAG_COLORS: readonly TagColor[] = [
+  'grey',
+  'green',
+  'lime',
+  'yellow',
+  'orange',
+  'red',
+  'blue',
+  'purple',
+  'cyan',
+  'teal',
+  'pink',
+  'indigo',
+  'amber',
+  'violet',
+  'light-blue',
+  'white',
+];
 const obj = (v: unknown): Record<string, any> | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, any>) : undefined);
 const optStr = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
@@ -33,9 +50,11 @@ export function catalogueFrom(answer: unknown): ChannelTypeCatalogue {
     const fields: ChannelTypeInfo['fields'] = {};
     if (f.organization === true) fields.organization = true;
     const b = obj(f.base_url);
-    if (b && typeof b.label === 'string') fields.base_url = { label: b.label, placeholder: optStr(b.placeholder), required: b.required === true, full_url: b.full_url === true };
+    if (b && typeof b.label === 'string')
+      fields.base_url = { label: b.label, placeholder: optStr(b.placeholder), required: b.required === true, full_url: b.full_url === true };
     const o = obj(f.other);
-    if (o && typeof o.label === 'string') fields.other = { label: o.label, placeholder: optStr(o.placeholder), default: optStr(o.default), multiline: o.multiline === true };
+    if (o && typeof o.label === 'string')
+      fields.other = { label: o.label, placeholder: optStr(o.placeholder), default: optStr(o.default), multiline: o.multiline === true };
     if (f.strip_model_dots === true) fields.strip_model_dots = true;
     if (typeof f.hint === 'string' && f.hint) fields.hint = f.hint;
     list.push({

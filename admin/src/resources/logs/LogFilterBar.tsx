@@ -24,7 +24,15 @@ export const LogFilterBar = ({ admin }: { admin: boolean }) => {
       noValidate
     >
       <Box sx={{ ...FILTER_BAR_SX, p: 2 }}>
-        <SelectInput source="type" label="res.log.fields.type" choices={TYPE_CHOICES} emptyValue={0} emptyText="res.log.type.all" helperText={false} sx={{ minWidth: 120 }} />
+        <SelectInput
+          source="type"
+          label="res.log.fields.type"
+          choices={TYPE_CHOICES}
+          emptyValue={0}
+          emptyText="res.log.type.all"
+          helperText={false}
+          sx={{ minWidth: 120 }}
+        />
         <TextInput source="token_name" label="res.log.fields.token_name" helperText={false} />
         <TextInput source="model_name" label="res.log.fields.model_name" helperText={false} />
         <TextInput source="start" type="datetime-local" label="res.log.start" helperText={false} slotProps={DATE_LABEL} />
@@ -45,9 +53,20 @@ const FilterButtons = () => {
   const { reset } = useFormContext();
   return (
     <>
-      <Button type="submit" variant="contained">{translate('res.common.search')}</Button>
-      <Button onClick={() => { reset(EMPTY_LOG_FILTER); setFilters({}, {}); }}>{translate('res.common.reset')}</Button>
-      <IconButton onClick={() => refresh()}><RefreshIcon /></IconButton>
+      <Button type="submit" variant="contained">
+        {translate('res.common.search')}
+      </Button>
+      <Button
+        onClick={() => {
+          reset(EMPTY_LOG_FILTER);
+          setFilters({}, {});
+        }}
+      >
+        {translate('res.common.reset')}
+      </Button>
+      <IconButton onClick={() => refresh()}>
+        <RefreshIcon />
+      </IconButton>
     </>
   );
 };

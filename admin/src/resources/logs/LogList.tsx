@@ -20,7 +20,17 @@ type Row = RaRecord & Record<string, any>;
 export const LogList = () => {
   const admin = storedUserRole() >= 10;
   return (
-    <List resource="log" perPage={readPageSize('log')} actions={false} pagination={<GwPagination />} empty={false} exporter={false} title="res.log.title" storeKey={false} sx={LIST_SX}>
+    <List
+      resource="log"
+      perPage={readPageSize('log')}
+      actions={false}
+      pagination={<GwPagination />}
+      empty={false}
+      exporter={false}
+      title="res.log.title"
+      storeKey={false}
+      sx={LIST_SX}
+    >
       <Box>
         <LogFilterBar admin={admin} />
         <LogStats admin={admin} />
@@ -48,7 +58,9 @@ const LogTable = ({ admin }: { admin: boolean }) => {
             render={(r) =>
               isConsume(r) && r.channel ? (
                 <Tooltip title={r.channel_name || ''}>
-                  <span><ColorTag tone={stringColor(String(r.channel))} label={String(r.channel)} /></span>
+                  <span>
+                    <ColorTag tone={stringColor(String(r.channel))} label={String(r.channel)} />
+                  </span>
                 </Tooltip>
               ) : null
             }
@@ -68,7 +80,12 @@ const LogTable = ({ admin }: { admin: boolean }) => {
             }
           />
         )}
-        <DataTable.Col source="token_name" label="res.log.fields.token_name" disableSort render={(r) => (isConsume(r) && r.token_name ? <ColorTag tone="grey" label={r.token_name} /> : null)} />
+        <DataTable.Col
+          source="token_name"
+          label="res.log.fields.token_name"
+          disableSort
+          render={(r) => (isConsume(r) && r.token_name ? <ColorTag tone="grey" label={r.token_name} /> : null)}
+        />
         <DataTable.Col
           source="group"
           label="res.log.fields.group"
@@ -78,7 +95,12 @@ const LogTable = ({ admin }: { admin: boolean }) => {
             return isConsume(r) && g ? <ColorTag tone={stringColor(String(g))} label={String(g)} /> : null;
           }}
         />
-        <DataTable.Col source="type" label="res.log.fields.type" disableSort render={(r) => <ColorTag tone={logTypeColor(Number(r.type))} label={translate(`res.log.type.${logTypeKey(Number(r.type))}`)} />} />
+        <DataTable.Col
+          source="type"
+          label="res.log.fields.type"
+          disableSort
+          render={(r) => <ColorTag tone={logTypeColor(Number(r.type))} label={translate(`res.log.type.${logTypeKey(Number(r.type))}`)} />}
+        />
         <DataTable.Col
           source="model_name"
           label="res.log.fields.model_name"
@@ -88,7 +110,9 @@ const LogTable = ({ admin }: { admin: boolean }) => {
             const o = parseJsonObject(r.other);
             const tag = <ColorTag tone={stringColor(String(r.model_name))} label={r.model_name} />;
             return o.is_model_mapped && o.upstream_model_name ? (
-              <Tooltip title={`${translate('res.log.upstream_model')}: ${o.upstream_model_name}`}><span>{tag}</span></Tooltip>
+              <Tooltip title={`${translate('res.log.upstream_model')}: ${o.upstream_model_name}`}>
+                <span>{tag}</span>
+              </Tooltip>
             ) : (
               tag
             );
@@ -107,7 +131,9 @@ const LogTable = ({ admin }: { admin: boolean }) => {
                 <ColorTag tone={useTimeColor(t)} label={`${t} s`} />
                 {frt !== null && (
                   <Tooltip title={translate('res.log.first_token')}>
-                    <span><ColorTag tone={firstTokenColor(frt)} label={`${frt.toFixed(1)} s`} /></span>
+                    <span>
+                      <ColorTag tone={firstTokenColor(frt)} label={`${frt.toFixed(1)} s`} />
+                    </span>
                   </Tooltip>
                 )}
                 <ColorTag tone={r.is_stream ? 'blue' : 'purple'} label={translate(r.is_stream ? 'res.log.stream' : 'res.log.non_stream')} />
@@ -115,16 +141,31 @@ const LogTable = ({ admin }: { admin: boolean }) => {
             );
           }}
         />
-        <DataTable.NumberCol source="prompt_tokens" label="res.log.fields.prompt_tokens" disableSort render={(r) => (isConsume(r) ? compactNumber(r.prompt_tokens) : null)} />
-        <DataTable.NumberCol source="completion_tokens" label="res.log.fields.completion_tokens" disableSort render={(r) => (isConsume(r) ? compactNumber(r.completion_tokens) : null)} />
-        <DataTable.NumberCol source="quota" label="res.log.fields.quota" disableSort render={(r) => (isConsume(r) ? formatQuota(r.quota, display, 6) : Number(r.type) === 1 ? formatQuota(r.quota, display) : null)} />
+        <DataTable.NumberCol
+          source="prompt_tokens"
+          label="res.log.fields.prompt_tokens"
+          disableSort
+          render={(r) => (isConsume(r) ? compactNumber(r.prompt_tokens) : null)}
+        />
+        <DataTable.NumberCol
+          source="completion_tokens"
+          label="res.log.fields.completion_tokens"
+          disableSort
+          render={(r) => (isConsume(r) ? compactNumber(r.completion_tokens) : null)}
+        />
+        <DataTable.NumberCol
+          source="quota"
+          label="res.log.fields.quota"
+          disableSort
+          render={(r) => (isConsume(r) ? formatQuota(r.quota, display, 6) : Number(r.type) === 1 ? formatQuota(r.quota, display) : null)}
+        />
         <DataTable.Col
           source="detail"
           label="res.log.fields.detail"
           disableSort
           render={(r) => {
             const d = logDetail(r as never);
-            const text = d.parts.length ? d.parts.map((p) => translate(p.key, p.params)).join('  ') : d.text ?? '';
+            const text = d.parts.length ? d.parts.map((p) => translate(p.key, p.params)).join('  ') : (d.text ?? '');
             return (
               <Tooltip title={text}>
                 <Typography variant="body2" sx={{ maxWidth: 320, overflow: 'hidden', textOverflow: 'ellipsis', whiteSpace: 'nowrap' }}>

@@ -24,13 +24,23 @@ export const UserInfoDialog = ({ id, onClose }: { id: number | null; onClose: ()
       <DialogTitle>{translate('res.log.user_info')}</DialogTitle>
       <DialogContent>
         {!user ? (
-          <Box sx={{ display: 'flex', justifyContent: 'center', p: 3 }}><CircularProgress size={24} /></Box>
+          <Box sx={{ display: 'flex', justifyContent: 'center', p: 3 }}>
+            <CircularProgress size={24} />
+          </Box>
         ) : (
           <Stack spacing={1}>
-            <Typography>{translate('res.user.fields.username')}: {user.username}</Typography>
-            <Typography>{translate('res.user.fields.quota')}: {formatQuota(user.quota, display)}</Typography>
-            <Typography>{translate('res.user.fields.used_quota')}: {formatQuota(user.used_quota, display)}</Typography>
-            <Typography>{translate('res.user.fields.request_count')}: {user.request_count ?? 0}</Typography>
+            <Typography>
+              {translate('res.user.fields.username')}: {user.username}
+            </Typography>
+            <Typography>
+              {translate('res.user.fields.quota')}: {formatQuota(user.quota, display)}
+            </Typography>
+            <Typography>
+              {translate('res.user.fields.used_quota')}: {formatQuota(user.used_quota, display)}
+            </Typography>
+            <Typography>
+              {translate('res.user.fields.request_count')}: {user.request_count ?? 0}
+            </Typography>
           </Stack>
         )}
       </DialogContent>

@@ -46,10 +46,12 @@ export function logDetail(log: { type: number; content?: string; other?: unknown
   const parts: LogDetail['parts'] = [];
   if (o.model_price !== undefined && Number(o.model_price) > 0) parts.push({ key: 'res.log.detail.model_price', params: { v: fmt(o.model_price) } });
   else if (o.model_ratio !== undefined) parts.push({ key: 'res.log.detail.model_ratio', params: { v: fmt(o.model_ratio) } });
-  if (o.completion_ratio !== undefined && !(Number(o.model_price) > 0)) parts.push({ key: 'res.log.detail.completion_ratio', params: { v: fmt(o.completion_ratio) } });
-  if (o.cache_tokens !== undefined && Number(o.cache_tokens) > 0) parts.push({ key: 'res.log.detail.cache', params: { n: Number(o.cache_tokens), v: fmt(o.cache_ratio ?? 1) } });
+  if (o.completion_ratio !== undefined && !(Number(o.model_price) > 0))
+    parts.push({ key: 'res.log.detail.completion_ratio', params: { v: fmt(o.completion_ratio) } });
+  if (o.cache_tokens !== undefined && Number(o.cache_tokens) > 0)
+    parts.push({ key: 'res.log.detail.cache', params: { n: Number(o.cache_tokens), v: fmt(o.cache_ratio ?? 1) } });
   if (o.group_ratio !== undefined) parts.push({ key: 'res.log.detail.group_ratio', params: { v: fmt(o.group_ratio) } });
   if (o.is_model_mapped && o.upstream_model_name) parts.push({ key: 'res.log.detail.mapped', params: { m: String(o.upstream_model_name) } });
   if (o.reasoning_effort) parts.push({ key: 'res.log.detail.reasoning', params: { v: String(o.reasoning_effort) } });
-  return { parts, text: parts.length ? undefined : log.content ?? '' };
+  return { parts, text: parts.length ? undefined : (log.content ?? '') };
 }

@@ -76,9 +76,18 @@ const FormView = ({ editId, onDone }: { editId?: string; onDone: () => void }) =
     );
   }
   const record: RedemptionForm =
-    isEdit && code ? { id: code.id as number, name: String(code.name ?? ''), quota: Number(code.quota) || 0, count: 1 } : { name: '', quota: DEFAULT_REDEMPTION_QUOTA, count: 1 };
+    isEdit && code
+      ? { id: code.id as number, name: String(code.name ?? ''), quota: Number(code.quota) || 0, count: 1 }
+      : { name: '', quota: DEFAULT_REDEMPTION_QUOTA, count: 1 };
   return (
-    <SimpleForm noValidate record={record as never} onSubmit={submit} validate={(v) => redemptionErrors(v as RedemptionForm, isEdit)} toolbar={<FormButtons onCancel={onDone} />} sx={{ p: 0 }}>
+    <SimpleForm
+      noValidate
+      record={record as never}
+      onSubmit={submit}
+      validate={(v) => redemptionErrors(v as RedemptionForm, isEdit)}
+      toolbar={<FormButtons onCancel={onDone} />}
+      sx={{ p: 0 }}
+    >
       <TextInput source="name" label="res.redemption.fields.name" helperText="res.redemption.hint.name" slotProps={{ htmlInput: { maxLength: 20 } }} />
       <QuotaInput />
       {!isEdit && (

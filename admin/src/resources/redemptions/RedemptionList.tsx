@@ -1,15 +1,7 @@
 import { Button, IconButton, Stack, Tooltip } from '@mui/material';
 import EditIcon from '@mui/icons-material/EditOutlined';
 import ContentCopyIcon from '@mui/icons-material/ContentCopy';
-import {
-  DataTable,
-  List,
-  TextInput,
-  useNotify,
-  useRefresh,
-  useTranslate,
-  type RaRecord,
-} from 'react-admin';
+import { DataTable, List, TextInput, useNotify, useRefresh, useTranslate, type RaRecord } from 'react-admin';
 import { ColorTag } from '../shared/ColorTag';
 import { GwPagination } from '../shared/GwPagination';
 import { LIST_SX } from '../shared/styles';
@@ -63,7 +55,6 @@ export const RedemptionList = () => {
     </>
   );
 };
-
 
 const RedemptionTable = ({ openEdit }: { openEdit: (id: string | number) => void }) => {
   const translate = useTranslate();

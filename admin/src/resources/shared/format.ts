@@ -21,8 +21,7 @@ export function readDisplaySettings(storage: Pick<Storage, 'getItem'> | undefine
     if (raw) {
       const status = JSON.parse(raw) as Record<string, unknown>;
       if (typeof status.display_in_currency === 'boolean') displayInCurrency = status.display_in_currency;
-      else if (status.display_in_currency === 'true' || status.display_in_currency === 'false')
-        displayInCurrency = status.display_in_currency === 'true';
+      else if (status.display_in_currency === 'true' || status.display_in_currency === 'false') displayInCurrency = status.display_in_currency === 'true';
       const qpu = Number(status.quota_per_unit);
       if (Number.isFinite(qpu) && qpu > 0) quotaPerUnit = qpu;
     }
@@ -59,11 +58,7 @@ export function compactNumber(n: number | null | undefined): string {
  * Quota → text. With currency display on: '$' + quota / quota_per_unit with `digits` decimals
  * (a positive amount too small to show is shown as the smallest visible unit); else a compact number.
  */
-export function formatQuota(
-  quota: number | null | undefined,
-  settings: DisplaySettings = readDisplaySettings(),
-  digits = 2,
-): string {
+export function formatQuota(quota: number | null | undefined, settings: DisplaySettings = readDisplaySettings(), digits = 2): string {
   const q = Number(quota ?? 0);
   if (!Number.isFinite(q)) return '-';
   if (!settings.displayInCurrency) return compactNumber(q);
@@ -103,19 +98,27 @@ export function parseDateText(text: string): number | null {
   if (!m) return null;
   const [y, mo, d, h, mi, s] = [m[1], m[2], m[3], m[4] ?? '0', m[5] ?? '0', m[6] ?? '0'].map(Number);
   const date = new Date(y, mo - 1, d, h, mi, s);
-  if (
-    date.getFullYear() !== y ||
-    date.getMonth() !== mo - 1 ||
-    date.getDate() !== d ||
-    h > 23 ||
-    mi > 59 ||
-    s > 59
-  )
-    return null;
+  if (date.getFullYear() !== y || date.getMonth() !== mo - 1 || date.getDate() !== d || h > 23 || mi > 59 || s > 59) return null;
   return Math.floor(date.getTime() / 1000);
 }
 
-export type TagColor = 'grey' | 'green' | 'lime' | 'yellow' | 'orange' | 'red' | 'blue' | 'purple' | 'cyan' | 'teal' | 'pink' | 'indigo' | 'amber' | 'violet' | 'light-blue' | 'white';
+export type TagColor =
+  | 'grey'
+  | 'green'
+  | 'lime'
+  | 'yellow'
+  | 'orange'
+  | 'red'
+  | 'blue'
+  | 'purple'
+  | 'cyan'
+  | 'teal'
+  | 'pink'
+  | 'indigo'
+  | 'amber'
+  | 'violet'
+  | 'light-blue'
+  | 'white';
 
 /** Channel response time (milliseconds): 0 untested grey, ≤1 s green, ≤3 s lime, ≤5 s yellow, else red. */
 export function responseTimeColor(ms: number | null | undefined): TagColor {

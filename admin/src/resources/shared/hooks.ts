@@ -63,7 +63,11 @@ export function useNotifyError() {
   const notify = useNotify();
   const translate = useTranslate();
   return useCallback(
-    (err: unknown) => notify(errorText(err, (k, o) => translate(k, o)), { type: 'error' }),
+    (err: unknown) =>
+      notify(
+        errorText(err, (k, o) => translate(k, o)),
+        { type: 'error' },
+      ),
     [notify, translate],
   );
 }

@@ -1,17 +1,7 @@
 import { Box, Button, Chip, CircularProgress, Divider, Stack, Typography } from '@mui/material';
 import { useQuery } from '@tanstack/react-query';
 import { useFormContext, useWatch } from 'react-hook-form';
-import {
-  AutocompleteArrayInput,
-  BooleanInput,
-  SelectInput,
-  SimpleForm,
-  TextInput,
-  useGetOne,
-  useNotify,
-  useRefresh,
-  useTranslate,
-} from 'react-admin';
+import { AutocompleteArrayInput, BooleanInput, SelectInput, SimpleForm, TextInput, useGetOne, useNotify, useRefresh, useTranslate } from 'react-admin';
 import { SideDrawer } from '../shared/SideDrawer';
 import { FormButtons } from '../shared/FormButtons';
 import { useGateway } from '../shared/api';
@@ -180,7 +170,13 @@ const TokenFields = ({ isEdit, models, groups }: { isEdit: boolean; models: stri
           />
           <Stack direction="row" spacing={1} sx={{ flexWrap: 'wrap', gap: 1 }}>
             {QUOTA_PRESETS.map((p) => (
-              <Chip key={p.value} label={p.label} clickable color={quotaNumber === p.value ? 'primary' : 'default'} onClick={() => set('remain_quota', p.value)} />
+              <Chip
+                key={p.value}
+                label={p.label}
+                clickable
+                color={quotaNumber === p.value ? 'primary' : 'default'}
+                onClick={() => set('remain_quota', p.value)}
+              />
             ))}
           </Stack>
         </>
@@ -194,7 +190,13 @@ const TokenFields = ({ isEdit, models, groups }: { isEdit: boolean; models: stri
           <Divider textAlign="left">
             <Typography variant="caption">{translate('res.token.fields.count')}</Typography>
           </Divider>
-          <TextInput source="count" type="number" label="res.token.fields.count" helperText="res.token.hint.count" slotProps={{ htmlInput: { min: 1, step: 1 } }} />
+          <TextInput
+            source="count"
+            type="number"
+            label="res.token.fields.count"
+            helperText="res.token.hint.count"
+            slotProps={{ htmlInput: { min: 1, step: 1 } }}
+          />
           <Stack direction="row" spacing={1}>
             {BATCH_PRESETS.map((n) => (
               <Chip key={n} label={n} clickable color={Number(count) === n ? 'primary' : 'default'} onClick={() => set('count', n)} />

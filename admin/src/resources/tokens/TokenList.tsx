@@ -1,15 +1,7 @@
 import { Alert, Box, IconButton, Stack, Switch, Tooltip, Typography } from '@mui/material';
 import ContentCopyIcon from '@mui/icons-material/ContentCopy';
 import EditIcon from '@mui/icons-material/EditOutlined';
-import {
-  DataTable,
-  List,
-  TextInput,
-  useNotify,
-  useRefresh,
-  useTranslate,
-  type RaRecord,
-} from 'react-admin';
+import { DataTable, List, TextInput, useNotify, useRefresh, useTranslate, type RaRecord } from 'react-admin';
 import { ColorTag } from '../shared/ColorTag';
 import { GwPagination } from '../shared/GwPagination';
 import { LIST_SX } from '../shared/styles';
@@ -79,7 +71,6 @@ export const TokenList = () => {
     </>
   );
 };
-
 
 const TokenTable = ({ openEdit }: { openEdit: (id: string | number) => void }) => {
   const translate = useTranslate();

@@ -62,8 +62,22 @@ describe('token form', () => {
     expect(validateToken({ ...ok, count: 0 }, false)).toBe('res.token.msg.count_invalid');
   });
   it('builds the wire body', () => {
-    const body = tokenPayload({ ...TOKEN_DEFAULTS, name: ' t ', model_limits_enabled: true, model_limits: ['a', 'b'], allow_ips: ' 1.1.1.1 \n\n2.2.2.2', remain_quota: '42' });
-    expect(body).toMatchObject({ name: 't', remain_quota: 42, expired_time: -1, model_limits_enabled: true, model_limits: 'a,b', allow_ips: '1.1.1.1\n2.2.2.2' });
+    const body = tokenPayload({
+      ...TOKEN_DEFAULTS,
+      name: ' t ',
+      model_limits_enabled: true,
+      model_limits: ['a', 'b'],
+      allow_ips: ' 1.1.1.1 \n\n2.2.2.2',
+      remain_quota: '42',
+    });
+    expect(body).toMatchObject({
+      name: 't',
+      remain_quota: 42,
+      expired_time: -1,
+      model_limits_enabled: true,
+      model_limits: 'a,b',
+      allow_ips: '1.1.1.1\n2.2.2.2',
+    });
     expect(tokenPayload({ ...TOKEN_DEFAULTS, model_limits_enabled: true }).model_limits_enabled).toBe(false);
     expect(normaliseAllowIps(' \n')).toBe('');
   });

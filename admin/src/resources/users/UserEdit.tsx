@@ -45,7 +45,14 @@ const CreateForm = ({ onDone }: { onDone: () => void }) => {
     >
       <TextInput source="username" label="res.user.fields.username" isRequired helperText={false} slotProps={{ htmlInput: { maxLength: 20 } }} />
       <TextInput source="display_name" label="res.user.fields.display_name" helperText={false} slotProps={{ htmlInput: { maxLength: 20 } }} />
-      <TextInput source="password" type="password" autoComplete="new-password" label="res.user.fields.password" isRequired helperText="res.user.hint.password" />
+      <TextInput
+        source="password"
+        type="password"
+        autoComplete="new-password"
+        label="res.user.fields.password"
+        isRequired
+        helperText="res.user.hint.password"
+      />
     </SimpleForm>
   );
 };
@@ -107,7 +114,14 @@ const EditForm = ({ id, onDone }: { id: string; onDone: () => void }) => {
     quota: String(user.quota ?? 0),
   };
   return (
-    <SimpleForm noValidate record={record} onSubmit={submit} validate={(v) => editUserErrors(v as EditedUser)} toolbar={<FormButtons onCancel={onDone} />} sx={{ p: 0 }}>
+    <SimpleForm
+      noValidate
+      record={record}
+      onSubmit={submit}
+      validate={(v) => editUserErrors(v as EditedUser)}
+      toolbar={<FormButtons onCancel={onDone} />}
+      sx={{ p: 0 }}
+    >
       <TextInput source="username" label="res.user.fields.username" helperText={false} />
       <TextInput source="display_name" label="res.user.fields.display_name" helperText={false} />
       <TextInput source="password" type="password" autoComplete="new-password" label="res.user.fields.password" helperText="res.user.hint.password_edit" />
@@ -117,7 +131,14 @@ const EditForm = ({ id, onDone }: { id: string; onDone: () => void }) => {
         <Typography variant="caption">{translate('res.user.bound')}</Typography>
       </Divider>
       {BOUND.map((k) => (
-        <TextInput key={k} source={k} label={`res.user.fields.${k}`} placeholder={translate('res.user.hint.readonly')} helperText={false} slotProps={{ htmlInput: { readOnly: true } }} />
+        <TextInput
+          key={k}
+          source={k}
+          label={`res.user.fields.${k}`}
+          placeholder={translate('res.user.hint.readonly')}
+          helperText={false}
+          slotProps={{ htmlInput: { readOnly: true } }}
+        />
       ))}
     </SimpleForm>
   );

@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { addQuota, editUserErrors, newUserErrors, availableActions, enableBlocked, roleKey, userStatusKey, validateEditUser, validateNewUser } from './userManagement';
+import {
+  addQuota,
+  editUserErrors,
+  newUserErrors,
+  availableActions,
+  enableBlocked,
+  roleKey,
+  userStatusKey,
+  validateEditUser,
+  validateNewUser,
+} from './userManagement';
 
 describe('users', () => {
   it('role keys: 1/10/100, other unknown', () => {

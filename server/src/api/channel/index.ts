@@ -2,8 +2,20 @@ import { currentUser } from '../../middleware/auth';
 import { BadRequestError } from '../../lib/errors';
 import { parsePaging, parseId } from '../../lib/validate';
 import {
-  allModelNames, batchSetTag, copyChannel, createChannels, deleteChannel, deleteChannels, deleteDisabledChannels, editTag,
-  enabledModelNames, fixAbilities, getChannel, listChannels, setTagStatus, updateChannel,
+  allModelNames,
+  batchSetTag,
+  copyChannel,
+  createChannels,
+  deleteChannel,
+  deleteChannels,
+  deleteDisabledChannels,
+  editTag,
+  enabledModelNames,
+  fixAbilities,
+  getChannel,
+  listChannels,
+  setTagStatus,
+  updateChannel,
 } from '../../services/channels';
 import { consoleChannelTypes } from '../../channels/catalogue';
 import { idParams, objectBody, ok, type ConsoleRoutes } from '../route';
@@ -26,30 +38,71 @@ export function register(api: ConsoleRoutes): void {
     });
   }
   api.route({ method: 'get', path: '/api/channel/models', summary: 'Every model name of every channel, as `{ id }`.', access: 'admin' }, async (ctx) => {
-    ok(ctx, (await allModelNames(app)).map((id) => ({ id })));
+    ok(
+      ctx,
+      (await allModelNames(app)).map((id) => ({ id })),
+    );
   });
   api.route({ method: 'get', path: '/api/channel/models_enabled', summary: 'Model names of enabled channels.', access: 'admin' }, async (ctx) => {
     ok(ctx, await enabledModelNames(app));
   });
-  api.route({ method: 'get', path: '/api/channel/types', summary: "The channel-type catalogue's console-facing facts (labels, colours, form fields).", access: 'admin' }, async (ctx) => {
-    ok(ctx, CONSOLE_TYPES);
-  });
+  api.route(
+    {
+      method: 'get',
+      path: '/api/channel/types',
+      summary: "The channel-type catalogue's console-facing facts (labels, colours, form fields).",
+      access: 'admin',
+    },
+    async (ctx) => {
+      ok(ctx, CONSOLE_TYPES);
+    },
+  );
 
   // Parsed here: its shape (one record or a `{ mode, channel }` wrapper) decides how.
-  api.route({ method: 'post', path: '/api/channel', summary: 'Create a channel, or one per key line (batch).', access: 'admin', before: [objectBody], documentedBody: createBody }, async (ctx) => {
-    const { batch, channels } = await createChannels(app, parseChannelCreate(ctx.request.body as Record<string, unknown>), currentUser(ctx).role);
-    ok(ctx, batch ? channels : channels[0], '渠道创建成功！');
-  });
-  api.route({ method: 'put', path: '/api/channel', summary: 'Update a channel; fields left out keep their value.', access: 'admin', before: [objectBody], body: updateBody }, async (ctx) => {
-    ok(ctx, await updateChannel(app, ctx.input.body, currentUser(ctx).role), '渠道更新成功！');
-  });
+  api.route(
+    {
+      method: 'post',
+      path: '/api/channel',
+      summary: 'Create a channel, or one per key line (batch).',
+      access: 'admin',
+      before: [objectBody],
+      documentedBody: createBody,
+    },
+    async (ctx) => {
+      const { batch, channels } = await createChannels(app, parseChannelCreate(ctx.request.body as Record<string, unknown>), currentUser(ctx).role);
+      ok(ctx, batch ? channels : channels[0], '渠道创建成功！');
+    },
+  );
+  api.route(
+    {
+      method: 'put',
+      path: '/api/channel',
+      summary: 'Update a channel; fields left out keep their value.',
+      access: 'admin',
+      before: [objectBody],
+      body: updateBody,
+    },
+    async (ctx) => {
+      ok(ctx, await updateChannel(app, ctx.input.body, currentUser(ctx).role), '渠道更新成功！');
+    },
+  );
 
   /** Copy on the server: admins only see masked keys, so the console cannot copy by reading one. */
-  api.route({ method: 'post', path: '/api/channel/copy/:id', summary: 'Copy a channel (key included) under a name suffix.', access: 'admin', params: rawIdParams, query: copyQuery }, async (ctx) => {
-    const id = parseId(ctx.input.params.id);
-    if (id === undefined) throw new BadRequestError('无效的渠道 ID');
-    ok(ctx, await copyChannel(app, id, currentUser(ctx).role, ctx.input.query.suffix), '渠道复制成功！');
-  });
+  api.route(
+    {
+      method: 'post',
+      path: '/api/channel/copy/:id',
+      summary: 'Copy a channel (key included) under a name suffix.',
+      access: 'admin',
+      params: rawIdParams,
+      query: copyQuery,
+    },
+    async (ctx) => {
+      const id = parseId(ctx.input.params.id);
+      if (id === undefined) throw new BadRequestError('无效的渠道 ID');
+      ok(ctx, await copyChannel(app, id, currentUser(ctx).role, ctx.input.query.suffix), '渠道复制成功！');
+    },
+  );
 
   api.route({ method: 'delete', path: '/api/channel/disabled', summary: 'Delete every disabled channel.', access: 'admin' }, async (ctx) => {
     ok(ctx, await deleteDisabledChannels(app));
@@ -69,9 +122,12 @@ export function register(api: ConsoleRoutes): void {
   api.route({ method: 'post', path: '/api/channel/tag/disabled', summary: 'Disable every channel of a tag.', access: 'admin', body: tagBody }, async (ctx) => {
     ok(ctx, await setTagStatus(app, ctx.input.body.tag, 2), '操作成功完成！');
   });
-  api.route({ method: 'post', path: '/api/channel/batch/tag', summary: 'Set (or clear) the tag of the listed channels.', access: 'admin', body: batchTagBody }, async (ctx) => {
-    ok(ctx, await batchSetTag(app, ctx.input.body), '操作成功完成！');
-  });
+  api.route(
+    { method: 'post', path: '/api/channel/batch/tag', summary: 'Set (or clear) the tag of the listed channels.', access: 'admin', body: batchTagBody },
+    async (ctx) => {
+      ok(ctx, await batchSetTag(app, ctx.input.body), '操作成功完成！');
+    },
+  );
 
   // Numeric ids only: anything else falls through (e.g. routes of other areas).
   api.route({ method: 'get', path: '/api/channel/:id', summary: 'One channel (key masked below root).', access: 'admin', params: idParams }, async (ctx) => {

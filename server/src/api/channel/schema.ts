@@ -3,7 +3,6 @@ import { intLike, parse, pagingQuery, qBool, qIntOpt, qStr } from '../../lib/val
 import { splitList } from '../../repositories/channels';
 import { isKnownChannelType } from '../../channels/catalogue';
 
-
 export const listQuery = pagingQuery.extend({
   id_sort: qBool(),
   tag_mode: qBool(),
@@ -34,7 +33,9 @@ export const fetchModelsBody = z.object({
 /** A comma string or a list of strings → normalised comma string (trimmed, deduplicated). */
 const listField = (what: string, maxItem = 255, maxTotal = 100_000) =>
   z
-    .union([z.string().max(100_000, `${what}过长`), z.array(z.string().max(maxItem, `${what}名称过长`)).max(5000, `${what}过多`)], { error: `${what}必须是逗号分隔的字符串` })
+    .union([z.string().max(100_000, `${what}过长`), z.array(z.string().max(maxItem, `${what}名称过长`)).max(5000, `${what}过多`)], {
+      error: `${what}必须是逗号分隔的字符串`,
+    })
     .transform((v) => splitList(Array.isArray(v) ? v.join(',') : v))
     .refine((list) => list.every((x) => x.length <= maxItem), `${what}名称过长`)
     .transform((list) => list.join(','))
@@ -42,21 +43,19 @@ const listField = (what: string, maxItem = 255, maxTotal = 100_000) =>
 
 /** Text holding a JSON object (or empty); an object value is accepted and serialised. */
 const jsonObjectField = (msg: string) =>
-  z
-    .union([z.string().max(1_000_000, msg), z.record(z.string(), z.unknown()), z.null()], { error: msg })
-    .transform((v, ctx) => {
-      if (v === null) return '';
-      if (typeof v !== 'string') return JSON.stringify(v);
-      if (!v.trim()) return '';
-      try {
-        const parsed: unknown = JSON.parse(v);
-        if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return v;
-      } catch {
-        /* fall through */
-      }
-      ctx.addIssue({ code: 'custom', message: msg });
-      return z.NEVER;
-    });
+  z.union([z.string().max(1_000_000, msg), z.record(z.string(), z.unknown()), z.null()], { error: msg }).transform((v, ctx) => {
+    if (v === null) return '';
+    if (typeof v !== 'string') return JSON.stringify(v);
+    if (!v.trim()) return '';
+    try {
+      const parsed: unknown = JSON.parse(v);
+      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return v;
+    } catch {
+      /* fall through */
+    }
+    ctx.addIssue({ code: 'custom', message: msg });
+    return z.NEVER;
+  });
 
 /** Columns declared `integer` hold 32 bits on PostgreSQL. */
 const INT_MAX = 2 ** 31 - 1;
@@ -69,7 +68,9 @@ const channelFields = {
   key: z.string({ error: '渠道密钥必须是字符串' }).max(1_000_000, '渠道密钥过长'),
   openai_organization: str(128, 'organization').trim(),
   test_model: str(128, '测试模型').trim(),
-  base_url: str(512, 'Base URL').trim().transform((v) => v.replace(/\/+$/, '')),
+  base_url: str(512, 'Base URL')
+    .trim()
+    .transform((v) => v.replace(/\/+$/, '')),
   other: str(10_000, 'other'),
   models: listField('模型'),
   // The channels.group column holds 255 characters.
@@ -81,7 +82,9 @@ const channelFields = {
   param_override: jsonObjectField('参数覆盖必须是合法的 JSON 格式！'),
   auto_ban: z.union([z.boolean(), intLike('auto_ban 只能是 0 或 1')]).transform((v) => (v === true || v === 1 ? 1 : 0)),
   priority: intLike('优先级必须是整数！'),
-  weight: intLike('权重必须是整数！').refine((w) => w <= INT_MAX, '权重过大').transform((w) => Math.max(0, w)),
+  weight: intLike('权重必须是整数！')
+    .refine((w) => w <= INT_MAX, '权重过大')
+    .transform((w) => Math.max(0, w)),
   tag: z.union([str(128, '标签'), z.null()]).transform((v) => (v && v.trim() ? v.trim() : null)),
   status: intLike('状态只能是 1、2 或 3').refine((s) => s === 1 || s === 2 || s === 3, '状态只能是 1、2 或 3'),
   max_input_tokens: intLike('max_input_tokens 必须是非负整数').refine((n) => n >= 0 && n <= INT_MAX, 'max_input_tokens 必须是非负整数'),
@@ -121,13 +124,19 @@ export const tagEditBody = z.object({
   groups: channelFields.groups.optional(),
   models: channelFields.models.optional(),
   priority: intLike('优先级必须是整数！').nullable().optional(),
-  weight: intLike('权重必须是非负整数！').refine((w) => w >= 0, '权重必须是非负整数！').refine((w) => w <= INT_MAX, '权重过大').nullable().optional(),
+  weight: intLike('权重必须是非负整数！')
+    .refine((w) => w >= 0, '权重必须是非负整数！')
+    .refine((w) => w <= INT_MAX, '权重过大')
+    .nullable()
+    .optional(),
 });
 
 export type TagEdit = z.infer<typeof tagEditBody>;
 export const tagBody = z.object({ tag: tagName });
 
-const idList = z.array(z.number({ error: 'ids 必须是整数列表' }).int('ids 必须是整数列表').positive('ids 必须是正整数'), { error: 'ids 必须是整数列表' }).max(10_000, '一次最多 10000 个');
+const idList = z
+  .array(z.number({ error: 'ids 必须是整数列表' }).int('ids 必须是整数列表').positive('ids 必须是正整数'), { error: 'ids 必须是整数列表' })
+  .max(10_000, '一次最多 10000 个');
 
 export const batchIdsBody = z.object({ ids: idList.min(1, '请先选择要删除的通道！') });
 

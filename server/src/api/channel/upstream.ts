@@ -5,14 +5,7 @@ import { parseId } from '../../lib/validate';
 import { findChannel } from '../../repositories/channels';
 import { UpstreamError } from '../../relay/errors';
 import { channelEntry } from '../../relay/routing';
-import {
-  channelInfoFrom,
-  fetchUpstreamModels,
-  testAllChannels,
-  testChannel,
-  updateAllBalances,
-  updateChannelBalance,
-} from '../../relay/channelOps';
+import { channelInfoFrom, fetchUpstreamModels, testAllChannels, testChannel, updateAllBalances, updateChannelBalance } from '../../relay/channelOps';
 import { ok, type ConsoleRoutes } from '../route';
 import { fetchModelsBody, rawIdParams, testQuery } from './schema';
 
@@ -39,54 +32,82 @@ export function registerUpstream(api: ConsoleRoutes): void {
     ok(ctx, null, started ? '' : '测试已在运行中');
   });
 
-  api.route({ method: 'get', path: '/api/channel/test/:id', summary: 'Test one channel; answers `time` (seconds) beside the envelope.', access: 'admin', params: rawIdParams, query: testQuery }, async (ctx) => {
-    const id = parseId(ctx.input.params.id);
-    if (id === undefined) {
-      ctx.body = { success: false, message: '无效的渠道 ID', time: 0 };
-      return;
-    }
-    const r = await testChannel(app, id, ctx.input.query.model, audienceOf(currentUser(ctx).role));
-    ctx.body = { success: r.success, message: r.message, time: r.time, data: null };
-  });
+  api.route(
+    {
+      method: 'get',
+      path: '/api/channel/test/:id',
+      summary: 'Test one channel; answers `time` (seconds) beside the envelope.',
+      access: 'admin',
+      params: rawIdParams,
+      query: testQuery,
+    },
+    async (ctx) => {
+      const id = parseId(ctx.input.params.id);
+      if (id === undefined) {
+        ctx.body = { success: false, message: '无效的渠道 ID', time: 0 };
+        return;
+      }
+      const r = await testChannel(app, id, ctx.input.query.model, audienceOf(currentUser(ctx).role));
+      ctx.body = { success: r.success, message: r.message, time: r.time, data: null };
+    },
+  );
 
-  api.route({ method: 'get', path: '/api/channel/fetch_models/:id', summary: "Ask a stored channel's upstream for its models.", access: 'admin', params: rawIdParams }, async (ctx) => {
-    const id = parseId(ctx.input.params.id);
-    const row = id === undefined ? undefined : await findChannel(app.knex, id);
-    if (!row) {
-      ctx.body = { success: false, message: '渠道不存在', data: null };
-      return;
-    }
-    try {
-      ok(ctx, await fetchUpstreamModels(app, channelEntry(row).info, audienceOf(currentUser(ctx).role)));
-    } catch (err) {
-      fail(ctx, err);
-    }
-  });
+  api.route(
+    { method: 'get', path: '/api/channel/fetch_models/:id', summary: "Ask a stored channel's upstream for its models.", access: 'admin', params: rawIdParams },
+    async (ctx) => {
+      const id = parseId(ctx.input.params.id);
+      const row = id === undefined ? undefined : await findChannel(app.knex, id);
+      if (!row) {
+        ctx.body = { success: false, message: '渠道不存在', data: null };
+        return;
+      }
+      try {
+        ok(ctx, await fetchUpstreamModels(app, channelEntry(row).info, audienceOf(currentUser(ctx).role)));
+      } catch (err) {
+        fail(ctx, err);
+      }
+    },
+  );
 
-  api.route({ method: 'post', path: '/api/channel/fetch_models', summary: 'Ask an upstream typed in the form for its models.', access: 'admin', body: fetchModelsBody }, async (ctx) => {
-    try {
-      ok(ctx, await fetchUpstreamModels(app, channelInfoFrom(ctx.input.body), audienceOf(currentUser(ctx).role)));
-    } catch (err) {
-      fail(ctx, err);
-    }
-  });
+  api.route(
+    { method: 'post', path: '/api/channel/fetch_models', summary: 'Ask an upstream typed in the form for its models.', access: 'admin', body: fetchModelsBody },
+    async (ctx) => {
+      try {
+        ok(ctx, await fetchUpstreamModels(app, channelInfoFrom(ctx.input.body), audienceOf(currentUser(ctx).role)));
+      } catch (err) {
+        fail(ctx, err);
+      }
+    },
+  );
 
-  api.route({ method: 'get', path: '/api/channel/update_balance', summary: 'Start updating every balance in the background.', access: 'admin' }, async (ctx) => {
-    const started = updateAllBalances(app, audienceOf(currentUser(ctx).role));
-    ok(ctx, null, started ? '' : '余额更新已在运行中');
-  });
+  api.route(
+    { method: 'get', path: '/api/channel/update_balance', summary: 'Start updating every balance in the background.', access: 'admin' },
+    async (ctx) => {
+      const started = updateAllBalances(app, audienceOf(currentUser(ctx).role));
+      ok(ctx, null, started ? '' : '余额更新已在运行中');
+    },
+  );
 
-  api.route({ method: 'get', path: '/api/channel/update_balance/:id', summary: "Update one channel's balance (also answered as `balance`).", access: 'admin', params: rawIdParams }, async (ctx) => {
-    const id = parseId(ctx.input.params.id);
-    if (id === undefined) {
-      ctx.body = { success: false, message: '无效的渠道 ID', data: null };
-      return;
-    }
-    try {
-      const balance = await updateChannelBalance(app, id, audienceOf(currentUser(ctx).role));
-      ctx.body = { success: true, message: '', balance, data: balance };
-    } catch (err) {
-      fail(ctx, err);
-    }
-  });
+  api.route(
+    {
+      method: 'get',
+      path: '/api/channel/update_balance/:id',
+      summary: "Update one channel's balance (also answered as `balance`).",
+      access: 'admin',
+      params: rawIdParams,
+    },
+    async (ctx) => {
+      const id = parseId(ctx.input.params.id);
+      if (id === undefined) {
+        ctx.body = { success: false, message: '无效的渠道 ID', data: null };
+        return;
+      }
+      try {
+        const balance = await updateChannelBalance(app, id, audienceOf(currentUser(ctx).role));
+        ctx.body = { success: true, message: '', balance, data: balance };
+      } catch (err) {
+        fail(ctx, err);
+      }
+    },
+  );
 }

@@ -9,12 +9,18 @@ import { dataQuery } from './schema';
  */
 export function register(api: ConsoleRoutes): void {
   const { app } = api;
-  api.route({ method: 'get', path: '/api/data/', summary: 'Consumption per time bucket and model (all users, or `username`).', access: 'admin', query: dataQuery }, async (ctx) => {
-    ok(ctx, await usageData(app, ctx.input.query));
-  });
-  api.route({ method: 'get', path: '/api/data/self', summary: "The caller's consumption per time bucket and model.", access: 'user', query: dataQuery }, async (ctx) => {
-    ok(ctx, await usageData(app, { ...ctx.input.query, username: undefined }, currentUser(ctx).id));
-  });
+  api.route(
+    { method: 'get', path: '/api/data/', summary: 'Consumption per time bucket and model (all users, or `username`).', access: 'admin', query: dataQuery },
+    async (ctx) => {
+      ok(ctx, await usageData(app, ctx.input.query));
+    },
+  );
+  api.route(
+    { method: 'get', path: '/api/data/self', summary: "The caller's consumption per time bucket and model.", access: 'user', query: dataQuery },
+    async (ctx) => {
+      ok(ctx, await usageData(app, { ...ctx.input.query, username: undefined }, currentUser(ctx).id));
+    },
+  );
 
   const sample = performance(app);
   api.route({ method: 'get', path: '/api/performance', summary: 'Process metrics (memory, CPU, event-loop delay).', access: 'admin' }, (ctx) => {

@@ -19,7 +19,10 @@ export function register(api: ConsoleRoutes): void {
   api.route({ method: 'get', path: '/api/log', summary: 'All logs (paged).', access: 'admin', documentedQuery: listQuery }, async (ctx) => {
     ok(ctx, await listLogs(app, ctx.query));
   });
-  api.route({ method: 'delete', path: '/api/log', summary: 'Delete logs older than `target_timestamp`.', access: 'root', documentedQuery: purgeQuery }, async (ctx) => {
-    ok(ctx, await purgeLogs(app, ctx.query));
-  });
+  api.route(
+    { method: 'delete', path: '/api/log', summary: 'Delete logs older than `target_timestamp`.', access: 'root', documentedQuery: purgeQuery },
+    async (ctx) => {
+      ok(ctx, await purgeLogs(app, ctx.query));
+    },
+  );
 }

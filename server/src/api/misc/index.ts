@@ -9,16 +9,36 @@ export function register(api: ConsoleRoutes): void {
   const { app } = api;
   const bot = turnstileCheck(app);
 
-  api.route({ method: 'get', path: '/api/verification', summary: 'Mail a 6-digit code for registration or email binding.', access: 'public', before: [bot], query: emailQuery }, async (ctx) => {
-    await sendVerificationCode(app, ctx.ip, ctx.input.query.email);
-    ok(ctx, null, 'Verification code sent, please check your email!');
-  });
+  api.route(
+    {
+      method: 'get',
+      path: '/api/verification',
+      summary: 'Mail a 6-digit code for registration or email binding.',
+      access: 'public',
+      before: [bot],
+      query: emailQuery,
+    },
+    async (ctx) => {
+      await sendVerificationCode(app, ctx.ip, ctx.input.query.email);
+      ok(ctx, null, 'Verification code sent, please check your email!');
+    },
+  );
 
   // The link's host comes from ServerAddress only, never from this request's Host.
-  api.route({ method: 'get', path: '/api/reset_password', summary: 'Mail a one-time password-reset link (finished by POST /api/user/reset).', access: 'public', before: [bot], query: emailQuery }, async (ctx) => {
-    await sendPasswordReset(app, ctx.ip, ctx.input.query.email);
-    ok(ctx, null, '重置邮件发送成功，请检查邮箱！');
-  });
+  api.route(
+    {
+      method: 'get',
+      path: '/api/reset_password',
+      summary: 'Mail a one-time password-reset link (finished by POST /api/user/reset).',
+      access: 'public',
+      before: [bot],
+      query: emailQuery,
+    },
+    async (ctx) => {
+      await sendPasswordReset(app, ctx.ip, ctx.input.query.email);
+      ok(ctx, null, '重置邮件发送成功，请检查邮箱！');
+    },
+  );
 
   api.route({ method: 'get', path: '/api/group/', summary: 'Group names (the keys of GroupRatio).', access: 'admin' }, (ctx) => {
     ok(ctx, Object.keys(app.options.json<Record<string, number>>('GroupRatio', {})));

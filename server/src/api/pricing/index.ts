@@ -5,10 +5,13 @@ import type { ConsoleRoutes } from '../route';
 /** Public prices; a valid login narrows the usable groups to the caller's. */
 export function register(api: ConsoleRoutes): void {
   const { app } = api;
-  api.route({ method: 'get', path: '/api/pricing', summary: 'Model prices (also answers `group_ratio` and `usable_group` beside `data`).', access: 'public' }, async (ctx) => {
-    // Optional auth: a broken or stale credential just means "anonymous" here.
-    const user = await resolveUser(app, ctx).catch(() => undefined);
-    const { data, group_ratio, usable_group } = await pricing(app, user?.group);
-    ctx.body = { success: true, message: '', data, group_ratio, usable_group };
-  });
+  api.route(
+    { method: 'get', path: '/api/pricing', summary: 'Model prices (also answers `group_ratio` and `usable_group` beside `data`).', access: 'public' },
+    async (ctx) => {
+      // Optional auth: a broken or stale credential just means "anonymous" here.
+      const user = await resolveUser(app, ctx).catch(() => undefined);
+      const { data, group_ratio, usable_group } = await pricing(app, user?.group);
+      ctx.body = { success: true, message: '', data, group_ratio, usable_group };
+    },
+  );
 }

@@ -26,16 +26,19 @@ export function register(api: ConsoleRoutes): void {
   });
 
   // The modes are checked first; the root account only when none exists yet (inside the setup).
-  api.route({ method: 'post', path: '/api/setup', summary: 'First-run setup: the root user and the usage mode.', access: 'public', documentedBody: setupBody }, async (ctx) => {
-    const body = ctx.request.body ?? {};
-    await runSetup(app, {
-      modes: () => parse(setupModesBody, body),
-      rootAccount() {
-        const input = parse(rootAccountBody, body);
-        if (input.password !== input.confirmPassword) throw new BadRequestError('两次输入的密码不一致');
-        return input;
-      },
-    });
-    ok(ctx, null, '系统初始化完成');
-  });
+  api.route(
+    { method: 'post', path: '/api/setup', summary: 'First-run setup: the root user and the usage mode.', access: 'public', documentedBody: setupBody },
+    async (ctx) => {
+      const body = ctx.request.body ?? {};
+      await runSetup(app, {
+        modes: () => parse(setupModesBody, body),
+        rootAccount() {
+          const input = parse(rootAccountBody, body);
+          if (input.password !== input.confirmPassword) throw new BadRequestError('两次输入的密码不一致');
+          return input;
+        },
+      });
+      ok(ctx, null, '系统初始化完成');
+    },
+  );
 }

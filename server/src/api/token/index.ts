@@ -7,9 +7,12 @@ import { createBody, listQuery, searchQuery, updateBody } from './schema';
 /** The caller's own API tokens (role ≥ 1). Another user's token is never visible: it is "not found". */
 export function register(api: ConsoleRoutes): void {
   const { app } = api;
-  api.route({ method: 'get', path: '/api/token', summary: 'List own tokens (paged; `size` is an alias of `page_size`).', access: 'user', query: listQuery }, async (ctx) => {
-    ok(ctx, await listTokens(app, currentUser(ctx), parsePaging(ctx.query)));
-  });
+  api.route(
+    { method: 'get', path: '/api/token', summary: 'List own tokens (paged; `size` is an alias of `page_size`).', access: 'user', query: listQuery },
+    async (ctx) => {
+      ok(ctx, await listTokens(app, currentUser(ctx), parsePaging(ctx.query)));
+    },
+  );
   api.route({ method: 'get', path: '/api/token/search', summary: 'Search own tokens by name or key.', access: 'user', query: searchQuery }, async (ctx) => {
     const q = ctx.input.query;
     ok(ctx, await listTokens(app, currentUser(ctx), parsePaging(ctx.query), { keyword: q.keyword.trim(), key: q.token.trim() }));
@@ -17,12 +20,26 @@ export function register(api: ConsoleRoutes): void {
   api.route({ method: 'get', path: '/api/token/:id', summary: 'One own token.', access: 'user', params: idParams }, async (ctx) => {
     ok(ctx, await getToken(app, currentUser(ctx), ctx.input.params.id));
   });
-  api.route({ method: 'post', path: '/api/token', summary: 'Create a token, or `count` tokens.', access: 'user', before: [objectBody], body: createBody }, async (ctx) => {
-    ok(ctx, await createTokens(app, currentUser(ctx), ctx.input.body), '令牌创建成功，请在列表页面点击复制获取令牌！');
-  });
-  api.route({ method: 'put', path: '/api/token', summary: 'Update an own token (`status_only` changes only the status).', access: 'user', before: [objectBody], body: updateBody, query: statusOnlyQuery }, async (ctx) => {
-    ok(ctx, await updateToken(app, currentUser(ctx), ctx.input.body, isStatusOnly(ctx.input.query)), '令牌更新成功！');
-  });
+  api.route(
+    { method: 'post', path: '/api/token', summary: 'Create a token, or `count` tokens.', access: 'user', before: [objectBody], body: createBody },
+    async (ctx) => {
+      ok(ctx, await createTokens(app, currentUser(ctx), ctx.input.body), '令牌创建成功，请在列表页面点击复制获取令牌！');
+    },
+  );
+  api.route(
+    {
+      method: 'put',
+      path: '/api/token',
+      summary: 'Update an own token (`status_only` changes only the status).',
+      access: 'user',
+      before: [objectBody],
+      body: updateBody,
+      query: statusOnlyQuery,
+    },
+    async (ctx) => {
+      ok(ctx, await updateToken(app, currentUser(ctx), ctx.input.body, isStatusOnly(ctx.input.query)), '令牌更新成功！');
+    },
+  );
   api.route({ method: 'delete', path: '/api/token/:id', summary: 'Delete an own token.', access: 'user', params: idParams }, async (ctx) => {
     await deleteToken(app, currentUser(ctx), ctx.input.params.id);
     ok(ctx, null);

@@ -5,11 +5,15 @@ import { TOKEN_STATUS } from '../../repositories/tokens';
 import { normaliseAllowIps, TOKEN_BATCH_MAX, TOKEN_NAME_MAX } from '../../services/tokens';
 
 const boolLike = (what: string) =>
-  z.union([z.boolean(), z.literal(0), z.literal(1), z.literal('true'), z.literal('false')], { error: `${what} 必须是布尔值` }).transform((v) => v === true || v === 1 || v === 'true');
-
+  z
+    .union([z.boolean(), z.literal(0), z.literal(1), z.literal('true'), z.literal('false')], { error: `${what} 必须是布尔值` })
+    .transform((v) => v === true || v === 1 || v === 'true');
 
 const fields = {
-  name: z.string({ error: '令牌名称必须是字符串' }).trim().refine((s) => [...s].length <= TOKEN_NAME_MAX, '令牌名称过长'),
+  name: z
+    .string({ error: '令牌名称必须是字符串' })
+    .trim()
+    .refine((s) => [...s].length <= TOKEN_NAME_MAX, '令牌名称过长'),
   remain_quota: intLike('额度必须是整数').refine((n) => n >= 0, '额度不能为负数'),
   unlimited_quota: boolLike('unlimited_quota'),
   expired_time: intLike('过期时间格式错误！').refine((n) => n === -1 || n > 0, '过期时间格式错误！'),
@@ -22,11 +26,24 @@ const fields = {
   status: intLike('状态只能是 1 或 2').refine((s) => s === TOKEN_STATUS.enabled || s === TOKEN_STATUS.disabled, '状态只能是 1（启用）或 2（禁用）'),
 };
 
-export const createBody = z.object({
-  ...fields,
-  name: fields.name.refine((s) => s.length > 0, '令牌名称不能为空'),
-  count: intLike('数量必须是正整数').refine((n) => n >= 1 && n <= TOKEN_BATCH_MAX, `数量必须在 1 到 ${TOKEN_BATCH_MAX} 之间`).optional(),
-}).partial({ remain_quota: true, unlimited_quota: true, expired_time: true, model_limits_enabled: true, model_limits: true, allow_ips: true, group: true, status: true });
+export const createBody = z
+  .object({
+    ...fields,
+    name: fields.name.refine((s) => s.length > 0, '令牌名称不能为空'),
+    count: intLike('数量必须是正整数')
+      .refine((n) => n >= 1 && n <= TOKEN_BATCH_MAX, `数量必须在 1 到 ${TOKEN_BATCH_MAX} 之间`)
+      .optional(),
+  })
+  .partial({
+    remain_quota: true,
+    unlimited_quota: true,
+    expired_time: true,
+    model_limits_enabled: true,
+    model_limits: true,
+    allow_ips: true,
+    group: true,
+    status: true,
+  });
 
 export const updateBody = z
   .object(fields)

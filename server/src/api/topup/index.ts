@@ -12,10 +12,13 @@ export function register(api: ConsoleRoutes): void {
     ok(ctx, quotePrice(app, currentUser(ctx), ctx.input.body.amount), 'success');
   });
 
-  api.route({ method: 'post', path: '/api/user/pay', summary: "Start a payment; answers the provider's form fields and `url`.", access: 'user', body: payBody }, async (ctx) => {
-    const { params, url } = await startPayment(app, currentUser(ctx), ctx.input.body);
-    ctx.body = { success: true, message: 'success', data: params, url };
-  });
+  api.route(
+    { method: 'post', path: '/api/user/pay', summary: "Start a payment; answers the provider's form fields and `url`.", access: 'user', body: payBody },
+    async (ctx) => {
+      const { params, url } = await startPayment(app, currentUser(ctx), ctx.input.body);
+      ctx.body = { success: true, message: 'success', data: params, url };
+    },
+  );
 
   // The payment provider's asynchronous notification (GET or POST form). Answers plain text.
   const notify = async (ctx: Pick<Koa.Context, 'query' | 'request' | 'type' | 'body'>) => {

@@ -23,19 +23,34 @@ import {
 } from '../../services/users';
 import { endSession, endUserSessions, sessionId, startSession } from '../../services/sessions';
 import { idParams, ok, type ConsoleRoutes } from '../route';
-import { affTransferBody, createBody, listQuery, loginBody, manageBody, registerBody, resetBody, searchQuery, selfBody, settingBody, updateBody } from './schema';
+import {
+  affTransferBody,
+  createBody,
+  listQuery,
+  loginBody,
+  manageBody,
+  registerBody,
+  resetBody,
+  searchQuery,
+  selfBody,
+  settingBody,
+  updateBody,
+} from './schema';
 
 export function register(api: ConsoleRoutes): void {
   const { app } = api;
   const bot = turnstileCheck(app);
 
   /* ---------------------------------------------------------------- login / registration */
-  api.route({ method: 'post', path: '/api/user/login', summary: 'Log in with a password; sets the session cookie.', access: 'public', before: [bot], body: loginBody }, async (ctx) => {
-    assertNotCrossSite(ctx);
-    const u = await passwordLogin(app, ctx.ip, ctx.input.body.username, ctx.input.body.password);
-    await startSession(app, ctx, u);
-    ok(ctx, clientUser(u, { owner: true }), 'Login successful!');
-  });
+  api.route(
+    { method: 'post', path: '/api/user/login', summary: 'Log in with a password; sets the session cookie.', access: 'public', before: [bot], body: loginBody },
+    async (ctx) => {
+      assertNotCrossSite(ctx);
+      const u = await passwordLogin(app, ctx.ip, ctx.input.body.username, ctx.input.body.password);
+      await startSession(app, ctx, u);
+      ok(ctx, clientUser(u, { owner: true }), 'Login successful!');
+    },
+  );
 
   // Cookie-only on purpose: it can only end the caller's own session (the console also sends it
   // after forgetting the user id). Ends the session on the server, not just the cookie.
@@ -50,28 +65,43 @@ export function register(api: ConsoleRoutes): void {
     ok(ctx, null, '已退出所有设备的登录');
   });
 
-  api.route({ method: 'post', path: '/api/user/register', summary: 'Register an account.', access: 'public', before: [bot], body: registerBody }, async (ctx) => {
-    await registerAccount(app, ctx.input.body);
-    ok(ctx, null, 'Registration successful!');
-  });
+  api.route(
+    { method: 'post', path: '/api/user/register', summary: 'Register an account.', access: 'public', before: [bot], body: registerBody },
+    async (ctx) => {
+      await registerAccount(app, ctx.input.body);
+      ok(ctx, null, 'Registration successful!');
+    },
+  );
 
-  api.route({ method: 'post', path: '/api/user/reset', summary: 'Finish a password reset from the mailed link; answers the new password.', access: 'public', body: resetBody }, async (ctx) => {
-    const password = await resetPassword(app, ctx.input.body.email, ctx.input.body.token);
-    ok(ctx, password, '密码已重置，新密码已显示');
-  });
+  api.route(
+    {
+      method: 'post',
+      path: '/api/user/reset',
+      summary: 'Finish a password reset from the mailed link; answers the new password.',
+      access: 'public',
+      body: resetBody,
+    },
+    async (ctx) => {
+      const password = await resetPassword(app, ctx.input.body.email, ctx.input.body.token);
+      ok(ctx, password, '密码已重置，新密码已显示');
+    },
+  );
 
   /* ---------------------------------------------------------------- self */
   api.route({ method: 'get', path: '/api/user/self', summary: 'The caller.', access: 'user' }, async (ctx) => {
     ok(ctx, await selfView(app, currentUser(ctx)));
   });
 
-  api.route({ method: 'put', path: '/api/user/self', summary: "Change the caller's display name or password.", access: 'user', body: selfBody }, async (ctx) => {
-    const r = await updateSelf(app, currentUser(ctx), ctx.input.body);
-    // Every session ended in updateSelf; a cookie caller goes on under a fresh session id (an
-    // access-token caller gets no cookie).
-    if (r.passwordChanged && sessionId(ctx)) await startSession(app, ctx, currentUser(ctx));
-    ok(ctx, null, r.passwordChanged ? 'Password changed successfully!' : '更新成功');
-  });
+  api.route(
+    { method: 'put', path: '/api/user/self', summary: "Change the caller's display name or password.", access: 'user', body: selfBody },
+    async (ctx) => {
+      const r = await updateSelf(app, currentUser(ctx), ctx.input.body);
+      // Every session ended in updateSelf; a cookie caller goes on under a fresh session id (an
+      // access-token caller gets no cookie).
+      if (r.passwordChanged && sessionId(ctx)) await startSession(app, ctx, currentUser(ctx));
+      ok(ctx, null, r.passwordChanged ? 'Password changed successfully!' : '更新成功');
+    },
+  );
 
   api.route({ method: 'delete', path: '/api/user/self', summary: "Delete the caller's account.", access: 'user' }, async (ctx) => {
     await deleteSelf(app, currentUser(ctx));
@@ -87,10 +117,13 @@ export function register(api: ConsoleRoutes): void {
     ok(ctx, await ensureAffCode(app, currentUser(ctx)));
   });
 
-  api.route({ method: 'post', path: '/api/user/aff_transfer', summary: 'Move invitation reward quota to the balance.', access: 'user', body: affTransferBody }, async (ctx) => {
-    await transferAffQuota(app, currentUser(ctx), ctx.input.body.quota);
-    ok(ctx, null, '划转成功');
-  });
+  api.route(
+    { method: 'post', path: '/api/user/aff_transfer', summary: 'Move invitation reward quota to the balance.', access: 'user', body: affTransferBody },
+    async (ctx) => {
+      await transferAffQuota(app, currentUser(ctx), ctx.input.body.quota);
+      ok(ctx, null, '划转成功');
+    },
+  );
 
   api.route({ method: 'put', path: '/api/user/setting', summary: 'Notification and price settings.', access: 'user', body: settingBody }, async (ctx) => {
     ok(ctx, await updateSetting(app, currentUser(ctx), ctx.input.body), 'Notification settings updated');
@@ -114,25 +147,34 @@ export function register(api: ConsoleRoutes): void {
     ok(ctx, await listUsers(app, paging, { keyword: ctx.input.query.keyword, group: ctx.input.query.group }));
   });
 
-  api.route({ method: 'post', path: '/api/user/manage', summary: 'Promote, demote, disable, enable or delete a user.', access: 'admin', body: manageBody }, async (ctx) => {
-    ok(ctx, await manageUser(app, currentUser(ctx), ctx.input.body.id, ctx.input.body.action), 'Operation completed successfully!');
-  });
+  api.route(
+    { method: 'post', path: '/api/user/manage', summary: 'Promote, demote, disable, enable or delete a user.', access: 'admin', body: manageBody },
+    async (ctx) => {
+      ok(ctx, await manageUser(app, currentUser(ctx), ctx.input.body.id, ctx.input.body.action), 'Operation completed successfully!');
+    },
+  );
 
   api.route({ method: 'post', path: '/api/user/', summary: 'Create a user.', access: 'admin', body: createBody }, async (ctx) => {
     const created = await adminCreateUser(app, currentUser(ctx), ctx.input.body);
     ok(ctx, clientUser(created), 'User account created successfully!');
   });
 
-  api.route({ method: 'put', path: '/api/user/', summary: 'Update a user; fields left out keep their value.', access: 'admin', body: updateBody }, async (ctx) => {
-    const input = ctx.input.body;
-    const updated = await adminUpdateUser(app, currentUser(ctx), input);
-    // Root setting its own password here keeps its session, like a self password change.
-    if (input.password && updated.id === currentUser(ctx).id && sessionId(ctx)) await startSession(app, ctx, updated);
-    ok(ctx, clientUser(updated), '更新成功');
-  });
+  api.route(
+    { method: 'put', path: '/api/user/', summary: 'Update a user; fields left out keep their value.', access: 'admin', body: updateBody },
+    async (ctx) => {
+      const input = ctx.input.body;
+      const updated = await adminUpdateUser(app, currentUser(ctx), input);
+      // Root setting its own password here keeps its session, like a self password change.
+      if (input.password && updated.id === currentUser(ctx).id && sessionId(ctx)) await startSession(app, ctx, updated);
+      ok(ctx, clientUser(updated), '更新成功');
+    },
+  );
 
   // Only numeric ids: other /api/user/<word> routes belong to other areas.
-  api.route({ method: 'get', path: '/api/user/:id', summary: 'One user (never one of the same or a higher role).', access: 'admin', params: idParams }, async (ctx) => {
-    ok(ctx, await userForAdmin(app, currentUser(ctx), ctx.input.params.id));
-  });
+  api.route(
+    { method: 'get', path: '/api/user/:id', summary: 'One user (never one of the same or a higher role).', access: 'admin', params: idParams },
+    async (ctx) => {
+      ok(ctx, await userForAdmin(app, currentUser(ctx), ctx.input.params.id));
+    },
+  );
 }

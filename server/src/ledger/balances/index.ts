@@ -88,7 +88,14 @@ export function refund(app: AppContext, payer: Payer, amount: number, res?: Rese
  * or settleNew when nothing was reserved), its row is marked settled — `res.taken` is set before
  * the move is queued and corrected by the clamped take — in the same commit as the move.
  */
-export function settle(app: AppContext, payer: Payer, reserved: number, actual: number, res?: ReservationRow, op = 0): Promise<BalanceAfter & { taken: number }> {
+export function settle(
+  app: AppContext,
+  payer: Payer,
+  reserved: number,
+  actual: number,
+  res?: ReservationRow,
+  op = 0,
+): Promise<BalanceAfter & { taken: number }> {
   const delta = actual - reserved;
   if (!res) op = 0;
   if (res) res.taken = actual;

@@ -71,7 +71,10 @@ const SQL = {
 /** One move on its own (single statements; with a limited token or a row, one transaction). */
 const ONE = {
   usersTake: { name: 'gw_one_users_take', text: 'update "users" set "quota" = "quota" - $1 where "id" = $2 and "quota" >= $3 returning "quota" as v' },
-  tokensTake: { name: 'gw_one_tokens_take', text: 'update "tokens" set "remain_quota" = "remain_quota" - $1 where "id" = $2 and "remain_quota" >= $3 returning "remain_quota" as v' },
+  tokensTake: {
+    name: 'gw_one_tokens_take',
+    text: 'update "tokens" set "remain_quota" = "remain_quota" - $1 where "id" = $2 and "remain_quota" >= $3 returning "remain_quota" as v',
+  },
   usersAdd: { name: 'gw_one_users_add', text: 'update "users" set "quota" = "quota" + $1 where "id" = $2 returning "quota" as v' },
   tokensAdd: { name: 'gw_one_tokens_add', text: 'update "tokens" set "remain_quota" = "remain_quota" + $1 where "id" = $2 returning "remain_quota" as v' },
   usersLocked: { name: 'gw_one_users_locked', text: 'select "quota" as v from "users" where "id" = $1 for update' },
@@ -125,7 +128,14 @@ function one(app: AppContext, m: Move): Promise<MoveOutcome> {
 }
 
 /** Takes the extra cost `delta` as far as the balances reach, in one transaction (with the reservation row). */
-function takeUpTo(app: AppContext, payer: Payer, reserved: number, delta: number, res: ReservationRow | undefined, op: number): Promise<BalanceAfter & { taken: number }> {
+function takeUpTo(
+  app: AppContext,
+  payer: Payer,
+  reserved: number,
+  delta: number,
+  res: ReservationRow | undefined,
+  op: number,
+): Promise<BalanceAfter & { taken: number }> {
   const { userId, limitedTokenId: tokenId } = payer;
   return withPgConn(app, true, async (conn) => {
     let extra = delta;
@@ -239,7 +249,12 @@ async function writeRecords(conn: PgConn, moves: Move[], userAfter: Map<number, 
 }
 
 /** The batch's limited tokens; a token that refused gives its user's part back (same transaction). */
-async function updateTokens(conn: PgConn, tokens: Map<number, RowSum & { userId: number }>, userAfter: Map<number, number>, tokenAfter: Map<number, number>): Promise<void> {
+async function updateTokens(
+  conn: PgConn,
+  tokens: Map<number, RowSum & { userId: number }>,
+  userAfter: Map<number, number>,
+  tokenAfter: Map<number, number>,
+): Promise<void> {
   // Only the tokens whose user's row took its part.
   const tried = new Map([...tokens].filter(([, t]) => userAfter.has(t.userId)));
   for (const [id, v] of await update(conn, SQL.tokens, tried)) tokenAfter.set(id, v);
@@ -274,7 +289,12 @@ async function update(conn: PgConn, q: { name: string; text: string }, sums: Map
  * per row, the adds, then the takes, in the order they were asked for. A move is applied when its
  * user's row (and its limited token's, if any) took the batch's part.
  */
-function settleOutcomes(users: Map<number, RowSum>, tokens: Map<number, RowSum & { userId: number }>, userAfter: Map<number, number>, tokenAfter: Map<number, number>): void {
+function settleOutcomes(
+  users: Map<number, RowSum>,
+  tokens: Map<number, RowSum & { userId: number }>,
+  userAfter: Map<number, number>,
+  tokenAfter: Map<number, number>,
+): void {
   const applied = (m: Move) => userAfter.has(m.userId) && (m.tokenId === undefined || tokenAfter.has(m.tokenId));
   const userQuota = new Map<Move, number>();
   const tokenRemain = new Map<Move, number>();

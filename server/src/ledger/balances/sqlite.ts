@@ -97,7 +97,15 @@ export function sqliteBalances(app: AppContext): Balances {
   };
 }
 
-function takeUpTo(app: AppContext, run: Run, payer: Payer, reserved: number, delta: number, res: ReservationRow | undefined, op: number): BalanceAfter & { taken: number } {
+function takeUpTo(
+  app: AppContext,
+  run: Run,
+  payer: Payer,
+  reserved: number,
+  delta: number,
+  res: ReservationRow | undefined,
+  op: number,
+): BalanceAfter & { taken: number } {
   const { userId, limitedTokenId: tokenId } = payer;
   let extra = delta;
   let userQuota = num(run.update(DEC.users, [delta, userId, delta]));

@@ -52,7 +52,18 @@ function sqliteState(app: AppContext) {
     conn: undefined as SqliteConn | undefined,
     /** The runner of `conn` (one per connection: a new closure per group would be optimized anew by V8). */
     run: undefined as Run | undefined,
-    tx: undefined as { conn: SqliteConn; begin: SqliteStatement; commit: SqliteStatement; rollback: SqliteStatement; savepoint: SqliteStatement; release: SqliteStatement; rollbackTo: SqliteStatement; checkpoint: SqliteStatement } | undefined,
+    tx: undefined as
+      | {
+          conn: SqliteConn;
+          begin: SqliteStatement;
+          commit: SqliteStatement;
+          rollback: SqliteStatement;
+          savepoint: SqliteStatement;
+          release: SqliteStatement;
+          rollbackTo: SqliteStatement;
+          checkpoint: SqliteStatement;
+        }
+      | undefined,
     stmts: new Map<string, SqliteStatement>(),
     updates: new Map<RowUpdate, { update: SqliteStatement; read: SqliteStatement }>(),
   }));

@@ -32,9 +32,18 @@ const PG_LOG = {
   text: `insert into "logs" (${LOG_COLUMNS.map((c) => `"${c}"`).join(', ')}) select ${LOG_COLUMNS.map((_, i) => `c${i}`).join(', ')} from unnest(${LOG_COLUMNS.map((c, i) => `$${i + 1}::${PG_LOG_TYPE[c]}[]`).join(', ')}) with ordinality as r(${LOG_COLUMNS.map((_, i) => `c${i}`).join(', ')}, ord) order by ord`,
 };
 const PG_COUNTERS = {
-  users: { name: 'gw_usage_users', text: 'update "users" as u set "used_quota" = u."used_quota" + m.q, "request_count" = u."request_count" + m.n from unnest($1::int[], $2::bigint[], $3::int[]) as m(id, q, n) where u."id" = m.id' },
-  tokens: { name: 'gw_usage_tokens', text: 'update "tokens" as t set "used_quota" = t."used_quota" + m.q, "request_count" = t."request_count" + m.n, "accessed_time" = $4 from unnest($1::int[], $2::bigint[], $3::int[]) as m(id, q, n) where t."id" = m.id' },
-  channels: { name: 'gw_usage_channels', text: 'update "channels" as c set "used_quota" = c."used_quota" + m.q, "request_count" = c."request_count" + m.n from unnest($1::int[], $2::bigint[], $3::int[]) as m(id, q, n) where c."id" = m.id' },
+  users: {
+    name: 'gw_usage_users',
+    text: 'update "users" as u set "used_quota" = u."used_quota" + m.q, "request_count" = u."request_count" + m.n from unnest($1::int[], $2::bigint[], $3::int[]) as m(id, q, n) where u."id" = m.id',
+  },
+  tokens: {
+    name: 'gw_usage_tokens',
+    text: 'update "tokens" as t set "used_quota" = t."used_quota" + m.q, "request_count" = t."request_count" + m.n, "accessed_time" = $4 from unnest($1::int[], $2::bigint[], $3::int[]) as m(id, q, n) where t."id" = m.id',
+  },
+  channels: {
+    name: 'gw_usage_channels',
+    text: 'update "channels" as c set "used_quota" = c."used_quota" + m.q, "request_count" = c."request_count" + m.n from unnest($1::int[], $2::bigint[], $3::int[]) as m(id, q, n) where c."id" = m.id',
+  },
 } as const;
 const PG_RES_DEL = { name: 'gw_usage_reservations', text: 'delete from "reservations" where "id" = any($1::bigint[])' };
 

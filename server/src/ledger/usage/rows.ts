@@ -1,7 +1,26 @@
 import type { LogRow } from '../../repositories/logs';
 
 /** The columns of a log row, in the order both writers bind them. */
-export const LOG_COLUMNS = ['user_id', 'created_at', 'type', 'content', 'username', 'token_name', 'token_id', 'model_name', 'quota', 'prompt_tokens', 'completion_tokens', 'use_time', 'is_stream', 'channel_id', 'channel_name', 'group', 'ip', 'other'] as const;
+export const LOG_COLUMNS = [
+  'user_id',
+  'created_at',
+  'type',
+  'content',
+  'username',
+  'token_name',
+  'token_id',
+  'model_name',
+  'quota',
+  'prompt_tokens',
+  'completion_tokens',
+  'use_time',
+  'is_stream',
+  'channel_id',
+  'channel_name',
+  'group',
+  'ip',
+  'other',
+] as const;
 
 /**
  * Statement parameters of one row, in LOG_COLUMNS order, `is_stream` as given (plain property

@@ -51,7 +51,11 @@ export function signV4(input: SigV4Input): Record<string, string> {
     region: input.region,
     extraHeadersToIgnore: { 'content-length': true },
   };
-  const signed = aws4.sign(request, { accessKeyId: input.accessKeyId, secretAccessKey: input.secretAccessKey, ...(input.sessionToken ? { sessionToken: input.sessionToken } : {}) });
+  const signed = aws4.sign(request, {
+    accessKeyId: input.accessKeyId,
+    secretAccessKey: input.secretAccessKey,
+    ...(input.sessionToken ? { sessionToken: input.sessionToken } : {}),
+  });
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(signed.headers ?? {})) {
     const name = k.toLowerCase();
@@ -75,7 +79,7 @@ const BEDROCK_IDS: Record<string, string> = {
   'claude-sonnet-4-5-20250929': 'anthropic.claude-sonnet-4-5-20250929-v1:0',
 };
 export function bedrockModelId(model: string): string {
-  return model.includes('.') ? model : BEDROCK_IDS[model] ?? `anthropic.${model}`;
+  return model.includes('.') ? model : (BEDROCK_IDS[model] ?? `anthropic.${model}`);
 }
 
 /** Channel key `AccessKeyId|SecretAccessKey|Region` (region may also be in `other`). */

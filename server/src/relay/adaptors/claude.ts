@@ -29,7 +29,18 @@ import type {
 } from '../types';
 import { UpstreamError } from '../errors';
 import { typesServedBy } from '../../channels/catalogue';
-import { contentText, getHints, isRecord, newId, parseArgs, parseDataUrl, parseJsonOption, streamError, tolerantObserver, upstreamErrorMessage } from './shared';
+import {
+  contentText,
+  getHints,
+  isRecord,
+  newId,
+  parseArgs,
+  parseDataUrl,
+  parseJsonOption,
+  streamError,
+  tolerantObserver,
+  upstreamErrorMessage,
+} from './shared';
 
 export const CLAUDE_API_VERSION = '2023-06-01';
 const DEFAULT_BASE = 'https://api.anthropic.com';
@@ -306,7 +317,6 @@ export function fromClaudeResponse(body: unknown, fallbackModel: string): ChatRe
   };
 }
 
-
 /**
  * Claude SSE events → canonical chunks. Emits a role chunk on message_start, content / reasoning
  * / tool-call deltas, a finish chunk on message_delta and, on message_stop, a usage chunk
@@ -367,7 +377,13 @@ export class ClaudeStreamTranslator implements StreamTranslator {
           const ti = this.nextTool++;
           this.toolIndexByBlock.set(idx, ti);
           const input = isRecord(blk.input) && Object.keys(blk.input).length ? JSON.stringify(blk.input) : '';
-          return [this.chunk({ tool_calls: [{ index: ti, id: String(blk.id ?? newId('toolu_')), type: 'function', function: { name: String(blk.name ?? ''), arguments: input } }] })];
+          return [
+            this.chunk({
+              tool_calls: [
+                { index: ti, id: String(blk.id ?? newId('toolu_')), type: 'function', function: { name: String(blk.name ?? ''), arguments: input } },
+              ],
+            }),
+          ];
         }
         if (blk.type === 'text' && typeof blk.text === 'string' && blk.text) return [this.chunk({ content: blk.text })];
         if (blk.type === 'thinking' && typeof blk.thinking === 'string' && blk.thinking) return [this.chunk({ reasoning_content: blk.thinking })];
@@ -396,7 +412,11 @@ export class ClaudeStreamTranslator implements StreamTranslator {
       case 'error': {
         // thrown on the next push()/end(), so the chunks converted before it still reach the client
         const e = isRecord(data.error) ? data.error : {};
-        this.pending = streamError(typeof e.message === 'string' ? e.message : 'upstream stream error', typeof e.type === 'string' ? e.type : 'api_error', event.data);
+        this.pending = streamError(
+          typeof e.message === 'string' ? e.message : 'upstream stream error',
+          typeof e.type === 'string' ? e.type : 'api_error',
+          event.data,
+        );
         return [];
       }
       default:
@@ -419,7 +439,6 @@ export class ClaudeStreamTranslator implements StreamTranslator {
     return this.seenUsage ? claudeUsageToCanonical(this.raw) : undefined;
   }
 }
-
 
 function claudeUpstream(ctx: AdaptorContext, body: Record<string, unknown>, headers: Record<string, string>): UpstreamRequest {
   const base = (ctx.channel.baseUrl || DEFAULT_BASE).replace(/\/+$/, '');

@@ -14,7 +14,8 @@ const CF_BASE = 'https://api.cloudflare.com';
 
 export function cloudflareUrl(channel: ChannelInfo, endpoint: Endpoint): string {
   const account = channel.other.trim();
-  if (!account || !/^[A-Za-z0-9_-]+$/.test(account)) throw new UpstreamError(400, 'Cloudflare 渠道需要在“其他”中填写账户 ID（Account ID）', '', 'invalid_channel_config');
+  if (!account || !/^[A-Za-z0-9_-]+$/.test(account))
+    throw new UpstreamError(400, 'Cloudflare 渠道需要在“其他”中填写账户 ID（Account ID）', '', 'invalid_channel_config');
   const base = (channel.baseUrl || CF_BASE).replace(/\/+$/, '');
   return `${base}/client/v4/accounts/${account}/ai/v1${ENDPOINT_PATH[endpoint]}`;
 }

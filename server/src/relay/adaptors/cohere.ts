@@ -30,7 +30,8 @@ function cohereContent(content: ChatMessage['content']): string | Array<Record<s
   const parts: Array<Record<string, unknown>> = [];
   for (const p of content) {
     if (p.type === 'text' && typeof (p as { text?: unknown }).text === 'string') parts.push({ type: 'text', text: (p as { text: string }).text });
-    else if (p.type === 'image_url' && isRecord((p as { image_url?: unknown }).image_url)) parts.push({ type: 'image_url', image_url: { url: String((p as { image_url: { url?: unknown } }).image_url.url ?? '') } });
+    else if (p.type === 'image_url' && isRecord((p as { image_url?: unknown }).image_url))
+      parts.push({ type: 'image_url', image_url: { url: String((p as { image_url: { url?: unknown } }).image_url.url ?? '') } });
   }
   return parts.length === 1 && parts[0]!.type === 'text' ? String(parts[0]!.text) : parts;
 }
@@ -45,7 +46,11 @@ export function toCohereRequest(req: ChatRequest, model: string, stream: boolean
       const out: Record<string, unknown> = { role: 'assistant' };
       const text = contentText(m.content);
       if (m.tool_calls?.length) {
-        out.tool_calls = m.tool_calls.map((t) => ({ id: t.id, type: 'function', function: { name: t.function.name, arguments: t.function.arguments || '{}' } }));
+        out.tool_calls = m.tool_calls.map((t) => ({
+          id: t.id,
+          type: 'function',
+          function: { name: t.function.name, arguments: t.function.arguments || '{}' },
+        }));
         if (text) out.tool_plan = text;
       } else out.content = text;
       messages.push(out);
@@ -59,7 +64,15 @@ export function toCohereRequest(req: ChatRequest, model: string, stream: boolean
   if (req.top_k != null) body.k = req.top_k;
   if (req.stop != null) body.stop_sequences = Array.isArray(req.stop) ? req.stop : [req.stop];
   for (const k of ['seed', 'frequency_penalty', 'presence_penalty'] as const) if (typeof req[k] === 'number') body[k] = req[k];
-  if (req.tools?.length) body.tools = req.tools.map((t) => ({ type: 'function', function: { name: t.function.name, ...(t.function.description ? { description: t.function.description } : {}), parameters: t.function.parameters ?? { type: 'object', properties: {} } } }));
+  if (req.tools?.length)
+    body.tools = req.tools.map((t) => ({
+      type: 'function',
+      function: {
+        name: t.function.name,
+        ...(t.function.description ? { description: t.function.description } : {}),
+        parameters: t.function.parameters ?? { type: 'object', properties: {} },
+      },
+    }));
   if (req.tool_choice === 'required') body.tool_choice = 'REQUIRED';
   else if (req.tool_choice === 'none') body.tool_choice = 'NONE';
   const rf = req.response_format;
@@ -99,7 +112,11 @@ function toolCallsOf(v: unknown): ToolCall[] {
   if (!Array.isArray(v)) return [];
   return v.filter(isRecord).map((t) => {
     const f = isRecord(t.function) ? t.function : {};
-    return { id: String(t.id ?? newId('call_')), type: 'function' as const, function: { name: String(f.name ?? ''), arguments: typeof f.arguments === 'string' ? f.arguments : JSON.stringify(f.arguments ?? {}) } };
+    return {
+      id: String(t.id ?? newId('call_')),
+      type: 'function' as const,
+      function: { name: String(f.name ?? ''), arguments: typeof f.arguments === 'string' ? f.arguments : JSON.stringify(f.arguments ?? {}) },
+    };
   });
 }
 
@@ -177,7 +194,18 @@ export class CohereStreamTranslator implements StreamTranslator {
         if (type === 'tool-call-start') {
           const ti = this.toolIndex.size;
           this.toolIndex.set(idx, ti);
-          out.push(this.chunk({ tool_calls: [{ index: ti, id: String(t.id ?? newId('call_')), type: 'function', function: { name: String(f.name ?? ''), arguments: typeof f.arguments === 'string' ? f.arguments : '' } }] }));
+          out.push(
+            this.chunk({
+              tool_calls: [
+                {
+                  index: ti,
+                  id: String(t.id ?? newId('call_')),
+                  type: 'function',
+                  function: { name: String(f.name ?? ''), arguments: typeof f.arguments === 'string' ? f.arguments : '' },
+                },
+              ],
+            }),
+          );
         } else if (typeof f.arguments === 'string' && f.arguments) {
           out.push(this.chunk({ tool_calls: [{ index: this.toolIndex.get(idx) ?? 0, function: { arguments: f.arguments } }] }));
         }
@@ -189,7 +217,8 @@ export class CohereStreamTranslator implements StreamTranslator {
         const finish = this.toolIndex.size ? 'tool_calls' : cohereFinish(delta.finish_reason ?? 'COMPLETE');
         out.push(this.chunk({}, finish));
         if (u) out.push({ id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [], usage: u });
-        if (delta.finish_reason === 'ERROR') this.pending = streamError(typeof delta.error === 'string' ? delta.error : 'upstream stream error', 'api_error', ev.data);
+        if (delta.finish_reason === 'ERROR')
+          this.pending = streamError(typeof delta.error === 'string' ? delta.error : 'upstream stream error', 'api_error', ev.data);
         break;
       }
       default:
@@ -269,7 +298,11 @@ export function fromCohereEmbed(res: unknown, model: unknown, encodingFormat?: u
   const meta = isRecord(r.meta) ? r.meta : {};
   const src = [meta.billed_units, meta.tokens].find((o) => isRecord(o) && typeof o.input_tokens === 'number') as { input_tokens: number } | undefined;
   const usage: Usage | undefined = src ? { prompt_tokens: src.input_tokens, completion_tokens: 0, total_tokens: src.input_tokens } : undefined;
-  const body: Record<string, unknown> = { object: 'list', model, data: vectors.map((v, index) => ({ object: 'embedding', index, embedding: encodingFormat === 'base64' ? base64Vector(v) : v })) };
+  const body: Record<string, unknown> = {
+    object: 'list',
+    model,
+    data: vectors.map((v, index) => ({ object: 'embedding', index, embedding: encodingFormat === 'base64' ? base64Vector(v) : v })),
+  };
   body.usage = { prompt_tokens: usage?.prompt_tokens ?? 0, total_tokens: usage?.total_tokens ?? 0 };
   return { body, usage };
 }
@@ -280,7 +313,12 @@ export const cohereAdaptor: ProviderAdaptor = {
   format: 'openai',
   convertedEndpoints: ['rerank', 'embeddings'],
   chatRequest(req, ctx) {
-    return { url: `${baseUrlOf(ctx.channel)}/v2/chat`, method: 'POST', headers: headers(ctx.channel.key, ctx.stream), body: JSON.stringify(toCohereRequest(req, ctx.upstreamModel, ctx.stream)) };
+    return {
+      url: `${baseUrlOf(ctx.channel)}/v2/chat`,
+      method: 'POST',
+      headers: headers(ctx.channel.key, ctx.stream),
+      body: JSON.stringify(toCohereRequest(req, ctx.upstreamModel, ctx.stream)),
+    };
   },
   chatResponse(body, ctx) {
     return fromCohereResponse(body, ctx.upstreamModel);

@@ -198,7 +198,8 @@ export class BedrockStreamDecoder {
       }
       if (kind === 'exception' || kind === 'error') {
         const ex = String(m.headers[':exception-type'] ?? m.headers[':error-code'] ?? 'internalServerException');
-        const msg = typeof body.message === 'string' ? body.message : typeof body.Message === 'string' ? body.Message : String(m.headers[':error-message'] ?? ex);
+        const msg =
+          typeof body.message === 'string' ? body.message : typeof body.Message === 'string' ? body.Message : String(m.headers[':error-message'] ?? ex);
         out.push(errorBlock(EXCEPTION_TYPES[ex] ?? 'api_error', msg));
         continue;
       }

@@ -27,7 +27,18 @@ import type {
   ToolCall,
   Usage,
 } from '../types';
-import { contentText, getHints, isRecord, newId, parseArgs, parseDataUrl, parseJsonOption, streamError, tolerantObserver, upstreamErrorMessage } from './shared';
+import {
+  contentText,
+  getHints,
+  isRecord,
+  newId,
+  parseArgs,
+  parseDataUrl,
+  parseJsonOption,
+  streamError,
+  tolerantObserver,
+  upstreamErrorMessage,
+} from './shared';
 import { CHANNEL_TYPE, defaultBaseUrl, typesServedBy } from '../../channels/catalogue';
 
 const DEFAULT_BASE = defaultBaseUrl(CHANNEL_TYPE.Gemini);
@@ -47,8 +58,18 @@ interface Content {
 }
 
 const MIME_BY_EXT: Record<string, string> = {
-  png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp', heic: 'image/heic', heif: 'image/heif',
-  pdf: 'application/pdf', mp3: 'audio/mp3', wav: 'audio/wav', mp4: 'video/mp4', txt: 'text/plain',
+  png: 'image/png',
+  jpg: 'image/jpeg',
+  jpeg: 'image/jpeg',
+  gif: 'image/gif',
+  webp: 'image/webp',
+  heic: 'image/heic',
+  heif: 'image/heif',
+  pdf: 'application/pdf',
+  mp3: 'audio/mp3',
+  wav: 'audio/wav',
+  mp4: 'video/mp4',
+  txt: 'text/plain',
 };
 function guessMime(url: string): string {
   const m = /\.([a-z0-9]+)(?:[?#].*)?$/i.exec(url);
@@ -86,9 +107,28 @@ function partsOf(content: ChatMessage['content']): Part[] {
 
 /** Keys of an OpenAPI schema object Gemini accepts. */
 const SCHEMA_KEYS = new Set([
-  'type', 'format', 'title', 'description', 'nullable', 'enum', 'maxItems', 'minItems', 'properties', 'required',
-  'minProperties', 'maxProperties', 'minLength', 'maxLength', 'pattern', 'example', 'anyOf', 'propertyOrdering',
-  'default', 'items', 'minimum', 'maximum',
+  'type',
+  'format',
+  'title',
+  'description',
+  'nullable',
+  'enum',
+  'maxItems',
+  'minItems',
+  'properties',
+  'required',
+  'minProperties',
+  'maxProperties',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'example',
+  'anyOf',
+  'propertyOrdering',
+  'default',
+  'items',
+  'minimum',
+  'maximum',
 ]);
 
 /** Reduces a JSON schema to what Gemini's `Schema` accepts (drops $schema, additionalProperties, …). */
@@ -414,7 +454,11 @@ export class GeminiStreamTranslator implements StreamTranslator {
     if (!isRecord(data)) return [];
     if (isRecord(data.error)) {
       // thrown on the next push()/end(), so earlier chunks of the same read still reach the client
-      this.pending = streamError(typeof data.error.message === 'string' ? data.error.message : 'upstream stream error', String(data.error.status ?? 'api_error'), event.data);
+      this.pending = streamError(
+        typeof data.error.message === 'string' ? data.error.message : 'upstream stream error',
+        String(data.error.status ?? 'api_error'),
+        event.data,
+      );
       return [];
     }
     if (typeof data.modelVersion === 'string' && data.modelVersion) this.model = data.modelVersion;
@@ -434,7 +478,9 @@ export class GeminiStreamTranslator implements StreamTranslator {
         const base = this.toolCount.get(index) ?? 0;
         this.toolCount.set(index, base + toolCalls.length);
         this.hadTools.add(index);
-        out.push(this.chunk(index, { tool_calls: toolCalls.map((tc, k) => ({ index: base + k, id: tc.id, type: 'function' as const, function: tc.function })) }));
+        out.push(
+          this.chunk(index, { tool_calls: toolCalls.map((tc, k) => ({ index: base + k, id: tc.id, type: 'function' as const, function: tc.function })) }),
+        );
       }
       let finish = geminiFinishToCanonical(c.finishReason);
       if (finish === 'stop' && this.hadTools.has(index)) finish = 'tool_calls';
@@ -450,7 +496,9 @@ export class GeminiStreamTranslator implements StreamTranslator {
     if (this.pending) throw this.pending;
     if (this.ended || !this.lastUsage) return [];
     this.ended = true;
-    return [{ id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [], usage: geminiUsageToCanonical(this.lastUsage) }];
+    return [
+      { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [], usage: geminiUsageToCanonical(this.lastUsage) },
+    ];
   }
 
   usage(): Usage | undefined {
@@ -495,7 +543,8 @@ export const geminiAdaptor: ProviderAdaptor = {
             const pctRaw = Number(ctx.option('gemini.thinking_adapter_budget_tokens_percentage'));
             const pct = Number.isFinite(pctRaw) && pctRaw > 0 ? pctRaw : 0.6;
             const budget = m[2] ? Number(m[2]) : max ? Math.floor(max * pct) : undefined;
-            gc.thinkingConfig = budget !== undefined ? { includeThoughts: true, thinkingBudget: Math.min(GEMINI_THINKING_BUDGET_CAP, budget) } : { includeThoughts: true };
+            gc.thinkingConfig =
+              budget !== undefined ? { includeThoughts: true, thinkingBudget: Math.min(GEMINI_THINKING_BUDGET_CAP, budget) } : { includeThoughts: true };
           }
         }
         out.generationConfig = gc;

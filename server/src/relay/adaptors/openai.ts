@@ -20,7 +20,9 @@ import { CHANNEL_TYPE, CHANNEL_TYPES, typesServedBy } from '../../channels/catal
  * type so that the per-call lookup stays one property read.
  */
 export const DEFAULT_BASE_URL: Readonly<Record<number, string>> = Object.fromEntries(CHANNEL_TYPES.filter((e) => e.baseUrl).map((e) => [e.id, e.baseUrl!]));
-const API_PREFIX: Readonly<Record<number, string>> = Object.fromEntries(CHANNEL_TYPES.filter((e) => e.apiPrefix !== undefined).map((e) => [e.id, e.apiPrefix!]));
+const API_PREFIX: Readonly<Record<number, string>> = Object.fromEntries(
+  CHANNEL_TYPES.filter((e) => e.apiPrefix !== undefined).map((e) => [e.id, e.apiPrefix!]),
+);
 /** OpenRouter asks callers to identify themselves (ranking headers). */
 const OPENROUTER = CHANNEL_TYPE.OpenRouter;
 
@@ -77,7 +79,8 @@ export function normaliseUsage(u: unknown): Usage | undefined {
   };
   if (details && typeof details === 'object') usage.prompt_tokens_details = details;
   else if (typeof o.prompt_cache_hit_tokens === 'number') usage.prompt_tokens_details = { cached_tokens: o.prompt_cache_hit_tokens };
-  if (o.completion_tokens_details && typeof o.completion_tokens_details === 'object') usage.completion_tokens_details = o.completion_tokens_details as Usage['completion_tokens_details'];
+  if (o.completion_tokens_details && typeof o.completion_tokens_details === 'object')
+    usage.completion_tokens_details = o.completion_tokens_details as Usage['completion_tokens_details'];
   return usage;
 }
 
@@ -99,7 +102,9 @@ function choiceText(obj: { choices?: Array<Record<string, unknown>>; type?: unkn
       if (typeof d.content === 'string') s += d.content;
       if (typeof d.reasoning_content === 'string') s += d.reasoning_content;
       if (typeof d.reasoning === 'string') s += d.reasoning;
-      if (Array.isArray(d.tool_calls)) for (const t of d.tool_calls as Array<{ function?: { name?: string; arguments?: string } }>) s += `${t.function?.name ?? ''}${t.function?.arguments ?? ''}`;
+      if (Array.isArray(d.tool_calls))
+        for (const t of d.tool_calls as Array<{ function?: { name?: string; arguments?: string } }>)
+          s += `${t.function?.name ?? ''}${t.function?.arguments ?? ''}`;
     }
     if (typeof c.text === 'string') s += c.text;
   }

@@ -50,9 +50,7 @@ export function parseDataUrl(url: string): { mimeType: string; data: string } | 
 export function contentText(content: ChatMessage['content']): string {
   if (content == null) return '';
   if (typeof content === 'string') return content;
-  return content
-    .map((p) => (p.type === 'text' && typeof (p as { text?: unknown }).text === 'string' ? (p as { text: string }).text : ''))
-    .join('');
+  return content.map((p) => (p.type === 'text' && typeof (p as { text?: unknown }).text === 'string' ? (p as { text: string }).text : '')).join('');
 }
 
 export function newId(prefix: string): string {

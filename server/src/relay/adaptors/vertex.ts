@@ -97,7 +97,12 @@ interface CachedToken {
 async function mintToken(app: AppContext, sa: ServiceAccount, proxy?: string): Promise<CachedToken> {
   const url = sa.token_uri ?? VERTEX_TOKEN_URL;
   const body = new URLSearchParams({ grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer', assertion: signServiceAccountJwt(sa) }).toString();
-  const res = await sendUpstream(app, { url, method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body }, AbortSignal.timeout(30_000), proxy);
+  const res = await sendUpstream(
+    app,
+    { url, method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body },
+    AbortSignal.timeout(30_000),
+    proxy,
+  );
   const text = (await readBody(res, 1024 * 1024)).toString('utf8');
   let j: Record<string, unknown> = {};
   try {
@@ -109,7 +114,12 @@ async function mintToken(app: AppContext, sa: ServiceAccount, proxy?: string): P
   if (res.statusCode >= 400 || typeof j.access_token !== 'string' || !j.access_token) {
     const why = typeof j.error_description === 'string' ? j.error_description : typeof j.error === 'string' ? j.error : `HTTP ${res.statusCode}`;
     // 401: retryable on another channel and counted against this channel's health
-    throw new UpstreamError(res.statusCode >= 400 && res.statusCode !== 400 ? res.statusCode : 401, `获取 Vertex AI 访问令牌失败：${why}`, text, 'vertex_token_failed');
+    throw new UpstreamError(
+      res.statusCode >= 400 && res.statusCode !== 400 ? res.statusCode : 401,
+      `获取 Vertex AI 访问令牌失败：${why}`,
+      text,
+      'vertex_token_failed',
+    );
   }
   const ttl = Number(j.expires_in) > 0 ? Number(j.expires_in) : 3600;
   // refresh a minute early (or at half-life for very short tokens)
@@ -167,7 +177,12 @@ export function vertexUrl(channel: ChannelInfo, publisher: 'google' | 'anthropic
 }
 
 function vertexRequest(url: string, body: Record<string, unknown>, stream: boolean): UpstreamRequest {
-  return { url, method: 'POST', headers: { 'content-type': 'application/json', ...(stream ? { accept: 'text/event-stream' } : {}) }, body: JSON.stringify(body) };
+  return {
+    url,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(stream ? { accept: 'text/event-stream' } : {}) },
+    body: JSON.stringify(body),
+  };
 }
 
 export const vertexAdaptor: ProviderAdaptor = {

@@ -78,10 +78,16 @@ export async function bufferedAnswer(
     if (textual) {
       const text = json && typeof (json as { text?: unknown }).text === 'string' ? String((json as { text: string }).text) : buf.toString('utf8');
       const u = json ? adaptor.usageFromBody?.(json, actx) : undefined;
-      tokens = u && (u.prompt_tokens || u.completion_tokens) ? tokensFrom(u, call, '', calls) : { prompt: 0, completion: countTextTokens(text, call.model), cached: 0, calls };
+      tokens =
+        u && (u.prompt_tokens || u.completion_tokens)
+          ? tokensFrom(u, call, '', calls)
+          : { prompt: 0, completion: countTextTokens(text, call.model), cached: 0, calls };
     } else {
       const u = adaptor.usageFromBody?.(json, actx);
-      tokens = JSON_ENDPOINTS_WITH_USAGE.has(call.endpoint) || u ? tokensFrom(u, call, () => responseText(json), calls) : { prompt: promptFallback(call), completion: 0, cached: 0, calls };
+      tokens =
+        JSON_ENDPOINTS_WITH_USAGE.has(call.endpoint) || u
+          ? tokensFrom(u, call, () => responseText(json), calls)
+          : { prompt: promptFallback(call), completion: 0, cached: 0, calls };
     }
   } else if (call.endpoint !== 'chat' && adaptor.endpointResponse) {
     const conv = adaptor.endpointResponse(json, actx, call.body ?? {});

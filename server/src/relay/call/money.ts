@@ -36,7 +36,12 @@ export class CallMoney {
     const { principal } = call;
     this.payer = plan.payer;
     this.reserved = plan.reserved;
-    this.res = new Reservation(app, plan.payer, plan.reserved, { tokenId: principal.token?.id ?? 0, model: call.model, group: principal.group, stream: call.stream });
+    this.res = new Reservation(app, plan.payer, plan.reserved, {
+      tokenId: principal.token?.id ?? 0,
+      model: call.model,
+      group: principal.group,
+      stream: call.stream,
+    });
     this.view = plan.reserved > 0 ? balanceView(app) : undefined;
   }
 

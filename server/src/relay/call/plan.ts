@@ -63,7 +63,8 @@ export function planCall(call: RelayCall, table: RouteTable): CallPlan {
   plan.price = priceFor(app, model, principal.group, acceptUnset);
   // Claude/Gemini bodies are estimated from the canonical request (system prompt, contents,
   // generationConfig.maxOutputTokens live elsewhere in their own shapes).
-  const body = (call.inbound.name !== 'openai' && call.endpoint === 'chat' ? (safeChat(call) as Record<string, unknown> | undefined) : undefined) ?? call.body ?? {};
+  const body =
+    (call.inbound.name !== 'openai' && call.endpoint === 'chat' ? (safeChat(call) as Record<string, unknown> | undefined) : undefined) ?? call.body ?? {};
   const maxTokens = Number(body.max_tokens ?? body.max_completion_tokens ?? body.max_output_tokens ?? 0) || 0;
   plan.calls = call.endpoint === 'images' || call.endpoint === 'image_edits' ? Math.max(1, Number(body.n ?? 1) || 1) : 1;
   plan.reserved = estimateQuota(app, plan.price, estimateTokens(body), maxTokens, plan.calls);

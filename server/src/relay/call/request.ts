@@ -15,7 +15,12 @@ export function upstreamModelFor(ch: ChannelEntry, model: string): string {
 }
 
 /** Builds the upstream request for one channel; `passthrough` when the channel speaks the client's format. */
-export function buildRequest(call: RelayCall, adaptor: ProviderAdaptor, ch: ChannelEntry, actx: AdaptorContext): { req: UpstreamRequest; passthrough: boolean } {
+export function buildRequest(
+  call: RelayCall,
+  adaptor: ProviderAdaptor,
+  ch: ChannelEntry,
+  actx: AdaptorContext,
+): { req: UpstreamRequest; passthrough: boolean } {
   if (call.endpoint !== 'chat' && adaptor.endpointRequest && adaptor.convertedEndpoints?.includes(call.endpoint)) {
     const b: Record<string, unknown> = { ...(call.body ?? {}), model: actx.upstreamModel };
     if (ch.paramOverride) Object.assign(b, ch.paramOverride);

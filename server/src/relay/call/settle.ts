@@ -18,7 +18,8 @@ const ignore = () => undefined;
 /** Moves the reservation to the call's real cost; the outcome's quota is what was taken. */
 export async function settleCall(call: RelayCall, plan: CallPlan, money: CallMoney, answer: Answer, outcome: RelayOutcome): Promise<Settled> {
   const t = answer.tokens;
-  const actual = t.calls === 0 ? 0 : computeQuota(call.app, plan.price, { promptTokens: t.prompt, completionTokens: t.completion, cachedTokens: t.cached, calls: t.calls });
+  const actual =
+    t.calls === 0 ? 0 : computeQuota(call.app, plan.price, { promptTokens: t.prompt, completionTokens: t.completion, cachedTokens: t.cached, calls: t.calls });
   const s = await money.res.settle(actual, answer.channel.info.id, t.prompt, t.completion);
   money.view?.note(money.payer, s);
   outcome.quota = s.taken;

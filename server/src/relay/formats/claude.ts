@@ -8,7 +8,19 @@
  * Claude round trip returns the upstream figures unchanged.
  */
 import { RelayError } from '../errors';
-import type { ChatChunk, ChatMessage, ChatRequest, ChatResponse, ContentPart, FinishReason, InboundFormat, InboundRoute, ToolCall, ToolDef, Usage } from '../types';
+import type {
+  ChatChunk,
+  ChatMessage,
+  ChatRequest,
+  ChatResponse,
+  ContentPart,
+  FinishReason,
+  InboundFormat,
+  InboundRoute,
+  ToolCall,
+  ToolDef,
+  Usage,
+} from '../types';
 import { isRecord, newId, setHints } from '../adaptors/shared';
 
 const badRequest = (message: string) => new RelayError(400, message, 'invalid_request');
@@ -59,7 +71,13 @@ export function claudeToChat(body: unknown): ChatRequest {
   }
   const messages: ChatMessage[] = [];
   if (body.system != null) {
-    const text = typeof body.system === 'string' ? body.system : blockList(body.system, 'system').map((b) => str(b.text) ?? '').filter(Boolean).join('\n');
+    const text =
+      typeof body.system === 'string'
+        ? body.system
+        : blockList(body.system, 'system')
+            .map((b) => str(b.text) ?? '')
+            .filter(Boolean)
+            .join('\n');
     if (text) messages.push({ role: 'system', content: text });
   }
   body.messages.forEach((raw, i) => {
@@ -75,7 +93,11 @@ export function claudeToChat(body: unknown): ChatRequest {
         if (b.type === 'text') text += str(b.text) ?? '';
         else if (b.type === 'thinking') reasoning += str(b.thinking) ?? '';
         else if (b.type === 'tool_use' || b.type === 'server_tool_use') {
-          toolCalls.push({ id: str(b.id) ?? newId('toolu_'), type: 'function', function: { name: str(b.name) ?? '', arguments: JSON.stringify(b.input ?? {}) } });
+          toolCalls.push({
+            id: str(b.id) ?? newId('toolu_'),
+            type: 'function',
+            function: { name: str(b.name) ?? '', arguments: JSON.stringify(b.input ?? {}) },
+          });
         }
       }
       const msg: ChatMessage = { role: 'assistant', content: text || (toolCalls.length ? null : '') };
@@ -132,7 +154,14 @@ export function claudeToChat(body: unknown): ChatRequest {
     for (const t of body.tools) {
       if (!isRecord(t) || typeof t.name !== 'string') continue;
       if (t.type && t.type !== 'custom' && !t.input_schema) continue; // server tools (web_search, bash…) have no OpenAI equivalent
-      tools.push({ type: 'function', function: { name: t.name, ...(typeof t.description === 'string' ? { description: t.description } : {}), parameters: isRecord(t.input_schema) ? t.input_schema : { type: 'object', properties: {} } } });
+      tools.push({
+        type: 'function',
+        function: {
+          name: t.name,
+          ...(typeof t.description === 'string' ? { description: t.description } : {}),
+          parameters: isRecord(t.input_schema) ? t.input_schema : { type: 'object', properties: {} },
+        },
+      });
     }
     if (tools.length) req.tools = tools;
   }
@@ -170,7 +199,12 @@ export function finishToClaudeStop(reason: FinishReason | undefined): string | n
   }
 }
 
-export function canonicalToClaudeUsage(u: Usage | undefined): { input_tokens: number; output_tokens: number; cache_read_input_tokens: number; cache_creation_input_tokens: number } {
+export function canonicalToClaudeUsage(u: Usage | undefined): {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_input_tokens: number;
+  cache_creation_input_tokens: number;
+} {
   const cached = u?.prompt_tokens_details?.cached_tokens ?? 0;
   const creation = u?.prompt_tokens_details?.cache_creation_tokens ?? 0;
   return {
@@ -310,7 +344,12 @@ export class ClaudeStreamWriter {
     const u = canonicalToClaudeUsage(usage ?? this.usage);
     out += sse('message_delta', {
       delta: { stop_reason: this.stop ?? 'end_turn', stop_sequence: null },
-      usage: { input_tokens: u.input_tokens, output_tokens: u.output_tokens, cache_read_input_tokens: u.cache_read_input_tokens, cache_creation_input_tokens: u.cache_creation_input_tokens },
+      usage: {
+        input_tokens: u.input_tokens,
+        output_tokens: u.output_tokens,
+        cache_read_input_tokens: u.cache_read_input_tokens,
+        cache_creation_input_tokens: u.cache_creation_input_tokens,
+      },
     });
     out += sse('message_stop', {});
     return out;

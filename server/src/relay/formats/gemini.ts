@@ -8,7 +8,19 @@
  * sends whole `functionCall` parts, so they are buffered and sent with the final event.
  */
 import { RelayError } from '../errors';
-import type { ChatChunk, ChatMessage, ChatRequest, ChatResponse, ContentPart, FinishReason, InboundFormat, InboundRoute, ToolCall, ToolDef, Usage } from '../types';
+import type {
+  ChatChunk,
+  ChatMessage,
+  ChatRequest,
+  ChatResponse,
+  ContentPart,
+  FinishReason,
+  InboundFormat,
+  InboundRoute,
+  ToolCall,
+  ToolDef,
+  Usage,
+} from '../types';
 import { isRecord, newId, setHints } from '../adaptors/shared';
 
 const badRequest = (message: string) => new RelayError(400, message, 'invalid_request');
@@ -35,9 +47,17 @@ function partsToCanonical(parts: unknown[], where: string) {
       if (!mime || mime.startsWith('image/')) content.push({ type: 'image_url', image_url: { url: p.fileData.fileUri } });
       else content.push({ type: 'text', text: `[${mime}: ${p.fileData.fileUri}]` });
     } else if (isRecord(p.functionCall)) {
-      calls.push({ name: String(p.functionCall.name ?? ''), args: p.functionCall.args ?? {}, id: typeof p.functionCall.id === 'string' ? p.functionCall.id : undefined });
+      calls.push({
+        name: String(p.functionCall.name ?? ''),
+        args: p.functionCall.args ?? {},
+        id: typeof p.functionCall.id === 'string' ? p.functionCall.id : undefined,
+      });
     } else if (isRecord(p.functionResponse)) {
-      responses.push({ name: String(p.functionResponse.name ?? ''), response: p.functionResponse.response ?? {}, id: typeof p.functionResponse.id === 'string' ? p.functionResponse.id : undefined });
+      responses.push({
+        name: String(p.functionResponse.name ?? ''),
+        response: p.functionResponse.response ?? {},
+        id: typeof p.functionResponse.id === 'string' ? p.functionResponse.id : undefined,
+      });
     }
   });
   return { content, calls, responses, thoughts };
@@ -55,7 +75,11 @@ export function geminiToChat(body: unknown, model: string | undefined): ChatRequ
   const messages: ChatMessage[] = [];
   const sys = body.systemInstruction ?? body.system_instruction;
   if (isRecord(sys) && Array.isArray(sys.parts)) {
-    const text = sys.parts.filter(isRecord).map((p) => (typeof p.text === 'string' ? p.text : '')).filter(Boolean).join('\n');
+    const text = sys.parts
+      .filter(isRecord)
+      .map((p) => (typeof p.text === 'string' ? p.text : ''))
+      .filter(Boolean)
+      .join('\n');
     if (text) messages.push({ role: 'system', content: text });
   }
   // functionResponse parts are matched to the earliest pending call of the same name
@@ -72,7 +96,10 @@ export function geminiToChat(body: unknown, model: string | undefined): ChatRequ
         pending.push({ id, name: fc.name });
         return { id, type: 'function', function: { name: fc.name, arguments: JSON.stringify(fc.args) } };
       });
-      const text = content.filter((p) => p.type === 'text').map((p) => (p as { text: string }).text).join('');
+      const text = content
+        .filter((p) => p.type === 'text')
+        .map((p) => (p as { text: string }).text)
+        .join('');
       const msg: ChatMessage = { role: 'assistant', content: text || (toolCalls.length ? null : '') };
       if (toolCalls.length) msg.tool_calls = toolCalls;
       if (thoughts) msg.reasoning_content = thoughts;
@@ -122,7 +149,14 @@ export function geminiToChat(body: unknown, model: string | undefined): ChatRequ
       for (const d of decls) {
         if (!isRecord(d) || typeof d.name !== 'string') continue;
         const params = d.parameters ?? d.parametersJsonSchema;
-        tools.push({ type: 'function', function: { name: d.name, ...(typeof d.description === 'string' ? { description: d.description } : {}), parameters: isRecord(params) ? lowerTypes(params) as Record<string, unknown> : { type: 'object', properties: {} } } });
+        tools.push({
+          type: 'function',
+          function: {
+            name: d.name,
+            ...(typeof d.description === 'string' ? { description: d.description } : {}),
+            parameters: isRecord(params) ? (lowerTypes(params) as Record<string, unknown>) : { type: 'object', properties: {} },
+          },
+        });
       }
     }
     if (tools.length) req.tools = tools;

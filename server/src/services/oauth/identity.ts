@@ -61,17 +61,13 @@ export function loginView(u: UserRow) {
 
 /** Checks a user may act (live, enabled); throws the matching message. */
 export function assertActive(u: UserRow | undefined): asserts u is UserRow {
-  if (!u || u.deleted_at !== null && u.deleted_at !== undefined) throw new BadRequestError(MSG.deleted);
+  if (!u || (u.deleted_at !== null && u.deleted_at !== undefined)) throw new BadRequestError(MSG.deleted);
   if (Number(u.status) !== USER_STATUS.enabled) throw new BadRequestError(MSG.banned);
 }
 
 /** The holder of an identity, deregistered users included (a deregistered account keeps its bindings). */
 async function holderOf(knex: Knex, provider: IdentityProvider, id: string): Promise<UserRow | undefined> {
-  return knex<UserRow>('users')
-    .where(IDENTITY_COLUMN[provider], id)
-    .orderByRaw('case when deleted_at is null then 0 else 1 end')
-    .orderBy('id')
-    .first();
+  return knex<UserRow>('users').where(IDENTITY_COLUMN[provider], id).orderByRaw('case when deleted_at is null then 0 else 1 end').orderBy('id').first();
 }
 
 /**
@@ -122,7 +118,12 @@ export interface LoginOptions {
  * Logs in the account bound to `profile.id`, or registers a new one (when registration is open).
  * Registration goes through createAccount: new-user gift and inviter rewards in one transaction.
  */
-export async function loginOrRegister(app: AppContext, provider: IdentityProvider, profile: ExternalProfile, opts: LoginOptions = {}): Promise<{ user: UserRow; created: boolean }> {
+export async function loginOrRegister(
+  app: AppContext,
+  provider: IdentityProvider,
+  profile: ExternalProfile,
+  opts: LoginOptions = {},
+): Promise<{ user: UserRow; created: boolean }> {
   return withIdentityLock(app, provider, profile.id, async () => {
     const holder = await holderOf(app.knex, provider, profile.id);
     if (holder) {

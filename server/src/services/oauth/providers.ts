@@ -46,9 +46,14 @@ export function githubAuthorizeUrl(app: AppContext, state: string, redirectUri: 
 export async function githubProfile(app: AppContext, code: string): Promise<ExternalProfile> {
   const c = githubConfig(app);
   if (!c.clientId || !c.clientSecret) throw new BadRequestError('GitHub OAuth 未配置 Client ID 或 Client Secret');
-  const token = await providerJson<{ access_token?: string; error?: string; error_description?: string }>(app, 'GitHub', `${c.oauthBase}/login/oauth/access_token`, {
-    json: { client_id: c.clientId, client_secret: c.clientSecret, code },
-  });
+  const token = await providerJson<{ access_token?: string; error?: string; error_description?: string }>(
+    app,
+    'GitHub',
+    `${c.oauthBase}/login/oauth/access_token`,
+    {
+      json: { client_id: c.clientId, client_secret: c.clientSecret, code },
+    },
+  );
   // GitHub answers a bad or used code with HTTP 200 and an `error` field.
   if (!token.access_token) throw new BadRequestError(`GitHub 授权失败：${token.error_description || token.error || '未返回 access token'}`);
   const user = await providerJson<Record<string, unknown>>(app, 'GitHub', `${c.apiBase}/user`, {
@@ -204,9 +209,14 @@ export async function oidcProfile(app: AppContext, code: string, redirectUri: st
 export async function wechatOpenId(app: AppContext, code: string): Promise<ExternalProfile> {
   const base = trimUrl(app.options.get('WeChatServerAddress'));
   if (!base) throw new BadRequestError('微信登录服务器地址未配置');
-  const res = await providerJson<{ success?: boolean; message?: string; data?: unknown }>(app, '微信服务器', `${base}/api/wechat/user?code=${encodeURIComponent(code)}`, {
-    headers: { Authorization: app.options.get('WeChatServerToken') },
-  });
+  const res = await providerJson<{ success?: boolean; message?: string; data?: unknown }>(
+    app,
+    '微信服务器',
+    `${base}/api/wechat/user?code=${encodeURIComponent(code)}`,
+    {
+      headers: { Authorization: app.options.get('WeChatServerToken') },
+    },
+  );
   if (!res.success) throw new BadRequestError(res.message || '验证码错误或已过期');
   const id = str(res.data);
   if (!id) throw new BadRequestError('验证码错误或已过期');
