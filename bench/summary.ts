@@ -74,5 +74,5 @@ export function summarize(r: Results, file: string): string {
 
 if (require.main === module) {
   const file = process.argv[2] ? path.resolve(process.argv[2]) : newestFullRun();
-  console.log(summarize(JSON.parse(fs.readFileSync(file, 'utf8')) as Results, file));
+  process.stdout.write(`${summarize(JSON.parse(fs.readFileSync(file, 'utf8')) as Results, file)}\n`);
 }

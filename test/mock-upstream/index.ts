@@ -20,7 +20,7 @@ export interface MockRequest {
   url: string;
   headers: http.IncomingHttpHeaders;
   body: Buffer;
-  json?: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  json?: any;
   fault: string;
 }
 

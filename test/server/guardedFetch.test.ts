@@ -1,5 +1,4 @@
 import http from 'node:http';
-import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { DB_TARGETS, describeEach, loginAgent, makeUser, setupRoot } from '../helpers/app';
 import { addressRefusal, FetchFailedError, FetchRefusedError, fetchPolicy, guardedFetch, setResolver } from '../../server/src/lib/guardedFetch';

@@ -4,7 +4,7 @@ import type { AppContext } from '../context';
 import { apiErrors } from '../middleware/errors';
 import { jsonBody } from '../middleware/body';
 import { rateLimit } from '../middleware/rateLimit';
-import { ConsoleRoutes, ok, type RegisteredRoute } from './route';
+import { ConsoleRoutes, type RegisteredRoute } from './route';
 import { openApiDocument } from './openapi';
 import * as status from './status';
 import * as user from './user';
@@ -74,8 +74,8 @@ export function apiMiddleware(app: AppContext): Koa.Middleware[] {
       ctx.body = { success: false, message: `接口不存在：${ctx.method} ${ctx.path}`, data: null };
     }
   };
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the router's middleware carries its own context type
   const onlyApi =
+    // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the router's middleware carries its own context type
     (mw: Koa.Middleware<any, any>): Koa.Middleware =>
     (ctx, next) =>
       ctx.path.startsWith('/api/') ? mw(ctx, next) : next();

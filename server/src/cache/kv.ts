@@ -136,7 +136,7 @@ export class RedisKV implements KV {
     readonly prefix: string,
   ) {
     // Required here, not at the top: deployments without Redis never load the client.
-    const RedisClient = require('ioredis') as typeof Redis; // eslint-disable-line @typescript-eslint/no-require-imports
+    const RedisClient = require('ioredis') as typeof Redis; // eslint-disable-line @typescript-eslint/no-require-imports -- loaded only when REDIS_URL is set (memory)
     this.redis = new RedisClient(url, { maxRetriesPerRequest: 3, enableAutoPipelining: true, lazyConnect: false });
     this.redis.defineCommand('incrWithTtl', { numberOfKeys: 1, lua: INCR_WITH_TTL });
     this.redis.defineCommand('decrIfExists', { numberOfKeys: 1, lua: DECR_IF_EXISTS });

@@ -5,7 +5,7 @@ import type pgModule from 'pg';
 
 /** The pg driver, loaded only for PostgreSQL (SQLite deployments never load it). */
 function loadPg(): typeof pgModule {
-  const pg = require('pg') as typeof pgModule; // eslint-disable-line @typescript-eslint/no-require-imports
+  const pg = require('pg') as typeof pgModule; // eslint-disable-line @typescript-eslint/no-require-imports -- loaded only for PostgreSQL (memory)
   // BIGINT (quota) and NUMERIC come back as strings by default; every value we keep fits a JS number.
   pg.types.setTypeParser(20, (v) => Number(v));
   pg.types.setTypeParser(1700, (v) => Number(v));

@@ -11,9 +11,9 @@ function encoderFor(model: string): Tiktoken {
   const name = /gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|(^|\/)o[134]|chatgpt/.test(model) ? 'o200k_base' : 'cl100k_base';
   let enc = encoders.get(name);
   if (!enc) {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the ranks are megabytes: loaded on first use, one encoding at a time
     const { Tiktoken: T } = require('js-tiktoken/lite') as typeof import('js-tiktoken/lite');
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- as above
     const ranks = name === 'o200k_base' ? require('js-tiktoken/ranks/o200k_base') : require('js-tiktoken/ranks/cl100k_base');
     enc = new T((ranks as { default?: unknown }).default ?? ranks);
     encoders.set(name, enc);

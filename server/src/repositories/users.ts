@@ -55,7 +55,6 @@ export async function findUserByAccessToken(knex: Knex, token: string): Promise<
 
 /** The user as the API shows it: no password, no access token. */
 export function publicUser(u: UserRow): Omit<UserRow, 'password' | 'access_token'> {
-  // eslint-disable-next-line @typescript-eslint/no-unused-vars
   const { password, access_token, ...rest } = u;
   return rest;
 }

@@ -3,7 +3,7 @@ import type { AppContext } from '../context';
 import { BadRequestError } from '../lib/errors';
 
 // Loaded on first send: most gateways send mail rarely, and the module is ≈ 8 MB of memory.
-const loadNodemailer = () => require('nodemailer') as typeof nodemailerModule; // eslint-disable-line @typescript-eslint/no-require-imports
+const loadNodemailer = () => require('nodemailer') as typeof nodemailerModule; // eslint-disable-line @typescript-eslint/no-require-imports -- loaded on the first mail (memory)
 
 /**
  * Sends one HTML mail through the SMTP server configured in the options (SMTPServer, SMTPPort,

@@ -73,6 +73,7 @@ export function checkUsername(username: string): string {
   const name = username.trim();
   if (!name) throw new BadRequestError(MSG.usernameEmpty);
   if ([...name].length > 12) throw new BadRequestError(MSG.usernameLong);
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what a username may not hold
   if (/[\s\u0000-\u001f]/.test(name)) throw new BadRequestError('用户名不能包含空白或控制字符');
   return name;
 }

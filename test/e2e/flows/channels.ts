@@ -23,7 +23,7 @@ export const flow: Flow = {
     });
     if (!ok) return;
 
-    ok = await step('channels: the keyword search is kept in the URL and survives a reload', async () => {
+    await step('channels: the keyword search is kept in the URL and survives a reload', async () => {
       await page.goto(`${base}/channel`);
       await page.locator('tr', { hasText: 'e2e-ch-c' }).waitFor();
       await page.getByLabel('搜索渠道的 ID，名称和密钥 ...').fill('e2e-ch-a');

@@ -13,14 +13,14 @@ export const flow: Flow = {
     const app = { knex: stack.app.ctx.knex, ctx: stack.app.ctx };
     const o = stack.app.ctx.options;
 
-    let ok = await step('settings: seed a channel serving a priced and an unpriced model', async () => {
+    const ok = await step('settings: seed a channel serving a priced and an unpriced model', async () => {
       await seedChannel(app, { name: 'e2e-settings', base_url: stack.mock.url, models: `${MODEL},${UNSET}`, group: 'default' });
       const ratios = o.json<Record<string, number>>('ModelRatio', {});
       await o.set('ModelRatio', JSON.stringify({ ...ratios, [MODEL]: 1 }));
     });
     if (!ok) return;
 
-    ok = await step('settings: /setting opens the operation tab with all five tabs for root', async () => {
+    await step('settings: /setting opens the operation tab with all five tabs for root', async () => {
       await page.goto(`${base}/setting`);
       await page.getByTestId('sec-general').waitFor({ state: 'visible' });
       for (const t of ['operation', 'ratelimit', 'models', 'system', 'other']) assert(await page.getByTestId(`tab-${t}`).isVisible(), `tab ${t} missing`);
