@@ -249,18 +249,16 @@ describeEach(DB_TARGETS, 'relay: routing, retries, channel health', (getApp) => 
       const pm = fresh();
       await priced(pm);
       const port = (proxy.address() as net.AddressInfo).port;
-      await app
-        .knex('channels')
-        .insert({
-          name: 'via-proxy',
-          type: 1,
-          key: 'k',
-          base_url: mock.url,
-          models: pm,
-          group: 'default',
-          status: 1,
-          setting: JSON.stringify({ proxy: `http://127.0.0.1:${port}` }),
-        });
+      await app.knex('channels').insert({
+        name: 'via-proxy',
+        type: 1,
+        key: 'k',
+        base_url: mock.url,
+        models: pm,
+        group: 'default',
+        status: 1,
+        setting: JSON.stringify({ proxy: `http://127.0.0.1:${port}` }),
+      });
       const row = await app.knex('channels').where({ name: 'via-proxy' }).first();
       await updateChannel(app, row.id, { status: 1 });
       await client.chat.completions.create({ model: pm, messages: msg });

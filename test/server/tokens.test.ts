@@ -34,18 +34,16 @@ describeEach(DB_TARGETS, 'API tokens', (getApp) => {
   it('creates a token with a 48-char key and lists it in full for its owner only', async () => {
     const app = getApp();
     const exp = now() + 3600;
-    const res = await alice
-      .post('/api/token/')
-      .send({
-        name: 'first',
-        remain_quota: 500000,
-        expired_time: exp,
-        unlimited_quota: false,
-        model_limits_enabled: true,
-        model_limits: 'gpt-4o, o3,gpt-4o',
-        allow_ips: '10.0.0.1\n192.168.0.0/16\n::1',
-        group: 'vip',
-      });
+    const res = await alice.post('/api/token/').send({
+      name: 'first',
+      remain_quota: 500000,
+      expired_time: exp,
+      unlimited_quota: false,
+      model_limits_enabled: true,
+      model_limits: 'gpt-4o, o3,gpt-4o',
+      allow_ips: '10.0.0.1\n192.168.0.0/16\n::1',
+      group: 'vip',
+    });
     expect(res.body).toMatchObject({ success: true });
     const t = res.body.data;
     expect(t).toMatchObject({

@@ -77,8 +77,8 @@ export function apiMiddleware(app: AppContext): Koa.Middleware[] {
   const onlyApi =
     // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the router's middleware carries its own context type
     (mw: Koa.Middleware<any, any>): Koa.Middleware =>
-    (ctx, next) =>
-      ctx.path.startsWith('/api/') ? mw(ctx, next) : next();
+      (ctx, next) =>
+        ctx.path.startsWith('/api/') ? mw(ctx, next) : next();
   const { count, windowSeconds } = app.config.apiRateLimit;
   // Global per-IP limit on the console API (shared through Redis when configured).
   const perIp = rateLimit(app, 'api', count, windowSeconds);

@@ -188,19 +188,17 @@ export const flow: Flow = {
       const app = ctx.stack.app.ctx;
       const user = await createAccount(app, { username: 'e2edash', password: 'e2e-dash-pass-1' });
       const nowMs = Date.now();
-      await app
-        .knex('midjourneys')
-        .insert({
-          user_id: user.id,
-          code: 1,
-          action: 'IMAGINE',
-          mj_id: 'e2e-user-mj',
-          status: 'IN_PROGRESS',
-          progress: '30%',
-          submit_time: nowMs - 5000,
-          channel_id: 3,
-          created_at: Math.floor(nowMs / 1000),
-        });
+      await app.knex('midjourneys').insert({
+        user_id: user.id,
+        code: 1,
+        action: 'IMAGINE',
+        mj_id: 'e2e-user-mj',
+        status: 'IN_PROGRESS',
+        progress: '30%',
+        submit_time: nowMs - 5000,
+        channel_id: 3,
+        created_at: Math.floor(nowMs / 1000),
+      });
       await insertLogs(app.knex, [
         {
           type: 2,
