@@ -32,6 +32,21 @@ export interface BalanceAfter {
 /** A take the user's (`'user'`) or the limited token's (`'token'`) balance did not cover: nothing was taken, no row written. */
 export type MoveOutcome = BalanceAfter | 'user' | 'token';
 
+/** One move queued for a batch (both implementations batch them: a group commit, a per-turn transaction). */
+export interface QueuedMove {
+  userId: number;
+  /** A limited token charged with the user (undefined: unlimited token or playground). */
+  tokenId: number | undefined;
+  amount: number;
+  /** true: conditional take; false: unconditional add (refund). */
+  take: boolean;
+  /** Set when its batch ran; on PostgreSQL left undefined when its row did not fit (then it runs on its own). */
+  outcome: MoveOutcome | undefined;
+  /** The call's reservation row, written with the move when it is applied (records.ts OP); op 0: none. */
+  res: ReservationRow | undefined;
+  op: number;
+}
+
 export interface Balances {
   /**
    * Takes (`take`: only if both the user and the limited token `tokenId` cover it) or adds

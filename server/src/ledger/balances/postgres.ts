@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context';
 import { pgValue, withPgConn, type PgConn } from '../postgres/conn';
 import { PG_USERS_WITH_RECORDS, pgRecordValues, pgRecordsWritten, recordPg, type ReservationRow } from '../records';
-import type { BalanceAfter, Balances, MoveOutcome, Payer } from './index';
+import type { BalanceAfter, Balances, MoveOutcome, Payer, QueuedMove } from './index';
 
 /**
  * Balance moves on PostgreSQL, batched per event-loop turn: the counterpart of sqlite.ts (SQLite
@@ -26,19 +26,7 @@ import type { BalanceAfter, Balances, MoveOutcome, Payer } from './index';
  * the error and nothing of it was written.
  */
 
-interface Move {
-  userId: number;
-  /** A limited token charged with the user (undefined: unlimited token or playground). */
-  tokenId: number | undefined;
-  amount: number;
-  /** true: conditional take; false: unconditional add (refund). */
-  take: boolean;
-  /** Set when its batch applied it; undefined when its row did not fit (then run on its own). */
-  outcome: MoveOutcome | undefined;
-  /** The call's reservation row, written with the move when it is applied (records.ts OP); op 0: none. */
-  res: ReservationRow | undefined;
-  op: number;
-}
+type Move = QueuedMove;
 
 interface PgBatch {
   moves: Move[];

@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context';
 import { groupTx, writeSeq, type Run, type RowUpdate } from '../sqlite/statements';
 import { OP, recordManySqlite, recordSqlite, type ReservationRow } from '../records';
-import type { BalanceAfter, Balances, MoveOutcome, Payer } from './index';
+import type { BalanceAfter, Balances, MoveOutcome, Payer, QueuedMove } from './index';
 
 /**
  * Balance moves on SQLite, aggregated per payer within one group commit (sqlite/statements.ts).
@@ -21,19 +21,7 @@ import type { BalanceAfter, Balances, MoveOutcome, Payer } from './index';
  * after it in that order and its own write order (`writeSeq`), as if it had run alone.
  */
 
-interface Move {
-  userId: number;
-  /** A limited token charged with the user (undefined: unlimited token or playground). */
-  tokenId: number | undefined;
-  amount: number;
-  /** true: conditional take; false: unconditional add (refund). */
-  take: boolean;
-  /** Set when its batch ran. */
-  outcome: MoveOutcome | undefined;
-  /** The call's reservation row, written with the move when it is applied (records.ts OP); op 0: none. */
-  res: ReservationRow | undefined;
-  op: number;
-}
+type Move = QueuedMove;
 
 const balanceUpdate = (table: 'users' | 'tokens', column: 'quota' | 'remain_quota', set: string, cond = ''): RowUpdate => ({
   update: `update "${table}" set "${column}" = "${column}" ${set} where "id" = ?${cond}`,
