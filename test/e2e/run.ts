@@ -240,7 +240,7 @@ async function main(): Promise<void> {
         await s.app.ctx.knex('users').where({ username: 'bob' }).update({ email: 'bob@example.com' });
         const token = await issueCode(s.app.ctx, 'reset', 'bob@example.com', 'e2e-reset-token-0001');
         await page.goto(`${base}/user/reset?email=bob%40example.com&token=${token}`);
-        // The clipboard refuses: the manual-copy dialog must show the password (spec 001 §8).
+        // The clipboard refuses: the manual-copy dialog must show the password.
         // (a string: tsx would wrap named functions in a helper the page does not have)
         await page.evaluate(`Object.defineProperty(navigator, 'clipboard', { value: { writeText: function () { return Promise.reject(new Error('denied')); } } });
           document.execCommand = function () { return false; };`);

@@ -155,7 +155,7 @@ describeEach(DB_TARGETS, 'registration', (app) => {
   });
   const reg = (body: Record<string, unknown>, q = '') => app().http().post(`/api/user/register${q}`).send(body);
 
-  it('validates with the spec messages and writes nothing on failure', async () => {
+  it('validates with the product messages and writes nothing on failure', async () => {
     expect((await reg({ username: 'alice', password: 'short', password2: 'short' })).body).toMatchObject({
       success: false,
       message: 'Password length must not be less than 8 characters!',

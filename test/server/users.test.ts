@@ -72,7 +72,7 @@ describeEach(DB_TARGETS, 'user administration', (app) => {
     expect(await ids('keyword=%25')).toEqual([]);
   });
 
-  it('creates users with the spec messages; an admin cannot create its own role or higher', async () => {
+  it('creates users with the product messages; an admin cannot create its own role or higher', async () => {
     const empty = await admin.post('/api/user/').send({ username: '', password: '' });
     expect(empty.body).toEqual({ success: false, message: 'Username and password cannot be empty!', data: null });
     const short = await admin.post('/api/user/').send({ username: 'newbie', password: '123' });

@@ -56,7 +56,7 @@ describe('resource messages', () => {
   it('zh and en have the same keys', () => {
     expect(leaves(resourceMessages.en).sort()).toEqual(leaves(resourceMessages.zh).sort());
   });
-  it('uses the spec wording for validations and results', () => {
+  it('uses the product wording for validations and results', () => {
     const zh = resourceMessages.zh;
     expect(lookup(zh, 'res.channel.msg.name_key_required')).toBe('请填写渠道名称和渠道密钥！');
     expect(lookup(zh, 'res.channel.msg.models_required')).toBe('请至少选择一个模型！');

@@ -2,7 +2,7 @@
  * Translations of the resource screens, merged into the app's i18n resources by i18n/index.ts.
  * Two namespaces: `resources.<name>.name` (react-admin's menu/title labels) and `res.*` (the
  * screens' own texts). Interpolation uses i18next's {{var}}. zh is the default language; the zh
- * texts of validations and results are the spec's wording.
+ * texts of validations and results are the product's own wording.
  */
 import * as channelMessages from './channels/messages';
 import * as logMessages from './logs/messages';

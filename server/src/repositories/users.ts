@@ -86,7 +86,7 @@ export async function isEmailTaken(knex: Knex, email: string, exceptId?: number)
   return Boolean(await q.first('id'));
 }
 
-/** The user setting JSON (spec 000 §3), parsed leniently. */
+/** The user setting JSON, parsed leniently. */
 export interface UserSetting {
   notify_type?: 'email' | 'webhook';
   quota_warning_threshold?: number;

@@ -140,7 +140,7 @@ export class OptionService {
 /**
  * Rules that depend on other options (checked by PUT /api/option/ after normaliseOption, like
  * new-api's UpdateOption): a login provider or restriction cannot be switched on before the
- * settings it needs are stored, and payment needs the server address (spec 000 §5).
+ * settings it needs are stored, and payment needs the server address.
  */
 export function checkOptionDependencies(key: string, value: string, get: (key: string) => string): void {
   const has = (k: string) => get(k).trim() !== '';

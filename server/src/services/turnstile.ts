@@ -4,7 +4,7 @@ import { BadRequestError } from '../lib/errors';
 import { fetchPolicy, guardedFetch } from '../lib/guardedFetch';
 import { sessionOf } from '../middleware/auth';
 
-/** Message from the spec (000 §5) when the bot-check is on and no token came with the call. */
+/** The message answered when the bot-check is on and no token came with the call. */
 export const TURNSTILE_MISSING = 'Please retry in a few seconds, Turnstile is checking the user environment!';
 export const TURNSTILE_FAILED = 'Turnstile 校验失败，请刷新重试！';
 

@@ -26,7 +26,7 @@ import { endUserSessions } from './sessions';
 import { sendMail } from './mail';
 import { consumeCode, issueCode, verifyEmailCode } from './verification';
 
-/* ------------------------------------------------------------------ messages (spec 000 §5/§8) */
+/* ------------------------------------------------------------------ messages */
 export const MSG = {
   loginEmpty: 'Please enter username and password!',
   loginWrong: '用户名或密码错误，或用户已被封禁',
@@ -512,7 +512,7 @@ export async function manageUser(app: AppContext, actor: UserRow, id: number, ac
       patch.status = status;
       break;
     case 'enable':
-      // Status 3 (spec 000 §4) is a state the enable action must not lift.
+      // Status 3 (deregistered) is a state the enable action must not lift.
       if (status !== USER_STATUS.enabled && status !== USER_STATUS.disabled) throw new BadRequestError('该用户状态不允许启用');
       status = USER_STATUS.enabled;
       patch.status = status;

@@ -150,7 +150,7 @@ export const flow: Flow = {
         await page.waitForURL((u) => u.pathname === '/about' && (u.searchParams.get('key') ?? '').startsWith('sk-'));
       });
 
-      await step('chat: no enabled token → the spec message, then /token', async () => {
+      await step('chat: no enabled token → the product message, then /token', async () => {
         const root = await stack.app.ctx.knex('users').where({ username: 'root' }).first();
         const enabled: Array<{ id: number }> = await stack.app.ctx.knex('tokens').where({ user_id: root.id, status: 1 }).select('id');
         await stack.app.ctx

@@ -69,7 +69,7 @@ export const flow: Flow = {
       await shot(page, 'wallet-02-redeemed');
     });
 
-    await step('wallet: online top-up off and no top-up link give the spec messages', async () => {
+    await step('wallet: online top-up off and no top-up link give the product messages', async () => {
       await page.getByTestId('pay-zfb').click();
       await expectText(page, '管理员未开启在线充值！');
       await page.getByTestId('topup-link').click();

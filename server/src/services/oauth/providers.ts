@@ -252,7 +252,7 @@ export function verifyTelegram(botToken: string, query: Record<string, unknown>)
     const expected = crypto.createHmac('sha256', secret).update(checkString).digest();
     return given.length === expected.length && crypto.timingSafeEqual(given, expected);
   };
-  // The console may append `lang` (spec 000 §7), which Telegram does not sign.
+  // The console may append `lang`, which Telegram does not sign.
   const withoutLang = () => {
     const rest = { ...fields };
     delete rest.lang;
