@@ -1,5 +1,5 @@
 import type { AppContext } from '../context';
-import { CHANNEL_STATUS, splitList, type ChannelRow } from '../repositories/channels';
+import { CHANNEL_STATUS, channelIdsByStatus, findChannel, recordChannelBalance, recordChannelTest, splitList } from '../repositories/channels';
 import { nowSec } from '../lib/time';
 import { adaptorFor } from './adaptors';
 import { baseUrlOf, openaiHeaders } from './adaptors/openai';
@@ -80,7 +80,7 @@ function testRequest(model: string): ChatRequest {
  * test_time; applies the auto-enable / auto-disable rules.
  */
 export async function testChannel(app: AppContext, id: number, modelArg?: string, audience: FetchAudience = 'operator'): Promise<TestResult> {
-  const row = await app.knex<ChannelRow>('channels').where({ id }).first();
+  const row = await findChannel(app.knex, id);
   if (!row) return { success: false, message: '渠道不存在', time: 0 };
   const entry = channelEntry(row);
   const adaptor = adaptorFor(entry.info.type);
@@ -118,7 +118,7 @@ export async function testChannel(app: AppContext, id: number, modelArg?: string
     failure = err instanceof UpstreamError ? err : new UpstreamError(0, (err as Error).message);
   }
   const ms = Date.now() - started;
-  await app.knex('channels').where({ id }).update({ response_time: ms, test_time: nowSec() });
+  await recordChannelTest(app.knex, id, ms, nowSec());
   const time = ms / 1000;
   if (failure) {
     if (shouldAutoDisable(app, entry.autoBan, failure)) await autoDisableChannel(app, id, failure.message);
@@ -151,13 +151,12 @@ function backgroundSweep(app: AppContext, name: string, statuses: number[], each
   state.running = true;
   state.done = (async () => {
     try {
-      const rows = await app.knex('channels').whereIn('status', statuses).select('id');
-      for (const r of rows) {
+      for (const id of await channelIdsByStatus(app.knex, statuses)) {
         if (state.stopped) break;
         try {
-          await each(Number(r.id));
+          await each(id);
         } catch (err) {
-          app.log.warn({ err, channel: r.id, sweep: name }, 'channel sweep step failed');
+          app.log.warn({ err, channel: id, sweep: name }, 'channel sweep step failed');
         }
       }
     } catch (err) {
@@ -241,7 +240,7 @@ async function getJson(
 
 /** Reads and stores the channel's balance (USD). Throws UpstreamError with a console message. */
 export async function updateChannelBalance(app: AppContext, id: number, audience: FetchAudience = 'operator'): Promise<number> {
-  const row = await app.knex<ChannelRow>('channels').where({ id }).first();
+  const row = await findChannel(app.knex, id);
   if (!row) throw new UpstreamError(404, '渠道不存在');
   const info = channelEntry(row).info;
   let balance: number;
@@ -279,7 +278,7 @@ export async function updateChannelBalance(app: AppContext, id: number, audience
     throw new UpstreamError(400, '尚未实现该渠道类型的余额查询');
   }
   if (!Number.isFinite(balance)) throw new UpstreamError(502, '上游返回了无效的余额数据');
-  await app.knex('channels').where({ id }).update({ balance, balance_updated_time: nowSec() });
+  await recordChannelBalance(app.knex, id, balance, nowSec());
   return balance;
 }
 

@@ -157,6 +157,22 @@ export async function findChannel(knex: Knex, id: number): Promise<ChannelRow | 
 }
 
 /** Models a group can use through enabled channels, sorted. */
+/** After a channel test: how long it took (ms) and when. */
+export async function recordChannelTest(knex: Knex, id: number, responseMs: number, at: number): Promise<void> {
+  await knex('channels').where({ id }).update({ response_time: responseMs, test_time: at });
+}
+
+/** After a balance lookup: the channel's balance (USD) and when it was read. */
+export async function recordChannelBalance(knex: Knex, id: number, balance: number, at: number): Promise<void> {
+  await knex('channels').where({ id }).update({ balance, balance_updated_time: at });
+}
+
+/** Ids of the channels in one of these states (the periodic test and balance sweeps). */
+export async function channelIdsByStatus(knex: Knex, statuses: number[]): Promise<number[]> {
+  const rows = await knex('channels').whereIn('status', statuses).select('id');
+  return rows.map((r: { id: number | string }) => Number(r.id));
+}
+
 export async function groupModels(knex: Knex, group: string): Promise<string[]> {
   const rows: Array<{ model: string }> = await knex('abilities').distinct('model').where({ group, enabled: true }).orderBy('model');
   return rows.map((r) => r.model);
