@@ -47,7 +47,7 @@ export function Turnstile({ siteKey, onToken }: { siteKey: string; onToken: (tok
       alive = false;
       if (id && window.turnstile?.remove) window.turnstile.remove(id);
     };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- the widget is rendered once per site key with the first `onToken`; a new callback identity must not reset a solved challenge
   }, [siteKey]);
   return <div ref={ref} data-testid="turnstile" style={{ display: 'flex', justifyContent: 'center', margin: '8px 0' }} />;
 }

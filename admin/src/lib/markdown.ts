@@ -23,6 +23,7 @@ function inline(text: string): string {
   s = s.replace(/\[([^\]]+)\]\(([^)\s]+)\)/g, (_m, label: string, url: string) => `<a href="${safeUrl(url)}" target="_blank" rel="noreferrer">${label}</a>`);
   s = s.replace(/\*\*([^*]+)\*\*/g, '<strong>$1</strong>').replace(/__([^_]+)__/g, '<strong>$1</strong>');
   s = s.replace(/(^|[^*])\*([^*\s][^*]*)\*/g, '$1<em>$2</em>');
+  // eslint-disable-next-line no-control-regex -- NUL (\u0000) is the placeholder inline() wraps around the index of each stashed code span
   return s.replace(/\u0000(\d+)\u0000/g, (_m, i: string) => codes[Number(i)]!);
 }
 

@@ -69,7 +69,7 @@ function useChatTarget(build: (key: string, address: string) => LinkResult): Sta
       live = false;
       if (timer) clearTimeout(timer);
     };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- the link is resolved once, when the status arrives (or fails); the builder, router and i18n callbacks must not re-run it (and re-read the tokens)
   }, [loaded, error]);
   return state;
 }

@@ -111,7 +111,7 @@ export function DashboardPage() {
     } finally {
       setLoading(false);
     }
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- reloads follow the applied query only; `notifyError` just reports and its identity must not refetch
   }, [admin, start, end, applied.granularity, applied.username]);
 
   useEffect(() => {

@@ -158,6 +158,9 @@ export function pickModel(wanted: string, offered: readonly string[]): string {
 
 export type SseEvent = { type: 'delta'; text: string } | { type: 'done' } | { type: 'error'; message: string };
 
+/** `v?.[key]` on a parsed JSON value of unknown shape. */
+const at = (v: unknown, key: string | number): unknown => (v === null || v === undefined ? undefined : (v as Record<string | number, unknown>)[key]);
+
 /**
  * Incremental SSE parser: feed text chunks (split anywhere), get the events of the complete lines.
  * `data: [DONE]` → done; a JSON with choices[0].delta.content → delta; a JSON with `error` → error.
@@ -169,17 +172,15 @@ export function createSseParser() {
     const data = line.slice(5).trim();
     if (!data) return null;
     if (data === '[DONE]') return { type: 'done' };
-    let json: any;
+    let json: unknown;
     try {
       json = JSON.parse(data);
     } catch {
       return null;
     }
-    if (json && json.error) {
-      const e = json.error;
-      return { type: 'error', message: typeof e === 'string' ? e : String(e.message ?? JSON.stringify(e)) };
-    }
-    const text = json?.choices?.[0]?.delta?.content;
+    const e = json ? at(json, 'error') : undefined;
+    if (e) return { type: 'error', message: typeof e === 'string' ? e : String(at(e, 'message') ?? JSON.stringify(e)) };
+    const text = at(at(at(at(json, 'choices'), 0), 'delta'), 'content');
     if (typeof text === 'string' && text) return { type: 'delta', text };
     return null;
   };

@@ -69,6 +69,7 @@ export function PricingPage() {
   }, [translate]);
 
   // Re-read on status changes (display_in_currency / quota_per_unit).
+  // eslint-disable-next-line react-hooks/exhaustive-deps -- `status` is only the re-read trigger: readDisplaySettings() reads the localStorage copy the shell stores with each status
   const display: DisplaySettings = useMemo(() => readDisplaySettings(), [status]);
   const rows = useMemo(() => (answer ? filterModels(sortModels(answer.data), query) : []), [answer, query]);
   const ratio = answer ? groupRatioOf(answer.group_ratio, group) : 1;

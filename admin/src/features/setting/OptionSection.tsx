@@ -105,7 +105,7 @@ export function OptionSection({ title, fields, validate, transform, extra, extra
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [confirmKey, setConfirmKey] = useState<FieldDef | null>(null);
   const [saving, setSaving] = useState(false);
-  // eslint-disable-next-line react-hooks/exhaustive-deps
+  // eslint-disable-next-line react-hooks/exhaustive-deps -- `snapshot` is `initial` as JSON: reset on a content change only, not on each new `initial` object (that would drop unsaved edits)
   useEffect(() => setValues(initial), [snapshot]);
 
   const set = (k: string, v: string) => setValues((s) => ({ ...s, [k]: v }));

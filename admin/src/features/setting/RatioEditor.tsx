@@ -70,7 +70,7 @@ export function RatioEditor() {
   useEffect(() => {
     setRows(rowsFromOptions(options));
     setByPrice({});
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- `sourceKey` stands for the four ratio options: `options` is a new object on every refresh, and resetting on it would drop unsaved edits
   }, [sourceKey]);
 
   const filtered = useMemo(() => filterRows(rows, q), [rows, q]);

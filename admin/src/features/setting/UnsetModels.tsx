@@ -32,7 +32,7 @@ export function UnsetModels() {
         setEnabled([]);
         notifyError(e);
       });
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- the enabled models are loaded once on mount; `notifyError` only reports a failure
   }, []);
 
   const all = useMemo(() => unsetModels(enabled ?? [], options), [enabled, options]);

@@ -37,7 +37,7 @@ describe('setting translations', () => {
   });
 
   it('uses the product wording', () => {
-    const z = settingMessages.zh as { feat: { setting: Record<string, any> } };
+    const z = settingMessages.zh as { feat: { setting: Record<string, Record<string, unknown>> } };
     const s = z.feat.setting;
     expect(s.msg.nothing).toBe('你似乎并没有修改什么');
     expect(s.msg.saved).toBe('保存成功');
@@ -50,7 +50,7 @@ describe('setting translations', () => {
       invalid: '请输入有效的数字',
       both: '请输入模型倍率和补全倍率',
     });
-    const e = (settingMessages.en as { feat: { setting: Record<string, any> } }).feat.setting;
+    const e = (settingMessages.en as { feat: { setting: Record<string, Record<string, unknown>> } }).feat.setting;
     expect(e.msg.nothing).toBe("You don't seem to have changed anything");
     expect(e.log.need_time).toBe('Please select log record time');
     expect(e.other.update_fail).toBe('Failed to check for updates, please try again later');

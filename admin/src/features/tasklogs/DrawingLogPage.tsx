@@ -22,6 +22,7 @@ import {
   statusKey,
   timeTakenColor,
   timeTakenSeconds,
+  type Row,
 } from './taskRecords';
 
 /** A text cell: short text inline, long text ellipsised and opening the full text on click. */
@@ -73,7 +74,7 @@ export function DrawingLogPage() {
           {
             key: 'channel',
             label: 'feat.tasklogs.col.channel',
-            render: (r: Record<string, any>) => (r.channel_id ? <ColorTag tone={stringColor(String(r.channel_id))} label={String(r.channel_id)} /> : '-'),
+            render: (r: Row) => (r.channel_id ? <ColorTag tone={stringColor(String(r.channel_id))} label={String(r.channel_id)} /> : '-'),
           },
         ]
       : []),

@@ -5,7 +5,18 @@
  */
 import { parseDateText, toDateTimeLocal, type TagColor } from '../../resources/shared/format';
 
-export type Row = Record<string, any> & { id: number };
+/**
+ * A drawing or task record as the server lists it: the ids shown as text and the timestamps are
+ * typed, every other column is read defensively by the mappings below.
+ */
+export interface Row {
+  id: number;
+  mj_id?: string;
+  task_id?: string;
+  submit_time?: number;
+  finish_time?: number;
+  [column: string]: unknown;
+}
 
 /** Drawing submit result code → translation suffix. */
 export function codeKey(code: unknown): 'submitted' | 'waiting' | 'duplicate' | 'not_submitted' | 'unknown' {

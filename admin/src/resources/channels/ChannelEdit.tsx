@@ -79,7 +79,7 @@ const ChannelForm = ({ editId, onDone }: { editId?: string; onDone: () => void }
         })
         .catch(() => undefined);
     }
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- `typeModels` only tells whether the cached map is empty; this effect fills it and must not re-run on that
   }, [dp, http]);
 
   useEffect(() => {
@@ -95,7 +95,7 @@ const ChannelForm = ({ editId, onDone }: { editId?: string; onDone: () => void }
         onDone();
       })
       .finally(() => setLoading(false));
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- the record is loaded when the edited id changes; new `dp`/`notifyError`/`onDone` identities must not reload it over the user's edits
   }, [editId]);
 
   const kind = kindFields(catalogue, form.type);

@@ -2,6 +2,7 @@
  * The channel form without React: wire record ↔ form values, validations, custom models, the kind
  * switch and the copy body.
  */
+import type { Identifier } from 'react-admin';
 import { joinComma, splitComma } from '../shared/format';
 import { kindFields, type ChannelTypeCatalogue } from './channelTypes';
 
@@ -9,7 +10,7 @@ export const CHANNEL_STATUS = { ENABLED: 1, MANUALLY_DISABLED: 2, AUTO_DISABLED:
 
 /** The channel as the form edits it: lists instead of comma strings, booleans instead of 0/1. */
 export interface ChannelForm {
-  id?: number;
+  id?: Identifier;
   name: string;
   type: number;
   key: string;
@@ -65,8 +66,11 @@ function prettyJson(v: unknown): string {
   }
 }
 
+/** A channel as the server sends it (a react-admin record): its id plus the wire fields, read defensively. */
+export type ChannelWire = { id?: Identifier } & Record<string, unknown>;
+
 /** Wire record → form values. */
-export function channelToForm(ch: Record<string, any>): ChannelForm {
+export function channelToForm(ch: ChannelWire): ChannelForm {
   const groups = splitComma(str(ch.group));
   return {
     ...CHANNEL_DEFAULTS,
@@ -203,7 +207,7 @@ export function addCustomModels(existing: readonly string[], input: string): { m
  * Body that creates a copy of a channel (the row's "copy" action): same settings and key, name
  * with a suffix, and fresh counters (balance, used quota, response time, test time are not copied).
  */
-export function copyPayload(ch: Record<string, any>, suffix = '_复制'): Record<string, unknown> {
+export function copyPayload(ch: Record<string, unknown>, suffix = '_复制'): Record<string, unknown> {
   const keep = [
     'type',
     'key',

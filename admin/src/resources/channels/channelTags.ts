@@ -13,7 +13,7 @@ export function validateTagWeight(v: unknown): string | null {
 }
 
 /** A row of the tag-mode list: an aggregate of the channels that share a tag. */
-export interface TagRow {
+export interface TagRow<Child = Record<string, unknown>> {
   id: string;
   key: string;
   tag: string;
@@ -25,7 +25,7 @@ export interface TagRow {
   weight: number;
   status: number;
   type: number;
-  children: Record<string, any>[];
+  children: Child[];
   isTag: true;
 }
 
@@ -35,13 +35,14 @@ export interface TagRow {
  * first child, status enabled when any child is enabled). Untagged channels stay single rows.
  * Rows the server already aggregated (with `children`) pass through unchanged.
  */
-export function groupByTag(channels: readonly Record<string, any>[]): (Record<string, any> | TagRow)[] {
-  const out: (Record<string, any> | TagRow)[] = [];
-  const byTag = new Map<string, TagRow>();
+export function groupByTag<T extends Record<string, unknown>>(channels: readonly T[]): (T | TagRow<T>)[] {
+  const out: (T | TagRow<T>)[] = [];
+  const byTag = new Map<string, TagRow<T>>();
   for (const ch of channels) {
     if (Array.isArray(ch.children)) {
-      // The server already aggregated this tag (tag_mode=true answers aggregate rows): keep it.
-      out.push({ ...ch, id: ch.id ?? `tag:${ch.tag}`, isTag: true } as TagRow);
+      // The server already aggregated this tag (tag_mode=true answers aggregate rows, shaped like a
+      // TagRow but typed by the wire as a plain record): keep it.
+      out.push({ ...ch, id: ch.id ?? `tag:${ch.tag}`, isTag: true } as unknown as TagRow<T>);
       continue;
     }
     const tag = str(ch.tag).trim();

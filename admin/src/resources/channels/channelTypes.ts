@@ -37,7 +37,8 @@ const TAG_COLORS: readonly TagColor[] = [
   'light-blue',
   'white',
 ];
-const obj = (v: unknown): Record<string, any> | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, any>) : undefined);
+const obj = (v: unknown): Record<string, unknown> | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
+const isTagColor = (v: unknown): v is TagColor => (TAG_COLORS as readonly unknown[]).includes(v);
 const optStr = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
 /** Turns the endpoint's answer into the catalogue; malformed items are skipped, never thrown on. */
@@ -45,7 +46,7 @@ export function catalogueFrom(answer: unknown): ChannelTypeCatalogue {
   const list: ChannelTypeInfo[] = [];
   for (const raw of Array.isArray(answer) ? answer : []) {
     const t = obj(raw);
-    if (!t || !Number.isInteger(t.id) || typeof t.label !== 'string') continue;
+    if (!t || typeof t.id !== 'number' || !Number.isInteger(t.id) || typeof t.label !== 'string') continue;
     const f = obj(t.fields) ?? {};
     const fields: ChannelTypeInfo['fields'] = {};
     if (f.organization === true) fields.organization = true;
@@ -61,7 +62,7 @@ export function catalogueFrom(answer: unknown): ChannelTypeCatalogue {
       id: t.id,
       name: String(t.name ?? ''),
       label: t.label,
-      color: TAG_COLORS.includes(t.color) ? t.color : 'grey',
+      color: isTagColor(t.color) ? t.color : 'grey',
       offered: t.offered !== false,
       key_hint: typeof t.key_hint === 'string' ? t.key_hint : '',
       json_key: t.json_key === true,

@@ -5,7 +5,7 @@ import { useNotifyError } from '../shared/hooks';
 import { parsePriority, parseWeight } from './channelForm';
 import { isTagRow, validateTagPriority, validateTagWeight } from './channelTags';
 
-export type ChannelRow = RaRecord & Record<string, any>;
+export type ChannelRow = RaRecord;
 
 /**
  * The channel list's calls on one row or on all channels: each refreshes the list and notifies

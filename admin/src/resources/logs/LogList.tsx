@@ -7,14 +7,14 @@ import { LIST_SX, TABLE_SX } from '../shared/styles';
 import { EmptyText } from '../shared/EmptyText';
 import { readPageSize } from '../shared/pageSize';
 import { useDisplaySettings } from '../shared/hooks';
-import { compactNumber, firstTokenColor, formatQuota, formatTimestamp, parseJsonObject, stringColor, useTimeColor } from '../shared/format';
+import { compactNumber, firstTokenColor, formatQuota, formatTimestamp, parseJsonObject, stringColor, elapsedColor } from '../shared/format';
 import { storedUserRole } from '../shared/api';
 import { firstTokenSeconds, logDetail, logTypeColor, logTypeKey, usedChannels } from './logDisplay';
 import { LogFilterBar } from './LogFilterBar';
 import { LogStats } from './LogStats';
 import { UserInfoDialog } from './UserInfoDialog';
 
-type Row = RaRecord & Record<string, any>;
+type Row = RaRecord;
 
 /** Usage logs: admins see every user's logs with the channel, username and retry columns. */
 export const LogList = () => {
@@ -40,7 +40,7 @@ export const LogList = () => {
   );
 };
 
-const isConsume = (r: Record<string, any>) => Number(r.type) === 2 || Number(r.type) === 0;
+const isConsume = (r: Record<string, unknown>) => Number(r.type) === 2 || Number(r.type) === 0;
 
 const LogTable = ({ admin }: { admin: boolean }) => {
   const translate = useTranslate();
@@ -128,7 +128,7 @@ const LogTable = ({ admin }: { admin: boolean }) => {
             const frt = firstTokenSeconds(r.other);
             return (
               <Stack direction="row" spacing={0.5}>
-                <ColorTag tone={useTimeColor(t)} label={`${t} s`} />
+                <ColorTag tone={elapsedColor(t)} label={`${t} s`} />
                 {frt !== null && (
                   <Tooltip title={translate('res.log.first_token')}>
                     <span>

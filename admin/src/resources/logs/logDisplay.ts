@@ -20,7 +20,8 @@ export function firstTokenSeconds(other: unknown): number | null {
 /** Channels tried for the request (admin retry column): other.admin_info.use_channel. */
 export function usedChannels(other: unknown): string[] {
   const o = parseJsonObject(other);
-  const list = o.admin_info?.use_channel;
+  const info = o.admin_info;
+  const list = info !== null && info !== undefined ? (info as { use_channel?: unknown }).use_channel : undefined;
   return Array.isArray(list) ? list.map((c: unknown) => String(c)) : [];
 }
 

@@ -18,7 +18,7 @@ import { useConfirmedAction } from '../shared/confirm';
 import { BatchButtons } from '../shared/BatchButtons';
 import { RowDeleteButton } from '../shared/RowDeleteButton';
 
-type Row = RaRecord & Record<string, any>;
+type Row = RaRecord;
 const TONE = { unused: 'green', disabled: 'red', used: 'grey', unknown: 'grey' } as const;
 
 const redemptionFilters = [<TextInput key="keyword" source="keyword" label="res.redemption.search" size="small" alwaysOn />];

@@ -12,7 +12,7 @@ import {
   readDisplaySettings,
   responseTimeColor,
   splitComma,
-  useTimeColor,
+  elapsedColor,
 } from './format';
 
 const usd = { displayInCurrency: true, quotaPerUnit: 500000 };
@@ -77,11 +77,11 @@ describe('colour thresholds', () => {
     expect(responseTimeColor(5001)).toBe('red');
   });
   it('use time: below 101 green, below 300 orange, else red', () => {
-    expect(useTimeColor(0)).toBe('green');
-    expect(useTimeColor(100)).toBe('green');
-    expect(useTimeColor(101)).toBe('orange');
-    expect(useTimeColor(299)).toBe('orange');
-    expect(useTimeColor(300)).toBe('red');
+    expect(elapsedColor(0)).toBe('green');
+    expect(elapsedColor(100)).toBe('green');
+    expect(elapsedColor(101)).toBe('orange');
+    expect(elapsedColor(299)).toBe('orange');
+    expect(elapsedColor(300)).toBe('red');
   });
   it('first token: below 3 green, below 10 orange, else red', () => {
     expect(firstTokenColor(2.99)).toBe('green');

@@ -130,8 +130,8 @@ export function responseTimeColor(ms: number | null | undefined): TagColor {
   return 'red';
 }
 
-/** Log use time (seconds): below 101 green, below 300 orange, else red. */
-export function useTimeColor(seconds: number): TagColor {
+/** Log use time (the `use_time` column, seconds): below 101 green, below 300 orange, else red. */
+export function elapsedColor(seconds: number): TagColor {
   if (seconds < 101) return 'green';
   if (seconds < 300) return 'orange';
   return 'red';
@@ -176,9 +176,9 @@ export function joinComma(list: readonly string[] | null | undefined): string {
 }
 
 /** Safe JSON parse of a log's `other` / a channel's `other_info` (string or object). */
-export function parseJsonObject(value: unknown): Record<string, any> {
+export function parseJsonObject(value: unknown): Record<string, unknown> {
   if (!value) return {};
-  if (typeof value === 'object') return value as Record<string, any>;
+  if (typeof value === 'object') return value as Record<string, unknown>;
   if (typeof value !== 'string') return {};
   try {
     const parsed = JSON.parse(value);

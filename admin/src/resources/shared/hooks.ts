@@ -38,7 +38,7 @@ export function useDisplaySettings(): DisplaySettings {
 }
 
 /** Loads a list of options from an endpoint once (groups, models…). */
-export function useOptionsFrom<T>(path: string | null, map: (data: any) => T[], deps: unknown[] = []): T[] {
+export function useOptionsFrom<T>(path: string | null, map: (data: unknown) => T[], deps: unknown[] = []): T[] {
   const api = useApi();
   const [items, setItems] = useState<T[]>([]);
   useEffect(() => {
@@ -53,7 +53,7 @@ export function useOptionsFrom<T>(path: string | null, map: (data: any) => T[], 
     return () => {
       alive = false;
     };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- callers pass an inline `map` and list their own re-fetch triggers in `deps`
   }, [api, path, ...deps]);
   return items;
 }

@@ -18,7 +18,7 @@ import { BatchButtons } from '../shared/BatchButtons';
 import { RowDeleteButton } from '../shared/RowDeleteButton';
 import { EmptyRows } from '../shared/EmptyRows';
 
-type Row = RaRecord & Record<string, any>;
+type Row = RaRecord;
 
 const STATUS_TONE: Record<string, 'green' | 'blue' | 'red' | 'yellow' | 'grey'> = {
   enabled: 'green',
@@ -82,7 +82,7 @@ const TokenTable = ({ openEdit }: { openEdit: (id: string | number) => void }) =
   const display = useDisplaySettings();
   const { copy, dialog: copyDialog } = useCopy();
 
-  const toggle = async (row: Record<string, any>) => {
+  const toggle = async (row: Row) => {
     try {
       await dp.updateMany('token', { ids: [row.id], data: { status: Number(row.status) === 1 ? 2 : 1 } });
       notify('res.common.op_success', { type: 'success' });
@@ -170,7 +170,7 @@ const TokenTable = ({ openEdit }: { openEdit: (id: string | number) => void }) =
           disableSort
           render={(r) => (Number(r.expired_time) === -1 ? translate('res.token.never') : formatTimestamp(r.expired_time))}
         />
-        <DataTable.Col
+        <DataTable.Col<Row>
           label="res.common.actions"
           render={(r) => (
             <Stack direction="row" spacing={0.5} alignItems="center">

@@ -1,4 +1,5 @@
 /** The token form (defaults, presets, checks, wire body) and the list's status and key display. Unit-tested in tokenForm.test.ts. */
+import type { Identifier } from 'react-admin';
 import { joinComma, parseDateText, randomSuffix, splitComma } from '../shared/format';
 
 export const TOKEN_STATUS = { ENABLED: 1, DISABLED: 2, EXPIRED: 3, EXHAUSTED: 4 } as const;
@@ -61,7 +62,7 @@ export function batchNames(name: string, count: number, rnd: () => number = Math
 }
 
 export interface TokenForm {
-  id?: number;
+  id?: Identifier;
   name: string;
   remain_quota: number | string;
   unlimited_quota: boolean;
@@ -134,7 +135,10 @@ export function tokenPayload(form: TokenForm): Record<string, unknown> {
   };
 }
 
-export function tokenToForm(t: Record<string, any>, toText: (ts: number) => string): TokenForm {
+/** A token as the server sends it (a react-admin record): its id plus the wire fields, read defensively. */
+export type TokenWire = { id?: Identifier } & Record<string, unknown>;
+
+export function tokenToForm(t: TokenWire, toText: (ts: number) => string): TokenForm {
   const exp = Number(t.expired_time);
   return {
     id: t.id,

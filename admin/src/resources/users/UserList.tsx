@@ -14,7 +14,7 @@ import { availableActions, enableBlocked, roleKey, userStatusKey, type ManageAct
 import { useGroups } from './useGroups';
 import { UserCreateDrawer, UserEditDrawer } from './UserEdit';
 
-type Row = RaRecord & Record<string, any>;
+type Row = RaRecord;
 const ROLE_TONE = { user: 'blue', admin: 'yellow', root: 'orange', unknown: 'red' } as const;
 const STATUS_TONE = { activated: 'green', banned: 'red', status3: 'grey', unknown: 'grey', deregistered: 'grey' } as const;
 
@@ -72,17 +72,17 @@ const UserTable = ({ openEdit }: { openEdit: (id: string | number) => void }) =>
   const { data } = useListContext<Row>();
   /** Rows changed by manage actions: the answer's status/role replace the row's (deleted → deregistered). */
   const [overrides, setOverrides] = useState<Record<string, Override>>({});
-  const [confirm, setConfirm] = useState<null | { row: Record<string, any>; action: ManageAction }>(null);
+  const [confirm, setConfirm] = useState<null | { row: Row; action: ManageAction }>(null);
 
   useEffect(() => setOverrides({}), [data]);
 
-  const view = (r: Record<string, any>): Record<string, any> => {
+  const view = (r: Row): Row => {
     const o = overrides[String(r.id)];
     if (!o) return r;
     return { ...r, status: o.status ?? r.status, role: o.role ?? r.role, DeletedAt: o.deleted ? 'deleted' : r.DeletedAt };
   };
 
-  const manage = async (row: Record<string, any>, action: ManageAction) => {
+  const manage = async (row: Row, action: ManageAction) => {
     try {
       const r = await dp.manageUser(row.id, action);
       setOverrides((o) => ({
@@ -171,7 +171,7 @@ const UserTable = ({ openEdit }: { openEdit: (id: string | number) => void }) =>
             </Stack>
           )}
         />
-        <DataTable.Col
+        <DataTable.Col<Row>
           source="role"
           label="res.user.fields.role"
           disableSort
@@ -180,7 +180,7 @@ const UserTable = ({ openEdit }: { openEdit: (id: string | number) => void }) =>
             return <ColorTag tone={ROLE_TONE[k as keyof typeof ROLE_TONE]} label={translate(`res.user.role.${k}`)} />;
           }}
         />
-        <DataTable.Col
+        <DataTable.Col<Row>
           source="status"
           label="res.user.fields.status"
           disableSort
@@ -189,7 +189,7 @@ const UserTable = ({ openEdit }: { openEdit: (id: string | number) => void }) =>
             return <ColorTag tone={STATUS_TONE[k as keyof typeof STATUS_TONE]} label={translate(`res.user.status.${k}`)} />;
           }}
         />
-        <DataTable.Col
+        <DataTable.Col<Row>
           label="res.common.actions"
           render={(r) => {
             const v = view(r);
