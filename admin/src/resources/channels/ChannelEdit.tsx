@@ -34,6 +34,13 @@ import { useChannelTypes } from './useChannelTypes';
 import { useChannelGroups, useChannelModels } from './useChannelOps';
 
 /** Create/edit drawer for one channel (/channel/create, /channel/:id). */
+
+/** The advanced JSON settings, each a multi-line text field with an example. */
+const JSON_FIELDS = [
+  ['status_code_mapping', '{"400": "500"}'],
+  ['param_override', '{"temperature": 0}'],
+  ['setting', '{"force_format": true}'],
+] as const;
 export const ChannelEditDrawer = ({ creating, editId, onClose }: { creating: boolean; editId?: string; onClose: () => void }) => {
   const open = creating || !!editId;
   return (
@@ -383,33 +390,18 @@ const ChannelForm = ({ editId, onDone }: { editId?: string; onDone: () => void }
         </Button>
         {showAdvanced && (
           <Stack spacing={2}>
-            <TextField
-              size="small"
-              multiline
-              minRows={2}
-              label={translate('res.channel.fields.status_code_mapping')}
-              placeholder='{"400": "500"}'
-              value={form.status_code_mapping}
-              onChange={(e) => set('status_code_mapping', e.target.value)}
-            />
-            <TextField
-              size="small"
-              multiline
-              minRows={2}
-              label={translate('res.channel.fields.param_override')}
-              placeholder='{"temperature": 0}'
-              value={form.param_override}
-              onChange={(e) => set('param_override', e.target.value)}
-            />
-            <TextField
-              size="small"
-              multiline
-              minRows={2}
-              label={translate('res.channel.fields.setting')}
-              placeholder='{"force_format": true}'
-              value={form.setting}
-              onChange={(e) => set('setting', e.target.value)}
-            />
+            {JSON_FIELDS.map(([key, placeholder]) => (
+              <TextField
+                key={key}
+                size="small"
+                multiline
+                minRows={2}
+                label={translate(`res.channel.fields.${key}`)}
+                placeholder={placeholder}
+                value={form[key]}
+                onChange={(e) => set(key, e.target.value)}
+              />
+            ))}
             <TextField
               size="small"
               type="number"

@@ -3,6 +3,7 @@ import { loadedRouteTable, routeTable } from '../routing';
 import { checkModelRateLimit } from '../../services/modelRateLimit';
 import { recordRelay } from '../../metrics';
 import type { RelayCall } from './relayCall';
+import { ignore } from './relayCall';
 import { planCall } from './plan';
 import { CallMoney } from './money';
 import { attemptChannels } from './attempt';
@@ -10,8 +11,6 @@ import { recordUsage, settleCall } from './settle';
 import { RelayOutcome } from './outcome';
 
 export type { RelayCall } from './relayCall';
-
-const ignore = () => undefined;
 
 /**
  * Relays one client call: plan it (checks, price, candidate channels), reserve its quota, attempt

@@ -4,8 +4,7 @@ import { Reservation } from '../../ledger/reservation';
 import type { BalanceAfter, Payer } from '../../ledger/balances';
 import type { CallPlan } from './plan';
 import type { RelayCall } from './relayCall';
-
-const ignore = () => undefined;
+import { ignore } from './relayCall';
 
 /**
  * The money of one call: its reservation (each move also writes the durable reservation row,

@@ -33,6 +33,9 @@ export interface RelayCall {
 }
 
 /** Relay answers are for any origin (browser chat UIs call the relay with bearer keys): in every head the relay writes itself. */
+/** For promises whose failure the call does not wait for (logged or retried elsewhere). */
+export const ignore = (): undefined => undefined;
+
 export const RELAY_CORS = ['access-control-allow-origin', '*'] as const;
 
 /** The canonical request of the call, or undefined when the body cannot be converted. */

@@ -7,13 +7,12 @@ import { LOG_TYPE } from '../../repositories/logs';
 import { markTokenUsedUp, TOKEN_STATUS } from '../../repositories/tokens';
 import { nowSec } from '../../lib/time';
 import type { RelayCall } from './relayCall';
+import { ignore } from './relayCall';
 import type { CallPlan } from './plan';
 import type { CallMoney } from './money';
 import type { Answer, RelayOutcome } from './outcome';
 
 export type Settled = BalanceAfter & { taken: number };
-
-const ignore = () => undefined;
 
 /** Moves the reservation to the call's real cost; the outcome's quota is what was taken. */
 export async function settleCall(call: RelayCall, plan: CallPlan, money: CallMoney, answer: Answer, outcome: RelayOutcome): Promise<Settled> {

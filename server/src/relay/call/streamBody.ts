@@ -6,11 +6,9 @@ import { BadStreamFrame, jsonShaped, parseBlockChecked, SSEEventTooLarge, SSESpl
 import { responseText } from '../adaptors/openai';
 import type { AdaptorContext, InboundFormat, ProviderAdaptor, StreamObserver, StreamTranslator } from '../types';
 import { formatOverhead, OVERHEAD_HEADER } from '../../metrics';
-import { RELAY_CORS, type RelayCall } from './relayCall';
+import { RELAY_CORS, type RelayCall, ignore } from './relayCall';
 import { tokensFrom, type Answer, type Tokens } from './outcome';
 import { endsWithBlankLine, isUsageOnlyChunk, passesAsBytes } from './sseBytes';
-
-const ignore = () => undefined;
 
 type StreamWriter = ReturnType<InboundFormat['streamWriter']>;
 
