@@ -7,6 +7,12 @@
 
 import type { AppContext } from '../context';
 
+/**
+ * The four wire protocols clients speak and upstreams answer in: OpenAI Chat Completions
+ * (`openai`), OpenAI Responses (`responses`), Claude Messages (`claude`), Gemini (`gemini`).
+ */
+export type WireFormat = 'openai' | 'responses' | 'claude' | 'gemini';
+
 export type Role = 'system' | 'user' | 'assistant' | 'tool' | 'developer';
 
 export interface TextPart {
@@ -27,7 +33,22 @@ export interface ToolCall {
   id: string;
   type: 'function';
   function: { name: string; arguments: string };
+  /** Provider data that must come back with the call (Gemini's `thoughtSignature`), as Google's OpenAI-compatible API carries it. */
+  extra_content?: { google?: { thought_signature?: string } };
 }
+
+/**
+ * Reasoning that a provider wants back verbatim on the next turn (OpenRouter's `reasoning_details`
+ * convention): Claude thinking with its signature, Claude redacted thinking, OpenAI Responses
+ * encrypted reasoning and summaries. Carried through the canonical format so a target of the same
+ * family can receive it; a target that cannot accept a `format` drops the entry.
+ */
+export type ReasoningDetail =
+  | { type: 'reasoning.text'; text: string; signature?: string; format?: ReasoningFormat }
+  | { type: 'reasoning.encrypted'; data: string; id?: string; format?: ReasoningFormat }
+  | { type: 'reasoning.summary'; summary: string; id?: string; format?: ReasoningFormat };
+/** Whose reasoning it is: only that family accepts the signature or the encrypted data. */
+export type ReasoningFormat = 'anthropic-claude-v1' | 'openai-responses-v1' | 'google-gemini-v1';
 
 export interface ChatMessage {
   role: Role;
@@ -36,6 +57,7 @@ export interface ChatMessage {
   tool_calls?: ToolCall[];
   tool_call_id?: string;
   reasoning_content?: string;
+  reasoning_details?: ReasoningDetail[];
 }
 
 export interface ToolDef {
@@ -58,7 +80,16 @@ export interface ChatRequest {
   tools?: ToolDef[];
   tool_choice?: 'auto' | 'none' | 'required' | { type: 'function'; function: { name: string } };
   response_format?: { type: string; [k: string]: unknown };
+  /** minimal | low | medium | high (OpenAI); Claude's `output_config.effort` and thinking budgets map onto it. */
   reasoning_effort?: string;
+  /**
+   * Canonical-only fields (never sent to an OpenAI Chat upstream): an explicit thinking budget in
+   * tokens (Claude `thinking.budget_tokens`, Gemini `thinkingBudget`; 0 = thinking off) and whether
+   * the client wants reasoning summaries / thoughts back (Responses `reasoning.summary`, Gemini
+   * `includeThoughts`).
+   */
+  thinking_budget?: number;
+  reasoning_summary?: 'auto' | 'concise' | 'detailed';
   user?: string;
   [k: string]: unknown;
 }
@@ -80,7 +111,7 @@ export interface ChatResponse {
   model: string;
   choices: Array<{
     index: number;
-    message: { role: 'assistant'; content: string | null; tool_calls?: ToolCall[]; reasoning_content?: string };
+    message: { role: 'assistant'; content: string | null; tool_calls?: ToolCall[]; reasoning_content?: string; reasoning_details?: ReasoningDetail[] };
     finish_reason: FinishReason;
   }>;
   usage?: Usage;
@@ -97,7 +128,15 @@ export interface ChatChunk {
       role?: 'assistant';
       content?: string | null;
       reasoning_content?: string;
-      tool_calls?: Array<{ index: number; id?: string; type?: 'function'; function?: { name?: string; arguments?: string } }>;
+      /** Signature / encrypted reasoning, usually one entry at the end of a reasoning block. */
+      reasoning_details?: ReasoningDetail[];
+      tool_calls?: Array<{
+        index: number;
+        id?: string;
+        type?: 'function';
+        function?: { name?: string; arguments?: string };
+        extra_content?: ToolCall['extra_content'];
+      }>;
     };
     finish_reason: FinishReason;
   }>;
@@ -178,7 +217,7 @@ export interface ProviderAdaptor {
   /** Channel types this adaptor serves. */
   readonly channelTypes: readonly number[];
   /** The upstream's native wire format. */
-  readonly format: 'openai' | 'claude' | 'gemini';
+  readonly format: WireFormat;
   chatRequest(req: ChatRequest, ctx: AdaptorContext): UpstreamRequest;
   chatResponse(body: unknown, ctx: AdaptorContext): ChatResponse;
   chatStream(ctx: AdaptorContext): StreamTranslator;
@@ -230,7 +269,7 @@ export interface InboundRoute {
 
 /** One per client-facing format. */
 export interface InboundFormat {
-  readonly name: 'openai' | 'claude' | 'gemini';
+  readonly name: WireFormat;
   /** Client body (+ model from the URL for Gemini) → canonical request. Throws BadRequestError. */
   toChat(body: unknown, modelFromPath?: string): ChatRequest;
   /** The model named by a client body (+ path) without a full conversion (passthrough). */
