@@ -57,6 +57,10 @@ export interface AppConfig {
   /** Heartbeat period of a node (ms) and after how long without one its reservations are taken over. */
   ledgerHeartbeatMs?: number;
   ledgerStaleMs?: number;
+  /** `GET /metrics` needs `Authorization: Bearer <metricsToken>`; unset: loopback clients only. */
+  metricsToken?: string;
+  /** `/metrics` adds the process metrics (RSS, CPU, event-loop lag, GC). */
+  processMetrics: boolean;
 }
 
 const root = path.resolve(__dirname, '../..');
@@ -105,6 +109,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     nodeId: e.NODE_ID,
     ledgerHeartbeatMs: e.LEDGER_HEARTBEAT_MS,
     ledgerStaleMs: e.LEDGER_STALE_MS,
+    metricsToken: e.METRICS_TOKEN,
+    processMetrics: e.GATEWAY_PROCESS_METRICS === 'true',
   };
 }
 

@@ -116,7 +116,7 @@ export function metrics(app: AppContext): GatewayMetrics {
     registry.setDefaultLabels({ app: 'gateway' });
     // Process metrics (RSS, CPU, event-loop lag, GC): only in a real server, where one app = one
     // process; in tests many apps share a process and the default collector keeps timers alive.
-    if (process.env.GATEWAY_PROCESS_METRICS === 'true') collectDefaultMetrics({ register: registry });
+    if (app.config.processMetrics) collectDefaultMetrics({ register: registry });
     const m: GatewayMetrics = { registry, relay: new Map() };
     scrapedMetric(registry, 'gateway_relay_requests_total', 'Relay requests answered, by channel, model and HTTP status', 'counter', () => {
       const out: Sample[] = [];
@@ -221,14 +221,14 @@ export type RelayTimer = ReturnType<typeof startTimer>;
 
 /**
  * Serves `GET /metrics` in the Prometheus text format. Access:
- *   - env `METRICS_TOKEN` set → requires `Authorization: Bearer <token>` (any client address);
+ *   - `METRICS_TOKEN` set (config.metricsToken) → requires `Authorization: Bearer <token>` (any client address);
  *   - otherwise only loopback clients (127.0.0.1/::1, by socket address, never X-Forwarded-For)
  *     may scrape, so a public gateway does not leak its channel/model traffic.
  */
 export function metricsMiddleware(app: AppContext): Koa.Middleware {
   return async (ctx, next) => {
     if (ctx.path !== '/metrics' || (ctx.method !== 'GET' && ctx.method !== 'HEAD')) return next();
-    const token = process.env.METRICS_TOKEN;
+    const token = app.config.metricsToken;
     if (token) {
       if (ctx.get('authorization') !== `Bearer ${token}`) {
         ctx.status = 401;

@@ -67,7 +67,6 @@ describe('metrics isolation and access', () => {
   afterAll(async () => {
     await a.close();
     await b.close();
-    delete process.env.METRICS_TOKEN;
   });
 
   test('each app has its own registry', async () => {
@@ -81,15 +80,15 @@ describe('metrics isolation and access', () => {
   });
 
   test('METRICS_TOKEN requires a bearer token', async () => {
-    process.env.METRICS_TOKEN = 'scrape-secret';
+    const t = await buildApp(KV_TARGETS[0], { config: { metricsToken: 'scrape-secret' } });
     try {
-      expect((await a.http().get('/metrics')).status).toBe(401);
-      expect((await a.http().get('/metrics').set('Authorization', 'Bearer wrong')).status).toBe(401);
-      const ok = await a.http().get('/metrics').set('Authorization', 'Bearer scrape-secret');
+      expect((await t.http().get('/metrics')).status).toBe(401);
+      expect((await t.http().get('/metrics').set('Authorization', 'Bearer wrong')).status).toBe(401);
+      const ok = await t.http().get('/metrics').set('Authorization', 'Bearer scrape-secret');
       expect(ok.status).toBe(200);
       expect(ok.text).toContain('gateway_relay_requests_total');
     } finally {
-      delete process.env.METRICS_TOKEN;
+      await t.close();
     }
   });
 
