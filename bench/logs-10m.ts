@@ -21,7 +21,8 @@ import crypto from 'node:crypto';
 import { createApp } from '../server/src/app';
 import { loadConfig, type AppConfig } from '../server/src/config';
 import { createLogger } from '../server/src/lib/logger';
-import { listLogs, logStat, parseLogFilter } from '../server/src/services/logs';
+import { filterQuery, listLogs, logStat, toLogFilter } from '../server/src/services/logs';
+import { parse, parsePaging } from '../server/src/lib/validate';
 import { rebuildLogRollups, LOG_TYPE } from '../server/src/repositories/logs';
 
 const argv = process.argv.slice(2);
@@ -166,7 +167,7 @@ async function main() {
     type Scenario = { name: string; endpoint: string; fn: () => Promise<unknown>; check: () => Promise<{ got: number; want: number }> };
     // Exactness: each answer once against the plain SQL over `logs` (no rollups).
     const reference = async (query: Record<string, unknown>, userId: number | undefined, stat: boolean) => {
-      const f = parseLogFilter(query, userId === undefined ? undefined : { userId });
+      const f = toLogFilter(parse(filterQuery, query), userId === undefined ? undefined : { userId });
       const qb = knex('logs');
       if (f.user_id !== undefined) qb.where('user_id', f.user_id);
       if (f.username) qb.where('username', f.username);
@@ -185,18 +186,18 @@ async function main() {
     const L = (name: string, endpoint: string, query: Record<string, string>, user?: number): Scenario => ({
       name,
       endpoint,
-      fn: () => listLogs(app.ctx, query, user === undefined ? undefined : self(user)),
+      fn: () => listLogs(app.ctx, parse(filterQuery, query), parsePaging(query), user === undefined ? undefined : self(user)),
       check: async () => ({
-        got: (await listLogs(app.ctx, query, user === undefined ? undefined : self(user))).total,
+        got: (await listLogs(app.ctx, parse(filterQuery, query), parsePaging(query), user === undefined ? undefined : self(user))).total,
         want: await reference(query, user, false),
       }),
     });
     const S = (name: string, endpoint: string, query: Record<string, string>, user?: number): Scenario => ({
       name,
       endpoint,
-      fn: () => logStat(app.ctx, query, user === undefined ? undefined : self(user)),
+      fn: () => logStat(app.ctx, parse(filterQuery, query), user === undefined ? undefined : self(user)),
       check: async () => ({
-        got: (await logStat(app.ctx, query, user === undefined ? undefined : self(user))).quota,
+        got: (await logStat(app.ctx, parse(filterQuery, query), user === undefined ? undefined : self(user))).quota,
         want: await reference(query, user, true),
       }),
     });

@@ -13,7 +13,8 @@ import {
   type LogFilter,
   type NewLog,
 } from '../../server/src/repositories/logs';
-import { listLogs, logStat } from '../../server/src/services/logs';
+import { filterQuery, listLogs, logStat } from '../../server/src/services/logs';
+import { parse } from '../../server/src/lib/validate';
 import { usageBatcher } from '../../server/src/ledger/usage';
 import { groupUnit } from '../../server/src/ledger/sqlite/statements';
 
@@ -338,9 +339,9 @@ describeEach(DB_TARGETS, 'log rollups', (getApp) => {
   it('serves the console services (list + stat) from the same numbers', async () => {
     const a = app();
     const q = { start_timestamp: String(T0 + D + 1), end_timestamp: String(T0 + 2 * D + 7), model_name: 'gpt-4o' };
-    const list = await listLogs(a.ctx, { ...q, p: '1', page_size: '5' });
+    const list = await listLogs(a.ctx, parse(filterQuery, q), { p: 1, page_size: 5 });
     expect(list.total).toBe(await reference(a, { model_name: 'gpt-4o', start_timestamp: T0 + D + 1, end_timestamp: T0 + 2 * D + 7 }, false));
-    const self = await logStat(a.ctx, q, { userId: 11 });
+    const self = await logStat(a.ctx, parse(filterQuery, q), { userId: 11 });
     expect(self.quota).toBe(await reference(a, { user_id: 11, model_name: 'gpt-4o', start_timestamp: T0 + D + 1, end_timestamp: T0 + 2 * D + 7 }, true));
   });
 

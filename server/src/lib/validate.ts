@@ -54,8 +54,10 @@ export type Paging = z.infer<typeof pagingSchema>;
 /** The paging fields as they may arrive in a query string (documented; parsed by `parsePaging`). */
 export const pagingQuery = z.object({
   p: z.string().optional(),
+  page: z.string().optional(),
   page_size: z.string().optional(),
   size: z.string().optional(),
+  pageSize: z.string().optional(),
 });
 
 export function parsePaging(query: Record<string, unknown>): Paging {

@@ -1,8 +1,7 @@
 import { z } from 'zod';
 import type { AppContext } from '../context';
-import { BadRequestError } from '../lib/errors';
 import { nowSec } from '../lib/time';
-import { parse, parsePaging, qIntOpt, qStr } from '../lib/validate';
+import { qIntOpt, qStr, type Paging } from '../lib/validate';
 import { deleteLogsBefore, logStats, queryLogs, type LogFilter, type LogRow } from '../repositories/logs';
 
 const nonNeg = (what: string, max = 1e13) => qIntOpt().refine((n) => n === undefined || (n >= 0 && n <= max), `${what} 必须是非负整数`);
@@ -18,9 +17,19 @@ export const filterQuery = z.object({
   group: qStr(),
 });
 
-/** Reads the console filters; `self` drops what only admins may filter on and pins the user. */
-export function parseLogFilter(query: Record<string, unknown>, self?: { userId: number }): LogFilter {
-  const q = parse(filterQuery, query);
+export type LogFilterQuery = z.infer<typeof filterQuery>;
+
+/** The checked `target_timestamp` of a purge: a positive whole number of seconds. */
+export const purgeQuery = z.object({
+  target_timestamp: z
+    .string({ error: 'target timestamp is required / 目标时间戳必须是正整数' })
+    .regex(/^\d{1,12}$/, 'target timestamp is required / 目标时间戳必须是正整数')
+    .transform(Number)
+    .refine((n) => n > 0, 'target timestamp is required / 目标时间戳必须是正整数'),
+});
+
+/** The console filters as a repository filter; `self` drops what only admins may filter on and pins the user. */
+export function toLogFilter(q: LogFilterQuery, self?: { userId: number }): LogFilter {
   const f: LogFilter = {
     type: q.type || undefined,
     token_name: q.token_name.trim() || undefined,
@@ -67,20 +76,16 @@ export function logView(row: LogRow, admin: boolean): Record<string, unknown> {
   return base;
 }
 
-export async function listLogs(app: AppContext, query: Record<string, unknown>, self?: { userId: number }) {
-  const filter = parseLogFilter(query, self);
-  const paging = parsePaging(query);
-  const { rows, total } = await queryLogs(app.knex, filter, paging);
+export async function listLogs(app: AppContext, q: LogFilterQuery, paging: Paging, self?: { userId: number }) {
+  const { rows, total } = await queryLogs(app.knex, toLogFilter(q, self), paging);
   return { items: rows.map((r) => logView(r, !self)), total, page: paging.p, page_size: paging.page_size };
 }
 
-export async function logStat(app: AppContext, query: Record<string, unknown>, self?: { userId: number }) {
-  return logStats(app.knex, parseLogFilter(query, self), nowSec());
+export async function logStat(app: AppContext, q: LogFilterQuery, self?: { userId: number }) {
+  return logStats(app.knex, toLogFilter(q, self), nowSec());
 }
 
-export async function purgeLogs(app: AppContext, query: Record<string, unknown>): Promise<number> {
-  const raw = query.target_timestamp;
-  if (typeof raw !== 'string' || !/^\d{1,12}$/.test(raw) || Number(raw) <= 0)
-    throw new BadRequestError('target timestamp is required / 目标时间戳必须是正整数');
-  return deleteLogsBefore(app.knex, Number(raw));
+/** Deletes the logs older than `before` (seconds); returns how many. */
+export async function purgeLogs(app: AppContext, before: number): Promise<number> {
+  return deleteLogsBefore(app.knex, before);
 }
