@@ -65,7 +65,7 @@ const ROLE_FRAME = frame({ ...base, choices: [{ index: 0, delta: { role: 'assist
 const DONE_FRAME = Buffer.from('data: [DONE]\n\n');
 
 /** Anthropic names every event twice: in the `event:` line and in the data's `type`. */
-const claudeFrame = (o: { type: string }) => Buffer.from(`event: ${o.type}\ndata: ${JSON.stringify(o)}\n\n`);
+const claudeFrame = (o: { type: string; [field: string]: unknown }) => Buffer.from(`event: ${o.type}\ndata: ${JSON.stringify(o)}\n\n`);
 const CLAUDE_START = [
   claudeFrame({
     type: 'message_start',
