@@ -60,6 +60,10 @@ export function summarize(r: Results, file: string): string {
     const ttft = id === 'A' ? '–' : `${num(t.addedTtftMs, 2)} (${num(t.addedTtftBurstMs, 2)})`;
     // Conversion rows run in C's process: only their own under-load maximum is theirs.
     const rss = t.rssIdleMB == null && t.rssLoadMB == null ? '–' : `${num(t.rssIdleMB)}/${num(t.rssLoadMB)}/${num(t.rssAfterMB)}`;
+    if (t.skipped) {
+      out.push(`| ${id} ${t.name} | skipped (below) | | | | | | |`);
+      continue;
+    }
     out.push(
       `| ${id} ${t.name} | ${num(t.throughputRps)} | ${num(t.cpuUsPerRequest)} | ${added} | ${num(t.overheadHeaderP50Ms, 2)} | ${ttft} | ${streams} | ${rss} |`,
     );
