@@ -1,7 +1,9 @@
 /**
- * Targets C / C2: the full gateway (createApp from server/src/app.ts) in its own process, seeded
- * with one user, one unlimited API key and one OpenAI channel pointing at the mock. Every relay
- * request therefore goes through key auth, routing, pre-consume + settle and a consume-log row.
+ * Targets C / C2 (and the conversion rows CM / CR, served by C's process): the full gateway
+ * (createApp from server/src/app.ts) in its own process, seeded with one user, one unlimited API
+ * key and two channels pointing at the mock: OpenAI (type 1) serving MOCK_MODEL and Claude
+ * (type 14) serving MOCK_CLAUDE_MODEL, priced alike. Every relay request therefore goes through key
+ * auth, routing, pre-consume + settle and a consume-log row.
  *
  * Run as a child by the harness:
  *   node --import tsx --import ./bench/probe.mjs bench/gateway.ts --port N --upstream URL --key K \
@@ -18,9 +20,13 @@ import { createAccount } from '../server/src/services/accounts';
 import { ROLE } from '../server/src/repositories/users';
 import { syncAbilities, CHANNEL_STATUS } from '../server/src/repositories/channels';
 import { invalidateChannels } from '../server/src/services/invalidate';
-import { MOCK_MODEL } from './mock';
+import { MOCK_CLAUDE_MODEL, MOCK_MODEL } from './mock';
 
 export const BENCH_CHANNEL_TYPE_OPENAI = 1;
+export const BENCH_CHANNEL_TYPE_CLAUDE = 14;
+
+/** Option maps that price a model; the Claude mock model gets the OpenAI mock model's entries. */
+const PRICE_OPTIONS = ['ModelRatio', 'CompletionRatio', 'CacheRatio', 'ModelPrice'] as const;
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(name);
@@ -70,22 +76,32 @@ async function main() {
     allow_ips: '',
     group: '',
   });
-  const channel = {
-    type: BENCH_CHANNEL_TYPE_OPENAI,
-    key: 'sk-mock-upstream',
-    status: CHANNEL_STATUS.enabled,
-    name: 'mock',
-    weight: 0,
-    priority: 0,
-    created_time: now,
-    base_url: upstream,
-    models: MOCK_MODEL,
-    group: 'default',
-    tag: null,
+  const addChannel = async (type: number, name: string, model: string) => {
+    const channel = {
+      type,
+      key: 'sk-mock-upstream',
+      status: CHANNEL_STATUS.enabled,
+      name,
+      weight: 0,
+      priority: 0,
+      created_time: now,
+      base_url: upstream,
+      models: model,
+      group: 'default',
+      tag: null,
+    };
+    const [inserted] = await knex('channels').insert(channel).returning('id');
+    const id = Number(typeof inserted === 'object' ? (inserted as { id: number }).id : inserted);
+    await syncAbilities(knex, { id, ...channel });
   };
-  const [inserted] = await knex('channels').insert(channel).returning('id');
-  const id = Number(typeof inserted === 'object' ? (inserted as { id: number }).id : inserted);
-  await syncAbilities(knex, { id, ...channel });
+  await addChannel(BENCH_CHANNEL_TYPE_OPENAI, 'mock', MOCK_MODEL);
+  await addChannel(BENCH_CHANNEL_TYPE_CLAUDE, 'mock-claude', MOCK_CLAUDE_MODEL);
+  // The conversion rows must bill as C does: same ratios, so the same pre-consume and settle.
+  for (const key of PRICE_OPTIONS) {
+    const map = gw.ctx.options.json<Record<string, number>>(key, {});
+    if (map[MOCK_MODEL] === undefined) continue;
+    await gw.ctx.options.set(key, JSON.stringify({ ...map, [MOCK_CLAUDE_MODEL]: map[MOCK_MODEL] }));
+  }
   await invalidateChannels(gw.ctx);
 
   const server = createGatewayServer(gw.callback); // as server/src/index.ts does

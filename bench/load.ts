@@ -8,16 +8,22 @@
  *                bursts), latency measured from the *scheduled* send time so a stalled target is
  *                not hidden by coordinated omission. Used for "max RPS with p99 under 10 ms".
  *   streams    – SSE streams: time to first frame, gaps between frames, and a content check of
- *                every stream (lost = missing/reordered deltas or no [DONE]; stalled = a gap over
- *                `stallMs`, or a first frame later than `firstFrameMs` when given).
+ *                every stream (lost = missing/reordered deltas or no end event; stalled = a gap over
+ *                `stallMs`, or a first frame later than `firstFrameMs` when given). The deltas and
+ *                the end event are read in the target's client protocol (`Target.protocol`).
  */
 import autocannon from 'autocannon';
 import { Pool, type Dispatcher } from 'undici';
+
+/** The protocol the client speaks to a target, which decides how its streams are read. */
+export type ClientProtocol = 'openai' | 'claude' | 'responses';
 
 export interface Target {
   origin: string;
   path: string;
   headers: Record<string, string>;
+  /** Default 'openai' (Chat Completions). */
+  protocol?: ClientProtocol;
 }
 
 export type Job =
@@ -187,6 +193,61 @@ async function runPaced(job: Extract<Job, { kind: 'paced' }>): Promise<PacedResu
   return { ...stats(lat), rate: job.rate, achievedRps: lat.length / elapsed, errors: errors + late, late };
 }
 
+interface FrameReading {
+  /** Text of a content delta. */
+  text?: string;
+  /** The protocol's end of stream. */
+  done?: boolean;
+  /** An error event inside the stream. */
+  error?: string;
+}
+type FrameReader = (data: string) => FrameReading | undefined;
+
+const errorText = (o: { error?: { message?: string } | string; message?: string }): string =>
+  typeof o.error === 'string' ? o.error : (o.error?.message ?? o.message ?? 'stream error event');
+
+/**
+ * Per client protocol: the text deltas to concatenate and the end of stream. Chat Completions:
+ * `choices[0].delta.content`, `[DONE]`; Claude Messages: `content_block_delta` text deltas,
+ * `message_stop`; Responses: `response.output_text.delta`, `response.completed`.
+ */
+const FRAME_READERS: Record<ClientProtocol, FrameReader> = {
+  openai: (data) => {
+    if (data === '[DONE]') return { done: true };
+    const o = JSON.parse(data) as { choices?: Array<{ delta?: { content?: string } }>; error?: { message?: string } };
+    if (o.error) return { error: errorText(o) };
+    const c = o.choices?.[0]?.delta?.content;
+    return c ? { text: c } : undefined;
+  },
+  claude: (data) => {
+    const o = JSON.parse(data) as { type?: string; delta?: { type?: string; text?: string }; error?: { message?: string } };
+    switch (o.type) {
+      case 'content_block_delta':
+        return o.delta?.type === 'text_delta' && o.delta.text ? { text: o.delta.text } : undefined;
+      case 'message_stop':
+        return { done: true };
+      case 'error':
+        return { error: errorText(o) };
+      default:
+        return undefined;
+    }
+  },
+  responses: (data) => {
+    const o = JSON.parse(data) as { type?: string; delta?: string; error?: { message?: string }; message?: string };
+    switch (o.type) {
+      case 'response.output_text.delta':
+        return o.delta ? { text: o.delta } : undefined;
+      case 'response.completed':
+        return { done: true };
+      case 'error':
+      case 'response.failed':
+        return { error: errorText(o) };
+      default:
+        return undefined;
+    }
+  },
+};
+
 async function runStreams(job: Extract<Job, { kind: 'streams' }>): Promise<StreamsResult> {
   const pool = new Pool(job.target.origin, {
     connections: job.concurrency,
@@ -195,6 +256,7 @@ async function runStreams(job: Extract<Job, { kind: 'streams' }>): Promise<Strea
     headersTimeout: job.timeoutMs,
     bodyTimeout: job.timeoutMs,
   });
+  const readFrame = FRAME_READERS[job.target.protocol ?? 'openai'];
   const ttfts: number[] = [];
   const gaps: number[] = [];
   let ok = 0;
@@ -214,6 +276,7 @@ async function runStreams(job: Extract<Job, { kind: 'streams' }>): Promise<Strea
     if (active > peakActive) peakActive = active;
     let content = '';
     let done = false;
+    let streamError: string | undefined;
     let last = 0;
     let first = true;
     let streamMaxGap = 0;
@@ -246,17 +309,16 @@ async function runStreams(job: Extract<Job, { kind: 'streams' }>): Promise<Strea
             if (g > streamMaxGap) streamMaxGap = g;
           }
           last = t;
-          if (data === '[DONE]') {
-            done = true;
-            continue;
-          }
+          let f: FrameReading | undefined;
           try {
-            const o = JSON.parse(data) as { choices?: Array<{ delta?: { content?: string } }> };
-            const c = o.choices?.[0]?.delta?.content;
-            if (c) content += c;
+            f = readFrame(data);
           } catch {
             /* a non-JSON frame counts as nothing */
           }
+          if (!f) continue;
+          if (f.text) content += f.text;
+          if (f.done) done = true;
+          if (f.error && !streamError) streamError = f.error;
         }
       }
       if (!done || content !== job.expectContent) lost++;
@@ -264,7 +326,7 @@ async function runStreams(job: Extract<Job, { kind: 'streams' }>): Promise<Strea
       else ok++;
       if (streamMaxGap > maxGap) maxGap = streamMaxGap;
       if ((!done || content !== job.expectContent) && !firstError)
-        firstError = `incomplete stream: done=${done} got ${content.length}/${job.expectContent.length} chars`;
+        firstError = `incomplete stream: done=${done} got ${content.length}/${job.expectContent.length} chars${streamError ? ` (error event: ${streamError.slice(0, 200)})` : ''}`;
     } catch (err) {
       errors++;
       lost++;

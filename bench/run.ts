@@ -1,13 +1,15 @@
 /**
  * Benchmark harness (`npm run bench`, `npm run bench -- --quick`). See bench/README.md.
  *
- * One mock upstream; targets A (direct), B (minimal proxy), C (gateway on SQLite), C2 (gateway on
- * PostgreSQL + Redis, when reachable), P (Portkey gateway), all running at once, all measured in the
- * same run, interleaved round by round. Targets are pinned to one core, the mock, the load
+ * One mock upstream; targets A (direct), B (minimal proxy), C (gateway on SQLite), CM and CR (the
+ * same gateway process through a protocol conversion: a Claude Messages client served by the OpenAI
+ * channel, a Responses client served by the Claude channel), C2 (gateway on PostgreSQL + Redis, when
+ * reachable), P (Portkey gateway), all running at once, all measured in the same run, interleaved
+ * round by round. Targets are pinned to one core, the mock, the load
  * generator and this harness to the other. Each target runs in a child process started with an IPC
  * channel and `--import bench/probe.mjs`, which answers CPU-time / RSS probes.
  *
- * Options: --quick (short phases, ~1.5 min), --targets A,B,C,C2,P, --rounds N, --no-pin,
+ * Options: --quick (short phases, ~2 min), --targets A,B,C,CM,CR,C2,P, --rounds N, --no-pin,
  *          --out <file>. Env: BENCH_PG_URL, BENCH_REDIS_URL (defaults: local test instances).
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
@@ -17,8 +19,8 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { request } from 'undici';
-import type { Job, Target, AutocannonResult, LatencyResult, PacedResult, StreamsResult } from './load';
-import { expectedContent, MOCK_MODEL } from './mock';
+import type { Job, Target, AutocannonResult, LatencyResult, PacedResult, StreamsResult, ClientProtocol } from './load';
+import { expectedContent, MOCK_ANSWER, MOCK_CLAUDE_MODEL, MOCK_MODEL } from './mock';
 
 const ROOT = path.resolve(__dirname, '..');
 const BENCH = __dirname;
@@ -66,15 +68,23 @@ const CONNECTIONS = 50;
 const P99_BUDGET_MS = 10;
 const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
-const WANT = new Set((opt('--targets') ?? 'A,B,C,C2,P').split(',').map((s) => s.trim().toUpperCase()));
+const WANT = new Set((opt('--targets') ?? 'A,B,C,CM,CR,C2,P').split(',').map((s) => s.trim().toUpperCase()));
 
-type TargetId = 'A' | 'B' | 'C' | 'C2' | 'P';
+type TargetId = 'A' | 'B' | 'C' | 'CM' | 'CR' | 'C2' | 'P';
+/** Conversion rows: served by C's process, judged by C's thresholds. */
+const CONVERSIONS = ['CM', 'CR'] as const;
 interface Bench {
   id: TargetId;
   name: string;
   target: Target;
+  /** The completion and streaming request, in the target's client protocol. */
+  bodies: Bodies;
   /** Process whose CPU/RSS is probed (A: the mock itself). */
   proc?: Child;
+  /** Set when `proc` is another row's (CM, CR: C's gateway): idle/after RSS belong to that row. */
+  sharesProcessOf?: TargetId;
+  /** For a conversion row: client protocol → upstream protocol. */
+  conversion?: string;
   available: boolean;
   skipped?: string;
   /** Set when the target answers completions but not streams: streaming phases skip it. */
@@ -256,14 +266,26 @@ async function run<T>(job: Job, timeoutMs = 120_000): Promise<T> {
   return m.result as T;
 }
 
-const CHAT_BODY = JSON.stringify({ model: MOCK_MODEL, messages: [{ role: 'user', content: 'Say hello' }], max_tokens: 16 });
-const STREAM_BODY = JSON.stringify({
-  model: MOCK_MODEL,
-  messages: [{ role: 'user', content: 'Say hello' }],
-  max_tokens: 64,
-  stream: true,
-  stream_options: { include_usage: true },
-});
+interface Bodies {
+  chat: string;
+  stream: string;
+}
+const PROMPT = [{ role: 'user', content: 'Say hello' }];
+/** Request bodies per client protocol. The Responses client asks for the Claude channel's model. */
+const BODIES: Record<ClientProtocol, Bodies> = {
+  openai: {
+    chat: JSON.stringify({ model: MOCK_MODEL, messages: PROMPT, max_tokens: 16 }),
+    stream: JSON.stringify({ model: MOCK_MODEL, messages: PROMPT, max_tokens: 64, stream: true, stream_options: { include_usage: true } }),
+  },
+  claude: {
+    chat: JSON.stringify({ model: MOCK_MODEL, max_tokens: 16, messages: PROMPT }),
+    stream: JSON.stringify({ model: MOCK_MODEL, max_tokens: 64, messages: PROMPT, stream: true }),
+  },
+  responses: {
+    chat: JSON.stringify({ model: MOCK_CLAUDE_MODEL, input: 'Say hello', max_output_tokens: 16 }),
+    stream: JSON.stringify({ model: MOCK_CLAUDE_MODEL, input: 'Say hello', max_output_tokens: 64, stream: true }),
+  },
+};
 
 async function mockShape(mockOrigin: string, chunks: number, intervalMs: number) {
   const r = await request(mockOrigin + '/__config', { method: 'POST', body: JSON.stringify({ chunks, intervalMs }) });
@@ -277,9 +299,9 @@ async function mockStats(mockOrigin: string): Promise<{ requests: number; cpuUs:
 /** Checks a target answers one chat completion correctly; returns why not. */
 async function sanityChat(b: Bench): Promise<string | undefined> {
   try {
-    const r = await request(b.target.origin + b.target.path, { method: 'POST', headers: b.target.headers, body: CHAT_BODY, headersTimeout: 10_000 });
+    const r = await request(b.target.origin + b.target.path, { method: 'POST', headers: b.target.headers, body: b.bodies.chat, headersTimeout: 10_000 });
     const text = await r.body.text();
-    if (r.statusCode !== 200 || !text.includes('Hello from the mock upstream')) return `HTTP ${r.statusCode} ${text.slice(0, 200)}`;
+    if (r.statusCode !== 200 || !text.includes(MOCK_ANSWER)) return `HTTP ${r.statusCode} ${text.slice(0, 200)}`;
     return undefined;
   } catch (err) {
     return (err as Error).message;
@@ -293,7 +315,7 @@ async function sanityStream(b: Bench, mockOrigin: string): Promise<string | unde
     const s = await run<StreamsResult>({
       kind: 'streams',
       target: b.target,
-      body: STREAM_BODY,
+      body: b.bodies.stream,
       concurrency: 1,
       total: 1,
       expectContent: expectedContent(5),
@@ -444,16 +466,25 @@ async function main() {
       id: 'A',
       name: 'direct to mock',
       target: { origin: mockOrigin, path: CHAT, headers: openaiHeaders('sk-mock') },
+      bodies: BODIES.openai,
       proc: mock,
       available: true,
     });
 
   const starting: Array<Promise<void>> = [];
-  const launch = async (id: TargetId, name: string, mk: (port: number) => { child: Child; headers: Record<string, string> }) => {
+  /** Starts a target process; `listed` false: started only to serve other rows (CM, CR without C). */
+  const launch = async (id: TargetId, name: string, mk: (port: number) => { child: Child; headers: Record<string, string> }, listed = true) => {
     const port = await freePort();
     const { child, headers } = mk(port);
-    const b: Bench = { id, name, target: { origin: `http://127.0.0.1:${port}`, path: CHAT, headers }, proc: child, available: false };
-    benches.push(b);
+    const b: Bench = {
+      id,
+      name,
+      target: { origin: `http://127.0.0.1:${port}`, path: CHAT, headers },
+      bodies: BODIES.openai,
+      proc: child,
+      available: false,
+    };
+    if (listed) benches.push(b);
     starting.push(
       waitHttp(b.target.origin, child).then(
         () => {
@@ -465,6 +496,7 @@ async function main() {
         },
       ),
     );
+    return b;
   };
 
   if (WANT.has('B'))
@@ -475,24 +507,60 @@ async function main() {
 
   const runId = `${Date.now().toString(36)}${crypto.randomBytes(3).toString('hex')}`;
   const sqliteFile = path.join(BENCH, 'tmp', `gateway-${runId}.db`);
-  if (WANT.has('C')) {
+  /** The conversion rows and the gateway row whose process serves them. */
+  const conversionRows: Array<{ b: Bench; host: Bench }> = [];
+  if (WANT.has('C') || CONVERSIONS.some((id) => WANT.has(id))) {
     const key = crypto.randomBytes(24).toString('hex');
-    await launch('C', 'gateway, SQLite', (port) => ({
-      child: start('gateway-sqlite', GATEWAY_CORE, [
-        ...GATEWAY_FLAGS,
-        ...PROBE,
-        bundle('gateway.ts'),
-        '--port',
-        String(port),
-        '--upstream',
-        mockOrigin,
-        '--key',
-        key,
-        '--db',
-        `sqlite:${sqliteFile}`,
-      ]),
-      headers: openaiHeaders(`sk-${key}`),
-    }));
+    const gateway = await launch(
+      'C',
+      'gateway, SQLite',
+      (port) => ({
+        child: start('gateway-sqlite', GATEWAY_CORE, [
+          ...GATEWAY_FLAGS,
+          ...PROBE,
+          bundle('gateway.ts'),
+          '--port',
+          String(port),
+          '--upstream',
+          mockOrigin,
+          '--key',
+          key,
+          '--db',
+          `sqlite:${sqliteFile}`,
+        ]),
+        headers: openaiHeaders(`sk-${key}`),
+      }),
+      WANT.has('C'),
+    );
+    // Same process, same key: only the client's protocol and the channel it reaches differ from C.
+    const conversion = (id: TargetId, name: string, conv: string, path: string, protocol: ClientProtocol, headers: Record<string, string>) => {
+      if (!WANT.has(id)) return;
+      const b: Bench = {
+        id,
+        name,
+        conversion: conv,
+        target: { origin: gateway.target.origin, path, headers, protocol },
+        bodies: BODIES[protocol],
+        proc: gateway.proc,
+        sharesProcessOf: 'C',
+        available: false,
+      };
+      benches.push(b);
+      conversionRows.push({ b, host: gateway });
+    };
+    conversion('CM', 'gateway, Claude client → OpenAI channel', 'Claude Messages → OpenAI Chat', '/v1/messages', 'claude', {
+      'content-type': 'application/json',
+      'x-api-key': `sk-${key}`,
+      'anthropic-version': '2023-06-01',
+    });
+    conversion(
+      'CR',
+      'gateway, Responses client → Claude channel',
+      'OpenAI Responses → Claude Messages',
+      '/v1/responses',
+      'responses',
+      openaiHeaders(`sk-${key}`),
+    );
   }
   const pgSchema = `bench_${runId}`;
   const redisPrefix = `bench:${runId}:`;
@@ -529,6 +597,7 @@ async function main() {
         id: 'C2',
         name: 'gateway, PostgreSQL + Redis',
         target: { origin: '', path: CHAT, headers: {} },
+        bodies: BODIES.openai,
         available: false,
         skipped: `unreachable: postgres ${pgOk ? 'ok' : 'down'}, redis ${redisOk ? 'ok' : 'down'}`,
       });
@@ -551,6 +620,7 @@ async function main() {
         id: 'P',
         name: 'Portkey gateway',
         target: { origin: '', path: CHAT, headers: {} },
+        bodies: BODIES.openai,
         available: false,
         skipped: 'not installed (npm install -w bench)',
       });
@@ -561,7 +631,11 @@ async function main() {
     for (const ext of ['', '-wal', '-shm']) fs.rmSync(sqliteFile + ext, { force: true });
   });
   await Promise.all(starting);
-  const order: TargetId[] = ['A', 'B', 'C', 'C2', 'P'];
+  for (const { b, host } of conversionRows) {
+    b.available = host.available;
+    if (!host.available) b.skipped = `C's gateway process ${host.skipped ?? 'did not start'}`;
+  }
+  const order: TargetId[] = ['A', 'B', 'C', 'CM', 'CR', 'C2', 'P'];
   benches.sort((a, b) => order.indexOf(a.id) - order.indexOf(b.id));
 
   // Sanity: every target must answer a completion and a stream correctly, or it is skipped.
@@ -577,7 +651,7 @@ async function main() {
   }
   for (const b of benches) {
     log(
-      `  ${b.id.padEnd(2)} ${b.name.padEnd(36)} ${b.available ? b.target.origin : `SKIPPED (${b.skipped})`}${b.streamSkipped ? `  streaming phases SKIPPED (${b.streamSkipped})` : ''}`,
+      `  ${b.id.padEnd(2)} ${b.name.padEnd(42)} ${b.available ? b.target.origin : `SKIPPED (${b.skipped})`}${b.streamSkipped ? `  streaming phases SKIPPED (${b.streamSkipped})` : ''}`,
     );
   }
   const live = benches.filter((b) => b.available);
@@ -598,19 +672,19 @@ async function main() {
     ]),
   );
   const row = (b: Bench) => rows.get(b.id)!;
-  for (const b of live) if (b.proc) row(b).rssIdle = (await b.proc.tryProbe())?.rss;
+  for (const b of live) if (b.proc && !b.sharesProcessOf) row(b).rssIdle = (await b.proc.tryProbe())?.rss;
 
   // 1. Throughput, c=50 (autocannon). Warm-up discarded, then rounds interleaved across targets.
   log(`\n(${elapsed()}) [1/5] throughput at c=${CONNECTIONS}: warm-up ${CFG.warmSec}s, ${ROUNDS} × ${CFG.thrSec}s per target`);
   for (const b of live)
-    await run<AutocannonResult>({ kind: 'autocannon', target: b.target, body: CHAT_BODY, connections: CONNECTIONS, durationSec: CFG.warmSec });
+    await run<AutocannonResult>({ kind: 'autocannon', target: b.target, body: b.bodies.chat, connections: CONNECTIONS, durationSec: CFG.warmSec });
   let mockCpuPerReq: number[] = [];
   for (let r = 0; r < ROUNDS; r++) {
     for (const b of live) {
       const before = await b.proc?.tryProbe();
       const ms0 = await mockStats(mockOrigin);
       const { value: res, rssMax } = await withRssSampling(b, () =>
-        run<AutocannonResult>({ kind: 'autocannon', target: b.target, body: CHAT_BODY, connections: CONNECTIONS, durationSec: CFG.thrSec }),
+        run<AutocannonResult>({ kind: 'autocannon', target: b.target, body: b.bodies.chat, connections: CONNECTIONS, durationSec: CFG.thrSec }),
       );
       const after = await b.proc?.tryProbe();
       const ms1 = await mockStats(mockOrigin);
@@ -631,7 +705,7 @@ async function main() {
   log(`\n(${elapsed()}) [2/5] latency at c=1: ${ROUNDS} × ${CFG.latSec}s per target`);
   for (let r = 0; r < ROUNDS; r++) {
     for (const b of live) {
-      const res = await run<LatencyResult>({ kind: 'latency', target: b.target, body: CHAT_BODY, connections: 1, durationSec: CFG.latSec });
+      const res = await run<LatencyResult>({ kind: 'latency', target: b.target, body: b.bodies.chat, connections: 1, durationSec: CFG.latSec });
       const rw = row(b);
       rw.lat.p50.push(res.p50);
       rw.lat.p99.push(res.p99);
@@ -642,14 +716,19 @@ async function main() {
   }
 
   // 3. Max RPS with p99 under 10 ms: bisection on an open-loop paced load, steps interleaved.
-  log(`\n(${elapsed()}) [3/5] max req/s with p99 < ${P99_BUDGET_MS} ms: ${CFG.maxSteps} bisection steps × ${CFG.stepSec}s per target`);
+  // Not for the conversion rows: its ≈ 20 s per target would take the full run past 12 minutes, and
+  // the conversion targets are judged on throughput, latency and TTFT only.
+  const paced = live.filter((b) => !b.conversion);
+  log(
+    `\n(${elapsed()}) [3/5] max req/s with p99 < ${P99_BUDGET_MS} ms: ${CFG.maxSteps} bisection steps × ${CFG.stepSec}s per target${paced.length < live.length ? ' (not for the conversion rows)' : ''}`,
+  );
   const search = new Map<TargetId, { lo: number; hi: number }>();
-  for (const b of live) search.set(b.id, { lo: 0, hi: Math.max(200, Math.ceil(median(row(b).rps) * 1.2)) });
+  for (const b of paced) search.set(b.id, { lo: 0, hi: Math.max(200, Math.ceil(median(row(b).rps) * 1.2)) });
   for (let s = 0; s < CFG.maxSteps; s++) {
-    for (const b of live) {
+    for (const b of paced) {
       const w = search.get(b.id)!;
       const rate = s === 0 ? Math.round(w.hi * 0.6) : Math.round((w.lo + w.hi) / 2);
-      const res = await run<PacedResult>({ kind: 'paced', target: b.target, body: CHAT_BODY, rate, durationSec: CFG.stepSec, maxConnections: 256 });
+      const res = await run<PacedResult>({ kind: 'paced', target: b.target, body: b.bodies.chat, rate, durationSec: CFG.stepSec, maxConnections: 256 });
       const pass = res.errors === 0 && res.p99 < P99_BUDGET_MS && res.achievedRps >= rate * 0.95;
       if (pass) w.lo = Math.max(w.lo, rate);
       else w.hi = rate;
@@ -658,7 +737,7 @@ async function main() {
       );
     }
   }
-  for (const b of live) row(b).maxRps = search.get(b.id)!.lo;
+  for (const b of paced) row(b).maxRps = search.get(b.id)!.lo;
 
   // 4. Streaming: time to first frame and inter-frame gaps. Ten streams at a time, in two shapes:
   //  - spread (the target figure): the ten workers start one stream length / 10 apart, so streams
@@ -679,7 +758,7 @@ async function main() {
         const res = await run<StreamsResult>({
           kind: 'streams',
           target: b.target,
-          body: STREAM_BODY,
+          body: b.bodies.stream,
           concurrency: 10,
           total: CFG.ttftStreams,
           expectContent: expectedContent(CFG.ttftChunks),
@@ -717,7 +796,7 @@ async function main() {
           {
             kind: 'streams',
             target: b.target,
-            body: STREAM_BODY,
+            body: b.bodies.stream,
             concurrency: level,
             total: level,
             expectContent: expectedContent(CFG.concChunks),
@@ -760,7 +839,7 @@ async function main() {
 
   // RSS after: load stopped, a settle period, no forced GC.
   await sleep(CFG.settleMs);
-  for (const b of live) if (b.proc) row(b).rssAfter = (await b.proc.tryProbe())?.rss;
+  for (const b of live) if (b.proc && !b.sharesProcessOf) row(b).rssAfter = (await b.proc.tryProbe())?.rss;
 
   // ---------------------------------------------------------------- report
   const mockCeilingPerCore = mockCpuPerReq.length ? 1e6 / median(mockCpuPerReq) : NaN;
@@ -777,14 +856,16 @@ async function main() {
   };
   const MB = (x?: number) => (x === undefined ? NaN : x / 2 ** 20);
   for (const b of benches) {
+    const what = b.conversion ? { conversion: b.conversion, path: b.target.path, sharesProcessOf: b.sharesProcessOf } : {};
     if (!b.available) {
-      summary[b.id] = { name: b.name, skipped: b.skipped };
+      summary[b.id] = { name: b.name, ...what, skipped: b.skipped };
       continue;
     }
     const rw = row(b);
     const rps = median(rw.rps);
     summary[b.id] = {
       name: b.name,
+      ...what,
       streamSkipped: b.streamSkipped,
       throughputRps: rps,
       throughputRounds: rw.rps,
@@ -810,7 +891,13 @@ async function main() {
     };
   }
   const thr = (id: TargetId) => (summary[id]?.throughputRps as number | undefined) ?? NaN;
-  const ratios = { 'C/B': thr('C') / thr('B'), 'C/A': thr('C') / thr('A'), 'C/P': thr('C') / thr('P'), 'C2/C': thr('C2') / thr('C') };
+  const ratios: Record<string, number> = { 'C/B': thr('C') / thr('B'), 'C/A': thr('C') / thr('A'), 'C/P': thr('C') / thr('P'), 'C2/C': thr('C2') / thr('C') };
+  // A conversion row against the ceiling (B) and against the same gateway without conversion (C).
+  for (const id of CONVERSIONS) {
+    if (!benches.some((b) => b.id === id)) continue;
+    ratios[`${id}/B`] = thr(id) / thr('B');
+    ratios[`${id}/C`] = thr(id) / thr('C');
+  }
 
   const f = (x: unknown, d = 0) => (typeof x === 'number' && Number.isFinite(x) ? x.toFixed(d) : '–');
   const cols = [
@@ -903,7 +990,29 @@ async function main() {
           ],
         ]
       : [];
-  if (checks.length) log('\ntargets (gateway C):\n' + checks.map(([k, v]) => `  ${v === undefined ? '  n/a' : v ? '  PASS' : '  FAIL'}  ${k}`).join('\n'));
+  // The conversion rows: the same thresholds for throughput, added latency and TTFT. A row that was
+  // skipped (e.g. a conversion the gateway does not serve yet) gets one n/a line saying so.
+  const isNum = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
+  for (const b of benches.filter((x) => x.conversion)) {
+    const s = summary[b.id];
+    const label = `${b.id} (conversion: ${b.conversion})`;
+    if (s.skipped) {
+      checks.push([`${label}: skipped`, undefined]);
+      continue;
+    }
+    const ratio = ratios[`${b.id}/B`];
+    checks.push(
+      [`${label} throughput ≥ 0.7 × B`, isNum(ratio) ? ratio >= 0.7 : undefined],
+      [`${label} added latency c=1 p50 ≤ 0.5 ms`, isNum(s.addedLatencyP50Ms) ? s.addedLatencyP50Ms <= 0.5 : undefined],
+      [`${label} added latency c=1 p99 ≤ 2 ms`, isNum(s.addedLatencyP99Ms) ? s.addedLatencyP99Ms <= 2 : undefined],
+      [`${label} streaming added TTFT ≤ 1 ms`, isNum(s.addedTtftMs) ? s.addedTtftMs <= 1 : undefined],
+    );
+  }
+  if (checks.length)
+    log(
+      `\ntargets (gateway C${benches.some((b) => b.conversion) ? '; CM, CR: its conversion paths, same thresholds' : ''}):\n` +
+        checks.map(([k, v]) => `  ${v === undefined ? '   n/a' : v ? '  PASS' : '  FAIL'}  ${k}`).join('\n'),
+    );
   if (QUICK) log('\n(quick run: short phases, numbers are indicative only)');
 
   const stamp = new Date()

@@ -13,6 +13,9 @@ interface StreamLevel {
 }
 interface TargetResult {
   name: string;
+  skipped?: string;
+  /** Conversion rows (CM, CR): client protocol → upstream protocol. */
+  conversion?: string;
   throughputRps?: number;
   cpuUsPerRequest?: number;
   addedLatencyP50Ms?: number;
@@ -31,7 +34,8 @@ interface Results {
   machine: { cpus: string; cores: number; node: string };
   targets: Record<string, TargetResult>;
   ratios: Record<string, number>;
-  checks: Record<string, boolean>;
+  /** null: could not be judged (a target missing or skipped). */
+  checks: Record<string, boolean | null>;
 }
 
 const dir = path.join(__dirname, 'results');
@@ -54,10 +58,20 @@ export function summarize(r: Results, file: string): string {
     const streams = t.concurrentStreams?.sustained ? num(t.concurrentStreams.sustained) : '–';
     const added = id === 'A' ? '–' : `${num(t.addedLatencyP50Ms, 2)} / ${num(t.addedLatencyP99Ms, 2)}`;
     const ttft = id === 'A' ? '–' : `${num(t.addedTtftMs, 2)} (${num(t.addedTtftBurstMs, 2)})`;
-    const rss = t.rssIdleMB == null ? '–' : `${num(t.rssIdleMB)}/${num(t.rssLoadMB)}/${num(t.rssAfterMB)}`;
+    // Conversion rows run in C's process: only their own under-load maximum is theirs.
+    const rss = t.rssIdleMB == null && t.rssLoadMB == null ? '–' : `${num(t.rssIdleMB)}/${num(t.rssLoadMB)}/${num(t.rssAfterMB)}`;
+    if (t.skipped) {
+      out.push(`| ${id} ${t.name} | skipped (below) | | | | | | |`);
+      continue;
+    }
     out.push(
       `| ${id} ${t.name} | ${num(t.throughputRps)} | ${num(t.cpuUsPerRequest)} | ${added} | ${num(t.overheadHeaderP50Ms, 2)} | ${ttft} | ${streams} | ${rss} |`,
     );
+  }
+  const skipped = Object.entries(r.targets).filter(([, t]) => t.skipped);
+  if (skipped.length) {
+    out.push('');
+    for (const [id, t] of skipped) out.push(`${id} skipped: ${t.skipped}`);
   }
   out.push('');
   out.push(
@@ -66,9 +80,14 @@ export function summarize(r: Results, file: string): string {
       .join(', ')}.`,
   );
   const failed = Object.entries(r.checks)
-    .filter(([, ok]) => !ok)
+    .filter(([, ok]) => ok === false)
     .map(([k]) => k);
-  out.push(failed.length ? `FAIL: ${failed.join('; ')}.` : `All ${Object.keys(r.checks).length} targets PASS.`);
+  const unjudged = Object.entries(r.checks)
+    .filter(([, ok]) => ok == null)
+    .map(([k]) => k);
+  const judged = Object.keys(r.checks).length - unjudged.length;
+  out.push(failed.length ? `FAIL: ${failed.join('; ')}.` : `All ${judged} targets PASS.`);
+  if (unjudged.length) out.push(`n/a: ${unjudged.join('; ')}.`);
   return out.join('\n');
 }
 
