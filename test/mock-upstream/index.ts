@@ -13,6 +13,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { chatToolCall, offeredChatTool, offeredResponsesTool, responsesToolCall } from './toolCalls';
 
 export interface MockRequest {
   method: string;
@@ -32,6 +33,8 @@ export interface MockOptions {
   cachedTokens: number;
   /** Content pieces of a streamed (and, joined, a non-streamed) answer. */
   chunks: string[];
+  /** Answer with a call of this tool when the request offers it (every protocol; args `{"city":"Paris"}`). */
+  toolCall?: string;
 }
 
 export interface MockUpstream {
@@ -119,6 +122,8 @@ async function chat(req: MockRequest, res: http.ServerResponse, mock: MockUpstre
   const id = `chatcmpl-mock${Date.now()}`;
   const created = Math.floor(Date.now() / 1000);
   const chunks = mock.options.chunks;
+  const tool = legacy ? undefined : offeredChatTool(body, mock.options.toolCall);
+  if (tool) return chatToolCall(res, mock, body, tool);
   if (!body.stream) {
     const content = chunks.join('');
     const out: Record<string, unknown> = legacy
@@ -192,6 +197,8 @@ function inputsOf(input: unknown): unknown[] {
 async function responses(req: MockRequest, res: http.ServerResponse, mock: MockUpstream) {
   const body = req.json ?? {};
   const o = mock.options;
+  const tool = offeredResponsesTool(body, o.toolCall);
+  if (tool) return responsesToolCall(res, mock, body, tool);
   const text = o.chunks.join('');
   const usage = {
     input_tokens: o.promptTokens,
