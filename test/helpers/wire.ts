@@ -356,7 +356,8 @@ const CHAT_MESSAGE_KEYS: Record<string, ReadonlySet<string>> = {
   developer: new Set(['role', 'content', 'name']),
   user: new Set(['role', 'content', 'name']),
   assistant: new Set(['role', 'content', 'name', 'tool_calls', 'refusal', 'audio', 'function_call']),
-  tool: new Set(['role', 'content', 'tool_call_id']),
+  // `name` on a tool result is undocumented but accepted (the legacy function-role attribution).
+  tool: new Set(['role', 'content', 'tool_call_id', 'name']),
 };
 const CHAT_PART_TYPES: Record<string, ReadonlySet<string>> = {
   system: new Set(['text']),
