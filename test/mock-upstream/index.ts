@@ -13,7 +13,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { chatToolCall, offeredChatTool, offeredResponsesTool, responsesToolCall } from './toolCalls';
+import { answerToolCall } from './toolCalls';
 
 export interface MockRequest {
   method: string;
@@ -122,8 +122,6 @@ async function chat(req: MockRequest, res: http.ServerResponse, mock: MockUpstre
   const id = `chatcmpl-mock${Date.now()}`;
   const created = Math.floor(Date.now() / 1000);
   const chunks = mock.options.chunks;
-  const tool = legacy ? undefined : offeredChatTool(body, mock.options.toolCall);
-  if (tool) return chatToolCall(res, mock, body, tool);
   if (!body.stream) {
     const content = chunks.join('');
     const out: Record<string, unknown> = legacy
@@ -197,8 +195,6 @@ function inputsOf(input: unknown): unknown[] {
 async function responses(req: MockRequest, res: http.ServerResponse, mock: MockUpstream) {
   const body = req.json ?? {};
   const o = mock.options;
-  const tool = offeredResponsesTool(body, o.toolCall);
-  if (tool) return responsesToolCall(res, mock, body, tool);
   const text = o.chunks.join('');
   const usage = {
     input_tokens: o.promptTokens,
@@ -357,6 +353,7 @@ export async function startMockUpstream(): Promise<MockUpstream> {
       for (const [m, re, h] of [...extra, ...BUILTIN]) {
         if (m === rec.method && re.test(path)) {
           if (await genericFault(rec, res)) return;
+          if (answerToolCall(rec, res, mock)) return;
           await h(rec, res, mock);
           return;
         }

@@ -5,7 +5,7 @@
  * Gemini mocks answer theirs. Stream and whole body, usage as the text answers carry it.
  */
 import type http from 'node:http';
-import type { MockUpstream } from './index';
+import type { MockRequest, MockUpstream } from './index';
 
 export interface OfferedTool {
   name: string;
@@ -126,4 +126,21 @@ export function responsesToolCall(res: http.ServerResponse, mock: MockUpstream, 
   ev('response.output_item.done', { output_index: 0, item });
   ev('response.completed', { response: response('completed') });
   res.end();
+}
+
+/** Answers an OpenAI Chat or Responses call with the tool call `options.toolCall` asks for, when the request offers that tool. */
+export function answerToolCall(req: MockRequest, res: http.ServerResponse, mock: MockUpstream): boolean {
+  const name = mock.options.toolCall;
+  if (!name || req.method !== 'POST') return false;
+  if (/\/chat\/completions$/.test(req.path)) {
+    const tool = offeredChatTool(req.json, name);
+    if (tool) chatToolCall(res, mock, req.json, tool);
+    return !!tool;
+  }
+  if (/\/responses$/.test(req.path)) {
+    const tool = offeredResponsesTool(req.json, name);
+    if (tool) responsesToolCall(res, mock, req.json, tool);
+    return !!tool;
+  }
+  return false;
 }
