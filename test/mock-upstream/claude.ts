@@ -8,7 +8,8 @@
  * - no `x-api-key` or no `anthropic-version` → 401 / 400 in Claude's error shape;
  * - missing model / max_tokens / messages → 400 invalid_request_error;
  * - with tools, when tool_choice is any/tool or the last user text mentions "weather", answers a
- *   tool_use (`get_weather`-style: first tool, input `{city:"Paris"}`) after a short text;
+ *   tool_use (`get_weather`-style: first tool, input `{city:"Paris"}`) after a short text; also
+ *   when `options.toolCall` names an offered tool (that one);
  * - `thinking: {type:'enabled'}` adds a thinking block first;
  * - usage: input = options.promptTokens, output = options.completionTokens, cache read =
  *   options.cachedTokens, cache creation = `claude.cacheCreationTokens` (per install).
@@ -69,9 +70,10 @@ export function installClaudeMock(mock: MockUpstream): ClaudeMockState {
 
     const o = mock.options;
     const tools = Array.isArray(body.tools) ? body.tools : [];
-    const forced = body.tool_choice?.type === 'any' || body.tool_choice?.type === 'tool';
+    const asked = tools.some((t: { name?: string }) => t?.name === o.toolCall) ? o.toolCall : undefined;
+    const forced = body.tool_choice?.type === 'any' || body.tool_choice?.type === 'tool' || asked !== undefined;
     const useTool = tools.length > 0 && body.tool_choice?.type !== 'none' && (forced || /weather/i.test(lastUserText(body.messages)));
-    const toolName = body.tool_choice?.type === 'tool' ? String(body.tool_choice.name) : String(tools[0]?.name ?? '');
+    const toolName = body.tool_choice?.type === 'tool' ? String(body.tool_choice.name) : (asked ?? String(tools[0]?.name ?? ''));
     const thinking = body.thinking?.type === 'enabled';
     const id = `msg_mock${Date.now()}`;
     const textPieces = useTool ? [state.toolPreamble] : o.chunks;

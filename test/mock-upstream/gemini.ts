@@ -8,7 +8,8 @@
  * - key from `x-goog-api-key` or `?key=`; none → 403 PERMISSION_DENIED in Gemini's error shape;
  * - no `contents` array → 400 INVALID_ARGUMENT;
  * - with functionDeclarations, when toolConfig mode is ANY or the last user text mentions
- *   "weather", answers a functionCall (first/allowed function, args `{city:"Paris"}`);
+ *   "weather", answers a functionCall (first/allowed function, args `{city:"Paris"}`); also when
+ *   `options.toolCall` names a declared function (that one);
  * - `thinkingConfig.includeThoughts` adds a thought part and `thoughtsTokenCount` (= state.thoughtsTokens);
  * - usage: prompt = options.promptTokens, candidates = options.completionTokens, cached =
  *   options.cachedTokens.
@@ -66,9 +67,12 @@ export function installGeminiMock(mock: MockUpstream): GeminiMockState {
     const o = mock.options;
     const decls = (Array.isArray(body.tools) ? body.tools : []).flatMap((t: any) => (Array.isArray(t?.functionDeclarations) ? t.functionDeclarations : []));
     const fcc = body.toolConfig?.functionCallingConfig;
-    const useTool = decls.length > 0 && fcc?.mode !== 'NONE' && (fcc?.mode === 'ANY' || /weather/i.test(lastUserText(body.contents)));
+    const asked = decls.some((d: any) => d?.name === o.toolCall) ? o.toolCall : undefined;
+    const useTool = decls.length > 0 && fcc?.mode !== 'NONE' && (fcc?.mode === 'ANY' || asked !== undefined || /weather/i.test(lastUserText(body.contents)));
     const fnName =
-      Array.isArray(fcc?.allowedFunctionNames) && fcc.allowedFunctionNames.length ? String(fcc.allowedFunctionNames[0]) : String(decls[0]?.name ?? '');
+      Array.isArray(fcc?.allowedFunctionNames) && fcc.allowedFunctionNames.length
+        ? String(fcc.allowedFunctionNames[0])
+        : (asked ?? String(decls[0]?.name ?? ''));
     const thinking = body.generationConfig?.thinkingConfig?.includeThoughts === true;
     const responseId = `mockresp${Date.now()}`;
     const usage: Record<string, number> = {

@@ -13,6 +13,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { answerToolCall } from './toolCalls';
 
 export interface MockRequest {
   method: string;
@@ -32,6 +33,8 @@ export interface MockOptions {
   cachedTokens: number;
   /** Content pieces of a streamed (and, joined, a non-streamed) answer. */
   chunks: string[];
+  /** Answer with a call of this tool when the request offers it (every protocol; args `{"city":"Paris"}`). */
+  toolCall?: string;
 }
 
 export interface MockUpstream {
@@ -350,6 +353,7 @@ export async function startMockUpstream(): Promise<MockUpstream> {
       for (const [m, re, h] of [...extra, ...BUILTIN]) {
         if (m === rec.method && re.test(path)) {
           if (await genericFault(rec, res)) return;
+          if (answerToolCall(rec, res, mock)) return;
           await h(rec, res, mock);
           return;
         }
