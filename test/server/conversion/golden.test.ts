@@ -312,6 +312,8 @@ for (const { client, upstream, key } of directions()) {
         const text = bytes.toString('utf8');
         const variants = [{ label: '', bytes }];
         if (!text.includes('\r')) variants.push({ label: 'CRLF, ', bytes: Buffer.from(toCrlf(text)) });
+        // an upstream that closes without the last blank line (the splitter's tail)
+        variants.push({ label: 'no final blank line, ', bytes: Buffer.from(text.replace(/(\r?\n)+$/, '')) });
         for (const variant of variants) {
           for (const ch of awkwardChunkings(variant.bytes)) {
             const got = JSON.stringify(normalise(streamGolden(convertStream(upstream, client, ch.chunks))));
