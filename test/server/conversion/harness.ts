@@ -4,7 +4,8 @@
  * call/streamBody.ts (stream: splitter → parse → translator → client writer, and its end and
  * error tails) and call/attempt.ts + relay/index.ts (upstream error → client error body).
  */
-import { BadStreamFrame, jsonShaped, parseBlockChecked, SSEEventTooLarge, SSESplitter } from '../../../server/src/relay/sse';
+import { BadStreamFrame, jsonShaped, parseBlockChecked, SSESplitter } from '../../../server/src/relay/sse';
+import { streamCutTail } from '../../../server/src/relay/call/streamBody';
 import { RelayError, scrubSecrets, UpstreamError } from '../../../server/src/relay/errors';
 import type { ChatChunk, ChatRequest, ChatResponse, InboundFormat, SSEEvent, Usage } from '../../../server/src/relay/types';
 import { adaptorContext, CHANNEL_KEY, routeOf, type Protocol } from './protocols';
@@ -108,8 +109,6 @@ export interface StreamRun {
   usage: Usage | undefined;
 }
 
-const OPENAI_STYLE_CUT = { status: 502, message: '上游连接中断', code: 'upstream_stream_interrupted' };
-
 /**
  * An upstream stream, delivered in `chunks`, through the relay's converted-stream path
  * (call/streamBody.ts): the adaptor's splitter (or the SSE splitter), block parsing with the same
@@ -125,20 +124,25 @@ export function convertStream(upstream: Protocol, client: Protocol, chunks: Uint
   const inbound = client.inbound! as InboundFormat & { streamWriter(m: string, o?: { includeUsage?: boolean }): ReturnType<InboundFormat['streamWriter']> };
   const writer = inbound.streamWriter(client.clientModel, { includeUsage });
   const all: ChatChunk[] = [];
-  /** What reached the client: the output of a chunk is written only when the whole chunk converted. */
+  /** What reached the client: a chunk's output, or what its blocks made before one failed. */
   let out = '';
   let converted = 0;
   const handle = (blocks: string[]): string => {
     let s = '';
-    for (const block of blocks) {
-      const ev = parseBlockChecked(block);
-      if (ev === false || (ev && !jsonShaped(ev.data))) throw new BadStreamFrame();
-      if (!ev) continue;
-      for (const c of translator.push(ev)) {
-        converted++;
-        all.push(c);
-        s += writer.chunk(c);
+    try {
+      for (const block of blocks) {
+        const ev = parseBlockChecked(block);
+        if (ev === false || (ev && !jsonShaped(ev.data))) throw new BadStreamFrame();
+        if (!ev) continue;
+        for (const c of translator.push(ev)) {
+          converted++;
+          all.push(c);
+          s += writer.chunk(c);
+        }
       }
+    } catch (err) {
+      out += s;
+      throw err;
     }
     return s;
   };
@@ -170,10 +174,7 @@ export function convertStream(upstream: Protocol, client: Protocol, chunks: Uint
   }
   const usage = translator.usage();
   if (cut !== undefined) {
-    const unreadable = cut instanceof BadStreamFrame || cut instanceof SSEEventTooLarge ? cut : undefined;
-    const m = unreadable ? unreadable.message : OPENAI_STYLE_CUT.message;
-    const code = unreadable ? unreadable.code : OPENAI_STYLE_CUT.code;
-    out += client.inbound!.streamError ? client.inbound!.streamError(502, m, code) : `data: ${JSON.stringify(client.inbound!.error(502, m, code))}\n\n`;
+    out += streamCutTail(client.inbound!, cut as Error);
     return { text: out, chunks: all, usage };
   }
   // The relay bills the translator's usage when it has figures; the tokenizer fallback is not modelled.

@@ -70,7 +70,7 @@ export function parseArgs(args: string | undefined): Record<string, unknown> {
 
 /** An in-band stream error event → UpstreamError (Claude `overloaded_error` → 529, else 500). */
 export function streamError(message: string, type: string, body: string): UpstreamError {
-  const status = type === 'overloaded_error' ? 529 : type === 'rate_limit_error' || type === 'RESOURCE_EXHAUSTED' ? 429 : 500;
+  const status = type === 'overloaded_error' ? 529 : type === 'UNAVAILABLE' ? 503 : type === 'rate_limit_error' || type === 'RESOURCE_EXHAUSTED' ? 429 : 500;
   return new UpstreamError(status, message, body, type);
 }
 

@@ -6,7 +6,7 @@ import { BadStreamFrame, jsonShaped, parseBlockChecked, SSEEventTooLarge, SSESpl
 import { responseText } from '../adaptors/openai';
 import type { AdaptorContext, InboundFormat, ProviderAdaptor, StreamObserver, StreamTranslator } from '../types';
 import { formatOverhead, OVERHEAD_HEADER } from '../../metrics';
-import { RELAY_CORS, type RelayCall, ignore } from './relayCall';
+import { RELAY_CORS, type RelayCall, ignore, scrubKey } from './relayCall';
 import { tokensFrom, type Answer, type Tokens } from './outcome';
 import { endsWithBlankLine, isUsageOnlyChunk, passesAsBytes } from './sseBytes';
 
@@ -21,6 +21,27 @@ function observerFromTranslator(t: StreamTranslator): StreamObserver {
     usage: () => t.usage(),
     text: () => text,
   };
+}
+
+/**
+ * The event that ends a client's stream cut by the upstream, in the client's format. An error the
+ * upstream reported in the stream (an `error` event: overloaded, rate limited…) keeps its status,
+ * message and kind, so clients that retry on "overloaded" still see it; an unreadable stream says
+ * so; a broken connection is a 502.
+ */
+export function streamCutTail(f: InboundFormat, cut: Error, scrub: (m: string) => string = (m) => m): string {
+  let status = 502;
+  let m = '上游连接中断';
+  let code = 'upstream_stream_interrupted';
+  if (cut instanceof BadStreamFrame || cut instanceof SSEEventTooLarge) {
+    m = cut.message;
+    code = cut.code;
+  } else if (cut instanceof UpstreamError && cut.status >= 400) {
+    status = cut.status;
+    m = scrub(cut.message);
+    code = cut.upstreamCode || 'upstream_error';
+  }
+  return f.streamError ? f.streamError(status, m, code) : `data: ${JSON.stringify(f.error(status, m, code))}\n\n`;
 }
 
 async function writeOut(res: ServerResponse, text: string): Promise<boolean> {
@@ -129,6 +150,7 @@ export class StreamRelay implements Answer, BodyConsumer {
       await this.pump();
       if (!this.clientGone) await this.flushEnd();
     } catch (err) {
+      this.writePartial();
       if (up.aborted || res.destroyed) this.clientGone = true;
       else if (!res.headersSent) {
         // Nothing reached the client yet: let the caller retry on another channel.
@@ -158,12 +180,7 @@ export class StreamRelay implements Answer, BodyConsumer {
     this.ensureHead();
     let tail = '';
     if (this.cut) {
-      const f = this.call.inbound;
-      const cut = this.cut;
-      const unreadable = cut instanceof BadStreamFrame || cut instanceof SSEEventTooLarge ? cut : undefined;
-      const m = unreadable ? unreadable.message : '上游连接中断';
-      const code = unreadable ? unreadable.code : 'upstream_stream_interrupted';
-      tail += f.streamError ? f.streamError(502, m, code) : `data: ${JSON.stringify(f.error(502, m, code))}\n\n`;
+      tail += streamCutTail(this.call.inbound, this.cut, (m) => scrubKey(m, this.channel));
     } else if (this.passthrough) {
       tail += this.doneBlock;
     } else {
@@ -217,32 +234,43 @@ export class StreamRelay implements Answer, BodyConsumer {
     } else this.armPing(this.pingEvery - idle);
   }
 
-  /** Upstream events → the client's bytes (throws BadStreamFrame on an unreadable stream). */
+  /**
+   * What the current chunk's earlier blocks made when a later one failed: the client gets it
+   * before the error tail, whichever way the upstream's bytes were cut into chunks.
+   */
+  private partial = '';
+
+  /** Upstream events → the client's bytes (throws BadStreamFrame on an unreadable stream; see `partial`). */
   private handleBlocks(blocks: string[]): string {
     let out = '';
-    for (const block of blocks) {
-      const ev = parseBlockChecked(block);
-      // Not SSE, or data that cannot be JSON: the stream is unreadable (ends with an error).
-      if (ev === false || (ev && !jsonShaped(ev.data))) throw new BadStreamFrame();
-      if (!ev) {
-        if (this.passthrough) out += block;
-        continue;
+    try {
+      for (const block of blocks) out = this.handleBlock(block, out);
+    } catch (err) {
+      this.partial = out;
+      throw err;
+    }
+    return out;
+  }
+
+  /** One upstream event → `out` plus what the client gets of it. */
+  private handleBlock(block: string, out: string): string {
+    const ev = parseBlockChecked(block);
+    // Not SSE, or data that cannot be JSON: the stream is unreadable (ends with an error).
+    if (ev === false || (ev && !jsonShaped(ev.data))) throw new BadStreamFrame();
+    if (!ev) return this.passthrough ? out + block : out;
+    if (this.passthrough) {
+      if (this.openaiPassthrough && ev.data === '[DONE]') {
+        this.doneBlock = block;
+        return out;
       }
-      if (this.passthrough) {
-        if (this.openaiPassthrough && ev.data === '[DONE]') {
-          this.doneBlock = block;
-          continue;
-        }
-        this.observer!.push(ev);
-        if (this.dropUsageOnly && isUsageOnlyChunk(ev.data)) continue;
-        out += block;
-      } else {
-        for (const c of this.translator!.push(ev)) {
-          this.converted++;
-          this.convText += responseText(c);
-          out += this.writer!.chunk(c);
-        }
-      }
+      this.observer!.push(ev);
+      if (this.dropUsageOnly && isUsageOnlyChunk(ev.data)) return out;
+      return out + block;
+    }
+    for (const c of this.translator!.push(ev)) {
+      this.converted++;
+      this.convText += responseText(c);
+      out += this.writer!.chunk(c);
     }
     return out;
   }
@@ -271,6 +299,17 @@ export class StreamRelay implements Answer, BodyConsumer {
     else this.resolvePump!();
   }
 
+  /** Sends `partial` (see there) to a client still listening. */
+  private writePartial(): void {
+    const p = this.partial;
+    if (!p) return;
+    this.partial = '';
+    if (this.res.destroyed || this.res.writableEnded) return;
+    this.firstByte();
+    this.ensureHead();
+    this.res.write(p);
+  }
+
   /** One upstream chunk; false pauses the upstream until the client's socket drains. */
   data(chunk: Buffer): boolean {
     if (!this.pumping) return true;
@@ -284,6 +323,7 @@ export class StreamRelay implements Answer, BodyConsumer {
       try {
         out = this.handleBlocks(this.splitter.push(chunk));
       } catch (err) {
+        this.writePartial();
         this.pumped(err); // run() retries, or cuts the stream, and stops the upstream
         return true;
       }
