@@ -132,7 +132,7 @@ describeEach(DB_TARGETS, 'relay: Claude and Gemini formats', (getApp) => {
     expect(log.prompt_tokens).toBe(23);
     expect(log.completion_tokens).toBe(7);
     expect(log.channel_name).toBe('claude-ch');
-    expect(JSON.parse(log.other).cache_tokens).toBe(8);
+    expect(JSON.parse(log.other)).toMatchObject({ cache_tokens: 8, request_format: 'claude', upstream_format: 'claude', passthrough: true });
   });
 
   test('Anthropic SDK → Claude channel (stream): events pass through, SDK assembles the message, billed', async () => {
@@ -251,7 +251,9 @@ describeEach(DB_TARGETS, 'relay: Claude and Gemini formats', (getApp) => {
     });
     const cost = expectedQuota(11, 0, 7, 1, 4);
     expect(before - (await quota())).toBe(cost);
-    expect(Number((await lastLog()).quota)).toBe(cost);
+    const log = await lastLog();
+    expect(Number(log.quota)).toBe(cost);
+    expect(JSON.parse(log.other)).toMatchObject({ request_format: 'claude', upstream_format: 'openai', passthrough: false });
   });
 
   test('Anthropic SDK → OpenAI channel (stream): Claude event sequence from OpenAI chunks, usage from upstream', async () => {

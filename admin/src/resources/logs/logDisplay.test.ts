@@ -21,4 +21,10 @@ describe('logs', () => {
     expect(priced.parts.map((p) => p.key)).toEqual(['res.log.detail.model_price', 'res.log.detail.group_ratio']);
     expect(logDetail({ type: 1, content: 'topped up' })).toEqual({ parts: [], text: 'topped up' });
   });
+  it('details: the client and upstream protocols, converted or passed through', () => {
+    const conv = logDetail({ type: 2, other: { group_ratio: 1, request_format: 'claude', upstream_format: 'openai', passthrough: false } });
+    expect(conv.parts.at(-1)).toEqual({ key: 'res.log.detail.converted', params: { from: 'Claude Messages', to: 'OpenAI Chat' } });
+    const pass = logDetail({ type: 2, other: { group_ratio: 1, request_format: 'responses', upstream_format: 'responses', passthrough: true } });
+    expect(pass.parts.at(-1)).toEqual({ key: 'res.log.detail.passthrough', params: { from: 'OpenAI Responses' } });
+  });
 });

@@ -31,6 +31,9 @@ export interface LogDetail {
   text?: string;
 }
 
+/** Wire protocols as the usage log names them (`other.request_format` / `upstream_format`). */
+const PROTOCOL_NAMES: Record<string, string> = { openai: 'OpenAI Chat', responses: 'OpenAI Responses', claude: 'Claude Messages', gemini: 'Gemini' };
+
 const fmt = (n: unknown, d = 4) => {
   const v = Number(n);
   if (!Number.isFinite(v)) return '-';
@@ -53,6 +56,11 @@ export function logDetail(log: { type: number; content?: string; other?: unknown
     parts.push({ key: 'res.log.detail.cache', params: { n: Number(o.cache_tokens), v: fmt(o.cache_ratio ?? 1) } });
   if (o.group_ratio !== undefined) parts.push({ key: 'res.log.detail.group_ratio', params: { v: fmt(o.group_ratio) } });
   if (o.is_model_mapped && o.upstream_model_name) parts.push({ key: 'res.log.detail.mapped', params: { m: String(o.upstream_model_name) } });
+  if (typeof o.request_format === 'string' && typeof o.upstream_format === 'string') {
+    const from = PROTOCOL_NAMES[o.request_format] ?? o.request_format;
+    const to = PROTOCOL_NAMES[o.upstream_format] ?? o.upstream_format;
+    parts.push(o.passthrough === false ? { key: 'res.log.detail.converted', params: { from, to } } : { key: 'res.log.detail.passthrough', params: { from } });
+  }
   if (o.reasoning_effort) parts.push({ key: 'res.log.detail.reasoning', params: { v: String(o.reasoning_effort) } });
   return { parts, text: parts.length ? undefined : (log.content ?? '') };
 }

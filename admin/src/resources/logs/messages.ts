@@ -35,6 +35,8 @@ export const zh = {
     cache: '缓存 Tokens {{n}}（倍率 {{v}}）',
     group_ratio: '分组倍率 {{v}}',
     mapped: '实际模型 {{m}}',
+    converted: '协议 {{from}} → {{to}}（转换）',
+    passthrough: '协议 {{from}}（直通）',
     reasoning: '推理强度 {{v}}',
   },
 };
@@ -75,6 +77,8 @@ export const en: typeof zh = {
     cache: 'Cached tokens {{n}} (ratio {{v}})',
     group_ratio: 'Group ratio {{v}}',
     mapped: 'Upstream model {{m}}',
+    converted: 'Protocol {{from}} → {{to}} (converted)',
+    passthrough: 'Protocol {{from}} (passthrough)',
     reasoning: 'Reasoning effort {{v}}',
   },
 };

@@ -87,6 +87,8 @@ async function attemptChannel(call: RelayCall, ch: ChannelEntry, calls: number, 
   };
   const built = buildRequest(call, adaptor, ch, actx);
   const passthrough = built.passthrough;
+  call.upstreamFormat = adaptor.format;
+  call.passthrough = passthrough;
   const req = adaptor.authorize ? await adaptor.authorize(built.req, actx, app) : built.req;
 
   call.timer.upstreamStart();

@@ -4,7 +4,7 @@ import type { Principal } from '../auth';
 import type { ChannelEntry } from '../routing';
 import { scrubSecrets } from '../errors';
 import { contentText, countChatPromptTokens, countInputTokens } from '../tokenizer';
-import type { ChatRequest, Endpoint, InboundFormat } from '../types';
+import type { ChatRequest, Endpoint, InboundFormat, WireFormat } from '../types';
 import type { RelayTimer } from '../../metrics';
 
 /** One client call being relayed. */
@@ -30,6 +30,9 @@ export interface RelayCall {
   timer: RelayTimer;
   /** Canonical request, built lazily when a conversion is needed. */
   chat?: ChatRequest;
+  /** The protocol the answering channel was spoken to in, and whether the body went as the client sent it (set per attempt). */
+  upstreamFormat?: WireFormat;
+  passthrough?: boolean;
 }
 
 /** Relay answers are for any origin (browser chat UIs call the relay with bearer keys): in every head the relay writes itself. */

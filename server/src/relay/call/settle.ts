@@ -33,6 +33,10 @@ interface LogOtherTail {
   group: string;
   admin_info: { use_channel: number[] };
   upstream_model_name?: string;
+  /** The client's protocol, the upstream's, and whether the body went unconverted. */
+  request_format: string;
+  upstream_format: string;
+  passthrough: boolean;
 }
 
 /** The consume log's text for one price: the `content` line and the head of the `other` JSON. */
@@ -75,6 +79,9 @@ export function recordUsage(call: RelayCall, plan: CallPlan, money: CallMoney, a
       cache_tokens: outcome.cachedTokens,
       group: principal.group,
       admin_info: { use_channel: outcome.channels },
+      request_format: call.inbound.name,
+      upstream_format: call.upstreamFormat ?? call.inbound.name,
+      passthrough: call.passthrough ?? true,
     };
     if (mapped) tail.upstream_model_name = outcome.upstreamModel;
     const other = text.otherHead + JSON.stringify(tail).slice(1);
