@@ -57,7 +57,9 @@ export function installClaudeMock(mock: MockUpstream): ClaudeMockState {
   });
   mock.route('POST', /^\/v1\/messages$/, async (req: MockRequest, res) => {
     if (!req.headers['x-api-key']) return claudeErr(res, 401, 'authentication_error', 'x-api-key header is required');
-    if (req.headers['anthropic-version'] !== '2023-06-01') return claudeErr(res, 400, 'invalid_request_error', 'anthropic-version header is required');
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(String(req.headers['anthropic-version'] ?? ''))) {
+      return claudeErr(res, 400, 'invalid_request_error', 'anthropic-version header is required');
+    }
     await answer(req, res, req.json as Record<string, any> | undefined);
   });
 

@@ -246,6 +246,7 @@ describe('Claude response → canonical', () => {
       role: 'assistant',
       content: 'Checking now.',
       reasoning_content: 'Hmm.',
+      reasoning_details: [{ type: 'reasoning.text', text: 'Hmm.', signature: 'sig', format: 'anthropic-claude-v1' }],
       tool_calls: [{ id: 'toolu_9', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
     });
     expect(res.choices[0]!.finish_reason).toBe('tool_calls');
@@ -451,6 +452,7 @@ describe('Claude inbound format: request → canonical', () => {
         role: 'assistant',
         content: 'Calling.',
         reasoning_content: 'hmm',
+        reasoning_details: [{ type: 'reasoning.text', text: 'hmm', signature: 's', format: 'anthropic-claude-v1' }],
         tool_calls: [{ id: 'toolu_a', type: 'function', function: { name: 'lookup', arguments: '{"q":"dog"}' } }],
       },
       { role: 'tool', tool_call_id: 'toolu_a', content: 'a dog' },
@@ -466,14 +468,21 @@ describe('Claude inbound format: request → canonical', () => {
     expect(req.top_k).toBe(40);
     expect(req.stream).toBe(true);
     expect(req.user).toBeUndefined();
-    expect(req.reasoning_effort).toBeUndefined(); // never sent to OpenAI-compatible upstreams
+    expect(req.reasoning_effort).toBeUndefined(); // only an explicit output_config.effort sets it
+    expect(req.thinking_budget).toBe(8000);
+    expect(req.reasoning_summary).toBe('auto');
     expect(getHints(req).claudeThinking).toEqual({ type: 'enabled', budget_tokens: 8000 });
     // the hint survives a spread (model mapping) but never reaches JSON
     expect(JSON.stringify({ ...req })).not.toContain('budget_tokens');
+    expect(JSON.stringify({ ...req })).not.toContain('claudeThinking');
     expect(getHints({ ...req }).claudeThinking?.budget_tokens).toBe(8000);
     // …and the Claude adaptor uses the exact budget
-    const body = toClaudeRequest({ ...req, max_tokens: 20000 }, ctxOf()).body;
+    const body = toClaudeRequest({ ...req, max_tokens: 20000, tool_choice: 'auto' }, ctxOf()).body;
     expect(body.thinking).toEqual({ type: 'enabled', budget_tokens: 8000 });
+    // …with the signed thinking first in the assistant turn
+    expect((body.messages as Array<{ content: Array<{ type: string }> }>)[1]!.content[0]).toEqual({ type: 'thinking', thinking: 'hmm', signature: 's' });
+    // Claude cannot think with a forced tool (tool_choice any): thinking is left out
+    expect(toClaudeRequest({ ...req, max_tokens: 20000 }, ctxOf()).body.thinking).toBeUndefined();
     // …and the Gemini adaptor maps it to a thinking budget
     const gem = toGeminiRequest({ ...req }, { ...ctxOf(), upstreamModel: 'gemini-2.5-flash' }).body as { generationConfig: Record<string, unknown> };
     expect(gem.generationConfig.thinkingConfig).toEqual({ includeThoughts: true, thinkingBudget: 8000 });
@@ -558,7 +567,8 @@ describe('Claude inbound format: request → canonical', () => {
     expect(bad(null)).toBe(400);
     expect(bad({ messages: [] })).toBe(400);
     expect(bad({ model: 'm' })).toBe(400);
-    expect(bad({ model: 'm', messages: [{ role: 'system', content: 'x' }] })).toBe(400);
+    expect(bad({ model: 'm', messages: [{ role: 'tool', content: 'x' }] })).toBe(400);
+    expect(bad({ model: 'm', messages: [{ role: 'system', content: 5 }] })).toBe(400);
     expect(bad({ model: 'm', messages: [{ role: 'user', content: 5 }] })).toBe(400);
     expect(bad({ model: 'm', messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'file' } }] }] })).toBe(400);
     expect(bad({ model: 'm', max_tokens: -1, messages: [] })).toBe(400);
@@ -741,8 +751,9 @@ describe('Claude inbound format: canonical chunks → Claude SSE', () => {
     out += w.end(t.usage());
     const { final } = await parseWithSdk(out);
     expect(final.id).toBe('msg_s1');
+    // the signature survives the trip through the canonical format
     expect(final.content).toEqual([
-      { type: 'thinking', thinking: 'Let me think', signature: '' },
+      { type: 'thinking', thinking: 'Let me think', signature: 'abc' },
       { type: 'text', text: 'Hello world' },
       { type: 'tool_use', id: 'toolu_s', name: 'get_weather', input: { city: 'Paris' } },
     ]);
