@@ -122,7 +122,7 @@ function toolResultContent(content: ChatMessage['content']): string | ClaudeBloc
 export const CLAUDE_REASONING_FORMAT = 'anthropic-claude-v1' as const;
 
 /** Claude's own reasoning of an assistant turn → thinking / redacted_thinking blocks; other families' is dropped (Claude would reject it). */
-function thinkingBlocksOf(details: ReasoningDetail[] | undefined): ClaudeBlock[] {
+export function thinkingBlocksOf(details: ReasoningDetail[] | undefined): ClaudeBlock[] {
   const out: ClaudeBlock[] = [];
   for (const d of details ?? []) {
     if (d.format !== CLAUDE_REASONING_FORMAT) continue;

@@ -23,6 +23,7 @@ import type {
   Usage,
 } from '../types';
 import { isRecord, newId, setHints, type NativeHints } from '../adaptors/shared';
+import { CLAUDE_REASONING_FORMAT, thinkingBlocksOf } from '../adaptors/claude';
 
 const badRequest = (message: string) => new RelayError(400, message, 'invalid_request');
 
@@ -60,9 +61,6 @@ function toolResultText(content: unknown): string {
   }
   return JSON.stringify(content);
 }
-
-/** Whose signatures a Claude target accepts back (see ReasoningDetail). */
-export const CLAUDE_REASONING_FORMAT = 'anthropic-claude-v1' as const;
 
 /** Claude `output_config.effort` → canonical `reasoning_effort` (`max` has no equivalent above `xhigh`). */
 const EFFORT_TO_CANONICAL: Record<string, string> = { low: 'low', medium: 'medium', high: 'high', xhigh: 'xhigh', max: 'xhigh' };
@@ -328,12 +326,7 @@ function messageId(id: string | undefined): string {
  * with an empty signature, which shows it to the client and is dropped when it comes back.
  */
 function thinkingBlocks(reasoning: string | undefined, details: ReasoningDetail[] | undefined): Array<Record<string, unknown>> {
-  const own: Array<Record<string, unknown>> = [];
-  for (const d of details ?? []) {
-    if (d.format !== CLAUDE_REASONING_FORMAT) continue;
-    if (d.type === 'reasoning.text' && d.signature) own.push({ type: 'thinking', thinking: d.text ?? '', signature: d.signature });
-    else if (d.type === 'reasoning.encrypted' && d.data) own.push({ type: 'redacted_thinking', data: d.data });
-  }
+  const own = thinkingBlocksOf(details);
   if (own.length) return own;
   return reasoning ? [{ type: 'thinking', thinking: reasoning, signature: '' }] : [];
 }
