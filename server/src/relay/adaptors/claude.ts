@@ -10,7 +10,10 @@
  * - image URLs are sent as `{source:{type:'url'}}` (never fetched by the gateway), data URLs as base64;
  * - usage: `prompt_tokens = input_tokens + cache_read_input_tokens + cache_creation_input_tokens`
  *   (new-api's convention, and OpenAI's, where `prompt_tokens` includes cached tokens), with
- *   `prompt_tokens_details.cached_tokens` / `cache_creation_tokens` carrying the cache parts.
+ *   `prompt_tokens_details.cached_tokens` / `cache_creation_tokens` carrying the cache parts;
+ * - thinking keeps its signature both ways as `reasoning_details` (`anthropic-claude-v1`);
+ * - the same-format passthrough forwards the client's body and beta/version headers, rewriting
+ *   only what the upstream model would refuse (system turns, unsigned thinking).
  */
 import type {
   AdaptorContext,

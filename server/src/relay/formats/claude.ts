@@ -5,7 +5,9 @@
  * the Claude SSE event sequence (message_start, content_block_start/delta/stop, message_delta,
  * message_stop) that the official `@anthropic-ai/sdk` stream parser accepts. Usage is the inverse
  * of the Claude adaptor's: `input_tokens = prompt_tokens − cached − cache_creation`, so a Claude →
- * Claude round trip returns the upstream figures unchanged.
+ * Claude round trip returns the upstream figures unchanged. Thinking signatures travel as
+ * `reasoning_details` in both directions; what only Anthropic can honour is dropped on conversion
+ * (docs/formats.md, "Client formats → Claude").
  */
 import { RelayError } from '../errors';
 import type {
