@@ -1240,7 +1240,7 @@ describe('canonical chunks → Claude SSE: signatures, redacted thinking, parall
     expect(final.usage.output_tokens_details).toEqual({ thinking_tokens: 12 });
   });
 
-  it('interleaved parallel tool calls each keep their block; finish stop with calls → tool_use', async () => {
+  it('interleaved parallel tool calls: the second is held and written whole; finish stop with calls → tool_use', async () => {
     const w = claudeFormat.streamWriter('m');
     let out = '';
     out += w.chunk(chunk({ tool_calls: [{ index: 0, id: 'c0', type: 'function', function: { name: 'a', arguments: '{"x":' } }] }));
@@ -1249,6 +1249,23 @@ describe('canonical chunks → Claude SSE: signatures, redacted thinking, parall
     out += w.chunk(chunk({ tool_calls: [{ index: 1, function: { arguments: '2}' } }] }));
     out += w.chunk(chunk({}, 'stop'));
     out += w.end(undefined);
+    // one block open at a time, never written to after its stop (clients read the input at the stop)
+    const stopped = new Set<number>();
+    let open: number | undefined;
+    for (const e of events(out)) {
+      const data = JSON.parse(e.data) as { index?: number };
+      if (e.event === 'content_block_start') {
+        expect(open).toBeUndefined();
+        open = data.index;
+      } else if (e.event === 'content_block_delta') {
+        expect(data.index).toBe(open);
+        expect(stopped.has(data.index!)).toBe(false);
+      } else if (e.event === 'content_block_stop') {
+        stopped.add(data.index!);
+        open = undefined;
+      }
+    }
+    expect(stopped.size).toBe(2);
     const { final } = await parseWithSdk(out);
     expect(final.content).toEqual([
       { type: 'tool_use', id: 'c0', name: 'a', input: { x: 1 } },

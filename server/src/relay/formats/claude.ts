@@ -365,22 +365,34 @@ function sse(type: string, data: Record<string, unknown>): string {
 
 type BlockKind = 'text' | 'thinking' | 'redacted_thinking' | 'tool_use';
 
+/** A tool call held back while another one streams (see ClaudeStreamWriter). */
+interface HeldCall {
+  id: string;
+  name: string;
+  args: string;
+}
+
 /**
  * Canonical chunks → Claude SSE events. One instance per response. One content block is open at a
  * time: a change of kind closes it. A thinking block ends with its `signature_delta` when a Claude
  * `reasoning.text` detail arrives (the detail carries the block's whole text, already streamed as
  * `reasoning_content`; it is written out only when no thinking block is open); a Claude
- * `reasoning.encrypted` detail is a `redacted_thinking` block. Each tool call is one `tool_use`
- * block with `input_json_delta`s; arguments for a call whose block was already closed (upstreams
- * that interleave parallel calls) go to that block's index, which the SDK accumulates by index.
+ * `reasoning.encrypted` detail is a `redacted_thinking` block. Tool calls are `tool_use` blocks
+ * with `input_json_delta`s: the first streams as it comes; a call that starts while another one is
+ * streaming is held, its arguments collected, and written whole once the streaming one is done
+ * (at the finish, or when text or thinking follows). Clients read a tool's input when its block
+ * stops, so a block is never written to after its stop, even when an upstream interleaves the
+ * arguments of parallel calls.
  */
 export class ClaudeStreamWriter {
   private started = false;
   private id = newId('msg_');
   private blockIndex = -1;
   private open: { kind: BlockKind; tool?: number; signed?: boolean } | undefined;
-  /** Block index of each canonical tool-call index. */
-  private readonly toolBlocks = new Map<number, number>();
+  /** Calls held while another streams, by canonical tool-call index (in arrival order). */
+  private readonly held = new Map<number, HeldCall>();
+  /** Canonical indexes of calls whose block was written. */
+  private readonly written = new Set<number>();
   private stop: string | null = null;
   private usage: Usage | undefined;
   private finished = false;
@@ -419,8 +431,8 @@ export class ClaudeStreamWriter {
     return out;
   }
 
-  private delta(delta: Record<string, unknown>, index = this.blockIndex): string {
-    return sse('content_block_delta', { index, delta });
+  private delta(delta: Record<string, unknown>): string {
+    return sse('content_block_delta', { index: this.blockIndex, delta });
   }
 
   /** A thinking block that can still take text (not yet signed). */
@@ -428,20 +440,59 @@ export class ClaudeStreamWriter {
     return this.open?.kind === 'thinking' && !this.open.signed;
   }
 
+  private openTool(index: number, id: string | undefined, name: string | undefined): string {
+    this.written.add(index);
+    return this.openBlock('tool_use', { type: 'tool_use', id: id || newId('toolu_'), name: name ?? '', input: {} }, index);
+  }
+
+  /** Ends the streaming call and writes the held ones, each whole. */
+  private releaseHeld(): string {
+    if (!this.held.size) return '';
+    let out = '';
+    for (const [index, call] of this.held) {
+      out += this.openTool(index, call.id, call.name);
+      if (call.args) out += this.delta({ type: 'input_json_delta', partial_json: call.args });
+    }
+    this.held.clear();
+    return out + this.close();
+  }
+
   private reasoningDetail(d: ReasoningDetail): string {
     if (d.format !== CLAUDE_REASONING_FORMAT) return ''; // another family's signature means nothing to Claude
     if (d.type === 'reasoning.text' && d.signature) {
       let out = '';
       if (!this.thinkingOpen()) {
-        out += this.openBlock('thinking', { type: 'thinking', thinking: '', signature: '' });
+        out += this.releaseHeld() + this.openBlock('thinking', { type: 'thinking', thinking: '', signature: '' });
         if (d.text) out += this.delta({ type: 'thinking_delta', thinking: d.text });
       }
       out += this.delta({ type: 'signature_delta', signature: d.signature });
       this.open!.signed = true;
       return out;
     }
-    if (d.type === 'reasoning.encrypted' && d.data) return this.openBlock('redacted_thinking', { type: 'redacted_thinking', data: d.data });
+    if (d.type === 'reasoning.encrypted' && d.data)
+      return this.releaseHeld() + this.openBlock('redacted_thinking', { type: 'redacted_thinking', data: d.data });
     return '';
+  }
+
+  private toolDelta(tc: NonNullable<ChatChunk['choices'][number]['delta']['tool_calls']>[number]): string {
+    const args = tc.function?.arguments ?? '';
+    if (this.open?.kind === 'tool_use' && this.open.tool === tc.index) return args ? this.delta({ type: 'input_json_delta', partial_json: args }) : '';
+    const held = this.held.get(tc.index);
+    if (held) {
+      held.args += args;
+      if (tc.id) held.id = tc.id;
+      if (tc.function?.name) held.name = tc.function.name;
+      return '';
+    }
+    // a call already written and stopped cannot take more: only an upstream repeating itself does this
+    if (this.written.has(tc.index)) return '';
+    if (this.open?.kind === 'tool_use') {
+      this.held.set(tc.index, { id: tc.id ?? '', name: tc.function?.name ?? '', args });
+      return '';
+    }
+    let out = this.openTool(tc.index, tc.id, tc.function?.name);
+    if (args) out += this.delta({ type: 'input_json_delta', partial_json: args });
+    return out;
   }
 
   chunk(c: ChatChunk): string {
@@ -451,25 +502,19 @@ export class ClaudeStreamWriter {
     if (!choice) return out;
     const d = choice.delta ?? {};
     if (d.reasoning_content) {
-      if (!this.thinkingOpen()) out += this.openBlock('thinking', { type: 'thinking', thinking: '', signature: '' });
+      if (!this.thinkingOpen()) out += this.releaseHeld() + this.openBlock('thinking', { type: 'thinking', thinking: '', signature: '' });
       out += this.delta({ type: 'thinking_delta', thinking: d.reasoning_content });
     }
     for (const detail of d.reasoning_details ?? []) out += this.reasoningDetail(detail);
     if (typeof d.content === 'string' && d.content) {
-      if (this.open?.kind !== 'text') out += this.openBlock('text', { type: 'text', text: '' });
+      if (this.open?.kind !== 'text') out += this.releaseHeld() + this.openBlock('text', { type: 'text', text: '' });
       out += this.delta({ type: 'text_delta', text: d.content });
     }
-    for (const tc of d.tool_calls ?? []) {
-      let index = this.toolBlocks.get(tc.index);
-      if (index === undefined) {
-        out += this.openBlock('tool_use', { type: 'tool_use', id: tc.id || newId('toolu_'), name: tc.function?.name ?? '', input: {} }, tc.index);
-        index = this.blockIndex;
-        this.toolBlocks.set(tc.index, index);
-      }
-      const args = tc.function?.arguments;
-      if (args) out += this.delta({ type: 'input_json_delta', partial_json: args }, index);
+    for (const tc of d.tool_calls ?? []) out += this.toolDelta(tc);
+    if (choice.finish_reason) {
+      this.stop = finishToClaudeStop(choice.finish_reason);
+      out += this.releaseHeld();
     }
-    if (choice.finish_reason) this.stop = finishToClaudeStop(choice.finish_reason);
     return out;
   }
 
@@ -477,10 +522,11 @@ export class ClaudeStreamWriter {
     if (this.finished) return '';
     this.finished = true;
     let out = this.start();
+    out += this.releaseHeld();
     out += this.close();
     const u = canonicalToClaudeUsage(usage ?? this.usage);
     let stop = this.stop ?? 'end_turn';
-    if (stop === 'end_turn' && this.toolBlocks.size) stop = 'tool_use';
+    if (stop === 'end_turn' && this.written.size) stop = 'tool_use';
     out += sse('message_delta', { delta: { stop_reason: stop, stop_sequence: null }, usage: u });
     out += sse('message_stop', {});
     return out;
