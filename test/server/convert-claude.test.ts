@@ -1333,6 +1333,44 @@ describe('Claude passthrough: system turns, unsigned thinking, headers', () => {
     expect(adjustClaudeMessages(same, false)).toBe(same);
   });
 
+  it('on a model that takes system turns, only those Claude accepts where they are stay (consecutive ones merged)', () => {
+    const sys = (text: string) => ({ role: 'system', content: text });
+    const out = adjustClaudeMessages(
+      {
+        messages: [
+          sys('first: nothing before it'),
+          { role: 'user', content: 'u1' },
+          sys('a'),
+          sys('b'),
+          { role: 'assistant', content: 'r1' },
+          { role: 'user', content: 'u2' },
+          sys('before a user turn'),
+          { role: 'user', content: 'u3' },
+          sys('last'),
+        ],
+      },
+      true,
+    );
+    expect(out.messages).toEqual([
+      { role: 'user', content: 'u1' },
+      {
+        role: 'system',
+        content: [
+          { type: 'text', text: 'a' },
+          { type: 'text', text: 'b' },
+        ],
+      },
+      { role: 'assistant', content: 'r1' },
+      { role: 'user', content: 'u2' },
+      { role: 'user', content: 'u3' },
+      sys('last'),
+    ]);
+    expect(out.system).toEqual([
+      { type: 'text', text: 'first: nothing before it' },
+      { type: 'text', text: 'before a user turn' },
+    ]);
+  });
+
   it('drops thinking blocks with an empty signature (written by the gateway for another family)', () => {
     const out = adjustClaudeMessages(
       {

@@ -606,33 +606,59 @@ function textBlocks(content: unknown): Array<Record<string, unknown>> {
 }
 
 /**
+ * Where Claude takes a system turn: right after a user turn (or an assistant turn ending in a
+ * server tool call), and either last or followed by an assistant turn.
+ */
+function systemTurnFits(prev: unknown, next: unknown): boolean {
+  if (!isRecord(prev)) return false;
+  const lastBlock = Array.isArray(prev.content) ? prev.content[prev.content.length - 1] : undefined;
+  const afterUser = prev.role === 'user' || (prev.role === 'assistant' && isRecord(lastBlock) && lastBlock.type === 'server_tool_use');
+  return afterUser && (next === undefined || (isRecord(next) && next.role === 'assistant'));
+}
+
+/**
  * The passthrough's only rewrites of `messages`, for things the upstream model would refuse:
- * - `role: "system"` turns, for models that do not take them, move (text blocks with their
- *   `cache_control`) to the end of the top-level `system`, in order;
+ * - `role: "system"` turns move (text blocks with their `cache_control`) to the end of the
+ *   top-level `system`, in order: all of them for a model that takes none, and on one that does,
+ *   those where Claude refuses them (first, not after a user turn, not before an assistant turn);
+ *   consecutive ones it takes are merged into one turn (Claude refuses two in a row);
  * - thinking blocks with an empty signature are dropped from assistant turns: the gateway wrote
  *   them when converting another family's reasoning (a model switch mid-conversation), and
  *   Claude rejects a thinking block it did not sign.
- * Returns the same object when nothing changes.
+ * Returns the body itself when it has neither.
  */
 export function adjustClaudeMessages(body: Record<string, unknown>, keepSystemTurns: boolean): Record<string, unknown> {
   if (!Array.isArray(body.messages)) return body;
-  const messages = body.messages as unknown[];
-  const hoist = !keepSystemTurns && messages.some((m) => isRecord(m) && m.role === 'system');
+  const isSystem = (m: unknown) => isRecord(m) && m.role === 'system';
   const unsigned = (b: unknown) => isRecord(b) && b.type === 'thinking' && !b.signature;
-  const strip = messages.some((m) => isRecord(m) && m.role === 'assistant' && Array.isArray(m.content) && m.content.some(unsigned));
-  if (!hoist && !strip) return body;
-  const out: Record<string, unknown> = { ...body };
-  const system: Array<Record<string, unknown>> = [];
-  const kept: unknown[] = [];
-  for (const m of messages) {
-    if (hoist && isRecord(m) && m.role === 'system') system.push(...textBlocks(m.content));
-    else if (strip && isRecord(m) && m.role === 'assistant' && Array.isArray(m.content) && m.content.some(unsigned)) {
-      const content = m.content.filter((b) => !unsigned(b));
-      if (content.length) kept.push({ ...m, content });
-    } else kept.push(m);
+  const hasUnsigned = (m: unknown) => isRecord(m) && m.role === 'assistant' && Array.isArray(m.content) && m.content.some(unsigned);
+  const original = body.messages as unknown[];
+  if (!original.some(isSystem) && !original.some(hasUnsigned)) return body;
+  const messages: unknown[] = [];
+  for (const m of original) {
+    if (!hasUnsigned(m)) messages.push(m);
+    else {
+      const content = ((m as { content: unknown[] }).content ?? []).filter((b) => !unsigned(b));
+      if (content.length) messages.push({ ...(m as Record<string, unknown>), content });
+    }
   }
-  out.messages = kept;
-  if (system.length) out.system = [...textBlocks(body.system), ...system];
+  const hoisted: Array<Record<string, unknown>> = [];
+  const kept: unknown[] = [];
+  for (let i = 0; i < messages.length;) {
+    if (!isSystem(messages[i])) {
+      kept.push(messages[i++]);
+      continue;
+    }
+    let j = i;
+    while (j < messages.length && isSystem(messages[j])) j++;
+    const run = messages.slice(i, j) as Array<Record<string, unknown>>;
+    if (keepSystemTurns && systemTurnFits(messages[i - 1], messages[j])) {
+      kept.push(run.length === 1 ? run[0] : { role: 'system', content: run.flatMap((m) => textBlocks(m.content)) });
+    } else for (const m of run) hoisted.push(...textBlocks(m.content));
+    i = j;
+  }
+  const out: Record<string, unknown> = { ...body, messages: kept };
+  if (hoisted.length) out.system = [...textBlocks(body.system), ...hoisted];
   return out;
 }
 
