@@ -14,7 +14,7 @@ import { installClaudeMock, type ClaudeMockState } from '../mock-upstream/claude
 import { installGeminiMock } from '../mock-upstream/gemini';
 import { flushUsage, listen, seedChannel, seedToken, setOptions } from '../mock-upstream/seed';
 
-const MODELS = ['claude-opus-4-8', 'cc-sonnet', 'cc-gpt', 'cc-gemini', 'cc-nocount'];
+const MODELS = ['claude-opus-4-8', 'cc-sonnet', 'cc-gpt', 'cc-gemini', 'cc-nocount', 'cc-bedrock'];
 const PRICING = {
   ModelRatio: JSON.stringify(Object.fromEntries(MODELS.map((m) => [m, 1]))),
   CompletionRatio: JSON.stringify({ 'cc-gpt': 2 }),
@@ -160,6 +160,7 @@ describeEach(ALL_TARGETS, 'Claude Code through the gateway', (getApp) => {
       models: 'cc-gemini',
       model_mapping: JSON.stringify({ 'cc-gemini': 'gemini-2.5-flash' }),
     });
+    await seedChannel(app, { name: 'cc-aws', type: 33, key: 'AKIDTEST|aws-secret-key|us-west-2', base_url: mock.url, models: 'cc-bedrock' });
     // a Claude channel whose upstream fails every call (count_tokens then counts locally)
     await seedChannel(app, { name: 'cc-broken', type: 14, key: 'sk-ant-fault-500', base_url: mock.url, models: 'cc-nocount', auto_ban: 0 });
     client = new Anthropic({ apiKey: key, baseURL: gw.url, maxRetries: 0 });
@@ -229,6 +230,23 @@ describeEach(ALL_TARGETS, 'Claude Code through the gateway', (getApp) => {
     expect(a!.headers['anthropic-version']).toBe('2024-10-22');
     expect(b!.headers['anthropic-version']).toBe('2023-06-01');
     expect(b!.headers['anthropic-beta']).toBeUndefined();
+  });
+
+  test('passthrough to Bedrock: system turns hoisted (Bedrock has none), betas in the body, unknown fields kept', async () => {
+    const params = claudeCodeTurn('cc-bedrock');
+    const msg = await client.beta.messages.create({ ...params, betas: ['context-management-2025-06-27'] } as never);
+    expect(msg.content[0]).toEqual({ type: 'thinking', thinking: 'Mock thinking.', signature: 'sig-mock' });
+    const up = mock.received(/^\/model\//)[0]!;
+    expect(up.path).toBe('/model/anthropic.cc-bedrock/invoke');
+    const { model: _m, messages: _msgs, system: _sys, ...rest } = params;
+    expect(up.json).toEqual({
+      anthropic_version: 'bedrock-2023-05-31',
+      ...rest,
+      messages: params.messages.filter((m: { role: string }) => m.role !== 'system'),
+      system: [...CLAUDE_CODE_BODY.system, { type: 'text', text: 'Skills available: commit, review.' }],
+      anthropic_beta: ['context-management-2025-06-27'],
+    });
+    expect((await logs())[0].channel_name).toBe('cc-aws');
   });
 
   // ---------------------------------------------------------------- OpenAI channel: conversion
@@ -415,11 +433,11 @@ describeEach(ALL_TARGETS, 'Claude Code through the gateway', (getApp) => {
 
   test('GET /v1/models in Anthropic’s shape, cursor pages the SDK follows, one model, errors', async () => {
     const page = await client.models.list({ limit: 2 });
-    expect(page.data.map((m) => m.id)).toEqual(['cc-gemini', 'cc-gpt']);
+    expect(page.data.map((m) => m.id)).toEqual(['cc-bedrock', 'cc-gemini']);
     expect(page.has_more).toBe(true);
-    expect(page.first_id).toBe('cc-gemini');
-    expect(page.last_id).toBe('cc-gpt');
-    expect(page.data[0]).toMatchObject({ type: 'model', id: 'cc-gemini', display_name: 'cc-gemini', lifecycle: 'active' });
+    expect(page.first_id).toBe('cc-bedrock');
+    expect(page.last_id).toBe('cc-gemini');
+    expect(page.data[0]).toMatchObject({ type: 'model', id: 'cc-bedrock', display_name: 'cc-bedrock', lifecycle: 'active' });
     expect(new Date(page.data[0]!.created_at).getTime()).toBeGreaterThan(0);
     const all: string[] = [];
     for await (const m of client.models.list({ limit: 2 })) all.push(m.id);
