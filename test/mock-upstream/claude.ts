@@ -10,7 +10,11 @@
  * - with tools, when tool_choice is any/tool or the last user text mentions "weather", answers a
  *   tool_use (`get_weather`-style: first tool, input `{city:"Paris"}`) after a short text; also
  *   when `options.toolCall` names an offered tool (that one);
- * - `thinking: {type:'enabled'}` adds a thinking block first;
+ * - `role: "system"` turns inside `messages` → 400 unless the model is an Opus 4.8 (the models that
+ *   take mid-conversation system messages; Bedrock never), any other role → 400;
+ * - `thinking: {type:'enabled'|'adaptive'}` adds a signed thinking block first (`sig-mock`);
+ * - `POST /v1/messages/count_tokens` answers `{input_tokens: state.countTokens}` (400 when the body
+ *   has `max_tokens` or `stream`, as Anthropic refuses message-only fields there);
  * - usage: input = options.promptTokens, output = options.completionTokens, cache read =
  *   options.cachedTokens, cache creation = `claude.cacheCreationTokens` (per install).
  * Claude-specific faults (model, key or `x-mock-fault`): `overloaded` (529 overloaded_error),
@@ -21,6 +25,8 @@ import type { MockRequest, MockUpstream } from './index';
 
 export interface ClaudeMockState {
   cacheCreationTokens: number;
+  /** What count_tokens answers. */
+  countTokens: number;
   /** Text of the tool_use preamble. */
   toolPreamble: string;
 }
@@ -45,8 +51,19 @@ function lastUserText(messages: unknown[]): string {
   return '';
 }
 
+/** Anthropic's role rule: user/assistant, and system turns only on models that take them (never on Bedrock). */
+function roleError(messages: unknown[], model: string, anthropic: boolean): string | undefined {
+  for (let i = 0; i < messages.length; i++) {
+    const role = (messages[i] as { role?: unknown })?.role;
+    if (role === 'user' || role === 'assistant') continue;
+    if (role === 'system' && anthropic && /opus-4-8/.test(model)) continue;
+    return role === 'system' ? `messages.${i}.role: 'system' is not supported on this model` : `messages.${i}.role: must be "user" or "assistant"`;
+  }
+  return undefined;
+}
+
 export function installClaudeMock(mock: MockUpstream): ClaudeMockState {
-  const state: ClaudeMockState = { cacheCreationTokens: 0, toolPreamble: 'Let me check.' };
+  const state: ClaudeMockState = { cacheCreationTokens: 0, countTokens: 321, toolPreamble: 'Let me check.' };
   // AWS Bedrock: POST /model/{modelId}/invoke, SigV4-signed (checked by the tests), no model in the body
   mock.route('POST', /^\/model\/[^/]+\/invoke$/, async (req: MockRequest, res) => {
     const auth = String(req.headers.authorization ?? '');
@@ -58,14 +75,28 @@ export function installClaudeMock(mock: MockUpstream): ClaudeMockState {
   });
   mock.route('POST', /^\/v1\/messages$/, async (req: MockRequest, res) => {
     if (!req.headers['x-api-key']) return claudeErr(res, 401, 'authentication_error', 'x-api-key header is required');
-    if (req.headers['anthropic-version'] !== '2023-06-01') return claudeErr(res, 400, 'invalid_request_error', 'anthropic-version header is required');
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(String(req.headers['anthropic-version'] ?? ''))) {
+      return claudeErr(res, 400, 'invalid_request_error', 'anthropic-version header is required');
+    }
     await answer(req, res, req.json as Record<string, any> | undefined);
+  });
+  mock.route('POST', /^\/v1\/messages\/count_tokens$/, (req: MockRequest, res) => {
+    if (!req.headers['x-api-key']) return claudeErr(res, 401, 'authentication_error', 'x-api-key header is required');
+    const body = req.json as Record<string, any> | undefined;
+    if (!body || typeof body.model !== 'string' || !Array.isArray(body.messages))
+      return claudeErr(res, 400, 'invalid_request_error', 'messages: Field required');
+    for (const k of ['max_tokens', 'stream']) if (k in body) return claudeErr(res, 400, 'invalid_request_error', `${k}: Extra inputs are not permitted`);
+    const bad = roleError(body.messages, body.model, true);
+    if (bad) return claudeErr(res, 400, 'invalid_request_error', bad);
+    send(res, 200, { input_tokens: state.countTokens });
   });
 
   async function answer(req: MockRequest, res: http.ServerResponse, body: Record<string, any> | undefined) {
     if (!body || typeof body.model !== 'string') return claudeErr(res, 400, 'invalid_request_error', 'model: Field required');
     if (typeof body.max_tokens !== 'number') return claudeErr(res, 400, 'invalid_request_error', 'max_tokens: Field required');
     if (!Array.isArray(body.messages)) return claudeErr(res, 400, 'invalid_request_error', 'messages: Field required');
+    const bad = roleError(body.messages, body.model, !req.path.startsWith('/model/'));
+    if (bad) return claudeErr(res, 400, 'invalid_request_error', bad);
     if (req.fault === 'overloaded') return claudeErr(res, 529, 'overloaded_error', 'Overloaded');
 
     const o = mock.options;
@@ -74,7 +105,7 @@ export function installClaudeMock(mock: MockUpstream): ClaudeMockState {
     const forced = body.tool_choice?.type === 'any' || body.tool_choice?.type === 'tool' || asked !== undefined;
     const useTool = tools.length > 0 && body.tool_choice?.type !== 'none' && (forced || /weather/i.test(lastUserText(body.messages)));
     const toolName = body.tool_choice?.type === 'tool' ? String(body.tool_choice.name) : (asked ?? String(tools[0]?.name ?? ''));
-    const thinking = body.thinking?.type === 'enabled';
+    const thinking = body.thinking?.type === 'enabled' || body.thinking?.type === 'adaptive';
     const id = `msg_mock${Date.now()}`;
     const textPieces = useTool ? [state.toolPreamble] : o.chunks;
     const usage = {

@@ -5,6 +5,9 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { DEFAULT_OPTIONS } from '../../seeds/defaultOptions';
 import {
+  acceptsSystemTurns,
+  adjustClaudeMessages,
+  claudeCountTokensRequest,
   claudeRawBody,
   claudeAdaptor,
   ClaudeStreamTranslator,
@@ -17,6 +20,8 @@ import { getHints } from '../../server/src/relay/adaptors/shared';
 import { chatToClaude, claudeError, claudeFormat, claudeRoute, claudeToChat } from '../../server/src/relay/formats/claude';
 import { UpstreamError } from '../../server/src/relay/errors';
 import { toGeminiRequest } from '../../server/src/relay/adaptors/gemini';
+import { openaiAdaptor } from '../../server/src/relay/adaptors/openai';
+import { CANONICAL_ONLY, CLAUDE_CODE_BODY, CLAUDE_ONLY, OPENAI_CHAT_FIELDS } from '../helpers/claudeCode';
 import type { AdaptorContext, ChatChunk, ChatRequest, ChatResponse, SSEEvent } from '../../server/src/relay/types';
 
 function ctxOf(opts: Record<string, string> = {}, over: Partial<AdaptorContext> = {}): AdaptorContext {
@@ -246,6 +251,7 @@ describe('Claude response → canonical', () => {
       role: 'assistant',
       content: 'Checking now.',
       reasoning_content: 'Hmm.',
+      reasoning_details: [{ type: 'reasoning.text', text: 'Hmm.', signature: 'sig', format: 'anthropic-claude-v1' }],
       tool_calls: [{ id: 'toolu_9', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
     });
     expect(res.choices[0]!.finish_reason).toBe('tool_calls');
@@ -451,6 +457,7 @@ describe('Claude inbound format: request → canonical', () => {
         role: 'assistant',
         content: 'Calling.',
         reasoning_content: 'hmm',
+        reasoning_details: [{ type: 'reasoning.text', text: 'hmm', signature: 's', format: 'anthropic-claude-v1' }],
         tool_calls: [{ id: 'toolu_a', type: 'function', function: { name: 'lookup', arguments: '{"q":"dog"}' } }],
       },
       { role: 'tool', tool_call_id: 'toolu_a', content: 'a dog' },
@@ -466,14 +473,21 @@ describe('Claude inbound format: request → canonical', () => {
     expect(req.top_k).toBe(40);
     expect(req.stream).toBe(true);
     expect(req.user).toBeUndefined();
-    expect(req.reasoning_effort).toBeUndefined(); // never sent to OpenAI-compatible upstreams
+    expect(req.reasoning_effort).toBeUndefined(); // only an explicit output_config.effort sets it
+    expect(req.thinking_budget).toBe(8000);
+    expect(req.reasoning_summary).toBe('auto');
     expect(getHints(req).claudeThinking).toEqual({ type: 'enabled', budget_tokens: 8000 });
     // the hint survives a spread (model mapping) but never reaches JSON
     expect(JSON.stringify({ ...req })).not.toContain('budget_tokens');
+    expect(JSON.stringify({ ...req })).not.toContain('claudeThinking');
     expect(getHints({ ...req }).claudeThinking?.budget_tokens).toBe(8000);
     // …and the Claude adaptor uses the exact budget
-    const body = toClaudeRequest({ ...req, max_tokens: 20000 }, ctxOf()).body;
+    const body = toClaudeRequest({ ...req, max_tokens: 20000, tool_choice: 'auto' }, ctxOf()).body;
     expect(body.thinking).toEqual({ type: 'enabled', budget_tokens: 8000 });
+    // …with the signed thinking first in the assistant turn
+    expect((body.messages as Array<{ content: Array<{ type: string }> }>)[1]!.content[0]).toEqual({ type: 'thinking', thinking: 'hmm', signature: 's' });
+    // Claude cannot think with a forced tool (tool_choice any): thinking is left out
+    expect(toClaudeRequest({ ...req, max_tokens: 20000 }, ctxOf()).body.thinking).toBeUndefined();
     // …and the Gemini adaptor maps it to a thinking budget
     const gem = toGeminiRequest({ ...req }, { ...ctxOf(), upstreamModel: 'gemini-2.5-flash' }).body as { generationConfig: Record<string, unknown> };
     expect(gem.generationConfig.thinkingConfig).toEqual({ includeThoughts: true, thinkingBudget: 8000 });
@@ -558,7 +572,8 @@ describe('Claude inbound format: request → canonical', () => {
     expect(bad(null)).toBe(400);
     expect(bad({ messages: [] })).toBe(400);
     expect(bad({ model: 'm' })).toBe(400);
-    expect(bad({ model: 'm', messages: [{ role: 'system', content: 'x' }] })).toBe(400);
+    expect(bad({ model: 'm', messages: [{ role: 'tool', content: 'x' }] })).toBe(400);
+    expect(bad({ model: 'm', messages: [{ role: 'system', content: 5 }] })).toBe(400);
     expect(bad({ model: 'm', messages: [{ role: 'user', content: 5 }] })).toBe(400);
     expect(bad({ model: 'm', messages: [{ role: 'user', content: [{ type: 'image', source: { type: 'file' } }] }] })).toBe(400);
     expect(bad({ model: 'm', max_tokens: -1, messages: [] })).toBe(400);
@@ -741,8 +756,9 @@ describe('Claude inbound format: canonical chunks → Claude SSE', () => {
     out += w.end(t.usage());
     const { final } = await parseWithSdk(out);
     expect(final.id).toBe('msg_s1');
+    // the signature survives the trip through the canonical format
     expect(final.content).toEqual([
-      { type: 'thinking', thinking: 'Let me think', signature: '' },
+      { type: 'thinking', thinking: 'Let me think', signature: 'abc' },
       { type: 'text', text: 'Hello world' },
       { type: 'tool_use', id: 'toolu_s', name: 'get_weather', input: { city: 'Paris' } },
     ]);
@@ -891,5 +907,559 @@ describe('AWS Claude (type 33): SigV4 and Bedrock invoke', () => {
     expect(JSON.parse(String(streamed.body)).stream).toBeUndefined();
     expect(st(() => awsClaudeAdaptor.chatRequest({ model: 'x', messages: [] }, ctxOf({}, { channel: { ...channel, key: 'only-one-part' } })))).toBe(401);
     expect(st(() => awsClaudeAdaptor.chatRequest({ model: 'x', messages: [] }, ctxOf({}, { channel: { ...channel, key: 'a|b|../evil' } })))).toBe(400);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Claude Code's requests and the Claude side of every conversion
+
+describe('Claude Code request → canonical', () => {
+  const req = claudeToChat(CLAUDE_CODE_BODY);
+
+  it('keeps the system turn in place as a canonical system message', () => {
+    expect(req.messages.map((m) => m.role)).toEqual(['system', 'user', 'system', 'assistant', 'tool']);
+    expect(req.messages[0]!.content).toBe("You are Claude Code, Anthropic's official CLI for Claude.\nUse the tools.");
+    expect(req.messages[2]).toEqual({ role: 'system', content: 'Skills available: commit, review.' });
+  });
+
+  it('maps effort and adaptive thinking, keeps signatures, drops what has no equivalent', () => {
+    expect(req.reasoning_effort).toBe('high');
+    expect(req.thinking_budget).toBeUndefined(); // adaptive: the target's own dynamic thinking
+    expect(req.reasoning_summary).toBe('auto');
+    expect(getHints(req)).toEqual({ claudeThinking: { type: 'adaptive' }, claudeEffort: 'high' });
+    expect(req.messages[3]).toEqual({
+      role: 'assistant',
+      content: 'Running ls.',
+      reasoning_content: 'I should run ls.',
+      reasoning_details: [
+        { type: 'reasoning.text', text: 'I should run ls.', signature: 'sig-claude-1', format: 'anthropic-claude-v1' },
+        { type: 'reasoning.encrypted', data: 'ENCRYPTED', format: 'anthropic-claude-v1' },
+      ],
+      tool_calls: [{ id: 'toolu_ls', type: 'function', function: { name: 'Bash', arguments: '{"command":"ls"}' } }],
+    });
+    expect(req.messages[4]).toEqual({ role: 'tool', tool_call_id: 'toolu_ls', content: 'a.ts\nb.ts' });
+    expect(req.tools!.map((t) => t.function.name)).toEqual(['Bash']); // the server tool is dropped
+    expect(req.tool_choice).toBe('auto');
+    expect(req.user).toBeUndefined();
+    const json = JSON.stringify(req);
+    expect(json).not.toMatch(/cache_control|context_management|output_config|web_search|some_future_field|user_abc123/);
+  });
+
+  it('thinking enabled / disabled / omitted display, effort max, structured output', () => {
+    const base = { model: 'm', messages: [{ role: 'user', content: 'hi' }] };
+    const enabled = claudeToChat({ ...base, thinking: { type: 'enabled', budget_tokens: 3000 } });
+    expect(enabled).toMatchObject({ thinking_budget: 3000, reasoning_summary: 'auto' });
+    expect(enabled.reasoning_effort).toBeUndefined();
+    const off = claudeToChat({ ...base, thinking: { type: 'disabled' } });
+    expect(off.thinking_budget).toBe(0);
+    expect(off.reasoning_summary).toBeUndefined();
+    const hidden = claudeToChat({ ...base, thinking: { type: 'adaptive', display: 'omitted' } });
+    expect(hidden.reasoning_summary).toBeUndefined();
+    expect(claudeToChat({ ...base, output_config: { effort: 'max' } }).reasoning_effort).toBe('xhigh');
+    expect(claudeToChat({ ...base, output_config: { effort: 'low' } }).reasoning_effort).toBe('low');
+    const schema = { type: 'object', properties: { a: { type: 'string' } } };
+    expect(claudeToChat({ ...base, output_config: { format: { type: 'json_schema', schema } } }).response_format).toEqual({
+      type: 'json_schema',
+      json_schema: { name: 'output', schema },
+    });
+  });
+
+  it('a tool_choice forcing a dropped server tool falls back to auto; no tools → no tool_choice', () => {
+    const only = claudeToChat({
+      model: 'm',
+      messages: [{ role: 'user', content: 'search' }],
+      tools: [{ type: 'web_search_20250305', name: 'web_search' }],
+      tool_choice: { type: 'tool', name: 'web_search' },
+    });
+    expect(only.tools).toBeUndefined();
+    expect(only.tool_choice).toBeUndefined();
+    const mixed = claudeToChat({
+      model: 'm',
+      messages: [{ role: 'user', content: 'search' }],
+      tools: [
+        { type: 'web_search_20250305', name: 'web_search' },
+        { name: 'f', input_schema: { type: 'object' } },
+      ],
+      tool_choice: { type: 'tool', name: 'web_search', disable_parallel_tool_use: true },
+    });
+    expect(mixed.tool_choice).toBe('auto');
+    expect(mixed.parallel_tool_calls).toBe(false);
+  });
+
+  it('thinking the gateway wrote (empty signature) comes back as reasoning text only; documents and search results as text', () => {
+    const req2 = claudeToChat({
+      model: 'm',
+      messages: [
+        { role: 'user', content: 'q' },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: 'from gpt', signature: '' },
+            { type: 'text', text: 'a' },
+          ],
+        },
+        {
+          role: 'user',
+          content: [
+            { type: 'document', source: { type: 'content', content: [{ type: 'text', text: 'doc body' }] } },
+            { type: 'search_result', title: 'T', source: 'https://s.example', content: [{ type: 'text', text: 'found' }] },
+          ],
+        },
+      ],
+    });
+    expect(req2.messages[1]).toEqual({ role: 'assistant', content: 'a', reasoning_content: 'from gpt' });
+    expect(req2.messages[2]).toEqual({ role: 'user', content: 'doc bodyT\nhttps://s.example\nfound' });
+  });
+
+  it('→ OpenAI Chat body: system turn in place, no Claude field anywhere', () => {
+    const up = openaiAdaptor.chatRequest(
+      { ...req, model: 'gpt-test' },
+      ctxOf({}, { upstreamModel: 'gpt-test', stream: true, channel: { ...ctxOf().channel, type: 1 } }),
+    );
+    const body = JSON.parse(String(up.body)) as Record<string, unknown>;
+    for (const k of Object.keys(body)) expect(OPENAI_CHAT_FIELDS.has(k) || CANONICAL_ONLY.has(k)).toBe(true);
+    expect(JSON.stringify(body)).not.toMatch(CLAUDE_ONLY);
+    expect((body.messages as Array<{ role: string }>).map((m) => m.role)).toEqual(['system', 'user', 'system', 'assistant', 'tool']);
+    expect(body.reasoning_effort).toBe('high');
+  });
+
+  it('→ Gemini body: system text in systemInstruction, no Claude field anywhere', () => {
+    const { body } = toGeminiRequest({ ...req }, ctxOf({}, { upstreamModel: 'gemini-2.5-flash' }));
+    const json = JSON.stringify(body);
+    expect(json).not.toMatch(CLAUDE_ONLY);
+    expect(json).toContain('Skills available: commit, review.');
+    expect(JSON.stringify((body as { contents: unknown }).contents)).not.toContain('"role":"system"');
+  });
+
+  it('→ Claude body (conversion, e.g. Vertex): adaptive thinking and effort as sent, signed thinking first, system hoisted', () => {
+    const { body } = toClaudeRequest({ ...req }, ctxOf({}, { upstreamModel: 'claude-opus-4-8' }));
+    expect(body.thinking).toEqual({ type: 'adaptive' });
+    expect(body.output_config).toEqual({ effort: 'high' });
+    expect(body.temperature).toBeUndefined();
+    expect(body.system).toEqual([
+      { type: 'text', text: "You are Claude Code, Anthropic's official CLI for Claude.\nUse the tools." },
+      { type: 'text', text: 'Skills available: commit, review.' },
+    ]);
+    const msgs = body.messages as Array<{ role: string; content: Array<Record<string, unknown>> }>;
+    expect(msgs.map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
+    expect(msgs[1]!.content).toEqual([
+      { type: 'thinking', thinking: 'I should run ls.', signature: 'sig-claude-1' },
+      { type: 'redacted_thinking', data: 'ENCRYPTED' },
+      { type: 'text', text: 'Running ls.' },
+      { type: 'tool_use', id: 'toolu_ls', name: 'Bash', input: { command: 'ls' } },
+    ]);
+  });
+});
+
+describe('canonical → Claude request: reasoning and thinking rules', () => {
+  const toolTurn: ChatRequest['messages'] = [
+    { role: 'user', content: 'go' },
+    { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+    { role: 'tool', tool_call_id: 'c1', content: 'done' },
+  ];
+
+  it('keeps only Claude-signed reasoning; another family’s is dropped', () => {
+    const { body } = toClaudeRequest(
+      {
+        model: 'm',
+        messages: [
+          { role: 'user', content: 'q' },
+          {
+            role: 'assistant',
+            content: 'a',
+            reasoning_content: 'r',
+            reasoning_details: [
+              { type: 'reasoning.encrypted', data: 'gAAAA-openai', format: 'openai-responses-v1' },
+              { type: 'reasoning.text', text: 'unsigned', format: 'anthropic-claude-v1' },
+              { type: 'reasoning.text', text: 'signed', signature: 'S', format: 'anthropic-claude-v1' },
+            ],
+          },
+          { role: 'user', content: 'more' },
+        ],
+      },
+      ctxOf(),
+    );
+    expect((body.messages as Array<{ content: unknown[] }>)[1]!.content).toEqual([
+      { type: 'thinking', thinking: 'signed', signature: 'S' },
+      { type: 'text', text: 'a' },
+    ]);
+    expect(JSON.stringify(body)).not.toContain('gAAAA');
+  });
+
+  it('thinking_budget: enabled with Anthropic’s limits (≥ 1024, < max_tokens); 0 turns thinking off over reasoning_effort', () => {
+    const small = toClaudeRequest(
+      { model: 'm', messages: [{ role: 'user', content: 'x' }], thinking_budget: 500, max_tokens: 800, temperature: 0.2 },
+      ctxOf(),
+    ).body;
+    expect(small.thinking).toEqual({ type: 'enabled', budget_tokens: 1024 });
+    expect(small.max_tokens).toBe(2048);
+    expect(small.temperature).toBe(1);
+    const fits = toClaudeRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }], thinking_budget: 4000, max_tokens: 10000 }, ctxOf()).body;
+    expect(fits).toMatchObject({ thinking: { type: 'enabled', budget_tokens: 4000 }, max_tokens: 10000 });
+    const off = toClaudeRequest(
+      { model: 'm', messages: [{ role: 'user', content: 'x' }], thinking_budget: 0, reasoning_effort: 'high', temperature: 0.3 },
+      ctxOf(),
+    ).body;
+    expect(off.thinking).toBeUndefined();
+    expect(off.temperature).toBe(0.3);
+    expect(toClaudeRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }], reasoning_effort: 'none' }, ctxOf()).body.thinking).toBeUndefined();
+    const effort = toClaudeRequest({ model: 'm', messages: [{ role: 'user', content: 'x' }], reasoning_effort: 'medium', max_tokens: 10000 }, ctxOf()).body;
+    expect(effort.thinking).toEqual({ type: 'enabled', budget_tokens: 5000 });
+  });
+
+  it('a tool loop whose assistant turn has no signed thinking cannot think; one with it can', () => {
+    const without = toClaudeRequest({ model: 'm', messages: toolTurn, thinking_budget: 2000, max_tokens: 8000 }, ctxOf()).body;
+    expect(without.thinking).toBeUndefined();
+    const signed = toolTurn.map((m) =>
+      m.role === 'assistant'
+        ? { ...m, reasoning_details: [{ type: 'reasoning.text' as const, text: 't', signature: 'S', format: 'anthropic-claude-v1' as const }] }
+        : m,
+    );
+    const withIt = toClaudeRequest({ model: 'm', messages: signed, thinking_budget: 2000, max_tokens: 8000 }, ctxOf()).body;
+    expect(withIt.thinking).toEqual({ type: 'enabled', budget_tokens: 2000 });
+  });
+
+  it('parallel tool calls, tool results with images, plain-text documents', () => {
+    const { body } = toClaudeRequest(
+      {
+        model: 'm',
+        messages: [
+          { role: 'user', content: [{ type: 'file', file: { file_data: `data:text/plain;base64,${Buffer.from('notes').toString('base64')}` } }] },
+          {
+            role: 'assistant',
+            content: null,
+            tool_calls: [
+              { id: 'a', type: 'function', function: { name: 'shot', arguments: '{}' } },
+              { id: 'b', type: 'function', function: { name: 'shot', arguments: '{"n":2}' } },
+            ],
+          },
+          { role: 'tool', tool_call_id: 'a', content: [{ type: 'image_url', image_url: { url: `data:image/png;base64,${PNG_B64}` } }] },
+          { role: 'tool', tool_call_id: 'b', content: 'no image' },
+        ],
+      },
+      ctxOf(),
+    );
+    expect(body.messages).toEqual([
+      { role: 'user', content: [{ type: 'document', source: { type: 'text', media_type: 'text/plain', data: 'notes' } }] },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'tool_use', id: 'a', name: 'shot', input: {} },
+          { type: 'tool_use', id: 'b', name: 'shot', input: { n: 2 } },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'a', content: [{ type: 'image', source: { type: 'base64', media_type: 'image/png', data: PNG_B64 } }] },
+          { type: 'tool_result', tool_use_id: 'b', content: 'no image' },
+        ],
+      },
+    ]);
+  });
+});
+
+describe('Claude answers → canonical: signatures, redacted thinking, thinking tokens', () => {
+  it('whole answer', () => {
+    const res = fromClaudeResponse(
+      {
+        content: [
+          { type: 'redacted_thinking', data: 'RED' },
+          { type: 'thinking', thinking: 'T', signature: 'S' },
+          { type: 'text', text: 'ok' },
+        ],
+        stop_reason: 'end_turn',
+        usage: { input_tokens: 5, output_tokens: 9, output_tokens_details: { thinking_tokens: 4 } },
+      },
+      'm',
+    );
+    expect(res.choices[0]!.message.reasoning_details).toEqual([
+      { type: 'reasoning.encrypted', data: 'RED', format: 'anthropic-claude-v1' },
+      { type: 'reasoning.text', text: 'T', signature: 'S', format: 'anthropic-claude-v1' },
+    ]);
+    expect(res.usage).toEqual({ prompt_tokens: 5, completion_tokens: 9, total_tokens: 14, completion_tokens_details: { reasoning_tokens: 4 } });
+    // and back to a Claude client as Claude blocks, thinking tokens included
+    const back = chatToClaude(res, 'm') as { content: unknown[]; usage: Record<string, unknown> };
+    expect(back.content).toEqual([
+      { type: 'redacted_thinking', data: 'RED' },
+      { type: 'thinking', thinking: 'T', signature: 'S' },
+      { type: 'text', text: 'ok' },
+    ]);
+    expect(back.usage.output_tokens_details).toEqual({ thinking_tokens: 4 });
+  });
+
+  it('stream: a signed block ends with one reasoning detail; redacted thinking is one detail', () => {
+    const t = new ClaudeStreamTranslator('m');
+    const out: ChatChunk[] = [];
+    const push = (data: Record<string, unknown>) => out.push(...t.push({ event: String(data.type), data: JSON.stringify(data) }));
+    push({ type: 'message_start', message: { id: 'msg_1', model: 'm', usage: { input_tokens: 3, output_tokens: 1 } } });
+    push({ type: 'content_block_start', index: 0, content_block: { type: 'redacted_thinking', data: 'RED' } });
+    push({ type: 'content_block_stop', index: 0 });
+    push({ type: 'content_block_start', index: 1, content_block: { type: 'thinking', thinking: '', signature: '' } });
+    push({ type: 'content_block_delta', index: 1, delta: { type: 'thinking_delta', thinking: 'a' } });
+    push({ type: 'content_block_delta', index: 1, delta: { type: 'thinking_delta', thinking: 'b' } });
+    push({ type: 'content_block_delta', index: 1, delta: { type: 'signature_delta', signature: 'SIG' } });
+    push({ type: 'content_block_stop', index: 1 });
+    push({ type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 8, output_tokens_details: { thinking_tokens: 5 } } });
+    push({ type: 'message_stop' });
+    const details = out.flatMap((c) => c.choices.flatMap((ch) => ch.delta.reasoning_details ?? []));
+    expect(details).toEqual([
+      { type: 'reasoning.encrypted', data: 'RED', format: 'anthropic-claude-v1' },
+      { type: 'reasoning.text', text: 'ab', signature: 'SIG', format: 'anthropic-claude-v1' },
+    ]);
+    expect(t.usage()).toEqual({ prompt_tokens: 3, completion_tokens: 8, total_tokens: 11, completion_tokens_details: { reasoning_tokens: 5 } });
+  });
+});
+
+describe('canonical chunks → Claude SSE: signatures, redacted thinking, parallel calls', () => {
+  it('signature_delta closes each thinking block; redacted thinking is its own block; the SDK keeps both', async () => {
+    const w = claudeFormat.streamWriter('m');
+    let out = '';
+    out += w.chunk(chunk({ reasoning_content: 'first ' }));
+    out += w.chunk(chunk({ reasoning_content: 'block' }));
+    out += w.chunk(chunk({ reasoning_details: [{ type: 'reasoning.text', text: 'first block', signature: 'S1', format: 'anthropic-claude-v1' }] }));
+    out += w.chunk(chunk({ reasoning_details: [{ type: 'reasoning.encrypted', data: 'RED', format: 'anthropic-claude-v1' }] }));
+    // another family's detail means nothing to Claude
+    out += w.chunk(chunk({ reasoning_details: [{ type: 'reasoning.encrypted', data: 'gAAAA', format: 'openai-responses-v1' }] }));
+    out += w.chunk(chunk({ reasoning_content: 'second' }));
+    out += w.chunk(chunk({ reasoning_details: [{ type: 'reasoning.text', text: 'second', signature: 'S2', format: 'anthropic-claude-v1' }] }));
+    // a detail with no streamed text before it writes its text itself
+    out += w.chunk(chunk({ content: 'answer' }));
+    out += w.chunk(chunk({ reasoning_details: [{ type: 'reasoning.text', text: 'third', signature: 'S3', format: 'anthropic-claude-v1' }] }));
+    out += w.chunk(chunk({}, 'stop'));
+    out += w.end({ prompt_tokens: 10, completion_tokens: 20, total_tokens: 30, completion_tokens_details: { reasoning_tokens: 12 } });
+    expect(out).not.toContain('gAAAA');
+    const { final } = await parseWithSdk(out);
+    expect(final.content).toEqual([
+      { type: 'thinking', thinking: 'first block', signature: 'S1' },
+      { type: 'redacted_thinking', data: 'RED' },
+      { type: 'thinking', thinking: 'second', signature: 'S2' },
+      { type: 'text', text: 'answer' },
+      { type: 'thinking', thinking: 'third', signature: 'S3' },
+    ]);
+    expect(final.usage.output_tokens_details).toEqual({ thinking_tokens: 12 });
+  });
+
+  it('interleaved parallel tool calls: the second is held and written whole; finish stop with calls → tool_use', async () => {
+    const w = claudeFormat.streamWriter('m');
+    let out = '';
+    out += w.chunk(chunk({ tool_calls: [{ index: 0, id: 'c0', type: 'function', function: { name: 'a', arguments: '{"x":' } }] }));
+    out += w.chunk(chunk({ tool_calls: [{ index: 1, id: 'c1', type: 'function', function: { name: 'b', arguments: '{"y":' } }] }));
+    out += w.chunk(chunk({ tool_calls: [{ index: 0, function: { arguments: '1}' } }] }));
+    out += w.chunk(chunk({ tool_calls: [{ index: 1, function: { arguments: '2}' } }] }));
+    out += w.chunk(chunk({}, 'stop'));
+    out += w.end(undefined);
+    // one block open at a time, never written to after its stop (clients read the input at the stop)
+    const stopped = new Set<number>();
+    let open: number | undefined;
+    for (const e of events(out)) {
+      const data = JSON.parse(e.data) as { index?: number };
+      if (e.event === 'content_block_start') {
+        expect(open).toBeUndefined();
+        open = data.index;
+      } else if (e.event === 'content_block_delta') {
+        expect(data.index).toBe(open);
+        expect(stopped.has(data.index!)).toBe(false);
+      } else if (e.event === 'content_block_stop') {
+        stopped.add(data.index!);
+        open = undefined;
+      }
+    }
+    expect(stopped.size).toBe(2);
+    const { final } = await parseWithSdk(out);
+    expect(final.content).toEqual([
+      { type: 'tool_use', id: 'c0', name: 'a', input: { x: 1 } },
+      { type: 'tool_use', id: 'c1', name: 'b', input: { y: 2 } },
+    ]);
+    expect(final.stop_reason).toBe('tool_use');
+  });
+});
+
+describe('Claude passthrough: system turns, unsigned thinking, headers', () => {
+  it('acceptsSystemTurns: Opus 4.8 and later, Fable; not older models, Sonnet or other names', () => {
+    for (const m of [
+      'claude-opus-4-8',
+      'claude-opus-4-8-20260528',
+      'claude-opus-4-10',
+      'claude-opus-5',
+      'claude-opus-5-5',
+      'claude-fable-5',
+      'us.anthropic.claude-opus-4-8-v1:0',
+    ]) {
+      expect([m, acceptsSystemTurns(m)]).toEqual([m, true]);
+    }
+    for (const m of [
+      'claude-opus-4-20250514',
+      'claude-opus-4-1-20250805',
+      'claude-opus-4-7',
+      'claude-sonnet-5',
+      'claude-3-5-sonnet-20241022',
+      'deepseek-chat',
+      'glm-4.6',
+    ]) {
+      expect([m, acceptsSystemTurns(m)]).toEqual([m, false]);
+    }
+  });
+
+  it('forwards the body as sent (unknown fields too) when the model takes system turns; hoists them otherwise', () => {
+    const body = { ...CLAUDE_CODE_BODY, model: 'alias' };
+    const kept = claudeRawBody(body, ctxOf({}, { upstreamModel: 'claude-opus-4-8', stream: true })).body;
+    expect(kept).toEqual({ ...body, model: 'claude-opus-4-8' });
+    const hoisted = claudeRawBody(body, ctxOf({}, { upstreamModel: 'claude-sonnet-4-5-20250929', stream: true })).body;
+    expect((hoisted.messages as Array<{ role: string }>).map((m) => m.role)).toEqual(['user', 'assistant', 'user']);
+    expect(hoisted.system).toEqual([...CLAUDE_CODE_BODY.system, { type: 'text', text: 'Skills available: commit, review.' }]);
+    const { messages: _a, system: _b, model: _c, ...rest } = hoisted;
+    const { messages: _d, system: _e, model: _f, ...sent } = body;
+    expect(rest).toEqual(sent); // everything else as the client sent it
+    // a string system stays first
+    const s = adjustClaudeMessages(
+      {
+        system: 'top',
+        messages: [
+          { role: 'user', content: 'u' },
+          { role: 'system', content: 'mid' },
+        ],
+      },
+      false,
+    );
+    expect(s).toEqual({
+      system: [
+        { type: 'text', text: 'top' },
+        { type: 'text', text: 'mid' },
+      ],
+      messages: [{ role: 'user', content: 'u' }],
+    });
+    const same = { messages: [{ role: 'user', content: 'u' }] };
+    expect(adjustClaudeMessages(same, false)).toBe(same);
+  });
+
+  it('on a model that takes system turns, only those Claude accepts where they are stay (consecutive ones merged)', () => {
+    const sys = (text: string) => ({ role: 'system', content: text });
+    const out = adjustClaudeMessages(
+      {
+        messages: [
+          sys('first: nothing before it'),
+          { role: 'user', content: 'u1' },
+          sys('a'),
+          sys('b'),
+          { role: 'assistant', content: 'r1' },
+          { role: 'user', content: 'u2' },
+          sys('before a user turn'),
+          { role: 'user', content: 'u3' },
+          sys('last'),
+        ],
+      },
+      true,
+    );
+    expect(out.messages).toEqual([
+      { role: 'user', content: 'u1' },
+      {
+        role: 'system',
+        content: [
+          { type: 'text', text: 'a' },
+          { type: 'text', text: 'b' },
+        ],
+      },
+      { role: 'assistant', content: 'r1' },
+      { role: 'user', content: 'u2' },
+      { role: 'user', content: 'u3' },
+      sys('last'),
+    ]);
+    expect(out.system).toEqual([
+      { type: 'text', text: 'first: nothing before it' },
+      { type: 'text', text: 'before a user turn' },
+    ]);
+  });
+
+  it('drops thinking blocks with an empty signature (written by the gateway for another family)', () => {
+    const out = adjustClaudeMessages(
+      {
+        messages: [
+          { role: 'user', content: 'q' },
+          {
+            role: 'assistant',
+            content: [
+              { type: 'thinking', thinking: 'gpt said', signature: '' },
+              { type: 'text', text: 'a' },
+            ],
+          },
+          { role: 'assistant', content: [{ type: 'thinking', thinking: 'only' }] },
+          { role: 'user', content: 'next' },
+        ],
+      },
+      true,
+    );
+    expect(out.messages).toEqual([
+      { role: 'user', content: 'q' },
+      { role: 'assistant', content: [{ type: 'text', text: 'a' }] },
+      { role: 'user', content: 'next' },
+    ]);
+  });
+
+  it('client anthropic-beta (merged with the option) and anthropic-version go upstream; the channel version is the default', () => {
+    const opts = { 'claude.model_headers_settings': JSON.stringify({ 'claude-opus-4-8': { 'anthropic-beta': 'context-1m-2025-08-07' } }) };
+    const headers: Record<string, string> = { 'anthropic-beta': 'interleaved-thinking-2025-05-14, context-1m-2025-08-07', 'anthropic-version': '2024-01-01' };
+    const up = claudeAdaptor.rawRequest!(
+      { model: 'x', messages: [] },
+      ctxOf(opts, { upstreamModel: 'claude-opus-4-8', clientHeader: (k) => headers[k] ?? '' }),
+    );
+    expect(up.headers['anthropic-beta']).toBe('context-1m-2025-08-07,interleaved-thinking-2025-05-14');
+    expect(up.headers['anthropic-version']).toBe('2024-01-01');
+    expect(up.url).toBe('https://claude.example/v1/messages');
+    const plain = claudeAdaptor.rawRequest!({ model: 'x', messages: [] }, ctxOf({}, { clientHeader: () => '' }));
+    expect(plain.headers['anthropic-version']).toBe('2023-06-01');
+    expect(plain.headers['anthropic-beta']).toBeUndefined();
+    // a conversion (another client format) never takes the client's Claude headers
+    const conv = claudeAdaptor.chatRequest({ model: 'x', messages: [{ role: 'user', content: 'hi' }] }, ctxOf({}, { clientHeader: (k) => headers[k] ?? '' }));
+    expect(conv.headers['anthropic-version']).toBe('2023-06-01');
+    expect(conv.headers['anthropic-beta']).toBeUndefined();
+  });
+
+  it('count_tokens request: same passthrough rules, no message defaults', () => {
+    const headers: Record<string, string> = { 'anthropic-beta': 'token-counting-2024-11-01' };
+    const up = claudeCountTokensRequest(
+      {
+        model: 'alias',
+        messages: [
+          { role: 'user', content: 'u' },
+          { role: 'system', content: 'mid' },
+        ],
+        tools: [],
+      },
+      ctxOf({}, { upstreamModel: 'claude-sonnet-4-5', stream: true, clientHeader: (k) => headers[k] ?? '' }),
+    );
+    expect(up.url).toBe('https://claude.example/v1/messages/count_tokens');
+    expect(up.headers['anthropic-beta']).toBe('token-counting-2024-11-01');
+    expect(up.headers.accept).toBeUndefined();
+    expect(JSON.parse(String(up.body))).toEqual({
+      model: 'claude-sonnet-4-5',
+      messages: [{ role: 'user', content: 'u' }],
+      tools: [],
+      system: [{ type: 'text', text: 'mid' }],
+    });
+  });
+
+  it('Bedrock passthrough: betas in the body (anthropic_beta), system turns always hoisted', () => {
+    const channel = { id: 3, type: 33, name: 'aws', key: 'AK|SK|us-east-1', baseUrl: '', organization: '', other: '', setting: {} };
+    const up = awsClaudeAdaptor.rawRequest!(
+      {
+        model: 'x',
+        max_tokens: 10,
+        messages: [
+          { role: 'user', content: 'u' },
+          { role: 'system', content: 'mid' },
+        ],
+        context_management: { edits: [] },
+      },
+      ctxOf({}, { channel, upstreamModel: 'claude-opus-4-8', clientHeader: (k) => (k === 'anthropic-beta' ? 'context-management-2025-06-27' : '') }),
+    );
+    expect(JSON.parse(String(up.body))).toEqual({
+      anthropic_version: 'bedrock-2023-05-31',
+      max_tokens: 10,
+      messages: [{ role: 'user', content: 'u' }],
+      system: [{ type: 'text', text: 'mid' }],
+      context_management: { edits: [] },
+      anthropic_beta: ['context-management-2025-06-27'],
+    });
   });
 });

@@ -404,8 +404,11 @@ describe('Gemini inbound format', () => {
     ]);
     expect(req.tool_choice).toEqual({ type: 'function', function: { name: 'lookup' } });
     expect(getHints(req).geminiThinkingConfig).toEqual({ thinkingBudget: 2000 });
-    // a Claude upstream gets the same budget as extended thinking
-    const claudeBody = toClaudeRequest({ ...req, max_tokens: 8000 }, ctxOf({}, { upstreamModel: 'claude-x' })).body;
+    // a Claude upstream gets the same budget as extended thinking (when the turn can think: no forced tool, no unsigned tool loop)
+    const claudeBody = toClaudeRequest(
+      { ...req, max_tokens: 8000, tool_choice: 'auto', messages: req.messages.slice(0, 2) },
+      ctxOf({}, { upstreamModel: 'claude-x' }),
+    ).body;
     expect(claudeBody.thinking).toEqual({ type: 'enabled', budget_tokens: 2000 });
   });
 

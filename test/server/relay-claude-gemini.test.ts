@@ -121,7 +121,7 @@ describeEach(DB_TARGETS, 'relay: Claude and Gemini formats', (getApp) => {
     expect(msg.usage).toMatchObject({ input_tokens: 11, output_tokens: 7, cache_read_input_tokens: 8, cache_creation_input_tokens: 4 });
     const up = mock.received('/v1/messages')[0]!;
     expect(up.headers['x-api-key']).toBe('sk-ant-upstream');
-    expect(up.headers['anthropic-version']).toBe('2023-06-01');
+    expect(up.headers['anthropic-version']).toMatch(/^\d{4}-\d{2}-\d{2}$/); // the SDK's own (claude-code.test.ts pins the forwarding)
     expect(up.json).toEqual({ model: 'claude-test', max_tokens: 300, system: 'Be brief.', messages: [{ role: 'user', content: 'Hi' }] });
     // prompt = 11 + 8 + 4 = 23 of which 8 cached: (15 + 0.8 + 7×2) = 29.8 → 30
     const cost = expectedQuota(23, 8, 7, 0.1, 2);

@@ -15,6 +15,7 @@ import { routeTable } from './routing';
 import { tokenBalance } from '../repositories/tokens';
 import { userBalance } from '../repositories/users';
 import { openaiFormat } from './formats/openai';
+import { claudeFormat } from './formats/claude';
 import { inboundRoutes } from './formats';
 import type { Endpoint, InboundFormat, InboundRoute } from './types';
 
@@ -113,7 +114,10 @@ async function routeRelay(app: AppContext, ctx: RelayHttp, playground?: () => Pr
     }
     if (ctx.method === 'POST' && OPENAI_POST[path]) return await handleOpenAI(app, ctx, OPENAI_POST[path]);
     if (ctx.method === 'POST' && playground) return await playground();
-    if (ctx.method === 'GET' && (path === '/v1/models' || path.startsWith('/v1/models/'))) return await handleModels(app, ctx);
+    if (ctx.method === 'GET' && (path === '/v1/models' || path.startsWith('/v1/models/'))) {
+      if (isClaudeModelsCall(ctx)) format = claudeFormat;
+      return await handleModels(app, ctx);
+    }
     if (ctx.method === 'GET' && BILLING_PATHS.has(path)) return await handleBilling(app, ctx, path.endsWith('/usage'));
     throw new RelayError(404, `Invalid URL (${ctx.method} ${path})`, 'not_found');
   } catch (err) {
@@ -350,17 +354,41 @@ async function handlePlayground(app: AppContext, ctx: Koa.Context): Promise<void
   });
 }
 
+/** Claude clients list models with `x-api-key` and/or `anthropic-version` and expect Anthropic's shape. */
+function isClaudeModelsCall(ctx: RelayHttp): boolean {
+  return !!ctx.get('x-api-key') || !!ctx.get('anthropic-version');
+}
+
+/** One query parameter as a string ('' when absent; the first of repeated ones). */
+function queryParam(ctx: RelayHttp, name: string): string {
+  const v = ctx.query[name];
+  return (Array.isArray(v) ? v[0] : v) ?? '';
+}
+
 async function handleModels(app: AppContext, ctx: RelayHttp): Promise<void> {
-  // Claude clients list models with x-api-key (+ anthropic-version) and expect Claude's shape.
-  const claude = !!ctx.get('x-api-key') || !!ctx.get('anthropic-version');
+  const claude = isClaudeModelsCall(ctx);
   const principal = await authenticateKey(app, extractKey(ctx, claude ? 'claude' : 'openai'), clientIp(ctx));
   const table = await routeTable(app);
   const models = Array.from(table.modelsByGroup.get(principal.group) ?? []).filter((m) => !principal.token?.modelLimits || principal.token.modelLimits.has(m));
   models.sort();
   const created = Math.floor(app.startTime);
+  const createdAt = new Date(created * 1000).toISOString();
+  // Anthropic's ModelInfo: the gateway knows no release date, limits or capabilities, so those are null.
   const item = (id: string) =>
     claude
-      ? { type: 'model', id, display_name: id, created_at: new Date(created * 1000).toISOString() }
+      ? {
+          type: 'model',
+          id,
+          display_name: id,
+          created_at: createdAt,
+          capabilities: null,
+          deprecated_at: null,
+          lifecycle: 'active',
+          line: null,
+          max_input_tokens: null,
+          max_tokens: null,
+          retires_at: null,
+        }
       : { id, object: 'model', created, owned_by: 'custom', permission: [], root: id, parent: null };
   if (ctx.path.startsWith('/v1/models/')) {
     const id = decodeURIComponent(ctx.path.slice('/v1/models/'.length));
@@ -368,9 +396,43 @@ async function handleModels(app: AppContext, ctx: RelayHttp): Promise<void> {
     ctx.body = item(id);
     return;
   }
-  ctx.body = claude
-    ? { data: models.map(item), has_more: false, first_id: models[0] ?? null, last_id: models.at(-1) ?? null }
-    : { object: 'list', data: models.map(item) };
+  if (!claude) {
+    ctx.body = { object: 'list', data: models.map(item) };
+    return;
+  }
+  ctx.body = claudeModelPage(models, queryParam(ctx, 'limit'), queryParam(ctx, 'after_id'), queryParam(ctx, 'before_id'), item);
+}
+
+/**
+ * One page of Anthropic's cursor pagination: `limit` (1–1000, default 20), `after_id` (the page
+ * after that id) or `before_id` (the page before it); `first_id`/`last_id` are the page's ends and
+ * `has_more` says whether more lie in the direction asked. An unknown cursor is a 400, as upstream.
+ */
+function claudeModelPage<T>(models: string[], limitRaw: string, afterId: string, beforeId: string, item: (id: string) => T) {
+  let limit = 20;
+  if (limitRaw) {
+    const n = Number(limitRaw);
+    if (!Number.isInteger(n) || n < 1 || n > 1000) throw new RelayError(400, 'limit: must be an integer between 1 and 1000', 'invalid_request');
+    limit = n;
+  }
+  if (afterId && beforeId) throw new RelayError(400, 'after_id and before_id cannot both be set', 'invalid_request');
+  const cursor = afterId || beforeId;
+  const at = cursor ? models.indexOf(cursor) : -1;
+  if (cursor && at < 0) throw new RelayError(400, `${afterId ? 'after_id' : 'before_id'}: unknown model ${cursor}`, 'invalid_request');
+  let from: number;
+  let to: number;
+  let hasMore: boolean;
+  if (beforeId) {
+    to = at;
+    from = Math.max(0, to - limit);
+    hasMore = from > 0;
+  } else {
+    from = afterId ? at + 1 : 0;
+    to = Math.min(models.length, from + limit);
+    hasMore = to < models.length;
+  }
+  const page = models.slice(from, to);
+  return { data: page.map(item), has_more: hasMore, first_id: page[0] ?? null, last_id: page.at(-1) ?? null };
 }
 
 /**
@@ -414,6 +476,9 @@ async function handleInbound(app: AppContext, ctx: RelayHttp, route: InboundRout
   const ip = clientIp(ctx);
   const auth = authenticateKey(app, extractKey(ctx, route.keyStyle), ip);
   const principal = auth instanceof Promise ? await auth : auth; // cached key: no await
+  if (route.handle) {
+    return route.handle({ app, ctx, principal, modelFromPath: m.modelFromPath, body: async () => (await readJson(app, ctx)).body });
+  }
   const { body, raw } = await readJson(app, ctx);
   const format = route.format;
   const chat = format.toChat(body, m.modelFromPath); // validates the body; reused when converting

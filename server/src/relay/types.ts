@@ -6,6 +6,8 @@
  */
 
 import type { AppContext } from '../context';
+import type { RelayHttp } from './httpContext';
+import type { Principal } from './auth';
 
 /**
  * The four wire protocols clients speak and upstreams answer in: OpenAI Chat Completions
@@ -184,6 +186,11 @@ export interface AdaptorContext {
   endpoint: Endpoint;
   /** Read-only option lookups (gemini.*, claude.* …). */
   option(key: string): string;
+  /**
+   * A header of the client's request ('' when absent), for provider headers a passthrough forwards
+   * (`anthropic-beta`, `anthropic-version`). Absent outside a client call (channel tests).
+   */
+  clientHeader?(name: string): string;
 }
 
 /**
@@ -265,6 +272,21 @@ export interface InboundRoute {
   format: InboundFormat;
   /** Which key headers the route accepts (see relay/keys.ts). */
   keyStyle: 'openai' | 'claude' | 'gemini';
+  /**
+   * Routes that are not a relayed chat call (token counting …) answer here, after the key check;
+   * errors they throw are answered in `format`.
+   */
+  handle?(call: InboundRouteCall): Promise<void>;
+}
+
+/** What a self-answering inbound route gets (see `InboundRoute.handle`). */
+export interface InboundRouteCall {
+  app: AppContext;
+  ctx: RelayHttp;
+  principal: Principal;
+  modelFromPath?: string;
+  /** The client's JSON object body, read on demand (400 when empty or not an object). */
+  body(): Promise<Record<string, unknown>>;
 }
 
 /** One per client-facing format. */

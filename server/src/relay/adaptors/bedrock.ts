@@ -10,7 +10,7 @@ import type { AdaptorContext, ProviderAdaptor, UpstreamRequest } from '../types'
 import { UpstreamError } from '../errors';
 import { BedrockStreamDecoder, EVENTSTREAM_CONTENT_TYPE } from './eventstream';
 import { typesServedBy } from '../../channels/catalogue';
-import { claudeRawBody, claudeResponseSide, toClaudeRequest } from './claude';
+import { claudeRawBody, claudeResponseSide, clientBetas, toClaudeRequest } from './claude';
 
 export interface SigV4Input {
   method: string;
@@ -122,7 +122,13 @@ export const awsClaudeAdaptor: ProviderAdaptor = {
     return bedrockRequest(ctx, model, body);
   },
   rawRequest(body, ctx) {
-    const { body: out, model } = claudeRawBody(body ?? {}, ctx);
+    // Bedrock takes no mid-conversation system turns; betas go in the body, which is what it reads
+    const { body: out, model } = claudeRawBody(body ?? {}, ctx, { systemTurns: () => false });
+    const betas = clientBetas(ctx);
+    if (betas.length) {
+      const sent = Array.isArray(out.anthropic_beta) ? out.anthropic_beta.filter((b): b is string => typeof b === 'string') : [];
+      out.anthropic_beta = [...new Set([...sent, ...betas])];
+    }
     return bedrockRequest(ctx, model, out);
   },
   streamSplitter(contentType, maxEventBytes) {

@@ -15,7 +15,9 @@ import { UpstreamError } from '../errors';
  */
 export const NATIVE_HINTS = Symbol.for('gateway.relay.nativeHints');
 export interface NativeHints {
-  claudeThinking?: { type: string; budget_tokens?: number };
+  claudeThinking?: { type: string; budget_tokens?: number; display?: string };
+  /** Claude `output_config.effort` as sent (`max` has no canonical equivalent). */
+  claudeEffort?: string;
   geminiThinkingConfig?: Record<string, unknown>;
 }
 export function getHints(req: ChatRequest): NativeHints {

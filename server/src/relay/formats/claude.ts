@@ -5,7 +5,9 @@
  * the Claude SSE event sequence (message_start, content_block_start/delta/stop, message_delta,
  * message_stop) that the official `@anthropic-ai/sdk` stream parser accepts. Usage is the inverse
  * of the Claude adaptor's: `input_tokens = prompt_tokens − cached − cache_creation`, so a Claude →
- * Claude round trip returns the upstream figures unchanged.
+ * Claude round trip returns the upstream figures unchanged. Thinking signatures travel as
+ * `reasoning_details` in both directions; what only Anthropic can honour is dropped on conversion
+ * (docs/formats.md, "Client formats → Claude").
  */
 import { RelayError } from '../errors';
 import type {
@@ -17,11 +19,13 @@ import type {
   FinishReason,
   InboundFormat,
   InboundRoute,
+  ReasoningDetail,
   ToolCall,
   ToolDef,
   Usage,
 } from '../types';
-import { isRecord, newId, setHints } from '../adaptors/shared';
+import { isRecord, newId, setHints, type NativeHints } from '../adaptors/shared';
+import { CLAUDE_REASONING_FORMAT, thinkingBlocksOf } from '../adaptors/claude';
 
 const badRequest = (message: string) => new RelayError(400, message, 'invalid_request');
 
@@ -60,7 +64,115 @@ function toolResultText(content: unknown): string {
   return JSON.stringify(content);
 }
 
-/** Claude Messages request body → canonical request. Throws BadRequestError on malformed input. */
+/** Claude `output_config.effort` → canonical `reasoning_effort` (`max` has no equivalent above `xhigh`). */
+const EFFORT_TO_CANONICAL: Record<string, string> = { low: 'low', medium: 'medium', high: 'high', xhigh: 'xhigh', max: 'xhigh' };
+
+/** Text of a `system` value or a system turn's content (string or text blocks, joined with `\n`). */
+function systemText(content: unknown, what: string): string {
+  if (typeof content === 'string') return content;
+  return blockList(content, what)
+    .map((b) => str(b.text) ?? '')
+    .filter(Boolean)
+    .join('\n');
+}
+
+/** Assistant turn → one canonical message; thinking blocks keep their signatures as reasoning_details. */
+function assistantMessage(blocks: Array<Record<string, unknown>>): ChatMessage {
+  let text = '';
+  let reasoning = '';
+  const details: ReasoningDetail[] = [];
+  const toolCalls: ToolCall[] = [];
+  for (const b of blocks) {
+    if (b.type === 'text') text += str(b.text) ?? '';
+    else if (b.type === 'thinking') {
+      const t = str(b.thinking) ?? '';
+      reasoning += t;
+      // an empty signature marks thinking the gateway converted from another family: no Claude accepts it back
+      const sig = str(b.signature);
+      if (sig) details.push({ type: 'reasoning.text', text: t, signature: sig, format: CLAUDE_REASONING_FORMAT });
+    } else if (b.type === 'redacted_thinking') {
+      const data = str(b.data);
+      if (data) details.push({ type: 'reasoning.encrypted', data, format: CLAUDE_REASONING_FORMAT });
+    } else if (b.type === 'tool_use') {
+      toolCalls.push({
+        id: str(b.id) ?? newId('toolu_'),
+        type: 'function',
+        function: { name: str(b.name) ?? '', arguments: JSON.stringify(b.input ?? {}) },
+      });
+    }
+    // server_tool_use and its results ran on Anthropic's side: other protocols have no place for them
+  }
+  const msg: ChatMessage = { role: 'assistant', content: text || (toolCalls.length ? null : '') };
+  if (toolCalls.length) msg.tool_calls = toolCalls;
+  if (reasoning) msg.reasoning_content = reasoning;
+  if (details.length) msg.reasoning_details = details;
+  return msg;
+}
+
+/** A user-side content block that is not a tool result → canonical parts (none for blocks with no equivalent). */
+function userParts(b: Record<string, unknown>, where: string): ContentPart[] {
+  switch (b.type) {
+    case 'text':
+      return [{ type: 'text', text: str(b.text) ?? '' }];
+    case 'image': {
+      const url = sourceToUrl(b.source);
+      if (!url) throw badRequest(`${where}: image source must be base64 or url`);
+      return [{ type: 'image_url', image_url: { url } }];
+    }
+    case 'document': {
+      const src = isRecord(b.source) ? b.source : {};
+      const url = sourceToUrl(src);
+      if (url?.startsWith('data:')) return [{ type: 'file', file: { file_data: url } }];
+      if (src.type === 'text' && typeof src.data === 'string') return [{ type: 'text', text: src.data }];
+      if (src.type === 'content') return [{ type: 'text', text: toolResultText(src.content) }];
+      if (url) return [{ type: 'text', text: `[document: ${url}]` }]; // no URL documents in the OpenAI format
+      return [];
+    }
+    case 'search_result': {
+      const body = toolResultText(b.content);
+      return [{ type: 'text', text: [str(b.title), str(b.source), body].filter(Boolean).join('\n') }];
+    }
+    default:
+      return []; // tool_reference, container_upload …: Anthropic-side features
+  }
+}
+
+/**
+ * Thinking config and effort → canonical fields (what other protocols can honour) plus native hints
+ * (what a Claude target gets back exactly). enabled → `thinking_budget`; disabled → budget 0;
+ * adaptive / between_tools → no budget (the target's own dynamic thinking); `output_config.effort`
+ * → `reasoning_effort`. Thinking that is shown asks for reasoning back (`reasoning_summary`).
+ */
+function mapThinking(body: Record<string, unknown>, req: ChatRequest): void {
+  const hints: NativeHints = {};
+  const th = isRecord(body.thinking) && typeof body.thinking.type === 'string' ? body.thinking : undefined;
+  if (th) {
+    const type = th.type as string;
+    const budget = typeof th.budget_tokens === 'number' && Number.isFinite(th.budget_tokens) ? Math.floor(th.budget_tokens) : undefined;
+    const display = str(th.display);
+    hints.claudeThinking = { type, ...(budget !== undefined ? { budget_tokens: budget } : {}), ...(display ? { display } : {}) };
+    if (type === 'disabled') req.thinking_budget = 0;
+    else {
+      if (type === 'enabled' && budget !== undefined && budget > 0) req.thinking_budget = budget;
+      if (display !== 'omitted') req.reasoning_summary = 'auto';
+    }
+  }
+  const effort = isRecord(body.output_config) ? str(body.output_config.effort) : undefined;
+  if (effort) {
+    hints.claudeEffort = effort;
+    if (EFFORT_TO_CANONICAL[effort]) req.reasoning_effort = EFFORT_TO_CANONICAL[effort];
+  }
+  if (hints.claudeThinking || hints.claudeEffort) setHints(req, hints);
+}
+
+/**
+ * Claude Messages request body → canonical request. Throws BadRequestError on malformed input.
+ * `role: "system"` turns inside `messages` (mid-conversation system messages, which Claude Code
+ * sends) become canonical system messages in place. Anthropic-only features are dropped here:
+ * `cache_control`, `context_management`, `container`, `mcp_servers`, `service_tier`, server tools
+ * (web_search …) and Anthropic-defined client tools without an `input_schema` (bash, text editor,
+ * computer use), `metadata.user_id` (long ids some upstreams reject).
+ */
 export function claudeToChat(body: unknown): ChatRequest {
   if (!isRecord(body)) throw badRequest('request body must be a JSON object');
   const model = body.model;
@@ -71,39 +183,21 @@ export function claudeToChat(body: unknown): ChatRequest {
   }
   const messages: ChatMessage[] = [];
   if (body.system != null) {
-    const text =
-      typeof body.system === 'string'
-        ? body.system
-        : blockList(body.system, 'system')
-            .map((b) => str(b.text) ?? '')
-            .filter(Boolean)
-            .join('\n');
+    const text = systemText(body.system, 'system');
     if (text) messages.push({ role: 'system', content: text });
   }
   body.messages.forEach((raw, i) => {
     if (!isRecord(raw)) throw badRequest(`messages.${i}: must be an object`);
     const role = raw.role;
-    if (role !== 'user' && role !== 'assistant') throw badRequest(`messages.${i}.role: must be "user" or "assistant"`);
+    if (role === 'system') {
+      const text = systemText(raw.content, `messages.${i}`);
+      if (text) messages.push({ role: 'system', content: text });
+      return;
+    }
+    if (role !== 'user' && role !== 'assistant') throw badRequest(`messages.${i}.role: must be "user", "assistant" or "system"`);
     const blocks = blockList(raw.content, `messages.${i}`);
     if (role === 'assistant') {
-      let text = '';
-      let reasoning = '';
-      const toolCalls: ToolCall[] = [];
-      for (const b of blocks) {
-        if (b.type === 'text') text += str(b.text) ?? '';
-        else if (b.type === 'thinking') reasoning += str(b.thinking) ?? '';
-        else if (b.type === 'tool_use' || b.type === 'server_tool_use') {
-          toolCalls.push({
-            id: str(b.id) ?? newId('toolu_'),
-            type: 'function',
-            function: { name: str(b.name) ?? '', arguments: JSON.stringify(b.input ?? {}) },
-          });
-        }
-      }
-      const msg: ChatMessage = { role: 'assistant', content: text || (toolCalls.length ? null : '') };
-      if (toolCalls.length) msg.tool_calls = toolCalls;
-      if (reasoning) msg.reasoning_content = reasoning;
-      messages.push(msg);
+      messages.push(assistantMessage(blocks));
       return;
     }
     // user: tool results become tool messages (first), the rest one user message
@@ -119,18 +213,7 @@ export function claudeToChat(body: unknown): ChatRequest {
             if (url) parts.push({ type: 'image_url', image_url: { url } });
           }
         }
-      } else if (b.type === 'text') {
-        parts.push({ type: 'text', text: str(b.text) ?? '' });
-      } else if (b.type === 'image') {
-        const url = sourceToUrl(b.source);
-        if (!url) throw badRequest(`messages.${i}: image source must be base64 or url`);
-        parts.push({ type: 'image_url', image_url: { url } });
-      } else if (b.type === 'document') {
-        const url = sourceToUrl(b.source);
-        if (url?.startsWith('data:')) parts.push({ type: 'file', file: { file_data: url } });
-        else if (isRecord(b.source) && b.source.type === 'text' && typeof b.source.data === 'string') parts.push({ type: 'text', text: b.source.data });
-        else if (url) parts.push({ type: 'text', text: `[document: ${url}]` }); // no URL documents in the OpenAI format
-      }
+      } else parts.push(...userParts(b, `messages.${i}`));
     }
     if (parts.length) {
       const onlyText = parts.every((p) => p.type === 'text');
@@ -148,12 +231,11 @@ export function claudeToChat(body: unknown): ChatRequest {
     const stops = body.stop_sequences.filter((s): s is string => typeof s === 'string');
     if (stops.length) req.stop = stops;
   }
-  // metadata.user_id is not mapped to `user`: Claude Code sends long ids some upstreams reject
   if (Array.isArray(body.tools)) {
     const tools: ToolDef[] = [];
     for (const t of body.tools) {
       if (!isRecord(t) || typeof t.name !== 'string') continue;
-      if (t.type && t.type !== 'custom' && !t.input_schema) continue; // server tools (web_search, bash…) have no OpenAI equivalent
+      if (t.type && t.type !== 'custom' && !t.input_schema) continue; // server tools and Anthropic-defined tools
       tools.push({
         type: 'function',
         function: {
@@ -170,14 +252,19 @@ export function claudeToChat(body: unknown): ChatRequest {
     if (tc.type === 'auto') req.tool_choice = 'auto';
     else if (tc.type === 'any') req.tool_choice = 'required';
     else if (tc.type === 'none') req.tool_choice = 'none';
-    else if (tc.type === 'tool' && typeof tc.name === 'string') req.tool_choice = { type: 'function', function: { name: tc.name } };
-    if (tc.disable_parallel_tool_use === true) req.parallel_tool_calls = false;
+    else if (tc.type === 'tool' && typeof tc.name === 'string') {
+      // forcing a dropped (server) tool cannot be honoured: the model chooses instead
+      if (req.tools?.some((t) => t.function.name === tc.name)) req.tool_choice = { type: 'function', function: { name: tc.name } };
+      else if (req.tools) req.tool_choice = 'auto';
+    }
+    if (tc.disable_parallel_tool_use === true && req.tools) req.parallel_tool_calls = false;
   }
-  if (isRecord(body.thinking) && typeof body.thinking.type === 'string') {
-    // Kept as a native hint only: OpenAI-compatible upstreams reject reasoning_effort on most models.
-    const budget = typeof body.thinking.budget_tokens === 'number' ? body.thinking.budget_tokens : undefined;
-    setHints(req, { claudeThinking: { type: body.thinking.type, ...(budget !== undefined ? { budget_tokens: budget } : {}) } });
+  if (!req.tools) delete req.tool_choice;
+  const format = isRecord(body.output_config) && isRecord(body.output_config.format) ? body.output_config.format : undefined;
+  if (format?.type === 'json_schema' && isRecord(format.schema)) {
+    req.response_format = { type: 'json_schema', json_schema: { name: 'output', schema: format.schema } };
   }
+  mapThinking(body, req);
   return req;
 }
 
@@ -199,20 +286,26 @@ export function finishToClaudeStop(reason: FinishReason | undefined): string | n
   }
 }
 
-export function canonicalToClaudeUsage(u: Usage | undefined): {
+export interface ClaudeUsageOut {
   input_tokens: number;
   output_tokens: number;
   cache_read_input_tokens: number;
   cache_creation_input_tokens: number;
-} {
+  output_tokens_details?: { thinking_tokens: number };
+}
+
+export function canonicalToClaudeUsage(u: Usage | undefined): ClaudeUsageOut {
   const cached = u?.prompt_tokens_details?.cached_tokens ?? 0;
   const creation = u?.prompt_tokens_details?.cache_creation_tokens ?? 0;
-  return {
+  const out: ClaudeUsageOut = {
     input_tokens: Math.max(0, (u?.prompt_tokens ?? 0) - cached - creation),
     output_tokens: u?.completion_tokens ?? 0,
     cache_read_input_tokens: cached,
     cache_creation_input_tokens: creation,
   };
+  const reasoning = u?.completion_tokens_details?.reasoning_tokens;
+  if (reasoning) out.output_tokens_details = { thinking_tokens: reasoning };
+  return out;
 }
 
 function parseInput(args: string): unknown {
@@ -229,12 +322,22 @@ function messageId(id: string | undefined): string {
   return id ? `msg_${id.replace(/^chatcmpl-/, '')}` : newId('msg_');
 }
 
+/**
+ * Reasoning of an answer → Claude thinking blocks: Claude's own signed thinking and redacted
+ * thinking as they came; reasoning from another family (no Claude signature) as one thinking block
+ * with an empty signature, which shows it to the client and is dropped when it comes back.
+ */
+function thinkingBlocks(reasoning: string | undefined, details: ReasoningDetail[] | undefined): Array<Record<string, unknown>> {
+  const own = thinkingBlocksOf(details);
+  if (own.length) return own;
+  return reasoning ? [{ type: 'thinking', thinking: reasoning, signature: '' }] : [];
+}
+
 /** Canonical response → Claude message. */
 export function chatToClaude(res: ChatResponse, model: string): Record<string, unknown> {
   const choice = res.choices?.[0];
   const msg = choice?.message;
-  const content: Array<Record<string, unknown>> = [];
-  if (msg?.reasoning_content) content.push({ type: 'thinking', thinking: msg.reasoning_content, signature: '' });
+  const content: Array<Record<string, unknown>> = thinkingBlocks(msg?.reasoning_content, msg?.reasoning_details);
   if (typeof msg?.content === 'string' && msg.content) content.push({ type: 'text', text: msg.content });
   for (const tc of msg?.tool_calls ?? []) {
     content.push({ type: 'tool_use', id: tc.id || newId('toolu_'), name: tc.function.name, input: parseInput(tc.function.arguments) });
@@ -260,14 +363,36 @@ function sse(type: string, data: Record<string, unknown>): string {
   return `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
 }
 
-type BlockKind = 'text' | 'thinking' | 'tool_use';
+type BlockKind = 'text' | 'thinking' | 'redacted_thinking' | 'tool_use';
 
-/** Canonical chunks → Claude SSE events. One instance per response. */
+/** A tool call held back while another one streams (see ClaudeStreamWriter). */
+interface HeldCall {
+  id: string;
+  name: string;
+  args: string;
+}
+
+/**
+ * Canonical chunks → Claude SSE events. One instance per response. One content block is open at a
+ * time: a change of kind closes it. A thinking block ends with its `signature_delta` when a Claude
+ * `reasoning.text` detail arrives (the detail carries the block's whole text, already streamed as
+ * `reasoning_content`; it is written out only when no thinking block is open); a Claude
+ * `reasoning.encrypted` detail is a `redacted_thinking` block. Tool calls are `tool_use` blocks
+ * with `input_json_delta`s: the first streams as it comes; a call that starts while another one is
+ * streaming is held, its arguments collected, and written whole once the streaming one is done
+ * (at the finish, or when text or thinking follows). Clients read a tool's input when its block
+ * stops, so a block is never written to after its stop, even when an upstream interleaves the
+ * arguments of parallel calls.
+ */
 export class ClaudeStreamWriter {
   private started = false;
   private id = newId('msg_');
   private blockIndex = -1;
-  private open: { kind: BlockKind; tool?: number } | undefined;
+  private open: { kind: BlockKind; tool?: number; signed?: boolean } | undefined;
+  /** Calls held while another streams, by canonical tool-call index (in arrival order). */
+  private readonly held = new Map<number, HeldCall>();
+  /** Canonical indexes of calls whose block was written. */
+  private readonly written = new Set<number>();
   private stop: string | null = null;
   private usage: Usage | undefined;
   private finished = false;
@@ -306,6 +431,70 @@ export class ClaudeStreamWriter {
     return out;
   }
 
+  private delta(delta: Record<string, unknown>): string {
+    return sse('content_block_delta', { index: this.blockIndex, delta });
+  }
+
+  /** A thinking block that can still take text (not yet signed). */
+  private thinkingOpen(): boolean {
+    return this.open?.kind === 'thinking' && !this.open.signed;
+  }
+
+  private openTool(index: number, id: string | undefined, name: string | undefined): string {
+    this.written.add(index);
+    return this.openBlock('tool_use', { type: 'tool_use', id: id || newId('toolu_'), name: name ?? '', input: {} }, index);
+  }
+
+  /** Ends the streaming call and writes the held ones, each whole. */
+  private releaseHeld(): string {
+    if (!this.held.size) return '';
+    let out = '';
+    for (const [index, call] of this.held) {
+      out += this.openTool(index, call.id, call.name);
+      if (call.args) out += this.delta({ type: 'input_json_delta', partial_json: call.args });
+    }
+    this.held.clear();
+    return out + this.close();
+  }
+
+  private reasoningDetail(d: ReasoningDetail): string {
+    if (d.format !== CLAUDE_REASONING_FORMAT) return ''; // another family's signature means nothing to Claude
+    if (d.type === 'reasoning.text' && d.signature) {
+      let out = '';
+      if (!this.thinkingOpen()) {
+        out += this.releaseHeld() + this.openBlock('thinking', { type: 'thinking', thinking: '', signature: '' });
+        if (d.text) out += this.delta({ type: 'thinking_delta', thinking: d.text });
+      }
+      out += this.delta({ type: 'signature_delta', signature: d.signature });
+      this.open!.signed = true;
+      return out;
+    }
+    if (d.type === 'reasoning.encrypted' && d.data)
+      return this.releaseHeld() + this.openBlock('redacted_thinking', { type: 'redacted_thinking', data: d.data });
+    return '';
+  }
+
+  private toolDelta(tc: NonNullable<ChatChunk['choices'][number]['delta']['tool_calls']>[number]): string {
+    const args = tc.function?.arguments ?? '';
+    if (this.open?.kind === 'tool_use' && this.open.tool === tc.index) return args ? this.delta({ type: 'input_json_delta', partial_json: args }) : '';
+    const held = this.held.get(tc.index);
+    if (held) {
+      held.args += args;
+      if (tc.id) held.id = tc.id;
+      if (tc.function?.name) held.name = tc.function.name;
+      return '';
+    }
+    // a call already written and stopped cannot take more: only an upstream repeating itself does this
+    if (this.written.has(tc.index)) return '';
+    if (this.open?.kind === 'tool_use') {
+      this.held.set(tc.index, { id: tc.id ?? '', name: tc.function?.name ?? '', args });
+      return '';
+    }
+    let out = this.openTool(tc.index, tc.id, tc.function?.name);
+    if (args) out += this.delta({ type: 'input_json_delta', partial_json: args });
+    return out;
+  }
+
   chunk(c: ChatChunk): string {
     let out = this.start(c.id);
     if (c.usage) this.usage = c.usage;
@@ -313,26 +502,19 @@ export class ClaudeStreamWriter {
     if (!choice) return out;
     const d = choice.delta ?? {};
     if (d.reasoning_content) {
-      if (this.open?.kind !== 'thinking') out += this.openBlock('thinking', { type: 'thinking', thinking: '', signature: '' });
-      out += sse('content_block_delta', { index: this.blockIndex, delta: { type: 'thinking_delta', thinking: d.reasoning_content } });
+      if (!this.thinkingOpen()) out += this.releaseHeld() + this.openBlock('thinking', { type: 'thinking', thinking: '', signature: '' });
+      out += this.delta({ type: 'thinking_delta', thinking: d.reasoning_content });
     }
+    for (const detail of d.reasoning_details ?? []) out += this.reasoningDetail(detail);
     if (typeof d.content === 'string' && d.content) {
-      if (this.open?.kind !== 'text') out += this.openBlock('text', { type: 'text', text: '' });
-      out += sse('content_block_delta', { index: this.blockIndex, delta: { type: 'text_delta', text: d.content } });
+      if (this.open?.kind !== 'text') out += this.releaseHeld() + this.openBlock('text', { type: 'text', text: '' });
+      out += this.delta({ type: 'text_delta', text: d.content });
     }
-    for (const tc of d.tool_calls ?? []) {
-      const isNew = this.open?.kind !== 'tool_use' || this.open.tool !== tc.index;
-      if (isNew) {
-        if (!tc.id && !tc.function?.name && this.open?.kind === 'tool_use') {
-          // continuation of a call whose block is no longer open: append to the open call
-        } else {
-          out += this.openBlock('tool_use', { type: 'tool_use', id: tc.id || newId('toolu_'), name: tc.function?.name ?? '', input: {} }, tc.index);
-        }
-      }
-      const args = tc.function?.arguments;
-      if (args) out += sse('content_block_delta', { index: this.blockIndex, delta: { type: 'input_json_delta', partial_json: args } });
+    for (const tc of d.tool_calls ?? []) out += this.toolDelta(tc);
+    if (choice.finish_reason) {
+      this.stop = finishToClaudeStop(choice.finish_reason);
+      out += this.releaseHeld();
     }
-    if (choice.finish_reason) this.stop = finishToClaudeStop(choice.finish_reason);
     return out;
   }
 
@@ -340,17 +522,12 @@ export class ClaudeStreamWriter {
     if (this.finished) return '';
     this.finished = true;
     let out = this.start();
+    out += this.releaseHeld();
     out += this.close();
     const u = canonicalToClaudeUsage(usage ?? this.usage);
-    out += sse('message_delta', {
-      delta: { stop_reason: this.stop ?? 'end_turn', stop_sequence: null },
-      usage: {
-        input_tokens: u.input_tokens,
-        output_tokens: u.output_tokens,
-        cache_read_input_tokens: u.cache_read_input_tokens,
-        cache_creation_input_tokens: u.cache_creation_input_tokens,
-      },
-    });
+    let stop = this.stop ?? 'end_turn';
+    if (stop === 'end_turn' && this.written.size) stop = 'tool_use';
+    out += sse('message_delta', { delta: { stop_reason: stop, stop_sequence: null }, usage: u });
     out += sse('message_stop', {});
     return out;
   }
@@ -396,7 +573,11 @@ export const claudeFormat: InboundFormat & { streamError(status: number, message
   error: (status, message) => claudeError(status, message),
 };
 
-/** `POST /v1/messages` (key in `x-api-key` or `Authorization: Bearer`). */
+/**
+ * `POST /v1/messages` (key in `x-api-key` or `Authorization: Bearer`). The path is matched without
+ * its query: `?beta=true`, which the SDK adds to beta calls, is accepted and not forwarded (the
+ * betas themselves travel in the `anthropic-beta` header).
+ */
 export const claudeRoute: InboundRoute = {
   method: 'POST',
   match: (path) => (path === '/v1/messages' || path === '/v1/messages/' ? {} : null),

@@ -1,6 +1,7 @@
 import type { InboundFormat, InboundRoute } from '../types';
 import { openaiFormat } from './openai';
 import { claudeFormat, claudeRoute } from './claude';
+import { claudeCountTokensRoute } from './claudeCountTokens';
 import { geminiFormat, geminiRoute } from './gemini';
 
 /** Client-facing formats by name. */
@@ -14,4 +15,4 @@ export const inboundFormats: Record<string, InboundFormat> = {
  * Routes of non-OpenAI client formats (Claude `/v1/messages`, Gemini `/v1beta/models/...`).
  * They are matched before the OpenAI routes. Add one line per route.
  */
-export const inboundRoutes: InboundRoute[] = [claudeRoute, geminiRoute];
+export const inboundRoutes: InboundRoute[] = [claudeRoute, claudeCountTokensRoute, geminiRoute];

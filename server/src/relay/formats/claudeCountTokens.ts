@@ -1,0 +1,112 @@
+/**
+ * `POST /v1/messages/count_tokens` (Claude clients; Claude Code calls it to size its context).
+ *
+ * Answered by a Claude channel serving the model when the key's group has one (the client's body
+ * passed through as for a message: model mapped, same headers), else counted locally with the
+ * tokenizer on the canonical request (system, messages, tools). Never billed, never logged. An
+ * upstream 400 (the request itself is wrong) reaches the client; any other upstream failure
+ * (a Claude-compatible upstream without the endpoint, a bad channel key, a timeout) falls back to
+ * the local count, since a count is only advisory.
+ */
+import type { AppContext } from '../../context';
+import { checkModelAllowed } from '../auth';
+import { adaptorFor } from '../adaptors';
+import { claudeAdaptor, claudeCountTokensRequest } from '../adaptors/claude';
+import { isRecord } from '../adaptors/shared';
+import { RelayError, scrubSecrets } from '../errors';
+import type { RelayHttp } from '../httpContext';
+import { pickChannel, pickKey, routeTable, tiersFor, type ChannelEntry, type Tier } from '../routing';
+import { countChatPromptTokens, countTextTokens } from '../tokenizer';
+import type { AdaptorContext, ChatRequest, InboundRoute, InboundRouteCall } from '../types';
+import { UpstreamExchange } from '../upstreamExchange';
+import { isPriced } from '../../services/billing';
+import { claudeFormat, claudeToChat } from './claude';
+
+/** Largest count answer read from an upstream. */
+const MAX_ANSWER_BYTES = 1024 * 1024;
+
+/** The tiers that may answer for the model (an admin's pinned channel only), or the client's 404/503. */
+function candidateTiers(app: AppContext, table: Awaited<ReturnType<typeof routeTable>>, call: InboundRouteCall, model: string): Tier[] {
+  const { principal } = call;
+  if (principal.pinnedChannel !== undefined) {
+    const pinned = table.channels.get(principal.pinnedChannel);
+    if (!pinned) throw new RelayError(503, `渠道 #${principal.pinnedChannel} 不存在或已禁用`, 'channel_not_available');
+    return [{ priority: pinned.priority, channels: [pinned], weights: [1], total: 1 }];
+  }
+  const tiers = tiersFor(table, principal.group, model);
+  if (tiers?.length) return tiers;
+  if (!table.knownModels.has(model) && !isPriced(app, model)) throw new RelayError(404, `模型 ${model} 不存在`, 'model_not_found');
+  throw new RelayError(503, `当前分组 ${principal.group} 下对于模型 ${model} 无可用渠道`, 'model_not_available');
+}
+
+/** The count from a Claude channel; undefined when the local count should answer instead. */
+async function upstreamCount(app: AppContext, ctx: RelayHttp, ch: ChannelEntry, body: Record<string, unknown>, model: string): Promise<unknown> {
+  const mapped = ch.modelMapping?.[model]?.trim() || model;
+  const channel = ch.keys.length > 1 ? { ...ch.info, key: pickKey(ch) } : ch.info;
+  const actx: AdaptorContext = {
+    channel,
+    upstreamModel: mapped,
+    requestedModel: model,
+    stream: false,
+    endpoint: 'chat',
+    option: (k) => app.options.get(k),
+    clientHeader: (k) => ctx.get(k),
+  };
+  const req = claudeCountTokensRequest(ch.paramOverride ? { ...body, ...ch.paramOverride } : body, actx);
+  const up = UpstreamExchange.open(app, req, typeof channel.setting.proxy === 'string' ? channel.setting.proxy : undefined);
+  const abort = () => up.abort();
+  ctx.res.once('close', abort);
+  let status: number;
+  let text: string;
+  try {
+    await up.ready;
+    status = up.statusCode;
+    text = (await up.collect(MAX_ANSWER_BYTES)).toString('utf8');
+  } catch (err) {
+    app.log.warn({ channel: ch.info.id, err: (err as Error).message }, 'count_tokens upstream failed; counting locally');
+    return undefined;
+  } finally {
+    ctx.res.off('close', abort);
+  }
+  if (status === 400) throw new RelayError(400, scrubSecrets(claudeAdaptor.errorMessage(status, text), ch.keys), 'invalid_request');
+  if (status >= 300) {
+    app.log.warn({ channel: ch.info.id, status }, 'count_tokens upstream failed; counting locally');
+    return undefined;
+  }
+  try {
+    const json: unknown = JSON.parse(text);
+    if (isRecord(json) && typeof json.input_tokens === 'number') return json;
+  } catch {
+    /* not JSON: counted locally */
+  }
+  return undefined;
+}
+
+/** The prompt's size by the tokenizer: messages (system included) and tool definitions. */
+export function localInputTokens(chat: ChatRequest, body: Record<string, unknown>): number {
+  let n = countChatPromptTokens(chat.messages, chat.model);
+  if (Array.isArray(body.tools) && body.tools.length) n += countTextTokens(JSON.stringify(body.tools), chat.model);
+  return n;
+}
+
+async function countTokens(call: InboundRouteCall): Promise<void> {
+  const { app, ctx } = call;
+  const body = await call.body();
+  const chat = claudeToChat(body); // validates like a message (400 in Claude's shape)
+  const model = chat.model.trim();
+  checkModelAllowed(call.principal, model);
+  const table = await routeTable(app);
+  const tiers = candidateTiers(app, table, call, model);
+  const ch = pickChannel(tiers, 0, new Set(), (c) => adaptorFor(c.info.type).name === 'claude');
+  const counted = ch ? await upstreamCount(app, ctx, ch, body, model) : undefined;
+  ctx.body = counted ?? { input_tokens: localInputTokens(chat, body) };
+}
+
+/** `POST /v1/messages/count_tokens`, keys as `/v1/messages`. */
+export const claudeCountTokensRoute: InboundRoute = {
+  method: 'POST',
+  match: (path) => (path === '/v1/messages/count_tokens' || path === '/v1/messages/count_tokens/' ? {} : null),
+  format: claudeFormat,
+  keyStyle: 'claude',
+  handle: countTokens,
+};
