@@ -128,6 +128,23 @@ function upstreamStreams(protocol: Protocol, req: MockRequest): boolean {
 
 const MODELS = [...new Set(FIXTURES.map(({ fx }) => clientModel(fx)))];
 
+/**
+ * What a Claude channel gets from Claude Code: the body as sent, model mapped, except that the
+ * `role: "system"` turns Claude Code puts in `messages` move (their text blocks) to the end of the
+ * top-level `system`, since the channel's model (not an Opus ≥ 4.8) refuses them in place.
+ */
+function claudePassthroughBody(body: Record<string, any>, model: string): Record<string, any> {
+  const blocks = (c: unknown) => (typeof c === 'string' ? [{ type: 'text', text: c }] : (c as Array<{ type: string }>).filter((b) => b.type === 'text'));
+  const turns = (body.messages as Array<{ role: string; content: unknown }>).filter((m) => m.role === 'system');
+  if (!turns.length) return { ...body, model };
+  return {
+    ...body,
+    model,
+    messages: body.messages.filter((m: { role: string }) => m.role !== 'system'),
+    system: [...(body.system === undefined ? [] : blocks(body.system)), ...turns.flatMap((m) => blocks(m.content))],
+  };
+}
+
 describeEach(ALL_TARGETS, 'agent fixtures replayed to every channel kind', (getApp) => {
   let app: TestApp;
   let mock: MockUpstream;
@@ -211,7 +228,8 @@ describeEach(ALL_TARGETS, 'agent fixtures replayed to every channel kind', (getA
       if (upstream === 'gemini' && fx.body.safetySettings === undefined) {
         expect(safetySettings).toEqual(expect.arrayContaining([{ category: expect.stringMatching(/^HARM_CATEGORY_/), threshold: expect.any(String) }]));
         expect(sent).toEqual(fx.body);
-      } else expect(up.json).toEqual(upstream === 'gemini' ? fx.body : { ...fx.body, model: kind.upstreamModel });
+      } else if (upstream === 'claude') expect(up.json).toEqual(claudePassthroughBody(fx.body, kind.upstreamModel));
+      else expect(up.json).toEqual(upstream === 'gemini' ? fx.body : { ...fx.body, model: kind.upstreamModel });
       if (client === 'claude') {
         expect(up.headers['anthropic-beta']).toBe(fx.headers['anthropic-beta']);
         expect(up.headers['anthropic-version']).toBe(fx.headers['anthropic-version']);
