@@ -15,6 +15,7 @@ import { routeTable } from './routing';
 import { tokenBalance } from '../repositories/tokens';
 import { userBalance } from '../repositories/users';
 import { openaiFormat } from './formats/openai';
+import { responsesFormat } from './formats/responses';
 import { inboundRoutes } from './formats';
 import type { Endpoint, InboundFormat, InboundRoute } from './types';
 
@@ -247,7 +248,8 @@ async function buildOpenAICall(
     app,
     ctx,
     endpoint,
-    inbound: openaiFormat,
+    // /v1/responses speaks its own protocol: passed through to channels that speak it, else converted.
+    inbound: endpoint === 'responses' ? responsesFormat : openaiFormat,
     principal,
     model,
     stream,
@@ -297,7 +299,11 @@ function validate(endpoint: Endpoint, body: Record<string, unknown>): void {
       need(typeof body.input === 'string' && body.input.length > 0, 'input 不能为空');
       break;
     case 'responses':
-      need(body.input !== undefined && body.input !== null && body.input !== '', 'input 不能为空');
+      // A stored prompt or an earlier response may stand in for the input (passed through only).
+      need(
+        (body.input !== undefined && body.input !== null && body.input !== '') || !!body.previous_response_id || !!body.prompt || !!body.conversation,
+        'input 不能为空',
+      );
       break;
     case 'rerank':
       need(typeof body.query === 'string' && Array.isArray(body.documents), 'query 与 documents 不能为空');

@@ -104,8 +104,7 @@ export class StreamRelay implements Answer, BodyConsumer {
     this.dropUsageOnly = this.openaiPassthrough && !call.includeUsage;
     this.observer = passthrough ? (adaptor.observer?.(actx) ?? observerFromTranslator(adaptor.chatStream(actx))) : undefined;
     this.translator = passthrough ? undefined : adaptor.chatStream(actx);
-    const inbound = call.inbound as InboundFormat & { streamWriter(m: string, o?: { includeUsage?: boolean }): StreamWriter };
-    this.writer = passthrough ? undefined : inbound.streamWriter(call.model, { includeUsage: call.includeUsage });
+    this.writer = passthrough ? undefined : call.inbound.streamWriter(call.model, { includeUsage: call.includeUsage, clientBody: call.body });
     // OpenAI pass-through: a chunk made of whole blocks without a usage object, `[DONE]` or CRs
     // (passesAsBytes) is written to the client as the bytes it came in, skipping decode, split and
     // re-encode, which with thousands of streams is a good part of the CPU.
