@@ -288,8 +288,14 @@ export interface InboundFormat {
   nativeOnly?(body: unknown): string | undefined;
   /** Canonical response → client body (`clientBody`: what the client sent, for echoed fields). */
   fromChat(res: ChatResponse, requestedModel: string, clientBody?: Record<string, unknown>): unknown;
-  /** Canonical chunks → SSE text in the client's format. */
-  streamWriter(requestedModel: string, opts?: StreamWriterOptions): { chunk(c: ChatChunk): string; end(usage: Usage | undefined): string };
+  /**
+   * Canonical chunks → SSE text in the client's format. `fail`, when present, ends a converted
+   * stream that broke (instead of `streamError`), so the error can belong to the response it ends.
+   */
+  streamWriter(
+    requestedModel: string,
+    opts?: StreamWriterOptions,
+  ): { chunk(c: ChatChunk): string; end(usage: Usage | undefined): string; fail?(status: number, message: string, code: string): string };
   /** An error in the client's format. */
   error(status: number, message: string, code: string): unknown;
   /** An error event ending a stream (SSE text); default `data: <error(...)>\n\n`. */

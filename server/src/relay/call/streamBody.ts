@@ -162,7 +162,7 @@ export class StreamRelay implements Answer, BodyConsumer {
       const unreadable = cut instanceof BadStreamFrame || cut instanceof SSEEventTooLarge ? cut : undefined;
       const m = unreadable ? unreadable.message : '上游连接中断';
       const code = unreadable ? unreadable.code : 'upstream_stream_interrupted';
-      tail += f.streamError ? f.streamError(502, m, code) : `data: ${JSON.stringify(f.error(502, m, code))}\n\n`;
+      tail += this.writer?.fail?.(502, m, code) ?? (f.streamError ? f.streamError(502, m, code) : `data: ${JSON.stringify(f.error(502, m, code))}\n\n`);
     } else if (this.passthrough) {
       tail += this.doneBlock;
     } else {

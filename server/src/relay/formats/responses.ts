@@ -808,14 +808,28 @@ export class ResponsesStreamWriter {
     const r = this.snapshot(status, { usage: chatUsageToResponses(usage ?? this.usage), incomplete: incomplete_details });
     return out + this.ev(status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response: r });
   }
+
+  /** Ends a stream that broke: `response.failed` for this response, with what it had so far. */
+  fail(message: string, code: string): string {
+    if (this.finished) return '';
+    this.finished = true;
+    const out = this.start();
+    // Items still open are shown as far as they came.
+    if (this.text) this.output[this.text.index] = messageItem(this.text.id, this.text.text, 'incomplete');
+    if (this.reasoning) this.output[this.reasoning.index] = reasoningItem(this.reasoning.id, this.reasoning.text, this.reasoning.details);
+    for (const t of this.tools.values()) this.output[t.index] = toolItem(t.id, t.callId, t.name, t.args, t.custom, 'incomplete');
+    const r = this.snapshot('failed', { usage: this.usage ? chatUsageToResponses(this.usage) : null, error: { code, message } });
+    return out + this.ev('response.failed', { response: r });
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Errors and the format
 
 /**
- * The end of a stream that broke after it started: `response.failed` with the error (what the
- * SDK and Codex read as a failed response; a plain `error` event would not end Codex's turn).
+ * The end of a passed-through stream that broke after it started: `response.failed` with the
+ * error (what the SDK and Codex read as a failed response; a plain `error` event would not end
+ * Codex's turn). A converted stream ends through its writer's `fail`, with its own response id.
  */
 export function responsesStreamError(status: number, message: string, code: string): string {
   const response = responseObject(
@@ -833,7 +847,7 @@ export const responsesFormat: InboundFormat = {
   fromChat: (res, requestedModel, clientBody) => chatToResponses(res, requestedModel, clientBody),
   streamWriter(requestedModel: string, opts?: StreamWriterOptions) {
     const w = new ResponsesStreamWriter(requestedModel, opts?.clientBody);
-    return { chunk: (c) => w.chunk(c), end: (u) => w.end(u) };
+    return { chunk: (c) => w.chunk(c), end: (u) => w.end(u), fail: (_status, message, code) => w.fail(message, code || 'upstream_error') };
   },
   error: (status, message, code) => openaiError(status, message, code),
   streamError: (status, message, code) => responsesStreamError(status, message, code),
