@@ -66,7 +66,13 @@ const SPEAKS_NOTHING = protocols();
 const SPEAKS_CHAT = protocols('openai');
 const SPEAKS_RESPONSES = protocols('responses');
 const SPEAKS_BOTH = protocols('openai', 'responses');
-const SPEAKS_OWN = new Map<WireFormat, ReadonlySet<WireFormat>>((['openai', 'responses', 'claude', 'gemini'] as const).map((f) => [f, protocols(f)]));
+const SPEAKS_OWN = new Map<WireFormat, ReadonlySet<WireFormat>>();
+/** The one protocol of an adaptor with its own (Claude, Gemini, or one registered at run time). */
+function speaksOwn(f: WireFormat): ReadonlySet<WireFormat> {
+  let s = SPEAKS_OWN.get(f);
+  if (!s) SPEAKS_OWN.set(f, (s = protocols(f)));
+  return s;
+}
 
 type ChannelFacts = Pick<ChannelInfo, 'type' | 'setting'>;
 
@@ -81,7 +87,7 @@ type ChannelFacts = Pick<ChannelInfo, 'type' | 'setting'>;
 export function channelSpeaks(ch: ChannelFacts): ReadonlySet<WireFormat> {
   const base = adaptorFor(ch.type);
   if (!base.rawRequest) return SPEAKS_NOTHING;
-  if (base.format !== 'openai') return SPEAKS_OWN.get(base.format) ?? SPEAKS_NOTHING;
+  if (base.format !== 'openai') return speaksOwn(base.format);
   if (!RESPONSES_SIDE.has(base)) return SPEAKS_CHAT;
   const p = ch.setting.upstream_protocol;
   if (p === 'responses') return SPEAKS_RESPONSES;
