@@ -25,6 +25,8 @@ const PRICING = {
     'gpt-native': 1,
     'claude-midstream': 1,
     'resp-cut': 1,
+    mixed: 1,
+    'gpt-5-codex': 1,
   }),
   CompletionRatio: JSON.stringify({ 'claude-r': 2, 'gemini-r': 3, 'chat-r': 4, 'resp-only': 5, 'gpt-4.1-az': 2, 'gpt-native': 2 }),
   CacheRatio: JSON.stringify({ 'resp-only': 0.5 }),
@@ -104,7 +106,7 @@ describeEach(ALL_TARGETS, 'relay: OpenAI Responses API', (getApp) => {
     const u = await makeUser(app, { quota: 1_000_000 });
     userId = u.id;
     key = (await seedToken(app, userId)).key;
-    await seedChannel(app, { name: 'claude-ch', type: 14, key: 'sk-ant-upstream', base_url: mock.url, models: 'claude-r' });
+    await seedChannel(app, { name: 'claude-ch', type: 14, key: 'sk-ant-upstream', base_url: mock.url, models: 'claude-r,gpt-5-codex' });
     await seedChannel(app, { name: 'gemini-ch', type: 24, key: 'gem-upstream', base_url: mock.url, models: 'gemini-r' });
     await seedChannel(app, { name: 'deepseek-ch', type: 43, key: 'sk-ds', base_url: mock.url, models: 'chat-r' });
     await seedChannel(app, { name: 'openai-native', type: 1, key: 'sk-native', base_url: mock.url, models: 'gpt-native' });
@@ -116,6 +118,9 @@ describeEach(ALL_TARGETS, 'relay: OpenAI Responses API', (getApp) => {
       models: 'resp-only',
       setting: JSON.stringify({ upstream_protocol: 'responses' }),
     });
+    // one model on a Claude channel (preferred) and on an OpenAI channel that speaks Responses
+    await seedChannel(app, { name: 'mixed-claude', type: 14, key: 'sk-ant-upstream', base_url: mock.url, models: 'mixed', priority: 10 });
+    await seedChannel(app, { name: 'mixed-openai', type: 1, key: 'sk-native', base_url: mock.url, models: 'mixed', priority: 0 });
     await seedChannel(app, { name: 'claude-midstream', type: 14, key: 'sk-ant-fault-midstream', base_url: mock.url, models: 'claude-midstream', auto_ban: 0 });
     await seedChannel(app, {
       name: 'resp-cut',
@@ -328,6 +333,77 @@ describeEach(ALL_TARGETS, 'relay: OpenAI Responses API', (getApp) => {
     const ok = await openai.responses.create({ model: 'gpt-native', input: 'and then?', previous_response_id: 'resp_abc' });
     expect(ok.output_text).toBe('Hello from the mock');
     expect(mock.received('/v1/responses').at(-1)!.json).toEqual({ model: 'gpt-native', input: 'and then?', previous_response_id: 'resp_abc' });
+  });
+
+  test('a body only a Responses upstream can honour goes to the channel that speaks it, whatever the priorities', async () => {
+    const plain = await openai.responses.create({ model: 'mixed', input: 'Hi' });
+    expect(plain.output_text).toBe('Hello from the mock');
+    expect(mock.received('/v1/messages')).toHaveLength(1);
+    expect(mock.received('/v1/responses')).toHaveLength(0);
+    const chained = await openai.responses.create({ model: 'mixed', input: 'and then?', previous_response_id: 'resp_1' });
+    expect(chained.id).toBe('resp_mock');
+    expect(mock.received('/v1/messages')).toHaveLength(1);
+    expect(mock.received('/v1/responses').at(-1)!.json.previous_response_id).toBe('resp_1');
+    expect((await lastLog()).channel_name).toBe('mixed-openai');
+  });
+
+  test('a Codex-shaped turn on a Claude channel: developer items, function and custom tools, encrypted reasoning kept out', async () => {
+    const body = {
+      model: 'gpt-5-codex',
+      instructions: 'You are a coding agent.',
+      input: [
+        { type: 'message', role: 'developer', content: [{ type: 'input_text', text: '<permissions instructions>' }] },
+        { type: 'message', role: 'user', content: [{ type: 'input_text', text: '<environment_context>cwd=/repo</environment_context>' }] },
+        { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'fix the bug' }] },
+        { type: 'reasoning', id: 'rs_prev', summary: [{ type: 'summary_text', text: 'Looked around.' }], content: null, encrypted_content: 'gAAAAopenai' },
+        { type: 'function_call', id: 'fc_prev', call_id: 'call_prev', name: 'shell', arguments: '{"command":["ls"]}' },
+        { type: 'function_call_output', call_id: 'call_prev', output: 'src\ntest' },
+      ],
+      tools: [
+        {
+          type: 'function',
+          name: 'shell',
+          description: 'Runs a shell command',
+          strict: false,
+          parameters: {
+            type: 'object',
+            properties: { command: { type: 'array', items: { type: 'string' } } },
+            required: ['command'],
+            additionalProperties: false,
+          },
+        },
+        {
+          type: 'custom',
+          name: 'apply_patch',
+          description: 'Edit files',
+          format: { type: 'grammar', syntax: 'lark', definition: 'start: begin_patch hunk+ end_patch' },
+        },
+        { type: 'web_search' },
+      ],
+      tool_choice: { type: 'custom', name: 'apply_patch' },
+      parallel_tool_calls: false,
+      reasoning: { effort: 'medium', summary: 'auto' },
+      store: false,
+      stream: true,
+      include: ['reasoning.encrypted_content'],
+      prompt_cache_key: 'thread-1',
+      text: { verbosity: 'medium' },
+    };
+    const stream = openai.responses.stream(body as unknown as OpenAI.Responses.ResponseCreateParamsStreaming);
+    const final = await stream.finalResponse();
+    const call = final.output.find((o) => o.type === 'custom_tool_call');
+    expect(call).toMatchObject({ type: 'custom_tool_call', call_id: 'toolu_mock1', name: 'apply_patch' });
+    const up = mock.received('/v1/messages').at(-1)!.json;
+    expect(up.system.map((b: { text: string }) => b.text)).toEqual(['You are a coding agent.', '<permissions instructions>']);
+    expect(up.tools.map((t: { name: string }) => t.name)).toEqual(['shell', 'apply_patch']);
+    expect(up.tools[1].input_schema).toMatchObject({ properties: { input: { type: 'string' } }, required: ['input'] });
+    expect(up.tool_choice).toMatchObject({ type: 'tool', name: 'apply_patch', disable_parallel_tool_use: true });
+    expect(JSON.stringify(up)).not.toContain('gAAAAopenai');
+    expect(up.messages.at(-2)).toMatchObject({
+      role: 'assistant',
+      content: [{ type: 'tool_use', id: 'call_prev', name: 'shell', input: { command: ['ls'] } }],
+    });
+    expect(up.messages.at(-1)).toMatchObject({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_prev', content: 'src\ntest' }] });
   });
 
   test('a built-in tool: dropped when converting, refused when tool_choice requires it', async () => {
