@@ -216,7 +216,7 @@ describe('Responses request → canonical', () => {
     expect(custom.description).toContain('lark grammar:\nstart: "x"');
   });
 
-  it('allowed_tools narrows the tools; a required choice with nothing left to call is dropped', () => {
+  it('allowed_tools narrows the tools; tool choice and parallelism go when nothing is left to call', () => {
     const tools = [
       { type: 'function', name: 'a', parameters: {} },
       { type: 'function', name: 'b', parameters: {} },
@@ -229,9 +229,10 @@ describe('Responses request → canonical', () => {
     });
     expect(c.tools!.map((t) => t.function.name)).toEqual(['b']);
     expect(c.tool_choice).toBe('required');
-    const only = responsesToChat({ model: 'm', input: 'x', tools: [{ type: 'web_search' }], tool_choice: 'required' });
+    const only = responsesToChat({ model: 'm', input: 'x', tools: [{ type: 'web_search' }], tool_choice: 'auto', parallel_tool_calls: true });
     expect(only.tools).toBeUndefined();
     expect(only.tool_choice).toBeUndefined();
+    expect(only.parallel_tool_calls).toBeUndefined();
   });
 
   it('custom tool calls and outputs become function calls and tool messages', () => {

@@ -103,7 +103,7 @@ export function noChannel(call: RelayCall, plan?: CallPlan): RelayError {
   const channels = new Map<number, ChannelEntry>();
   for (const t of plan?.tiers ?? []) for (const c of t.channels) channels.set(c.info.id, c);
   if (!plan || !channels.size) return new RelayError(503, `当前分组 ${call.principal.group} 下对于模型 ${model} 无可用渠道`, 'model_not_available');
-  const protocol = PROTOCOL_NAME[call.inbound.name];
+  const protocol = PROTOCOL_NAME[call.inbound.name] ?? call.inbound.name;
   const kinds = [...new Set([...channels.values()].map((c) => channelType(c.info.type)?.label ?? `type ${c.info.type}`))].join('、');
   const converted = [...channels.values()].some((c) => channelWay(c.info, call.endpoint, call.inbound.name)?.mode === 'converted');
   if (plan.nativeOnly && converted) {

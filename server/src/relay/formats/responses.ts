@@ -434,7 +434,11 @@ export function responsesToChat(body: unknown): ChatRequest {
     }
   }
   if (tools.length) req.tools = tools;
-  else if (req.tool_choice === 'required' || (isRecord(req.tool_choice) && req.tool_choice.type === 'function')) delete req.tool_choice;
+  else {
+    // Nothing left to call (only built-in tools, or none): Chat upstreams refuse these without tools.
+    delete req.tool_choice;
+    delete req.parallel_tool_calls;
+  }
 
   if (isRecord(body.reasoning)) {
     const r = body.reasoning;
