@@ -192,35 +192,116 @@ function inputsOf(input: unknown): unknown[] {
   return Array.isArray(input) && (input.length === 0 || typeof input[0] !== 'number') ? input : [input];
 }
 
+/** Text of the last input item when it is a user message ('' for anything else, e.g. a function_call_output). */
+function lastUserInput(input: unknown): string {
+  if (typeof input === 'string') return input;
+  const last = Array.isArray(input) ? input.at(-1) : undefined;
+  if (!last || typeof last !== 'object' || (last.type !== undefined && last.type !== 'message') || last.role !== 'user') return '';
+  if (typeof last.content === 'string') return last.content;
+  return Array.isArray(last.content) ? last.content.map((p: { text?: unknown }) => (typeof p?.text === 'string' ? p.text : '')).join('') : '';
+}
+
+/**
+ * OpenAI Responses API (`/v1/responses`, Azure `/openai/v1/responses`), JSON and the full event
+ * sequence. With function tools, when tool_choice forces one or the last user input mentions
+ * "weather", it calls the function tools (each with `{"city":"Paris"}`; only the first when
+ * `parallel_tool_calls` is false) after a short text. With `reasoning`, a reasoning item comes
+ * first (summary "Mock reasoning.", `encrypted_content` "enc-mock" when included) and 2 reasoning
+ * tokens are reported. `max_output_tokens` below 16 → 400, as OpenAI answers.
+ */
 async function responses(req: MockRequest, res: http.ServerResponse, mock: MockUpstream) {
   const body = req.json ?? {};
   const o = mock.options;
-  const text = o.chunks.join('');
+  if (typeof body.max_output_tokens === 'number' && body.max_output_tokens < 16) {
+    return openaiErr(res, 400, "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16.", 'integer_below_min_value');
+  }
+  const tools: Array<{ type?: string; name?: string }> = Array.isArray(body.tools) ? body.tools.filter((t: { type?: string }) => t?.type === 'function') : [];
+  const forced = body.tool_choice === 'required' || body.tool_choice?.type === 'function';
+  const useTools = tools.length > 0 && body.tool_choice !== 'none' && (forced || /weather/i.test(lastUserInput(body.input)));
+  const called = !useTools ? [] : body.tool_choice?.type === 'function' ? [body.tool_choice.name] : tools.map((t) => t.name);
+  const calls = body.parallel_tool_calls === false ? called.slice(0, 1) : called.slice(0, 2);
+  const reasoning = !!body.reasoning;
+  const encrypted = Array.isArray(body.include) && body.include.includes('reasoning.encrypted_content');
+  const pieces = useTools ? ['Let me check.'] : o.chunks;
   const usage = {
     input_tokens: o.promptTokens,
-    output_tokens: o.completionTokens,
-    total_tokens: o.promptTokens + o.completionTokens,
     input_tokens_details: { cached_tokens: o.cachedTokens },
+    output_tokens: o.completionTokens,
+    output_tokens_details: { reasoning_tokens: reasoning ? 2 : 0 },
+    total_tokens: o.promptTokens + o.completionTokens,
   };
-  const response = (status: string, withUsage: boolean) => ({
+  const items: Array<Record<string, unknown>> = [];
+  if (reasoning) {
+    items.push({
+      id: 'rs_mock',
+      type: 'reasoning',
+      summary: [{ type: 'summary_text', text: 'Mock reasoning.' }],
+      ...(encrypted ? { encrypted_content: 'enc-mock' } : {}),
+    });
+  }
+  items.push({
+    id: 'msg_mock',
+    type: 'message',
+    status: 'completed',
+    role: 'assistant',
+    content: [{ type: 'output_text', text: pieces.join(''), annotations: [] }],
+  });
+  calls.forEach((name, i) =>
+    items.push({ id: `fc_mock${i}`, type: 'function_call', status: 'completed', call_id: `call_mock${i}`, name, arguments: '{"city":"Paris"}' }),
+  );
+  const response = (status: string, output: unknown[], withUsage: boolean) => ({
     id: 'resp_mock',
     object: 'response',
+    created_at: Math.floor(Date.now() / 1000),
     status,
     model: body.model,
-    output: status === 'completed' ? [{ type: 'message', role: 'assistant', content: [{ type: 'output_text', text }] }] : [],
-    ...(withUsage && req.fault !== 'nousage' ? { usage } : {}),
+    output,
+    ...(withUsage && req.fault !== 'nousage' ? { usage } : { usage: null }),
   });
-  if (!body.stream) return sendJson(res, 200, response('completed', true));
+  if (!body.stream) return sendJson(res, 200, response('completed', items, true));
   res.writeHead(200, { 'content-type': 'text/event-stream' });
-  const ev = (type: string, data: Record<string, unknown>) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
-  ev('response.created', { response: response('in_progress', false) });
-  for (const c of o.chunks) ev('response.output_text.delta', { delta: c });
-  ev('response.completed', { response: response('completed', true) });
+  let seq = 0;
+  const ev = (type: string, data: Record<string, unknown>) =>
+    res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data, sequence_number: seq++ })}\n\n`);
+  ev('response.created', { response: response('in_progress', [], false) });
+  ev('response.in_progress', { response: response('in_progress', [], false) });
+  for (let index = 0; index < items.length; index++) {
+    const item = items[index]!;
+    if (item.type === 'reasoning') {
+      ev('response.output_item.added', { output_index: index, item: { id: item.id, type: 'reasoning', summary: [] } });
+      const part = { item_id: item.id, output_index: index, summary_index: 0 };
+      ev('response.reasoning_summary_part.added', { ...part, part: { type: 'summary_text', text: '' } });
+      ev('response.reasoning_summary_text.delta', { ...part, delta: 'Mock reasoning.' });
+      ev('response.reasoning_summary_text.done', { ...part, text: 'Mock reasoning.' });
+      ev('response.reasoning_summary_part.done', { ...part, part: { type: 'summary_text', text: 'Mock reasoning.' } });
+    } else if (item.type === 'message') {
+      ev('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress', content: [] } });
+      const part = { item_id: item.id, output_index: index, content_index: 0 };
+      ev('response.content_part.added', { ...part, part: { type: 'output_text', text: '', annotations: [] } });
+      for (let i = 0; i < pieces.length; i++) {
+        ev('response.output_text.delta', { ...part, delta: pieces[i], logprobs: [] });
+        if (req.fault === 'cut' && i === 1) {
+          await sleep(20);
+          res.socket?.destroy();
+          return;
+        }
+      }
+      ev('response.output_text.done', { ...part, text: pieces.join(''), logprobs: [] });
+      ev('response.content_part.done', { ...part, part: { type: 'output_text', text: pieces.join(''), annotations: [] } });
+    } else {
+      ev('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress', arguments: '' } });
+      ev('response.function_call_arguments.delta', { item_id: item.id, output_index: index, delta: '{"city":' });
+      ev('response.function_call_arguments.delta', { item_id: item.id, output_index: index, delta: '"Paris"}' });
+      ev('response.function_call_arguments.done', { item_id: item.id, output_index: index, arguments: item.arguments });
+    }
+    ev('response.output_item.done', { output_index: index, item });
+  }
+  ev('response.completed', { response: response('completed', items, true) });
   res.end();
 }
 
 const BUILTIN: Array<[string, RegExp, MockHandler]> = [
-  ['POST', /^\/v1\/responses$/, responses],
+  ['POST', /^(\/v1|\/openai\/v1)\/responses$/, responses],
   [
     'POST',
     /^\/v1\/rerank$/,

@@ -120,7 +120,22 @@ export interface ChannelTypeEntry {
    */
   version?: { value: string; pinOnCreate?: boolean };
   form?: FormFields;
+  /**
+   * The upstream has OpenAI's Responses API (`POST {prefix}/responses`) beside Chat Completions,
+   * so a Responses client is passed through rather than converted. Only for kinds whose adaptor
+   * speaks OpenAI's protocols; a channel's `setting.upstream_protocol` overrides it.
+   */
+  responsesApi?: boolean;
 }
+
+/**
+ * Values of a channel's `setting.upstream_protocol` (OpenAI-protocol kinds): which of OpenAI's two
+ * chat APIs the upstream has. `chat`: Chat Completions only (Responses clients are converted);
+ * `responses`: Responses only (every other client is converted to it); `both`. Absent: the kind's
+ * `responsesApi` fact decides between `both` and `chat`.
+ */
+export const UPSTREAM_PROTOCOLS = ['chat', 'responses', 'both'] as const;
+export type UpstreamProtocol = (typeof UPSTREAM_PROTOCOLS)[number];
 
 // Suggested model lists shared by several kinds.
 const OPENAI = [
@@ -200,6 +215,7 @@ export const CHANNEL_TYPES: readonly ChannelTypeEntry[] = [
     models: OPENAI,
     balance: 'openai-billing',
     form: { organization: true },
+    responsesApi: true,
   },
   {
     id: T.Midjourney,
@@ -303,6 +319,7 @@ export const CHANNEL_TYPES: readonly ChannelTypeEntry[] = [
       stripModelDots: true,
       hint: 'res.channel.hint.azure',
     },
+    responsesApi: true,
   },
   {
     id: T.Cohere,
@@ -538,6 +555,7 @@ export const CHANNEL_TYPES: readonly ChannelTypeEntry[] = [
     offered: true,
     baseUrl: 'https://api.x.ai',
     models: ['grok-3', 'grok-3-mini', 'grok-4', 'grok-2-vision-1212'],
+    responsesApi: true,
   },
   {
     id: T.Custom,
@@ -596,6 +614,11 @@ export function typesServedBy(adaptor: AdaptorId): number[] {
 /** Default base URL of a type ('' = the channel must name one). */
 export function defaultBaseUrl(id: number): string {
   return BY_ID.get(id)?.baseUrl ?? '';
+}
+
+/** Does the kind's upstream have OpenAI's Responses API (the catalogue's fact, before any channel setting)? */
+export function hasResponsesApi(id: number): boolean {
+  return BY_ID.get(id)?.responsesApi === true;
 }
 
 /** Types whose balance is read the same way. */

@@ -1,7 +1,7 @@
 import type { AppContext } from '../context';
 import { CHANNEL_STATUS, channelIdsByStatus, findChannel, recordChannelBalance, recordChannelTest, splitList } from '../repositories/channels';
 import { nowSec } from '../lib/time';
-import { adaptorFor } from './adaptors';
+import { adaptorFor, chatAdaptorOf } from './adaptors';
 import { baseUrlOf, openaiHeaders } from './adaptors/openai';
 import { channelEntry } from './routing';
 import { scrubSecrets, UpstreamError } from './errors';
@@ -83,7 +83,8 @@ export async function testChannel(app: AppContext, id: number, modelArg?: string
   const row = await findChannel(app.knex, id);
   if (!row) return { success: false, message: '渠道不存在', time: 0 };
   const entry = channelEntry(row);
-  const adaptor = adaptorFor(entry.info.type);
+  // The adaptor chat calls use (the Responses one for an upstream that has only Responses).
+  const adaptor = chatAdaptorOf(entry.info);
   const model = (modelArg ?? '').trim() || String(row.test_model ?? '').trim() || splitList(row.models)[0] || 'gpt-4o-mini';
   const upstreamModel = entry.modelMapping?.[model]?.trim() || model;
   const actx: AdaptorContext = {

@@ -16,6 +16,7 @@ import { tokenBalance } from '../repositories/tokens';
 import { userBalance } from '../repositories/users';
 import { openaiFormat } from './formats/openai';
 import { claudeFormat } from './formats/claude';
+import { responsesFormat } from './formats/responses';
 import { inboundRoutes } from './formats';
 import type { Endpoint, InboundFormat, InboundRoute } from './types';
 
@@ -251,7 +252,8 @@ async function buildOpenAICall(
     app,
     ctx,
     endpoint,
-    inbound: openaiFormat,
+    // /v1/responses speaks its own protocol: passed through to channels that speak it, else converted.
+    inbound: endpoint === 'responses' ? responsesFormat : openaiFormat,
     principal,
     model,
     stream,
@@ -301,7 +303,11 @@ function validate(endpoint: Endpoint, body: Record<string, unknown>): void {
       need(typeof body.input === 'string' && body.input.length > 0, 'input 不能为空');
       break;
     case 'responses':
-      need(body.input !== undefined && body.input !== null && body.input !== '', 'input 不能为空');
+      // A stored prompt or an earlier response may stand in for the input (passed through only).
+      need(
+        (body.input !== undefined && body.input !== null && body.input !== '') || !!body.previous_response_id || !!body.prompt || !!body.conversation,
+        'input 不能为空',
+      );
       break;
     case 'rerank':
       need(typeof body.query === 'string' && Array.isArray(body.documents), 'query 与 documents 不能为空');

@@ -289,6 +289,13 @@ export interface InboundRouteCall {
   body(): Promise<Record<string, unknown>>;
 }
 
+export interface StreamWriterOptions {
+  /** OpenAI Chat: the client asked for `stream_options.include_usage`. */
+  includeUsage?: boolean;
+  /** What the client sent (formats that echo request fields or name tools by kind). */
+  clientBody?: Record<string, unknown>;
+}
+
 /** One per client-facing format. */
 export interface InboundFormat {
   readonly name: WireFormat;
@@ -296,10 +303,21 @@ export interface InboundFormat {
   toChat(body: unknown, modelFromPath?: string): ChatRequest;
   /** The model named by a client body (+ path) without a full conversion (passthrough). */
   modelOf?(body: unknown, modelFromPath?: string): string | undefined;
-  /** Canonical response → client body. */
-  fromChat(res: ChatResponse, requestedModel: string): unknown;
-  /** Canonical chunks → SSE text in the client's format. */
-  streamWriter(requestedModel: string): { chunk(c: ChatChunk): string; end(usage: Usage | undefined): string };
+  /**
+   * Why this body can only be passed through to an upstream speaking this format (state the
+   * upstream keeps, such as a Responses `previous_response_id`); undefined when it converts.
+   */
+  nativeOnly?(body: unknown): string | undefined;
+  /** Canonical response → client body (`clientBody`: what the client sent, for echoed fields). */
+  fromChat(res: ChatResponse, requestedModel: string, clientBody?: Record<string, unknown>): unknown;
+  /**
+   * Canonical chunks → SSE text in the client's format. `fail`, when present, ends a converted
+   * stream that broke (instead of `streamError`), so the error can belong to the response it ends.
+   */
+  streamWriter(
+    requestedModel: string,
+    opts?: StreamWriterOptions,
+  ): { chunk(c: ChatChunk): string; end(usage: Usage | undefined): string; fail?(status: number, message: string, code: string): string };
   /** An error in the client's format. */
   error(status: number, message: string, code: string): unknown;
   /** An error event ending a stream (SSE text); default `data: <error(...)>\n\n`. */

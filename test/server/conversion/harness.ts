@@ -174,7 +174,7 @@ export function convertStream(upstream: Protocol, client: Protocol, chunks: Uint
   }
   const usage = translator.usage();
   if (cut !== undefined) {
-    out += streamCutTail(client.inbound!, cut as Error);
+    out += streamCutTail(client.inbound!, cut as Error, writer);
     return { text: out, chunks: all, usage };
   }
   // The relay bills the translator's usage when it has figures; the tokenizer fallback is not modelled.

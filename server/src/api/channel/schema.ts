@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { intLike, parse, pagingQuery, qBool, qIntOpt, qStr } from '../../lib/validate';
 import { splitList } from '../../repositories/channels';
-import { isKnownChannelType } from '../../channels/catalogue';
+import { isKnownChannelType, UPSTREAM_PROTOCOLS } from '../../channels/catalogue';
 
 export const listQuery = pagingQuery.extend({
   id_sort: qBool(),
@@ -57,6 +57,17 @@ const jsonObjectField = (msg: string) =>
     return z.NEVER;
   });
 
+/** `setting.upstream_protocol`, when present, names one of the protocol choices (relay/adaptors channelSpeaks). */
+function validUpstreamProtocol(setting: string): boolean {
+  let p: unknown;
+  try {
+    p = setting ? (JSON.parse(setting) as Record<string, unknown>).upstream_protocol : undefined;
+  } catch {
+    return true; // not JSON: the field's own message says so
+  }
+  return p === undefined || (UPSTREAM_PROTOCOLS as readonly unknown[]).includes(p);
+}
+
 /** Columns declared `integer` hold 32 bits on PostgreSQL. */
 const INT_MAX = 2 ** 31 - 1;
 
@@ -78,7 +89,10 @@ const channelFields = {
   groups: listField('分组', 64, 255),
   model_mapping: jsonObjectField('模型映射必须是合法的 JSON 格式！'),
   status_code_mapping: jsonObjectField('状态码映射必须是合法的 JSON 格式！'),
-  setting: jsonObjectField('渠道额外设置必须是合法的 JSON 格式！'),
+  setting: jsonObjectField('渠道额外设置必须是合法的 JSON 格式！').refine(
+    validUpstreamProtocol,
+    `渠道额外设置中的 upstream_protocol 只能是 ${UPSTREAM_PROTOCOLS.join('、')} 之一`,
+  ),
   param_override: jsonObjectField('参数覆盖必须是合法的 JSON 格式！'),
   auto_ban: z.union([z.boolean(), intLike('auto_ban 只能是 0 或 1')]).transform((v) => (v === true || v === 1 ? 1 : 0)),
   priority: intLike('优先级必须是整数！'),

@@ -1,5 +1,5 @@
 import { RelayError, UpstreamError } from '../errors';
-import { adaptorFor } from '../adaptors';
+import { channelWay } from '../adaptors';
 import { pickChannel, pickKey, type ChannelEntry } from '../routing';
 import { UpstreamExchange } from '../upstreamExchange';
 import { onUpstreamFailure } from '../health';
@@ -74,7 +74,9 @@ function mapStatus(ch: ChannelEntry | undefined, status: number): number {
  */
 async function attemptChannel(call: RelayCall, ch: ChannelEntry, calls: number, money: CallMoney | undefined): Promise<Answer> {
   const { app, ctx } = call;
-  const adaptor = adaptorFor(ch.info.type);
+  const way = channelWay(ch.info, call.endpoint, call.inbound.name);
+  if (!way) throw noChannel(call);
+  const adaptor = way.adaptor;
   const upstreamModel = upstreamModelFor(ch, call.model);
   const channel = ch.keys.length > 1 ? { ...ch.info, key: pickKey(ch) } : ch.info;
   const actx: AdaptorContext = {
@@ -86,11 +88,11 @@ async function attemptChannel(call: RelayCall, ch: ChannelEntry, calls: number, 
     option: (k) => app.options.get(k),
     clientHeader: (k) => ctx.get(k),
   };
-  const built = buildRequest(call, adaptor, ch, actx);
-  const passthrough = built.passthrough;
+  const built = buildRequest(call, way, ch, actx);
+  const passthrough = way.mode === 'passthrough';
   call.upstreamFormat = adaptor.format;
   call.passthrough = passthrough;
-  const req = adaptor.authorize ? await adaptor.authorize(built.req, actx, app) : built.req;
+  const req = adaptor.authorize ? await adaptor.authorize(built, actx, app) : built;
 
   call.timer.upstreamStart();
   const up = UpstreamExchange.open(app, req, typeof channel.setting.proxy === 'string' ? channel.setting.proxy : undefined);

@@ -89,7 +89,7 @@ export async function bufferedAnswer(
           ? tokensFrom(u, call, () => responseText(json), calls)
           : { prompt: promptFallback(call), completion: 0, cached: 0, calls };
     }
-  } else if (call.endpoint !== 'chat' && adaptor.endpointResponse) {
+  } else if (adaptor.endpointResponse && adaptor.convertedEndpoints?.includes(call.endpoint)) {
     const conv = adaptor.endpointResponse(json, actx, call.body ?? {});
     tokens = tokensFrom(conv.usage, call, '', calls);
     out = JSON.stringify(conv.body);
@@ -97,7 +97,7 @@ export async function bufferedAnswer(
   } else {
     const chatRes = adaptor.chatResponse(json, actx);
     tokens = tokensFrom(chatRes.usage, call, () => responseText(chatRes), calls);
-    out = JSON.stringify(call.inbound.fromChat(chatRes, call.model));
+    out = JSON.stringify(call.inbound.fromChat(chatRes, call.model, call.body));
     outType = 'application/json';
   }
   return new BufferedAnswer(ch, actx.upstreamModel, tokens, Math.round(call.timer.totalMs()), call, out, outType);

@@ -1,11 +1,13 @@
 import { RelayError } from '../errors';
 import { checkModelAllowed } from '../auth';
-import { adaptorFor, serves } from '../adaptors';
+import { channelWay } from '../adaptors';
 import { tiersFor, type ChannelEntry, type RouteTable, type Tier } from '../routing';
 import { estimateTokens } from '../tokenizer';
 import { estimateQuota, isPriced, priceFor, type PriceInfo } from '../../services/billing';
 import type { Payer } from '../../ledger/balances';
 import { checkPromptSensitive } from '../../services/sensitive';
+import { channelType } from '../../channels/catalogue';
+import type { WireFormat } from '../types';
 import { promptFallback, promptTexts, safeChat, type RelayCall } from './relayCall';
 
 /** What a call may use and what it costs up front: its candidate channels, its price, the reservation's amount. */
@@ -20,14 +22,19 @@ export class CallPlan {
   payer!: Payer;
   /** Candidate filter for routing: serves this endpoint and client format, and the prompt fits. */
   readonly accepts = (c: ChannelEntry): boolean => this.serves(c) && this.fits(c);
+  /** What in the client's body only an upstream speaking its protocol can honour (then conversion is no way). */
+  readonly nativeOnly: string | undefined;
 
   constructor(
     readonly call: RelayCall,
     readonly tiers: Tier[],
-  ) {}
+  ) {
+    this.nativeOnly = call.inbound.nativeOnly?.(call.body);
+  }
 
   serves(c: ChannelEntry): boolean {
-    return serves(adaptorFor(c.info.type), this.call.endpoint, this.call.inbound.name);
+    const way = channelWay(c.info, this.call.endpoint, this.call.inbound.name);
+    return !!way && (way.mode === 'passthrough' || !this.nativeOnly);
   }
 
   fits(c: ChannelEntry): boolean {
@@ -54,17 +61,16 @@ export function planCall(call: RelayCall, table: RouteTable): CallPlan {
     if (!table.knownModels.has(model) && !isPriced(app, model)) {
       throw new RelayError(404, `模型 ${model} 不存在`, 'model_not_found');
     }
-    throw noChannel(call);
+    throw noChannel(call, plan);
   }
   if (!anyChannel(plan, true)) {
     throw new RelayError(400, `输入 token 数 ${plan.promptTokens ?? 0} 超过了可用渠道的上限`, 'context_length_exceeded');
   }
   const acceptUnset = principal.user.setting.accept_unset_model_ratio_model === true;
   plan.price = priceFor(app, model, principal.group, acceptUnset);
-  // Claude/Gemini bodies are estimated from the canonical request (system prompt, contents,
-  // generationConfig.maxOutputTokens live elsewhere in their own shapes).
-  const body =
-    (call.inbound.name !== 'openai' && call.endpoint === 'chat' ? (safeChat(call) as Record<string, unknown> | undefined) : undefined) ?? call.body ?? {};
+  // Claude/Gemini/Responses bodies are estimated from the canonical request (system prompt,
+  // contents, input items and their output limits live elsewhere in their own shapes).
+  const body = (call.inbound.name !== 'openai' ? (safeChat(call) as Record<string, unknown> | undefined) : undefined) ?? call.body ?? {};
   const maxTokens = Number(body.max_tokens ?? body.max_completion_tokens ?? body.max_output_tokens ?? 0) || 0;
   plan.calls = call.endpoint === 'images' || call.endpoint === 'image_edits' ? Math.max(1, Number(body.n ?? 1) || 1) : 1;
   plan.reserved = estimateQuota(app, plan.price, estimateTokens(body), maxTokens, plan.calls);
@@ -80,6 +86,32 @@ function anyChannel(plan: CallPlan, fitting: boolean): boolean {
   return false;
 }
 
-export function noChannel(call: RelayCall): RelayError {
-  return new RelayError(503, `当前分组 ${call.principal.group} 下对于模型 ${call.model} 无可用渠道`, 'model_not_available');
+const PROTOCOL_NAME: Record<WireFormat, string> = {
+  openai: 'OpenAI Chat Completions',
+  responses: 'OpenAI Responses',
+  claude: 'Claude Messages',
+  gemini: 'Gemini',
+};
+
+/**
+ * The call's "no channel" error. No enabled channel for the group and model: 503 as before. Channels
+ * for the model that cannot take the call: 400 naming the protocol, the model, the kinds of its
+ * channels and why (a body only a native upstream can honour, or an endpoint they lack).
+ */
+export function noChannel(call: RelayCall, plan?: CallPlan): RelayError {
+  const { model } = call;
+  const channels = new Map<number, ChannelEntry>();
+  for (const t of plan?.tiers ?? []) for (const c of t.channels) channels.set(c.info.id, c);
+  if (!plan || !channels.size) return new RelayError(503, `当前分组 ${call.principal.group} 下对于模型 ${model} 无可用渠道`, 'model_not_available');
+  const protocol = PROTOCOL_NAME[call.inbound.name] ?? call.inbound.name;
+  const kinds = [...new Set([...channels.values()].map((c) => channelType(c.info.type)?.label ?? `type ${c.info.type}`))].join('、');
+  const converted = [...channels.values()].some((c) => channelWay(c.info, call.endpoint, call.inbound.name)?.mode === 'converted');
+  if (plan.nativeOnly && converted) {
+    return new RelayError(
+      400,
+      `模型 ${model} 的渠道（${kinds}）不原生支持 ${protocol} 协议，请求只能转换后发送，而 ${plan.nativeOnly} 依赖上游保存的状态或只有该协议的上游能执行的功能，转换后无法保留`,
+      'unsupported_by_channel',
+    );
+  }
+  return new RelayError(400, `模型 ${model} 的渠道（${kinds}）都不支持 ${protocol} 协议的 ${call.ctx.method} ${call.ctx.path}`, 'endpoint_not_supported');
 }

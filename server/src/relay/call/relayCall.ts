@@ -53,10 +53,13 @@ export function safeChat(call: RelayCall): ChatRequest | undefined {
 /** The prompt's texts, for the sensitive-words check. */
 export function promptTexts(call: RelayCall): string[] {
   const out: string[] = [];
-  if (call.inbound.name !== 'openai' && call.endpoint === 'chat') {
-    // Claude `system` and Gemini `contents`/`systemInstruction` are all in the canonical messages.
-    for (const m of safeChat(call)?.messages ?? []) out.push(contentText(m?.content));
-    return out;
+  if (call.inbound.name !== 'openai') {
+    // Claude `system`, Gemini `contents`/`systemInstruction`, Responses `instructions`/`input` are all in the canonical messages.
+    const chat = safeChat(call);
+    if (chat) {
+      for (const m of chat.messages) out.push(contentText(m?.content));
+      return out;
+    }
   }
   const body = call.body ?? {};
   if (Array.isArray(body.messages)) for (const m of body.messages as Array<{ content?: unknown }>) out.push(contentText(m?.content));
@@ -76,11 +79,14 @@ export function promptFallback(call: RelayCall): number {
       const messages = call.chat?.messages ?? (call.inbound.name === 'openai' ? b.messages : safeChat(call)?.messages);
       return countChatPromptTokens(messages, call.model);
     }
+    case 'responses': {
+      const messages = safeChat(call)?.messages;
+      return messages ? countChatPromptTokens(messages, call.model) : countInputTokens(b.input, call.model);
+    }
     case 'completions':
       return countInputTokens(b.prompt, call.model);
     case 'embeddings':
     case 'moderations':
-    case 'responses':
       return countInputTokens(b.input, call.model);
     case 'rerank':
       return countInputTokens([b.query, ...(Array.isArray(b.documents) ? b.documents : [])], call.model);

@@ -1,5 +1,6 @@
 import type { ChannelEntry } from '../routing';
-import type { AdaptorContext, ChatRequest, ProviderAdaptor, UpstreamRequest } from '../types';
+import type { ChannelWay } from '../adaptors';
+import type { AdaptorContext, ChatRequest, UpstreamRequest } from '../types';
 import type { RelayCall } from './relayCall';
 
 /** Channel setting `system_prompt`: added when the request has no system/developer message. */
@@ -14,28 +15,23 @@ export function upstreamModelFor(ch: ChannelEntry, model: string): string {
   return typeof m === 'string' && m.trim() ? m.trim() : model;
 }
 
-/** Builds the upstream request for one channel; `passthrough` when the channel speaks the client's format. */
-export function buildRequest(
-  call: RelayCall,
-  adaptor: ProviderAdaptor,
-  ch: ChannelEntry,
-  actx: AdaptorContext,
-): { req: UpstreamRequest; passthrough: boolean } {
-  if (call.endpoint !== 'chat' && adaptor.endpointRequest && adaptor.convertedEndpoints?.includes(call.endpoint)) {
+/** Builds the upstream request for one channel, the way the channel takes the call (channelWay). */
+export function buildRequest(call: RelayCall, way: ChannelWay, ch: ChannelEntry, actx: AdaptorContext): UpstreamRequest {
+  const adaptor = way.adaptor;
+  if (way.mode === 'endpoint') {
     const b: Record<string, unknown> = { ...(call.body ?? {}), model: actx.upstreamModel };
     if (ch.paramOverride) Object.assign(b, ch.paramOverride);
-    return { req: adaptor.endpointRequest(b, actx), passthrough: false };
+    return adaptor.endpointRequest!(b, actx);
   }
-  const passthrough = adaptor.format === call.inbound.name && !!adaptor.rawRequest;
-  if (passthrough) {
-    if (call.raw) return { req: adaptor.rawRequest!(undefined, actx, call.raw), passthrough };
+  if (way.mode === 'passthrough') {
+    if (call.raw) return adaptor.rawRequest!(undefined, actx, call.raw);
     const body = call.body ?? {};
     const mapped = actx.upstreamModel !== call.model;
     // Pass-through mode (global option or channel setting): the body goes upstream untouched.
     const passBody = call.app.options.bool('global.pass_through_request_enabled') || ch.info.setting.pass_through_body_enabled === true;
     const sysPrompt = call.endpoint === 'chat' && call.inbound.name === 'openai' ? systemPromptOf(ch) : undefined;
     if (passBody && call.rawJson && !mapped) {
-      return { req: adaptor.rawRequest!(body, actx, { body: call.rawJson, contentType: 'application/json' }), passthrough };
+      return adaptor.rawRequest!(body, actx, { body: call.rawJson, contentType: 'application/json' });
     }
     // Upstream usage is asked for unless the client did already (then its bytes can go as they are).
     const wantsUsageOpt =
@@ -45,7 +41,7 @@ export function buildRequest(
       (call.endpoint === 'chat' || call.endpoint === 'completions') &&
       ch.info.setting.disable_stream_options !== true;
     if (!mapped && !ch.paramOverride && !wantsUsageOpt && !sysPrompt && call.rawJson) {
-      return { req: adaptor.rawRequest!(body, actx, { body: call.rawJson, contentType: 'application/json' }), passthrough };
+      return adaptor.rawRequest!(body, actx, { body: call.rawJson, contentType: 'application/json' });
     }
     const b: Record<string, unknown> = { ...body };
     if (mapped && (call.inbound.name === 'openai' || 'model' in b)) b.model = actx.upstreamModel;
@@ -54,12 +50,12 @@ export function buildRequest(
     if (sysPrompt && Array.isArray(b.messages) && !(b.messages as Array<{ role?: string }>).some((m) => m?.role === 'system' || m?.role === 'developer')) {
       b.messages = [{ role: 'system', content: sysPrompt }, ...(b.messages as unknown[])];
     }
-    return { req: adaptor.rawRequest!(b, actx), passthrough };
+    return adaptor.rawRequest!(b, actx);
   }
   const chat = (call.chat ??= call.inbound.toChat(call.body, call.modelFromPath));
   const c: ChatRequest = { ...chat, model: actx.upstreamModel, stream: call.stream };
   const sys = systemPromptOf(ch);
   if (sys && !c.messages.some((m) => m.role === 'system' || m.role === 'developer')) c.messages = [{ role: 'system', content: sys }, ...c.messages];
   if (ch.paramOverride) Object.assign(c, ch.paramOverride);
-  return { req: adaptor.chatRequest(c, actx), passthrough };
+  return adaptor.chatRequest(c, actx);
 }

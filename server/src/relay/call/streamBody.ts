@@ -29,7 +29,7 @@ function observerFromTranslator(t: StreamTranslator): StreamObserver {
  * message and kind, so clients that retry on "overloaded" still see it; an unreadable stream says
  * so; a broken connection is a 502.
  */
-export function streamCutTail(f: InboundFormat, cut: Error, scrub: (m: string) => string = (m) => m): string {
+export function streamCutTail(f: InboundFormat, cut: Error, writer?: StreamWriter, scrub: (m: string) => string = (m) => m): string {
   let status = 502;
   let m = '上游连接中断';
   let code = 'upstream_stream_interrupted';
@@ -41,7 +41,8 @@ export function streamCutTail(f: InboundFormat, cut: Error, scrub: (m: string) =
     m = scrub(cut.message);
     code = cut.upstreamCode || 'upstream_error';
   }
-  return f.streamError ? f.streamError(status, m, code) : `data: ${JSON.stringify(f.error(status, m, code))}\n\n`;
+  // A converted stream's writer may end what it started (Responses: `response.failed` of the same response).
+  return writer?.fail?.(status, m, code) ?? (f.streamError ? f.streamError(status, m, code) : `data: ${JSON.stringify(f.error(status, m, code))}\n\n`);
 }
 
 async function writeOut(res: ServerResponse, text: string): Promise<boolean> {
@@ -125,8 +126,7 @@ export class StreamRelay implements Answer, BodyConsumer {
     this.dropUsageOnly = this.openaiPassthrough && !call.includeUsage;
     this.observer = passthrough ? (adaptor.observer?.(actx) ?? observerFromTranslator(adaptor.chatStream(actx))) : undefined;
     this.translator = passthrough ? undefined : adaptor.chatStream(actx);
-    const inbound = call.inbound as InboundFormat & { streamWriter(m: string, o?: { includeUsage?: boolean }): StreamWriter };
-    this.writer = passthrough ? undefined : inbound.streamWriter(call.model, { includeUsage: call.includeUsage });
+    this.writer = passthrough ? undefined : call.inbound.streamWriter(call.model, { includeUsage: call.includeUsage, clientBody: call.body });
     // OpenAI pass-through: a chunk made of whole blocks without a usage object, `[DONE]` or CRs
     // (passesAsBytes) is written to the client as the bytes it came in, skipping decode, split and
     // re-encode, which with thousands of streams is a good part of the CPU.
@@ -180,7 +180,7 @@ export class StreamRelay implements Answer, BodyConsumer {
     this.ensureHead();
     let tail = '';
     if (this.cut) {
-      tail += streamCutTail(this.call.inbound, this.cut, (m) => scrubKey(m, this.channel));
+      tail += streamCutTail(this.call.inbound, this.cut, this.writer, (m) => scrubKey(m, this.channel));
     } else if (this.passthrough) {
       tail += this.doneBlock;
     } else {
