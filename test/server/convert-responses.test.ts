@@ -235,6 +235,64 @@ describe('Responses request → canonical', () => {
     expect(only.parallel_tool_calls).toBeUndefined();
   });
 
+  it('tools in additional_tools items and namespace groups (Codex) are offered flat, by their own names', () => {
+    const c = responsesToChat({
+      model: 'm',
+      input: [
+        {
+          type: 'additional_tools',
+          role: 'developer',
+          tools: [
+            {
+              type: 'namespace',
+              name: 'functions',
+              tools: [
+                { type: 'custom', name: 'exec', description: 'Run JS' },
+                { type: 'function', name: 'wait', parameters: { type: 'object' } },
+              ],
+            },
+            {
+              type: 'namespace',
+              name: 'clock',
+              tools: [
+                { type: 'function', name: 'sleep', parameters: {} },
+                { type: 'function', name: 'wait', parameters: {} },
+              ],
+            },
+          ],
+        },
+        { role: 'user', content: 'go' },
+      ],
+      tools: [{ type: 'function', name: 'top', parameters: {} }, { type: 'web_search' }],
+    });
+    expect(c.tools!.map((t) => t.function.name)).toEqual(['top', 'exec', 'wait', 'sleep']);
+    expect(c.tools![1]!.function.parameters).toMatchObject({ properties: { input: { type: 'string' } } });
+    expect(c.messages).toEqual([{ role: 'user', content: 'go' }]);
+    // a call of the custom tool goes back to the client as a custom_tool_call
+    const res = chatToResponses(
+      {
+        id: 'x',
+        object: 'chat.completion',
+        created: 1,
+        model: 'm',
+        choices: [
+          {
+            index: 0,
+            message: {
+              role: 'assistant',
+              content: null,
+              tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'exec', arguments: '{"input":"1+1"}' } }],
+            },
+            finish_reason: 'tool_calls',
+          },
+        ],
+      },
+      'm',
+      { model: 'm', input: [{ type: 'additional_tools', tools: [{ type: 'namespace', name: 'functions', tools: [{ type: 'custom', name: 'exec' }] }] }] },
+    ) as { output: Array<Record<string, unknown>> };
+    expect(res.output.find((o) => o.type === 'custom_tool_call')).toMatchObject({ name: 'exec', input: '1+1', call_id: 'call_1' });
+  });
+
   it('custom tool calls and outputs become function calls and tool messages', () => {
     const c = responsesToChat({
       model: 'm',

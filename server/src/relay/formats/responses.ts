@@ -275,6 +275,8 @@ class InputReader {
       }
       case 'reasoning':
         return this.reasoning(raw);
+      case 'additional_tools':
+        return; // tools, read with the request's own (offeredTools)
       default:
         // Built-in tool calls and their outputs (web_search_call, computer_call(_output),
         // local_shell_call, mcp_call …) and item types this gateway does not know cannot be
@@ -363,15 +365,36 @@ function customToolDef(t: Record<string, unknown>, name: string): ToolDef {
   };
 }
 
-function toTools(tools: unknown): ToolDef[] {
-  if (tools == null) return [];
-  if (!Array.isArray(tools)) throw badRequest('tools: must be an array');
+/**
+ * Every tool the request offers, flat: `tools`, plus those of `additional_tools` input items
+ * (Codex sends its tools there, as the developer's), with the tools of a `namespace` group listed
+ * by their own names (a call names the tool, not its group). Undefined `tools` and no items: [].
+ */
+function offeredTools(body: Record<string, unknown>): unknown[] {
+  if (body.tools != null && !Array.isArray(body.tools)) throw badRequest('tools: must be an array');
+  const out: unknown[] = [];
+  const add = (list: unknown[]) => {
+    for (const t of list) {
+      if (isRecord(t) && t.type === 'namespace' && Array.isArray(t.tools)) add(t.tools);
+      else out.push(t);
+    }
+  };
+  if (Array.isArray(body.tools)) add(body.tools);
+  if (Array.isArray(body.input))
+    for (const item of body.input) if (isRecord(item) && item.type === 'additional_tools' && Array.isArray(item.tools)) add(item.tools);
+  return out;
+}
+
+function toTools(tools: unknown[]): ToolDef[] {
   const out: ToolDef[] = [];
+  const seen = new Set<string>();
   tools.forEach((t, i) => {
     if (!isRecord(t) || typeof t.type !== 'string') throw badRequest(`tools[${i}]: invalid tool`);
     if (t.type !== 'function' && t.type !== 'custom') return; // built-in tools: only OpenAI runs them
     const name = str(t.name);
     if (!name) throw badRequest(`tools[${i}].name: required`);
+    if (seen.has(name)) return; // the same name in two groups: a call could not say which
+    seen.add(name);
     if (t.type === 'custom') {
       out.push(customToolDef(t, name));
       return;
@@ -390,7 +413,14 @@ function toTools(tools: unknown): ToolDef[] {
 /** Names of the request's custom tools (their calls go back as custom_tool_call items). */
 export function customToolNames(body: Record<string, unknown> | undefined): Set<string> {
   const names = new Set<string>();
-  if (body && Array.isArray(body.tools)) for (const t of body.tools) if (isRecord(t) && t.type === 'custom' && typeof t.name === 'string') names.add(t.name);
+  if (!body) return names;
+  let tools: unknown[];
+  try {
+    tools = offeredTools(body);
+  } catch {
+    return names;
+  }
+  for (const t of tools) if (isRecord(t) && t.type === 'custom' && typeof t.name === 'string') names.add(t.name);
   return names;
 }
 
@@ -422,7 +452,7 @@ export function responsesToChat(body: unknown): ChatRequest {
   if (typeof body.prompt_cache_key === 'string') req.prompt_cache_key = body.prompt_cache_key;
   if (typeof body.service_tier === 'string') req.service_tier = body.service_tier;
 
-  let tools = toTools(body.tools);
+  let tools = toTools(offeredTools(body));
   const tc = body.tool_choice;
   if (tc === 'auto' || tc === 'none' || tc === 'required') req.tool_choice = tc;
   else if (isRecord(tc)) {
