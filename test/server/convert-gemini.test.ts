@@ -234,7 +234,8 @@ describe('canonical → Gemini request', () => {
           Record<string, unknown> | undefined
       )?.thinkingConfig;
     expect(eff('gemini-2.5-flash')).toEqual({ includeThoughts: true, thinkingBudget: 8192 });
-    expect(eff('gemini-3-pro-preview')).toEqual({ includeThoughts: true, thinkingBudget: 8192 });
+    // Gemini 3 takes a level (Pro: low or high)
+    expect(eff('gemini-3-pro-preview')).toEqual({ includeThoughts: true, thinkingLevel: 'high' });
     expect(eff('gemini-2.0-flash')).toBeUndefined();
     expect(eff('gemini-1.5-pro')).toBeUndefined();
     // adapter disabled: suffix untouched
@@ -479,7 +480,7 @@ describe('Gemini inbound format', () => {
     expect(chatToGemini(res, 'gemini-alias')).toEqual({
       candidates: [
         {
-          content: { role: 'model', parts: [{ text: 'why', thought: true }, { text: 'Answer' }, { functionCall: { name: 'f', args: { z: 3 } } }] },
+          content: { role: 'model', parts: [{ text: 'why', thought: true }, { text: 'Answer' }, { functionCall: { id: 'c', name: 'f', args: { z: 3 } } }] },
           finishReason: 'STOP',
           index: 0,
         },
@@ -525,7 +526,7 @@ describe('Gemini inbound format', () => {
     expect(lines[0]!.candidates[0].content.parts).toEqual([{ text: 'Hi' }]);
     expect(lines[1]!.candidates[0].content.parts).toEqual([{ text: ' there' }]);
     expect(lines[2]).toEqual({
-      candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: 'f', args: { a: 1 } } }] }, finishReason: 'STOP', index: 0 }],
+      candidates: [{ content: { role: 'model', parts: [{ functionCall: { id: 'x', name: 'f', args: { a: 1 } } }] }, finishReason: 'STOP', index: 0 }],
       usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 3, totalTokenCount: 8 },
       modelVersion: 'gemini-alias',
       responseId: 's',

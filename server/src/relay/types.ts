@@ -184,6 +184,8 @@ export interface AdaptorContext {
   endpoint: Endpoint;
   /** Read-only option lookups (gemini.*, claude.* …). */
   option(key: string): string;
+  /** The channel's param_override: a converting adaptor that keeps only its protocol's fields applies it after that filter. */
+  paramOverride?: Record<string, unknown> | null;
 }
 
 /**

@@ -84,6 +84,7 @@ async function attemptChannel(call: RelayCall, ch: ChannelEntry, calls: number, 
     stream: call.stream,
     endpoint: call.endpoint,
     option: (k) => app.options.get(k),
+    paramOverride: ch.paramOverride,
   };
   const built = buildRequest(call, adaptor, ch, actx);
   const passthrough = built.passthrough;
