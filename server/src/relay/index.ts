@@ -108,7 +108,8 @@ async function routeRelay(app: AppContext, ctx: RelayHttp, playground?: () => Pr
       const m = route.match(path);
       if (!m) continue;
       format = route.format;
-      await handleInbound(app, ctx, route, m);
+      if (route.handle) await route.handle(app, ctx, m, { readJson: () => readJson(app, ctx), ip: clientIp(ctx) });
+      else await handleInbound(app, ctx, route, m);
       return;
     }
     if (ctx.method === 'POST' && OPENAI_POST[path]) return await handleOpenAI(app, ctx, OPENAI_POST[path]);

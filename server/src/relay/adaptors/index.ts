@@ -46,5 +46,7 @@ export function adaptorFor(type: number): ProviderAdaptor {
 export function serves(a: ProviderAdaptor, endpoint: string, format: string): boolean {
   if (endpoint === 'chat') return true;
   if (format === 'openai' && a.convertedEndpoints?.includes(endpoint as never)) return true;
+  // Gemini embedContent converts to OpenAI embeddings (formats/gemini.ts convertEndpoint)
+  if (format === 'gemini' && endpoint === 'embeddings' && a.format === 'openai') return serves(a, endpoint, 'openai');
   return a.format === format && !!a.rawRequest && (a.endpoints ?? []).includes(endpoint as never);
 }

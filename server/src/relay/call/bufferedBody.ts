@@ -89,10 +89,15 @@ export async function bufferedAnswer(
           ? tokensFrom(u, call, () => responseText(json), calls)
           : { prompt: promptFallback(call), completion: 0, cached: 0, calls };
     }
-  } else if (call.endpoint !== 'chat' && adaptor.endpointResponse) {
-    const conv = adaptor.endpointResponse(json, actx, call.body ?? {});
+  } else if (call.endpoint !== 'chat' && (adaptor.endpointResponse || call.inbound.convertEndpoint?.(call.endpoint))) {
+    // OpenAI's shape in between when the client's format converts this endpoint (Gemini embeddings)
+    const inbound = call.inbound.convertEndpoint?.(call.endpoint);
+    const request = call.body ?? {};
+    const conv = adaptor.endpointResponse
+      ? adaptor.endpointResponse(json, actx, inbound ? inbound.toOpenAI(request) : request)
+      : { body: json, usage: adaptor.usageFromBody?.(json, actx) };
     tokens = tokensFrom(conv.usage, call, '', calls);
-    out = JSON.stringify(conv.body);
+    out = JSON.stringify(inbound ? inbound.fromOpenAI(conv.body, request) : conv.body);
     outType = 'application/json';
   } else {
     const chatRes = adaptor.chatResponse(json, actx);

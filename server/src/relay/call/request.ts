@@ -21,10 +21,13 @@ export function buildRequest(
   ch: ChannelEntry,
   actx: AdaptorContext,
 ): { req: UpstreamRequest; passthrough: boolean } {
-  if (call.endpoint !== 'chat' && adaptor.endpointRequest && adaptor.convertedEndpoints?.includes(call.endpoint)) {
-    const b: Record<string, unknown> = { ...(call.body ?? {}), model: actx.upstreamModel };
+  // A client format's own endpoint on a channel of another format goes through OpenAI's shape (Gemini embedContent → embeddings).
+  const conv = call.endpoint !== 'chat' && adaptor.format !== call.inbound.name ? call.inbound.convertEndpoint?.(call.endpoint) : undefined;
+  if (conv || (call.endpoint !== 'chat' && adaptor.endpointRequest && adaptor.convertedEndpoints?.includes(call.endpoint))) {
+    const b: Record<string, unknown> = { ...(conv ? conv.toOpenAI(call.body ?? {}) : call.body), model: actx.upstreamModel };
     if (ch.paramOverride) Object.assign(b, ch.paramOverride);
-    return { req: adaptor.endpointRequest(b, actx), passthrough: false };
+    const native = adaptor.endpointRequest && adaptor.convertedEndpoints?.includes(call.endpoint);
+    return { req: native ? adaptor.endpointRequest!(b, actx) : adaptor.rawRequest!(b, actx), passthrough: false };
   }
   const passthrough = adaptor.format === call.inbound.name && !!adaptor.rawRequest;
   if (passthrough) {
