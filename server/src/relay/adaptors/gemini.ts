@@ -15,6 +15,7 @@
  */
 import type {
   AdaptorContext,
+  ChannelInfo,
   ChatChunk,
   ChatMessage,
   ChatRequest,
@@ -26,6 +27,7 @@ import type {
   SSEEvent,
   StreamTranslator,
   ToolCall,
+  UpstreamRequest,
   Usage,
 } from '../types';
 import {
@@ -178,10 +180,7 @@ function textSignatures(m: ChatMessage): string[] {
  * last text part; `requireSignatures` (Gemini 3) gives a turn's first call the documented
  * skip value when the history came from elsewhere.
  */
-export function toGeminiContents(
-  messages: ChatMessage[],
-  requireSignatures = false,
-): { systemInstruction?: { parts: Part[] }; contents: Content[] } {
+export function toGeminiContents(messages: ChatMessage[], requireSignatures = false): { systemInstruction?: { parts: Part[] }; contents: Content[] } {
   const system: Part[] = [];
   const contents: Content[] = [];
   const nameById = new Map<string, string>();
@@ -625,6 +624,67 @@ export function geminiUpstreamUrl(ctx: AdaptorContext, model: string): string {
   return `${base}/${version}/models/${encodeURIComponent(model)}:${action}`;
 }
 
+function geminiBase(channel: ChannelInfo): string {
+  return (channel.baseUrl || DEFAULT_BASE).replace(/\/+$/, '');
+}
+
+function geminiHeaders(ctx: AdaptorContext): Record<string, string> {
+  return { 'content-type': 'application/json', 'x-goog-api-key': ctx.channel.key };
+}
+
+/**
+ * A Gemini client's `embedContent` / `batchEmbedContents` body, forwarded (the batch form is the
+ * one with `requests`); each batch entry names its model, which must be the one in the URL.
+ */
+export function geminiEmbedRequest(body: Record<string, unknown>, ctx: AdaptorContext): UpstreamRequest {
+  const model = ctx.upstreamModel;
+  const out: Record<string, unknown> = { ...body };
+  const batch = Array.isArray(out.requests);
+  if (batch) out.requests = (out.requests as unknown[]).map((r) => (isRecord(r) ? { ...r, model: `models/${model}` } : r));
+  else delete out.model;
+  const version = geminiVersion(ctx.option('gemini.version_settings'), model);
+  return {
+    url: `${geminiBase(ctx.channel)}/${version}/models/${encodeURIComponent(model)}:${batch ? 'batchEmbedContents' : 'embedContent'}`,
+    method: 'POST',
+    headers: geminiHeaders(ctx),
+    body: JSON.stringify(out),
+  };
+}
+
+/** The model a Gemini-format upstream is called with (the thinking adapter's suffixes removed). */
+function bareModel(ctx: AdaptorContext): string {
+  const model = ctx.upstreamModel;
+  if (ctx.option('gemini.thinking_adapter_enabled') !== 'true') return model;
+  const m = /-(no)?thinking(?:-(\d+))?$/.exec(model);
+  return m ? model.slice(0, m.index) : model;
+}
+
+/**
+ * A countTokens body for the upstream model: the `generateContentRequest` form names the model
+ * inside too. `flat` (Vertex AI) wants contents, systemInstruction and tools at the top instead.
+ */
+export function countTokensBody(body: Record<string, unknown>, model: string, flat = false): Record<string, unknown> {
+  const g = isRecord(body.generateContentRequest) ? body.generateContentRequest : undefined;
+  if (!g) return { ...body };
+  if (flat) {
+    const { contents, systemInstruction, tools, generationConfig } = g;
+    return Object.fromEntries(Object.entries({ contents, systemInstruction, tools, generationConfig }).filter(([, v]) => v !== undefined));
+  }
+  return { ...body, generateContentRequest: { ...g, model: `models/${model}` } };
+}
+
+/** `POST …/models/{model}:countTokens` with a Gemini client's body (not billed). */
+export function geminiCountTokensRequest(body: Record<string, unknown>, ctx: AdaptorContext): UpstreamRequest {
+  const model = bareModel(ctx);
+  const version = geminiVersion(ctx.option('gemini.version_settings'), model);
+  return {
+    url: `${geminiBase(ctx.channel)}/${version}/models/${encodeURIComponent(model)}:countTokens`,
+    method: 'POST',
+    headers: geminiHeaders(ctx),
+    body: JSON.stringify(countTokensBody(body, model)),
+  };
+}
+
 export const geminiAdaptor: ProviderAdaptor = {
   name: 'gemini',
   channelTypes: typesServedBy('gemini'),
@@ -638,7 +698,9 @@ export const geminiAdaptor: ProviderAdaptor = {
       body: JSON.stringify(body),
     };
   },
+  endpoints: ['chat', 'embeddings'],
   rawRequest(body, ctx) {
+    if (ctx.endpoint === 'embeddings') return geminiEmbedRequest(body ?? {}, ctx);
     // same-format passthrough: the client's GenerateContentRequest as is; model from the mapping
     let model = ctx.upstreamModel;
     const out: Record<string, unknown> = { ...(body ?? {}) };

@@ -14,6 +14,7 @@ import type {
   ChatRequest,
   ChatResponse,
   ContentPart,
+  EndpointConversion,
   FinishReason,
   InboundFormat,
   InboundRoute,
@@ -438,6 +439,60 @@ export function geminiError(status: number, message: string): { error: { code: n
   return { error: { code: status, message, status: STATUS_NAME[status] ?? (status >= 500 ? 'INTERNAL' : 'INVALID_ARGUMENT') } };
 }
 
+// ---------------------------------------------------------------------------------------------
+// Embeddings (`:embedContent`, `:batchEmbedContents`) on OpenAI-format channels
+
+function embedText(content: unknown, where: string): string {
+  if (!isRecord(content) || !Array.isArray(content.parts)) throw badRequest(`${where}.parts is required`);
+  const texts: string[] = [];
+  content.parts.forEach((p, i) => {
+    if (isRecord(p) && typeof p.text === 'string') texts.push(p.text);
+    else throw badRequest(`${where}.parts[${i}]: only text can be embedded by this model's channel`);
+  });
+  return texts.join('\n');
+}
+
+/** The requests of an embedContent (one) or batchEmbedContents (`requests`) body; 400 when there are none. */
+export function embedRequests(body: Record<string, unknown>): Array<{ content: unknown; where: string; dims?: number }> {
+  const batch = Array.isArray(body.requests);
+  const list = batch ? (body.requests as unknown[]) : [body];
+  if (!list.length) throw badRequest('requests must not be empty');
+  return list.map((r, i) => {
+    const where = batch ? `requests[${i}].content` : 'content';
+    if (!isRecord(r) || !isRecord(r.content)) throw badRequest(`${where} is required`);
+    return { content: r.content, where, ...(typeof r.outputDimensionality === 'number' ? { dims: r.outputDimensionality } : {}) };
+  });
+}
+
+/** Float32 little-endian base64 (an upstream that answers base64 whatever was asked) → numbers. */
+function vectorOf(v: unknown): number[] {
+  if (Array.isArray(v)) return v.map(Number);
+  if (typeof v !== 'string') return [];
+  const buf = Buffer.from(v, 'base64');
+  const out: number[] = [];
+  for (let i = 0; i + 4 <= buf.length; i += 4) out.push(buf.readFloatLE(i));
+  return out;
+}
+
+/**
+ * Gemini embeddings through OpenAI's `/v1/embeddings`: each request's text parts (joined) are one
+ * input, `outputDimensionality` → `dimensions`; `taskType` and `title` have no OpenAI equivalent
+ * and are dropped. Non-text parts are refused (400).
+ */
+export const geminiEmbeddings: EndpointConversion = {
+  toOpenAI(body) {
+    const reqs = embedRequests(body);
+    const dims = reqs.find((r) => r.dims !== undefined)?.dims;
+    return { input: reqs.map((r) => embedText(r.content, r.where)), encoding_format: 'float', ...(dims !== undefined ? { dimensions: dims } : {}) };
+  },
+  fromOpenAI(res, request) {
+    const data = isRecord(res) && Array.isArray(res.data) ? res.data.filter(isRecord) : [];
+    data.sort((a, b) => (Number(a.index) || 0) - (Number(b.index) || 0));
+    const vectors = data.map((d) => ({ values: vectorOf(d.embedding) }));
+    return Array.isArray(request.requests) ? { embeddings: vectors } : { embedding: vectors[0] ?? { values: [] } };
+  },
+};
+
 export const geminiFormat: InboundFormat = {
   name: 'gemini',
   toChat: (body, modelFromPath) => geminiToChat(body, modelFromPath),
@@ -448,6 +503,7 @@ export const geminiFormat: InboundFormat = {
     return { chunk: (c) => w.chunk(c), end: (u) => w.end(u) };
   },
   error: (status, message) => geminiError(status, message),
+  convertEndpoint: (endpoint) => (endpoint === 'embeddings' ? geminiEmbeddings : undefined),
 };
 
 const GEMINI_PATH = /^\/(?:v1beta|v1)\/models\/([^/:]+):(generateContent|streamGenerateContent)$/;

@@ -2,6 +2,7 @@ import type { InboundFormat, InboundRoute } from '../types';
 import { openaiFormat } from './openai';
 import { claudeFormat, claudeRoute } from './claude';
 import { geminiFormat, geminiRoute } from './gemini';
+import { geminiRoutes } from './geminiRoutes';
 
 /** Client-facing formats by name. */
 export const inboundFormats: Record<string, InboundFormat> = {
@@ -14,4 +15,4 @@ export const inboundFormats: Record<string, InboundFormat> = {
  * Routes of non-OpenAI client formats (Claude `/v1/messages`, Gemini `/v1beta/models/...`).
  * They are matched before the OpenAI routes. Add one line per route.
  */
-export const inboundRoutes: InboundRoute[] = [claudeRoute, geminiRoute];
+export const inboundRoutes: InboundRoute[] = [claudeRoute, geminiRoute, ...geminiRoutes];
