@@ -188,6 +188,20 @@ describe('canonical → OpenAI Chat: only OpenAI fields', () => {
     expect(strictChatProblem(plain)).toBeUndefined();
   });
 
+  it('reasoning_content goes back only to DeepSeek and Moonshot, which want it during a tool loop', () => {
+    const chat = cliChat();
+    expect(chat.messages[2]!.reasoning_content).toBe('Listing the directory first.');
+    const deepseek = bodyOf(
+      openaiAdaptor,
+      chat,
+      ctxOf({ type: CHANNEL_TYPE.DeepSeek, baseUrl: 'https://api.deepseek.com' }, { upstreamModel: 'deepseek-reasoner' }),
+    );
+    expect(deepseek.messages[2].reasoning_content).toBe('Listing the directory first.');
+    const viaCustom = bodyOf(openaiAdaptor, chat, ctxOf({ type: CHANNEL_TYPE.Custom, baseUrl: 'https://api.moonshot.ai' }));
+    expect(viaCustom.messages[2].reasoning_content).toBe('Listing the directory first.');
+    expect(bodyOf(openaiAdaptor, chat, ctxOf()).messages[2].reasoning_content).toBeUndefined();
+  });
+
   it('content parts keep only their own member', () => {
     const body = toOpenAIChatBody(
       {

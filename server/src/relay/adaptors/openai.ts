@@ -293,8 +293,18 @@ export function budgetToEffort(budget: number): string | undefined {
   return 'high';
 }
 
+const hostOf = (ctx: AdaptorContext) => baseUrlOf(ctx.channel).replace(/^https?:\/\//, '');
 /** Google's OpenAI-compatible endpoint takes back Gemini's thought signatures on tool calls. */
-const isGoogleCompat = (ctx: AdaptorContext) => /(^|\.)googleapis\.com(?::\d+)?(\/|$)/.test(baseUrlOf(ctx.channel).replace(/^https?:\/\//, ''));
+const isGoogleCompat = (ctx: AdaptorContext) => /(^|\.)googleapis\.com(?::\d+)?(\/|$)/.test(hostOf(ctx));
+/**
+ * DeepSeek and Moonshot (Kimi) thinking models want an assistant turn's `reasoning_content` back
+ * while a tool loop goes on (they refuse the next request without it); OpenAI's API defines no
+ * such field.
+ */
+const takesReasoningContent = (ctx: AdaptorContext) =>
+  ctx.channel.type === CHANNEL_TYPE.DeepSeek ||
+  ctx.channel.type === CHANNEL_TYPE.Moonshot ||
+  /(^|\.)(deepseek\.com|moonshot\.(cn|ai))(?::\d+)?(\/|$)/.test(hostOf(ctx));
 
 function pick(src: Record<string, unknown>, keep: ReadonlySet<string>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -308,7 +318,16 @@ function chatPart(p: ContentPart): ContentPart {
   return { type: p.type, ...(p.type in part ? { [p.type]: part[p.type] } : {}) } as ContentPart;
 }
 
-function chatMessage(m: ChatMessage, keepSignatures: boolean, keepReasoningDetails: boolean): Record<string, unknown> {
+interface Extensions {
+  /** `extra_content` on tool calls (Gemini thought signatures). */
+  signatures: boolean;
+  /** `reasoning_details` on assistant messages (OpenRouter). */
+  reasoningDetails: boolean;
+  /** `reasoning_content` on assistant messages (DeepSeek, Moonshot). */
+  reasoningContent: boolean;
+}
+
+function chatMessage(m: ChatMessage, ext: Extensions): Record<string, unknown> {
   const src = m as unknown as Record<string, unknown>;
   const out = pick(src, MESSAGE_FIELDS[m.role] ?? MESSAGE_FIELDS.user!);
   if (Array.isArray(m.content)) out.content = m.content.map(chatPart);
@@ -317,10 +336,13 @@ function chatMessage(m: ChatMessage, keepSignatures: boolean, keepReasoningDetai
       id: tc.id,
       type: tc.type ?? 'function',
       function: { name: tc.function?.name ?? '', arguments: tc.function?.arguments ?? '' },
-      ...(keepSignatures && tc.extra_content ? { extra_content: tc.extra_content } : {}),
+      ...(ext.signatures && tc.extra_content ? { extra_content: tc.extra_content } : {}),
     }));
   }
-  if (keepReasoningDetails && m.role === 'assistant' && m.reasoning_details?.length) out.reasoning_details = m.reasoning_details;
+  if (m.role === 'assistant') {
+    if (ext.reasoningDetails && m.reasoning_details?.length) out.reasoning_details = m.reasoning_details;
+    if (ext.reasoningContent && m.reasoning_content) out.reasoning_content = m.reasoning_content;
+  }
   return out;
 }
 
@@ -335,9 +357,8 @@ export function toOpenAIChatBody(req: ChatRequest, ctx: AdaptorContext): Record<
   const model = ctx.upstreamModel;
   const body = pick(req as Record<string, unknown>, CHAT_FIELDS);
   body.model = model;
-  const openrouter = ctx.channel.type === OPENROUTER;
-  const google = isGoogleCompat(ctx);
-  body.messages = (req.messages ?? []).map((m) => chatMessage(m, google, openrouter));
+  const ext: Extensions = { signatures: isGoogleCompat(ctx), reasoningDetails: ctx.channel.type === OPENROUTER, reasoningContent: takesReasoningContent(ctx) };
+  body.messages = (req.messages ?? []).map((m) => chatMessage(m, ext));
   if (typeof body.reasoning_effort !== 'string' && typeof req.thinking_budget === 'number') {
     const effort = budgetToEffort(req.thinking_budget);
     if (effort) body.reasoning_effort = effort;
