@@ -13,7 +13,17 @@ import { installGeminiMock, type GeminiMockState } from '../mock-upstream/gemini
 import { installStrictOpenAIMock } from '../mock-upstream/openaiStrict';
 import { flushUsage, listen, seedChannel, seedToken, setOptions } from '../mock-upstream/seed';
 
-const MODELS = ['gemini-2.5-pro', 'gemini-alias', 'gemini-embedding-001', 'gpt-conv', 'gpt-5-mini', 'text-embedding-3-small', 'claude-conv'];
+const MODELS = [
+  'gemini-2.5-pro',
+  'gemini-alias',
+  'gemini-embedding-001',
+  'gemini-broken',
+  'gemini-refuses',
+  'gpt-conv',
+  'gpt-5-mini',
+  'text-embedding-3-small',
+  'claude-conv',
+];
 const PRICING = {
   ModelRatio: JSON.stringify(Object.fromEntries(MODELS.map((m) => [m, 1]))),
   CompletionRatio: JSON.stringify({ 'gemini-2.5-pro': 2, 'gpt-conv': 2, 'gpt-5-mini': 2, 'claude-conv': 2 }),
@@ -75,6 +85,9 @@ describeEach(ALL_TARGETS, 'Gemini clients (@google/genai) through the gateway', 
       models: 'gpt-conv,gpt-5-mini,text-embedding-3-small',
     });
     await seedChannel(app, { name: 'claude-ch', type: 14, key: 'sk-ant-upstream', base_url: mock.url, models: 'claude-conv' });
+    // Gemini channels the mock fails (the fault is read from the key)
+    await seedChannel(app, { name: 'gemini-500', type: 24, key: 'gem-fault-500', base_url: mock.url, models: 'gemini-broken', auto_ban: 0 });
+    await seedChannel(app, { name: 'gemini-400', type: 24, key: 'gem-fault-400', base_url: mock.url, models: 'gemini-refuses', auto_ban: 0 });
     ai = new GoogleGenAI({ apiKey: key, httpOptions: { baseUrl: gw.url } });
   });
   afterAll(async () => {
@@ -194,6 +207,17 @@ describeEach(ALL_TARGETS, 'Gemini clients (@google/genai) through the gateway', 
     const longer = await ai.models.countTokens({ model: 'claude-conv', contents: 'How many tokens is this? '.repeat(20) });
     expect(longer.totalTokens!).toBeGreaterThan(local.totalTokens! * 10);
     expect(mock.received(/:countTokens$/)).toHaveLength(1);
+    // a Gemini channel that fails: counted locally; one that refuses the request: its 400
+    const fallback = await ai.models.countTokens({ model: 'gemini-broken', contents: 'How many tokens is this?' });
+    expect(fallback.totalTokens).toBe(local.totalTokens);
+    expect(mock.received(/gemini-broken:countTokens$/)).toHaveLength(1);
+    const refused = await raw('/v1beta/models/gemini-refuses:countTokens', { contents: [{ parts: [{ text: 'x' }] }] });
+    expect(refused.status).toBe(400);
+    expect(((await refused.json()) as { error: { message: string; status: string } }).error).toEqual({
+      code: 400,
+      message: 'mock failure 400',
+      status: 'INVALID_ARGUMENT',
+    });
     expect(await quota()).toBe(before);
     expect(await logCount()).toBe(logs);
   });

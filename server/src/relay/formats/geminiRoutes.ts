@@ -28,7 +28,7 @@ import { isPriced } from '../../services/billing';
 import { startTimer } from '../../metrics';
 import { relay } from '../call';
 import { upstreamModelFor } from '../call/request';
-import type { AdaptorContext, InboundKit, InboundRoute, UpstreamRequest } from '../types';
+import type { AdaptorContext, ChatRequest, InboundKit, InboundRoute, UpstreamRequest } from '../types';
 import { embedRequests, geminiFormat, geminiToChat } from './gemini';
 
 const decode = (s: string): string => {
@@ -129,6 +129,8 @@ function matchAction(path: string, actions: readonly string[]): { modelFromPath:
   return { modelFromPath: decode(m[1]!), action: m[2]! };
 }
 
+const COUNT_TIMEOUT_MS = 30_000;
+
 /** A channel that counts the model's tokens itself: a Gemini channel, or a Gemini model on Vertex AI. */
 function countsTokens(ch: ChannelEntry, model: string): boolean {
   const a = adaptorFor(ch.info.type).name;
@@ -151,7 +153,8 @@ async function upstreamCount(app: AppContext, ch: ChannelEntry, model: string, b
     if (!req) return undefined;
     if (adaptor.authorize) req = await adaptor.authorize(req, actx, app);
     const proxy = typeof ch.info.setting.proxy === 'string' ? ch.info.setting.proxy : undefined;
-    const res = await sendUpstream(app, req, AbortSignal.timeout(app.config.upstreamTimeoutMs), proxy);
+    // a count is quick: a channel that takes long is skipped for the local count
+    const res = await sendUpstream(app, req, AbortSignal.timeout(Math.min(app.config.upstreamTimeoutMs, COUNT_TIMEOUT_MS)), proxy);
     const text = (await readBody(res, 1024 * 1024)).toString('utf8');
     if (res.statusCode === 400) {
       // the client's request is at fault: its error, not a guess
@@ -167,10 +170,14 @@ async function upstreamCount(app: AppContext, ch: ChannelEntry, model: string, b
   }
 }
 
-/** The relay's own count: the request as the canonical chat prompt, plus the tool declarations. */
-export function localTokenCount(body: Record<string, unknown>, model: string): number {
+/** A countTokens body as a canonical request (400 when it is not a valid Gemini request). */
+function countRequest(body: Record<string, unknown>, model: string): ChatRequest {
   const g = isRecord(body.generateContentRequest) ? body.generateContentRequest : body;
-  const chat = geminiToChat({ contents: g.contents, systemInstruction: g.systemInstruction, tools: g.tools }, model);
+  return geminiToChat({ contents: g.contents, systemInstruction: g.systemInstruction, tools: g.tools }, model);
+}
+
+/** The relay's own count: the request as the canonical chat prompt, plus the tool declarations. */
+export function localTokenCount(body: Record<string, unknown>, model: string, chat = countRequest(body, model)): number {
   let n = countChatPromptTokens(chat.messages, model);
   if (chat.tools?.length) n += countTextTokens(JSON.stringify(chat.tools), model);
   return n;
@@ -181,7 +188,7 @@ async function countTokens(app: AppContext, ctx: RelayHttp, m: { modelFromPath?:
   const { body } = await kit.readJson();
   const model = m.modelFromPath ?? '';
   checkModelAllowed(principal, model);
-  const local = localTokenCount(body, model); // validates the body (400) before any upstream is asked
+  const chat = countRequest(body, model); // a bad body is a 400 before any upstream is asked
   const table = await tableOf(app);
   let tiers = tiersFor(table, principal.group, model) ?? [];
   if (principal.pinnedChannel !== undefined) {
@@ -202,7 +209,7 @@ async function countTokens(app: AppContext, ctx: RelayHttp, m: { modelFromPath?:
       return;
     }
   }
-  ctx.body = { totalTokens: local };
+  ctx.body = { totalTokens: localTokenCount(body, model, chat) };
 }
 
 export const geminiCountTokensRoute: InboundRoute = {
