@@ -5,12 +5,14 @@
  * refuses any field OpenAI does not define, as OpenAI does) and a Claude channel (conversion),
  * billed and logged.
  */
-import { FunctionCallingConfigMode, GoogleGenAI, type Content } from '@google/genai';
+import crypto from 'node:crypto';
+import { FunctionCallingConfigMode, GoogleGenAI, HarmBlockThreshold, HarmCategory, ThinkingLevel, type Content } from '@google/genai';
 import { ALL_TARGETS, describeEach, makeUser, type TestApp } from '../helpers/app';
 import { startMockUpstream, type MockUpstream } from '../mock-upstream';
 import { installClaudeMock } from '../mock-upstream/claude';
 import { installGeminiMock, type GeminiMockState } from '../mock-upstream/gemini';
 import { installStrictOpenAIMock } from '../mock-upstream/openaiStrict';
+import { installVertexMock, type VertexMockState } from '../mock-upstream/vertex';
 import { flushUsage, listen, seedChannel, seedToken, setOptions } from '../mock-upstream/seed';
 
 const MODELS = [
@@ -23,6 +25,7 @@ const MODELS = [
   'gpt-5-mini',
   'text-embedding-3-small',
   'claude-conv',
+  'gemini-3-pro-vx',
 ];
 const PRICING = {
   ModelRatio: JSON.stringify(Object.fromEntries(MODELS.map((m) => [m, 1]))),
@@ -50,10 +53,14 @@ const CLI_CONFIG = {
   tools: [WEATHER_TOOL],
 };
 
+const VERTEX_KEYS = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
+const VERTEX_EMAIL = 'relay@test-project.iam.gserviceaccount.com';
+
 describeEach(ALL_TARGETS, 'Gemini clients (@google/genai) through the gateway', (getApp) => {
   let app: TestApp;
   let mock: MockUpstream;
   let gemini: GeminiMockState;
+  let vertex: VertexMockState;
   let gw: { url: string; close(): Promise<void> };
   let userId: number;
   let key: string;
@@ -65,6 +72,7 @@ describeEach(ALL_TARGETS, 'Gemini clients (@google/genai) through the gateway', 
     installClaudeMock(mock);
     gemini = installGeminiMock(mock);
     installStrictOpenAIMock(mock, '/strict');
+    vertex = installVertexMock(mock, VERTEX_KEYS.publicKey, VERTEX_EMAIL);
     gw = await listen(app.callback);
     await setOptions(app, PRICING);
     userId = (await makeUser(app, { quota: 1_000_000 })).id;
@@ -85,6 +93,14 @@ describeEach(ALL_TARGETS, 'Gemini clients (@google/genai) through the gateway', 
       models: 'gpt-conv,gpt-5-mini,text-embedding-3-small',
     });
     await seedChannel(app, { name: 'claude-ch', type: 14, key: 'sk-ant-upstream', base_url: mock.url, models: 'claude-conv' });
+    const serviceAccount = JSON.stringify({
+      type: 'service_account',
+      project_id: 'test-project',
+      private_key: VERTEX_KEYS.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+      client_email: VERTEX_EMAIL,
+      token_uri: vertex.tokenUrl,
+    });
+    await seedChannel(app, { name: 'vertex-ch', type: 41, key: serviceAccount, base_url: mock.url, models: 'gemini-3-pro-vx', other: 'global' });
     // Gemini channels the mock fails (the fault is read from the key)
     await seedChannel(app, { name: 'gemini-500', type: 24, key: 'gem-fault-500', base_url: mock.url, models: 'gemini-broken', auto_ban: 0 });
     await seedChannel(app, { name: 'gemini-400', type: 24, key: 'gem-fault-400', base_url: mock.url, models: 'gemini-refuses', auto_ban: 0 });
@@ -470,6 +486,42 @@ describeEach(ALL_TARGETS, 'Gemini clients (@google/genai) through the gateway', 
     const toolUse = up.messages[1].content.find((b: { type: string }) => b.type === 'tool_use');
     expect(toolUse).toMatchObject({ id: call.id, name: 'get_weather', input: { city: 'Paris' } });
     expect(up.messages[2].content[0]).toMatchObject({ type: 'tool_result', tool_use_id: call.id });
+  });
+
+  // ------------------------------------------------------------------ Vertex AI: conversion back to Gemini
+
+  test('Vertex AI (always converted): Gemini-only fields and thought signatures come back', async () => {
+    const VERTEX_CALL = /^\/v1\/projects\/test-project\/locations\/global\/publishers\/google\/models\/gemini-3-pro-vx:generateContent$/;
+    gemini.thoughtSignature = 'sig-vertex';
+    const config = {
+      tools: [WEATHER_TOOL, { googleSearch: {} }],
+      toolConfig: { functionCallingConfig: { mode: FunctionCallingConfigMode.ANY } },
+      thinkingConfig: { includeThoughts: true, thinkingLevel: ThinkingLevel.HIGH },
+      safetySettings: [{ category: HarmCategory.HARM_CATEGORY_HARASSMENT, threshold: HarmBlockThreshold.BLOCK_NONE }],
+      topK: 64,
+    };
+    const question: Content = { role: 'user', parts: [{ text: 'Paris?' }] };
+    const first = await ai.models.generateContent({ model: 'gemini-3-pro-vx', contents: [question], config });
+    const callContent = first.candidates![0]!.content!;
+    expect(callContent.parts!.find((p) => p.functionCall)).toMatchObject({ functionCall: { name: 'get_weather' }, thoughtSignature: 'sig-vertex' });
+    expect(vertex.calls.at(-1)).toMatchObject({ region: 'global', publisher: 'google', model: 'gemini-3-pro-vx', action: 'generateContent' });
+    const up1 = mock.received(VERTEX_CALL)[0]!.json;
+    expect(up1.tools).toEqual([{ functionDeclarations: [expect.objectContaining({ name: 'get_weather' })] }, { googleSearch: {} }]);
+    expect(up1.safetySettings).toEqual(config.safetySettings);
+    expect(up1.generationConfig).toMatchObject({ topK: 64, thinkingConfig: { includeThoughts: true, thinkingLevel: 'HIGH' } });
+
+    const call = callContent.parts!.find((p) => p.functionCall)!.functionCall!;
+    await ai.models.generateContent({
+      model: 'gemini-3-pro-vx',
+      contents: [question, callContent, { role: 'user', parts: [{ functionResponse: { id: call.id, name: call.name, response: { output: '18C' } } }] }],
+      config: { ...config, toolConfig: undefined },
+    });
+    const up2 = mock.received(VERTEX_CALL)[1]!.json;
+    expect(up2.contents[1].parts).toEqual([{ functionCall: { name: 'get_weather', args: { city: 'Paris' } }, thoughtSignature: 'sig-vertex' }]);
+    expect(up2.contents[2].parts).toEqual([{ functionResponse: { name: 'get_weather', response: { output: '18C' } } }]);
+
+    expect((await ai.models.countTokens({ model: 'gemini-3-pro-vx', contents: 'x' })).totalTokens).toBe(42);
+    expect(vertex.calls.at(-1)).toMatchObject({ model: 'gemini-3-pro-vx', action: 'countTokens' });
   });
 
   // ------------------------------------------------------------------ errors in Gemini's shape
