@@ -884,6 +884,19 @@ describe('what only Gemini understands', () => {
     expect(body.cachedContent).toBeUndefined();
   });
 
+  it('a PDF given inline is a file part with a name, and goes back to Gemini as inlineData', () => {
+    const req = geminiToChat(
+      { contents: [{ parts: [{ text: 'Summarise' }, { inlineData: { mimeType: 'application/pdf', data: 'JVBE' } }] }] },
+      'gemini-2.5-flash',
+    );
+    expect(req.messages[0]!.content).toEqual([
+      { type: 'text', text: 'Summarise' },
+      { type: 'file', file: { filename: 'file.pdf', file_data: 'data:application/pdf;base64,JVBE' } },
+    ]);
+    const back = toGeminiRequest(req, ctxOf({}, { upstreamModel: 'gemini-2.5-flash' })).body.contents;
+    expect(back).toEqual([{ role: 'user', parts: [{ text: 'Summarise' }, { inlineData: { mimeType: 'application/pdf', data: 'JVBE' } }] }]);
+  });
+
   it('code execution parts of the history read as text', () => {
     const req = geminiToChat(
       {

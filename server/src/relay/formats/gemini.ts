@@ -95,7 +95,12 @@ function partsToCanonical(parts: unknown[], where: string) {
       const data = typeof p.inlineData.data === 'string' ? p.inlineData.data : '';
       if (mime.startsWith('audio/')) content.push({ type: 'input_audio', input_audio: { data, format: mime.slice(6) } });
       else if (mime.startsWith('image/')) content.push({ type: 'image_url', image_url: { url: `data:${mime};base64,${data}` } });
-      else content.push({ type: 'file', file: { file_data: `data:${mime};base64,${data}` } });
+      else {
+        // OpenAI wants a file name with inline file data
+        const name =
+          typeof p.inlineData.displayName === 'string' && p.inlineData.displayName ? p.inlineData.displayName : `file.${mime.split('/')[1] ?? 'bin'}`;
+        content.push({ type: 'file', file: { filename: name, file_data: `data:${mime};base64,${data}` } });
+      }
     } else if (isRecord(p.fileData) && typeof p.fileData.fileUri === 'string') {
       const mime = typeof p.fileData.mimeType === 'string' ? p.fileData.mimeType : '';
       // only images have a canonical URL form; other files (PDF, video…) are named in the text
