@@ -6,6 +6,8 @@
  * GenerateContentResponse, canonical chunks → SSE `data:` lines each holding a
  * GenerateContentResponse. Tool calls stream in fragments in the canonical format but Gemini
  * sends whole `functionCall` parts, so they are buffered and sent with the final event.
+ * Also Gemini embeddings through OpenAI's (`geminiEmbeddings`); the other Gemini endpoints are in
+ * geminiRoutes.ts. What each conversion carries and drops: docs/formats.md.
  */
 import { RelayError } from '../errors';
 import type {
