@@ -12,13 +12,20 @@
  *   `options.toolCall` names a declared function (that one);
  * - `thinkingConfig.includeThoughts` adds a thought part and `thoughtsTokenCount` (= state.thoughtsTokens);
  * - usage: prompt = options.promptTokens, candidates = options.completionTokens, cached =
- *   options.cachedTokens.
+ *   options.cachedTokens;
+ * - `state.thoughtSignature`: function calls (and the last text part) carry it, as Gemini 3 does;
+ * - `:countTokens` answers `state.countTokens`; `:embedContent` / `:batchEmbedContents` answer
+ *   three-number vectors (a batch entry naming another model than the URL's → 400, as Google does).
  */
 import type http from 'node:http';
 import type { MockRequest, MockUpstream } from './index';
 
 export interface GeminiMockState {
   thoughtsTokens: number;
+  /** When set, function calls carry this `thoughtSignature` (and a text answer its last part), as Gemini 3 does. */
+  thoughtSignature?: string;
+  /** What `:countTokens` answers. */
+  countTokens: number;
 }
 
 function send(res: http.ServerResponse, status: number, body: unknown) {
@@ -43,7 +50,31 @@ function lastUserText(contents: unknown[]): string {
 }
 
 export function installGeminiMock(mock: MockUpstream): GeminiMockState {
-  const state: GeminiMockState = { thoughtsTokens: 0 };
+  const state: GeminiMockState = { thoughtsTokens: 0, countTokens: 42 };
+  mock.route('POST', /^\/(v1beta|v1)\/models\/[^/:]+:countTokens$/, (req, res) => {
+    if (!req.headers['x-goog-api-key']) return geminiErr(res, 403, 'API key required');
+    const body = req.json as Record<string, any> | undefined;
+    const contents = body?.contents ?? body?.generateContentRequest?.contents;
+    if (!Array.isArray(contents)) return geminiErr(res, 400, '* CountTokensRequest.contents: contents is not specified');
+    send(res, 200, { totalTokens: state.countTokens, promptTokensDetails: [{ modality: 'TEXT', tokenCount: state.countTokens }] });
+  });
+  mock.route('POST', /^\/(v1beta|v1)\/models\/[^/:]+:(embedContent|batchEmbedContents)$/, (req, res) => {
+    if (!req.headers['x-goog-api-key']) return geminiErr(res, 403, 'API key required');
+    const m = /models\/([^/:]+):(embedContent|batchEmbedContents)$/.exec(req.path)!;
+    const body = (req.json ?? {}) as Record<string, any>;
+    const vector = (i: number) => ({ values: [i + 0.5, 0.125, -2] });
+    if (m[2] === 'embedContent') {
+      if (!body.content?.parts) return geminiErr(res, 400, '* EmbedContentRequest.content: content is not specified');
+      return send(res, 200, { embedding: vector(0) });
+    }
+    const requests = Array.isArray(body.requests) ? body.requests : [];
+    for (const [i, r] of requests.entries()) {
+      // Google's rule: each request names the model of the URL
+      if (r?.model !== `models/${decodeURIComponent(m[1]!)}`)
+        return geminiErr(res, 400, `* BatchEmbedContentsRequest.requests[${i}].model: unexpected model name format`);
+    }
+    send(res, 200, { embeddings: requests.map((_: unknown, i: number) => vector(i)) });
+  });
   mock.route('GET', /^\/v1beta\/models$/, (req, res) => {
     if (!req.headers['x-goog-api-key']) return geminiErr(res, 403, 'API key required');
     send(res, 200, {
@@ -84,16 +115,19 @@ export function installGeminiMock(mock: MockUpstream): GeminiMockState {
     if (thinking && state.thoughtsTokens) usage.thoughtsTokenCount = state.thoughtsTokens;
 
     const pieces: Array<Record<string, unknown>> = [];
+    const sig = state.thoughtSignature;
     if (thinking) pieces.push({ text: 'Mock thought.', thought: true });
-    if (useTool) pieces.push({ functionCall: { name: fnName, args: { city: 'Paris' } } });
-    else for (const c of o.chunks) pieces.push({ text: c });
+    if (useTool) pieces.push({ functionCall: { name: fnName, args: { city: 'Paris' } }, ...(sig ? { thoughtSignature: sig } : {}) });
+    else o.chunks.forEach((c, i) => pieces.push({ text: c, ...(sig && i === o.chunks.length - 1 ? { thoughtSignature: sig } : {}) }));
 
     if (!stream) {
       const parts: Array<Record<string, unknown>> = [];
       for (const p of pieces) {
         const last = parts[parts.length - 1];
-        if (last && typeof p.text === 'string' && typeof last.text === 'string' && !p.thought && !last.thought) last.text = `${last.text}${p.text}`;
-        else parts.push({ ...p });
+        if (last && typeof p.text === 'string' && typeof last.text === 'string' && !p.thought && !last.thought) {
+          last.text = `${last.text}${p.text}`;
+          if (p.thoughtSignature) last.thoughtSignature = p.thoughtSignature;
+        } else parts.push({ ...p });
       }
       send(res, 200, {
         candidates: [{ content: { role: 'model', parts }, finishReason: 'STOP', index: 0, safetyRatings: [] }],

@@ -3,7 +3,7 @@
  * - `POST /vertex/token`: Google's OAuth2 token endpoint. Checks the JWT-bearer grant: RS256
  *   signature against `state.publicKey`, `iss`, `aud` (= the token URL), `scope`, `exp`; answers
  *   `{access_token, expires_in, token_type}` (counted in `state.minted`), or 400 `invalid_grant`.
- * - `POST /v1/projects/{p}/locations/{r}/publishers/google/models/{m}:generateContent|streamGenerateContent`
+ * - `POST /v1/projects/{p}/locations/{r}/publishers/google/models/{m}:generateContent|streamGenerateContent|countTokens`
  *   → forwarded to the Gemini mock (`/v1beta/models/{m}:…`) after checking the Bearer token.
  * - `POST …/publishers/anthropic/models/{m}:rawPredict|streamRawPredict` → checks
  *   `anthropic_version: "vertex-2023-10-16"` and no `model` in the body, then forwarded to the Claude
@@ -75,7 +75,8 @@ export function installVertexMock(mock: MockUpstream, publicKey: KeyObject, clie
     }
     const decoded = decodeURIComponent(model);
     if (publisher === 'google') {
-      if (action !== 'generateContent' && action !== 'streamGenerateContent') return send(res, 404, { error: { code: 404, message: 'bad action' } });
+      if (action !== 'generateContent' && action !== 'streamGenerateContent' && action !== 'countTokens')
+        return send(res, 404, { error: { code: 404, message: 'bad action' } });
       state.calls.push({ project, region, publisher, model: decoded, action });
       const qs = req.url.includes('alt=sse') ? '?alt=sse' : '';
       return forward(

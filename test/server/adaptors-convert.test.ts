@@ -20,7 +20,9 @@ import { cloudflareAdaptor, cloudflareUrl } from '../../server/src/relay/adaptor
 import { ollamaAdaptor } from '../../server/src/relay/adaptors/ollama';
 import { xinferenceUsage } from '../../server/src/relay/adaptors/xinference';
 import { BedrockStreamDecoder, crc32, EventStreamError, EventStreamParser } from '../../server/src/relay/adaptors/eventstream';
-import { adaptorFor, serves } from '../../server/src/relay/adaptors';
+import { adaptorFor, channelWay } from '../../server/src/relay/adaptors';
+import { CHANNEL_TYPE } from '../../server/src/channels/catalogue';
+import type { Endpoint, WireFormat } from '../../server/src/relay/types';
 import { channelKeys } from '../../server/src/relay/routing';
 import { parseBlock } from '../../server/src/relay/sse';
 import { chunkFrame, encodeFrame, exceptionFrame } from '../mock-upstream/bedrock';
@@ -56,16 +58,22 @@ describe('registry', () => {
     expect(adaptorFor(38).name).toBe('openai');
     expect(adaptorFor(9999).name).toBe('openai');
   });
-  test('serves: Cohere rerank by conversion for OpenAI clients only; Cloudflare chat+embeddings; Vertex chat only', () => {
-    expect(serves(cohereAdaptor, 'rerank', 'openai')).toBe(true);
-    expect(serves(cohereAdaptor, 'rerank', 'claude')).toBe(false);
-    expect(serves(cohereAdaptor, 'embeddings', 'openai')).toBe(true);
-    expect(serves(cohereAdaptor, 'images', 'openai')).toBe(false);
-    expect(serves(cloudflareAdaptor, 'embeddings', 'openai')).toBe(true);
-    expect(serves(cloudflareAdaptor, 'images', 'openai')).toBe(false);
-    expect(serves(vertexAdaptor, 'chat', 'claude')).toBe(true);
-    expect(serves(vertexAdaptor, 'embeddings', 'openai')).toBe(false);
-    expect(serves(adaptorFor(38), 'rerank', 'openai')).toBe(true);
+  test('channelWay: Cohere rerank by conversion for OpenAI clients only; Cloudflare chat+embeddings; Vertex chat only; Gemini embeddings via OpenAI', () => {
+    const ch = (type: number) => ({ type, setting: {} });
+    const mode = (type: number, endpoint: Endpoint, format: WireFormat) => channelWay(ch(type), endpoint, format)?.mode;
+    expect(mode(CHANNEL_TYPE.Cohere, 'rerank', 'openai')).toBe('endpoint');
+    expect(mode(CHANNEL_TYPE.Cohere, 'rerank', 'claude')).toBeUndefined();
+    expect(mode(CHANNEL_TYPE.Cohere, 'embeddings', 'openai')).toBe('endpoint');
+    expect(mode(CHANNEL_TYPE.Cohere, 'images', 'openai')).toBeUndefined();
+    expect(mode(CHANNEL_TYPE.Cloudflare, 'embeddings', 'openai')).toBe('passthrough');
+    expect(mode(CHANNEL_TYPE.Cloudflare, 'images', 'openai')).toBeUndefined();
+    expect(mode(CHANNEL_TYPE.VertexAI, 'chat', 'claude')).toBe('converted');
+    expect(mode(CHANNEL_TYPE.VertexAI, 'embeddings', 'openai')).toBeUndefined();
+    expect(mode(38, 'rerank', 'openai')).toBe('passthrough');
+    expect(mode(CHANNEL_TYPE.Gemini, 'embeddings', 'gemini')).toBe('passthrough');
+    expect(mode(CHANNEL_TYPE.OpenAI, 'embeddings', 'gemini')).toBe('via-openai');
+    expect(mode(CHANNEL_TYPE.Cohere, 'embeddings', 'gemini')).toBe('via-openai');
+    expect(mode(CHANNEL_TYPE.VertexAI, 'embeddings', 'gemini')).toBeUndefined();
   });
 });
 

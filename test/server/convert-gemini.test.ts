@@ -5,8 +5,11 @@
 import { DEFAULT_OPTIONS } from '../../seeds/defaultOptions';
 import {
   cleanSchema,
+  countTokensBody,
   fromGeminiResponse,
   geminiAdaptor,
+  geminiCountTokensRequest,
+  geminiEmbedRequest,
   GeminiStreamTranslator,
   geminiUsageToCanonical,
   safetySettings,
@@ -14,8 +17,10 @@ import {
   toGeminiRequest,
 } from '../../server/src/relay/adaptors/gemini';
 import { toClaudeRequest } from '../../server/src/relay/adaptors/claude';
-import { getHints } from '../../server/src/relay/adaptors/shared';
-import { chatToGemini, geminiFormat, geminiRoute, geminiToChat } from '../../server/src/relay/formats/gemini';
+import { getHints, setHints } from '../../server/src/relay/adaptors/shared';
+import { vertexAdaptor } from '../../server/src/relay/adaptors/vertex';
+import { chatToGemini, geminiEmbeddings, geminiFormat, geminiRoute, geminiToChat } from '../../server/src/relay/formats/gemini';
+import { geminiCountTokensRoute, geminiEmbedRoute, geminiModelsRoute, localTokenCount } from '../../server/src/relay/formats/geminiRoutes';
 import { UpstreamError } from '../../server/src/relay/errors';
 import type { AdaptorContext, ChatChunk, ChatRequest, ChatResponse } from '../../server/src/relay/types';
 
@@ -234,7 +239,8 @@ describe('canonical → Gemini request', () => {
           Record<string, unknown> | undefined
       )?.thinkingConfig;
     expect(eff('gemini-2.5-flash')).toEqual({ includeThoughts: true, thinkingBudget: 8192 });
-    expect(eff('gemini-3-pro-preview')).toEqual({ includeThoughts: true, thinkingBudget: 8192 });
+    // Gemini 3 takes a level (Pro: low or high)
+    expect(eff('gemini-3-pro-preview')).toEqual({ includeThoughts: true, thinkingLevel: 'high' });
     expect(eff('gemini-2.0-flash')).toBeUndefined();
     expect(eff('gemini-1.5-pro')).toBeUndefined();
     // adapter disabled: suffix untouched
@@ -482,7 +488,7 @@ describe('Gemini inbound format', () => {
     expect(chatToGemini(res, 'gemini-alias')).toEqual({
       candidates: [
         {
-          content: { role: 'model', parts: [{ text: 'why', thought: true }, { text: 'Answer' }, { functionCall: { name: 'f', args: { z: 3 } } }] },
+          content: { role: 'model', parts: [{ text: 'why', thought: true }, { text: 'Answer' }, { functionCall: { id: 'c', name: 'f', args: { z: 3 } } }] },
           finishReason: 'STOP',
           index: 0,
         },
@@ -528,7 +534,7 @@ describe('Gemini inbound format', () => {
     expect(lines[0]!.candidates[0].content.parts).toEqual([{ text: 'Hi' }]);
     expect(lines[1]!.candidates[0].content.parts).toEqual([{ text: ' there' }]);
     expect(lines[2]).toEqual({
-      candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: 'f', args: { a: 1 } } }] }, finishReason: 'STOP', index: 0 }],
+      candidates: [{ content: { role: 'model', parts: [{ functionCall: { id: 'x', name: 'f', args: { a: 1 } } }] }, finishReason: 'STOP', index: 0 }],
       usageMetadata: { promptTokenCount: 5, candidatesTokenCount: 3, totalTokenCount: 8 },
       modelVersion: 'gemini-alias',
       responseId: 's',
@@ -611,5 +617,382 @@ describe('passthrough helpers', () => {
     });
     expect(own.body.generationConfig.thinkingConfig).toEqual({ thinkingBudget: 77 });
     expect(own.body.safetySettings).toEqual([{ category: 'HARM_CATEGORY_HARASSMENT', threshold: 'BLOCK_LOW_AND_ABOVE' }]);
+  });
+});
+
+describe('thought signatures and thinking (Gemini 2.5 / 3)', () => {
+  const SIG = 'c2lnbmF0dXJl';
+
+  it('Gemini client → canonical: signatures on calls → extra_content, on other parts → reasoning details', () => {
+    const req = geminiToChat(
+      {
+        contents: [
+          { role: 'user', parts: [{ text: 'Compare' }] },
+          {
+            role: 'model',
+            parts: [
+              { text: 'Thinking it over', thought: true, thoughtSignature: 'sig-thought' },
+              { text: 'Calling both.' },
+              { functionCall: { name: 'f', args: { a: 1 } }, thoughtSignature: SIG },
+              { functionCall: { name: 'f', args: { a: 2 } } },
+            ],
+          },
+          {
+            role: 'user',
+            parts: [{ functionResponse: { name: 'f', response: { r: 1 } } }, { functionResponse: { name: 'f', response: { r: 2 } } }],
+          },
+          { role: 'model', parts: [{ text: 'Done.' }, { text: '', thoughtSignature: 'sig-end' }] },
+        ],
+      },
+      'gemini-3-pro-preview',
+    );
+    const assistant = req.messages[1]!;
+    expect(assistant.reasoning_content).toBe('Thinking it over');
+    expect(assistant.content).toBe('Calling both.');
+    expect(assistant.reasoning_details).toEqual([{ type: 'reasoning.encrypted', data: 'sig-thought', format: 'google-gemini-v1' }]);
+    expect(assistant.tool_calls!.map((t) => t.extra_content)).toEqual([{ google: { thought_signature: SIG } }, undefined]);
+    // parallel calls of one name: answered in order
+    const [c1, c2] = assistant.tool_calls!;
+    expect(req.messages.slice(2, 4)).toEqual([
+      { role: 'tool', tool_call_id: c1!.id, name: 'f', content: '{"r":1}' },
+      { role: 'tool', tool_call_id: c2!.id, name: 'f', content: '{"r":2}' },
+    ]);
+    expect(req.messages[4]).toEqual({
+      role: 'assistant',
+      content: 'Done.',
+      reasoning_details: [{ type: 'reasoning.encrypted', data: 'sig-end', format: 'google-gemini-v1' }],
+    });
+
+    // … and back to a Gemini upstream in the same places (Vertex AI, which always converts)
+    const back = toGeminiRequest(req, ctxOf({}, { upstreamModel: 'gemini-3-pro-preview' })).body.contents as Array<{ parts: unknown[] }>;
+    expect(back[1]!.parts).toEqual([
+      { text: 'Calling both.', thoughtSignature: 'sig-thought' },
+      { functionCall: { name: 'f', args: { a: 1 } }, thoughtSignature: SIG },
+      { functionCall: { name: 'f', args: { a: 2 } } },
+    ]);
+    expect(back[3]!.parts).toEqual([{ text: 'Done.', thoughtSignature: 'sig-end' }]);
+  });
+
+  it('Gemini 3 gets the documented skip value on calls from another model; 2.5 does not', () => {
+    const req: ChatRequest = {
+      model: 'm',
+      messages: [
+        { role: 'user', content: 'x' },
+        {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { id: 'a', type: 'function', function: { name: 'f', arguments: '{}' } },
+            { id: 'b', type: 'function', function: { name: 'g', arguments: '{}' } },
+          ],
+        },
+        { role: 'tool', tool_call_id: 'a', content: '1' },
+        { role: 'tool', tool_call_id: 'b', content: '2' },
+      ],
+    };
+    const g3 = (toGeminiRequest(req, ctxOf({}, { upstreamModel: 'gemini-3-flash-preview' })).body.contents as Array<{ parts: any[] }>)[1]!.parts;
+    expect(g3.map((p) => p.thoughtSignature)).toEqual(['skip_thought_signature_validator', undefined]);
+    const g25 = (toGeminiRequest(req, ctxOf({}, { upstreamModel: 'gemini-2.5-flash' })).body.contents as Array<{ parts: any[] }>)[1]!.parts;
+    expect(g25.some((p) => p.thoughtSignature)).toBe(false);
+  });
+
+  it('Gemini client thinking → canonical: budget, level, includeThoughts', () => {
+    const chat = (thinkingConfig: Record<string, unknown>) =>
+      geminiToChat({ contents: [{ parts: [{ text: 'x' }] }], generationConfig: { thinkingConfig } }, 'm');
+    expect(chat({ thinkingBudget: 2048, includeThoughts: true })).toMatchObject({ thinking_budget: 2048, reasoning_summary: 'auto' });
+    expect(chat({ thinkingBudget: 0 }).thinking_budget).toBe(0);
+    expect(chat({ thinkingBudget: -1 }).thinking_budget).toBeUndefined();
+    expect(chat({ thinkingLevel: 'HIGH' }).reasoning_effort).toBe('high');
+    expect(chat({ thinkingLevel: 'THINKING_LEVEL_UNSPECIFIED' }).reasoning_effort).toBeUndefined();
+    expect(chat({ includeThoughts: false }).reasoning_summary).toBeUndefined();
+  });
+
+  it('canonical thinking → thinkingConfig: budgets within each model’s range, levels on Gemini 3', () => {
+    const cfg = (model: string, extra: Partial<ChatRequest>) =>
+      (toGeminiRequest({ model, messages: [], ...extra }, ctxOf({}, { upstreamModel: model })).body.generationConfig as Record<string, unknown> | undefined)
+        ?.thinkingConfig;
+    expect(cfg('gemini-2.5-flash', { thinking_budget: 4000 })).toEqual({ includeThoughts: true, thinkingBudget: 4000 });
+    expect(cfg('gemini-2.5-flash', { thinking_budget: 0 })).toEqual({ thinkingBudget: 0 });
+    expect(cfg('gemini-2.5-pro', { thinking_budget: 0 })).toEqual({ thinkingBudget: 128 }); // Pro cannot switch thinking off
+    expect(cfg('gemini-2.5-pro', { thinking_budget: 99999 })).toEqual({ includeThoughts: true, thinkingBudget: 32768 });
+    expect(cfg('gemini-2.5-flash', { thinking_budget: 99999 })).toEqual({ includeThoughts: true, thinkingBudget: 24576 });
+    expect(cfg('gemini-2.5-flash-lite', { thinking_budget: 100 })).toEqual({ includeThoughts: true, thinkingBudget: 512 });
+    expect(cfg('gemini-2.5-flash', { reasoning_summary: 'auto' })).toEqual({ includeThoughts: true });
+    expect(cfg('gemini-3-pro-preview', { thinking_budget: 1000 })).toEqual({ includeThoughts: true, thinkingLevel: 'low' });
+    expect(cfg('gemini-3-flash-preview', { thinking_budget: 0 })).toEqual({ thinkingLevel: 'minimal' });
+    expect(cfg('gemini-3-flash-preview', { reasoning_effort: 'medium' })).toEqual({ includeThoughts: true, thinkingLevel: 'medium' });
+    expect(cfg('gemini-3-pro-preview', { reasoning_effort: 'minimal' })).toEqual({ includeThoughts: true, thinkingLevel: 'low' });
+    expect(cfg('gemini-2.0-flash', { thinking_budget: 4000 })).toBeUndefined();
+    expect(cfg('gemini-2.5-flash', {})).toBeUndefined();
+    // a Claude client's enabled thinking still maps as before
+    const claudeLike = setHints({ model: 'x', messages: [] } as ChatRequest, { claudeThinking: { type: 'enabled', budget_tokens: 3000 } });
+    expect(cfg('gemini-2.5-flash', claudeLike)).toEqual({ includeThoughts: true, thinkingBudget: 3000 });
+  });
+
+  it('Gemini answers → canonical keep signatures; canonical → Gemini client puts them back', () => {
+    const res = fromGeminiResponse(
+      {
+        candidates: [
+          {
+            content: {
+              role: 'model',
+              parts: [
+                { text: 'hmm', thought: true },
+                { text: 'Answer', thoughtSignature: 'sig-text' },
+                { functionCall: { name: 'f', args: {} }, thoughtSignature: 'sig-call' },
+              ],
+            },
+            finishReason: 'STOP',
+          },
+        ],
+      },
+      'gemini-3-pro-preview',
+    );
+    const msg = res.choices[0]!.message;
+    expect(msg.reasoning_details).toEqual([{ type: 'reasoning.encrypted', data: 'sig-text', format: 'google-gemini-v1' }]);
+    expect(msg.tool_calls![0]!.extra_content).toEqual({ google: { thought_signature: 'sig-call' } });
+    const out = chatToGemini(res, 'gemini-3-pro-preview') as any;
+    expect(out.candidates[0].content.parts).toEqual([
+      { text: 'hmm', thought: true },
+      { text: 'Answer', thoughtSignature: 'sig-text' },
+      { functionCall: { id: msg.tool_calls![0]!.id, name: 'f', args: {} }, thoughtSignature: 'sig-call' },
+    ]);
+    // another family's reasoning means nothing to a Gemini client
+    const claudeSig = chatToGemini(
+      {
+        ...res,
+        choices: [
+          {
+            index: 0,
+            message: {
+              role: 'assistant',
+              content: 'x',
+              reasoning_details: [{ type: 'reasoning.text', text: 't', signature: 's', format: 'anthropic-claude-v1' }],
+            },
+            finish_reason: 'stop',
+          },
+        ],
+      },
+      'm',
+    ) as any;
+    expect(claudeSig.candidates[0].content.parts).toEqual([{ text: 'x' }]);
+  });
+
+  it('streams: signatures as deltas from Gemini, back on the parts for Gemini clients', () => {
+    const t = new GeminiStreamTranslator('gemini-3-pro-preview');
+    const chunks = [
+      ...t.push({ data: JSON.stringify({ candidates: [{ content: { parts: [{ text: 'Hi', thoughtSignature: 'sig-a' }] } }] }) }),
+      ...t.push({
+        data: JSON.stringify({
+          candidates: [{ content: { parts: [{ functionCall: { name: 'f', args: { x: 1 } }, thoughtSignature: 'sig-b' }] }, finishReason: 'STOP' }],
+        }),
+      }),
+    ];
+    expect(chunks.map((c) => c.choices[0]?.delta)).toEqual([
+      { role: 'assistant', content: '' },
+      { content: 'Hi' },
+      { reasoning_details: [{ type: 'reasoning.encrypted', data: 'sig-a', format: 'google-gemini-v1' }] },
+      {
+        tool_calls: [
+          {
+            index: 0,
+            id: expect.any(String),
+            type: 'function',
+            function: { name: 'f', arguments: '{"x":1}' },
+            extra_content: { google: { thought_signature: 'sig-b' } },
+          },
+        ],
+      },
+      {},
+    ]);
+    const w = geminiFormat.streamWriter('gemini-3-pro-preview');
+    const text = chunks.map((c) => w.chunk(c)).join('') + w.end(undefined);
+    const lines = dataLines(text);
+    expect(lines.map((l) => l.candidates[0].content.parts)).toEqual([
+      [{ text: 'Hi' }],
+      [{ text: '', thoughtSignature: 'sig-a' }],
+      [{ functionCall: { id: chunks[3]!.choices[0]!.delta.tool_calls![0]!.id, name: 'f', args: { x: 1 } }, thoughtSignature: 'sig-b' }],
+    ]);
+  });
+});
+
+describe('what only Gemini understands', () => {
+  const REQUEST = {
+    contents: [{ role: 'user', parts: [{ text: 'Search the news' }] }],
+    systemInstruction: 'Plain string instruction',
+    tools: [
+      { googleSearch: {} },
+      { codeExecution: {}, functionDeclarations: [{ name: 'a', parameters: { type: 'OBJECT', properties: { n: { type: 'INTEGER', nullable: true } } } }] },
+      { functionDeclarations: [{ name: 'b' }, { name: 'c' }] },
+    ],
+    toolConfig: { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['a', 'c'] }, retrievalConfig: { languageCode: 'en' } },
+    generationConfig: {
+      responseMimeType: 'application/json',
+      responseJsonSchema: { type: 'object', properties: { x: { type: ['string', 'null'] } } },
+      responseModalities: ['TEXT'],
+      mediaResolution: 'MEDIA_RESOLUTION_LOW',
+      thinkingConfig: { thinkingLevel: 'low', includeThoughts: false },
+    },
+    safetySettings: [{ category: 'HARM_CATEGORY_HATE_SPEECH', threshold: 'BLOCK_ONLY_HIGH' }],
+    cachedContent: 'cachedContents/c1',
+  };
+
+  it('→ canonical: built-in tools, safety settings, unmapped config are dropped (kept as a Gemini hint only)', () => {
+    const req = geminiToChat(structuredClone(REQUEST), 'gemini-3-pro-preview');
+    expect(req.messages[0]).toEqual({ role: 'system', content: 'Plain string instruction' });
+    // ANY over a subset: required, with only the allowed functions offered
+    expect(req.tool_choice).toBe('required');
+    expect(req.tools!.map((t) => t.function.name)).toEqual(['a', 'c']);
+    expect(req.tools![0]!.function.parameters).toEqual({ type: 'object', properties: { n: { type: 'integer', nullable: true } } });
+    expect(req.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'response', schema: REQUEST.generationConfig.responseJsonSchema } });
+    expect(req.reasoning_effort).toBe('low');
+    const json = JSON.stringify(req);
+    for (const word of ['googleSearch', 'codeExecution', 'safetySettings', 'cachedContent', 'responseModalities', 'retrievalConfig'])
+      expect(json).not.toContain(word);
+    expect(getHints(req).gemini).toEqual({
+      tools: [{ googleSearch: {} }, { codeExecution: {} }],
+      safetySettings: REQUEST.safetySettings,
+      generationConfig: { responseModalities: ['TEXT'], mediaResolution: 'MEDIA_RESOLUTION_LOW' },
+      toolConfig: { retrievalConfig: { languageCode: 'en' } },
+    });
+    const validated = geminiToChat({ ...structuredClone(REQUEST), toolConfig: { functionCallingConfig: { mode: 'VALIDATED' } } }, 'm');
+    expect(validated.tool_choice).toBe('auto');
+  });
+
+  it('→ Vertex AI (converted): a Gemini upstream gets them back', () => {
+    const sa = JSON.stringify({ client_email: 'a@b.iam.gserviceaccount.com', private_key: 'unused', project_id: 'proj' });
+    const ctx = ctxOf(
+      {},
+      {
+        upstreamModel: 'gemini-3-pro-preview',
+        channel: { id: 9, type: 41, name: 'v', key: sa, baseUrl: 'https://vertex.example', organization: '', other: 'global', setting: {} },
+      },
+    );
+    const up = vertexAdaptor.chatRequest(geminiToChat(structuredClone(REQUEST), 'gemini-3-pro-preview'), ctx);
+    expect(up.url).toBe('https://vertex.example/v1/projects/proj/locations/global/publishers/google/models/gemini-3-pro-preview:generateContent');
+    const body = JSON.parse(String(up.body));
+    expect(body.tools).toEqual([
+      { functionDeclarations: [{ name: 'a', parameters: { type: 'object', properties: { n: { type: 'integer', nullable: true } } } }, { name: 'c' }] },
+      { googleSearch: {} },
+      { codeExecution: {} },
+    ]);
+    expect(body.toolConfig).toEqual({ functionCallingConfig: { mode: 'ANY' }, retrievalConfig: { languageCode: 'en' } });
+    expect(body.safetySettings).toEqual(REQUEST.safetySettings);
+    expect(body.generationConfig).toMatchObject({
+      responseMimeType: 'application/json',
+      responseModalities: ['TEXT'],
+      mediaResolution: 'MEDIA_RESOLUTION_LOW',
+      thinkingConfig: { thinkingLevel: 'low', includeThoughts: false },
+    });
+    expect(body.cachedContent).toBeUndefined();
+  });
+
+  it('a PDF given inline is a file part with a name, and goes back to Gemini as inlineData', () => {
+    const req = geminiToChat(
+      { contents: [{ parts: [{ text: 'Summarise' }, { inlineData: { mimeType: 'application/pdf', data: 'JVBE' } }] }] },
+      'gemini-2.5-flash',
+    );
+    expect(req.messages[0]!.content).toEqual([
+      { type: 'text', text: 'Summarise' },
+      { type: 'file', file: { filename: 'file.pdf', file_data: 'data:application/pdf;base64,JVBE' } },
+    ]);
+    const back = toGeminiRequest(req, ctxOf({}, { upstreamModel: 'gemini-2.5-flash' })).body.contents;
+    expect(back).toEqual([{ role: 'user', parts: [{ text: 'Summarise' }, { inlineData: { mimeType: 'application/pdf', data: 'JVBE' } }] }]);
+  });
+
+  it('code execution parts of the history read as text', () => {
+    const req = geminiToChat(
+      {
+        contents: [
+          { role: 'user', parts: [{ text: 'sum' }] },
+          {
+            role: 'model',
+            parts: [{ executableCode: { language: 'PYTHON', code: 'print(1+1)' } }, { codeExecutionResult: { outcome: 'OUTCOME_OK', output: '2' } }],
+          },
+        ],
+      },
+      'm',
+    );
+    expect(req.messages[1]!.content).toBe('\n```python\nprint(1+1)\n```\n\n```\n2\n```\n');
+  });
+});
+
+describe('Gemini embeddings and countTokens', () => {
+  it('embedContent / batchEmbedContents ⇄ OpenAI embeddings', () => {
+    expect(geminiEmbeddings.toOpenAI({ content: { parts: [{ text: 'a' }, { text: 'b' }] }, outputDimensionality: 8, taskType: 'RETRIEVAL_DOCUMENT' })).toEqual({
+      input: ['a\nb'],
+      encoding_format: 'float',
+      dimensions: 8,
+    });
+    const batch = {
+      requests: [
+        { model: 'models/m', content: { parts: [{ text: 'x' }] } },
+        { model: 'models/m', content: { parts: [{ text: 'y' }] } },
+      ],
+    };
+    expect(geminiEmbeddings.toOpenAI(batch)).toEqual({ input: ['x', 'y'], encoding_format: 'float' });
+    const st = (b: Record<string, unknown>) => {
+      try {
+        geminiEmbeddings.toOpenAI(b);
+      } catch (e) {
+        return (e as { status: number }).status;
+      }
+      return 0;
+    };
+    expect(st({ content: { parts: [{ inlineData: { mimeType: 'image/png', data: 'AA' } }] } })).toBe(400);
+    expect(st({ requests: [] })).toBe(400);
+    expect(st({})).toBe(400);
+    const f32 = Buffer.from(new Float32Array([0.5, -1]).buffer).toString('base64');
+    const openai = {
+      data: [
+        { index: 1, embedding: f32 },
+        { index: 0, embedding: [1, 2] },
+      ],
+    };
+    expect(geminiEmbeddings.fromOpenAI(openai, batch)).toEqual({ embeddings: [{ values: [1, 2] }, { values: [0.5, -1] }] });
+    expect(geminiEmbeddings.fromOpenAI(openai, { content: {} })).toEqual({ embedding: { values: [1, 2] } });
+  });
+
+  it('upstream requests: batch entries name the upstream model; countTokens bodies', () => {
+    const ctx = ctxOf({}, { upstreamModel: 'gemini-embedding-001', endpoint: 'embeddings' });
+    const batch = geminiAdaptor.rawRequest!({ requests: [{ model: 'models/alias', content: { parts: [{ text: 'x' }] } }] }, ctx);
+    expect(batch.url).toBe('https://gem.example/v1beta/models/gemini-embedding-001:batchEmbedContents');
+    expect(JSON.parse(String(batch.body)).requests[0].model).toBe('models/gemini-embedding-001');
+    const single = geminiEmbedRequest({ model: 'models/alias', content: { parts: [{ text: 'x' }] } }, ctx);
+    expect(single.url).toBe('https://gem.example/v1beta/models/gemini-embedding-001:embedContent');
+    expect(JSON.parse(String(single.body))).toEqual({ content: { parts: [{ text: 'x' }] } });
+
+    const opts = { 'gemini.thinking_adapter_enabled': 'true' };
+    const count = geminiCountTokensRequest(
+      { generateContentRequest: { model: 'models/a', contents: [] } },
+      ctxOf(opts, { upstreamModel: 'gemini-2.5-flash-thinking' }),
+    );
+    expect(count.url).toBe('https://gem.example/v1beta/models/gemini-2.5-flash:countTokens');
+    expect(JSON.parse(String(count.body))).toEqual({ generateContentRequest: { model: 'models/gemini-2.5-flash', contents: [] } });
+    expect(countTokensBody({ generateContentRequest: { model: 'x', contents: [1], tools: [2], safetySettings: [] } }, 'm', true)).toEqual({
+      contents: [1],
+      tools: [2],
+    });
+  });
+
+  it('local count and routes', () => {
+    const small = localTokenCount({ contents: [{ parts: [{ text: 'hello world' }] }] }, 'gemini-x');
+    const withTools = localTokenCount(
+      {
+        generateContentRequest: {
+          contents: [{ parts: [{ text: 'hello world' }] }],
+          tools: [{ functionDeclarations: [{ name: 'lookup_the_weather', description: 'a long description here' }] }],
+        },
+      },
+      'gemini-x',
+    );
+    expect(small).toBeGreaterThan(0);
+    expect(withTools).toBeGreaterThan(small + 5);
+    expect(geminiCountTokensRoute.match('/v1beta/models/gemini-2.5-pro:countTokens')).toEqual({ modelFromPath: 'gemini-2.5-pro', action: 'countTokens' });
+    expect(geminiCountTokensRoute.match('/v1beta/models/gemini-2.5-pro:embedContent')).toBeNull();
+    expect(geminiEmbedRoute.match('/v1/models/text%2Dembedding:batchEmbedContents')).toEqual({ modelFromPath: 'text-embedding', action: 'batchEmbedContents' });
+    expect(geminiModelsRoute.match('/v1beta/models')).toEqual({});
+    expect(geminiModelsRoute.match('/v1beta/models/gemini-2.5-pro')).toEqual({ modelFromPath: 'gemini-2.5-pro' });
+    expect(geminiModelsRoute.match('/v1/models')).toBeNull();
   });
 });

@@ -544,7 +544,7 @@ describeEach(DB_TARGETS, 'relay: Claude and Gemini formats', (getApp) => {
         .map((p: any) => p.text)
         .join(''),
     ).toBe('Let me check.');
-    expect(parts.filter((p: any) => p.functionCall)).toEqual([{ functionCall: { name: 'get_weather', args: { city: 'Paris' } } }]);
+    expect(parts.filter((p: any) => p.functionCall)).toEqual([{ functionCall: { id: 'toolu_mock1', name: 'get_weather', args: { city: 'Paris' } } }]);
     expect(events[events.length - 1].usageMetadata).toMatchObject({ promptTokenCount: 11, candidatesTokenCount: 7 });
     expect(mock.received('/v1/messages')[0]!.json.tools).toEqual([
       { name: 'get_weather', input_schema: { type: 'object', properties: { city: { type: 'string' } } } },

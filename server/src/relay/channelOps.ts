@@ -94,6 +94,7 @@ export async function testChannel(app: AppContext, id: number, modelArg?: string
     stream: false,
     endpoint: 'chat',
     option: (k) => app.options.get(k),
+    paramOverride: entry.paramOverride,
   };
   const started = Date.now();
   let failure: UpstreamError | undefined;

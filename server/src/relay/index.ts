@@ -110,7 +110,8 @@ async function routeRelay(app: AppContext, ctx: RelayHttp, playground?: () => Pr
       const m = route.match(path);
       if (!m) continue;
       format = route.format;
-      await handleInbound(app, ctx, route, m);
+      if (route.handle) await route.handle(app, ctx, m, { readJson: () => readJson(app, ctx), ip: clientIp(ctx) });
+      else await handleInbound(app, ctx, route, m);
       return;
     }
     if (ctx.method === 'POST' && OPENAI_POST[path]) return await handleOpenAI(app, ctx, OPENAI_POST[path]);
@@ -482,9 +483,6 @@ async function handleInbound(app: AppContext, ctx: RelayHttp, route: InboundRout
   const ip = clientIp(ctx);
   const auth = authenticateKey(app, extractKey(ctx, route.keyStyle), ip);
   const principal = auth instanceof Promise ? await auth : auth; // cached key: no await
-  if (route.handle) {
-    return route.handle({ app, ctx, principal, modelFromPath: m.modelFromPath, body: async () => (await readJson(app, ctx)).body });
-  }
   const { body, raw } = await readJson(app, ctx);
   const format = route.format;
   const chat = format.toChat(body, m.modelFromPath); // validates the body; reused when converting

@@ -7,7 +7,6 @@
 
 import type { AppContext } from '../context';
 import type { RelayHttp } from './httpContext';
-import type { Principal } from './auth';
 
 /**
  * The four wire protocols clients speak and upstreams answer in: OpenAI Chat Completions
@@ -191,6 +190,8 @@ export interface AdaptorContext {
    * (`anthropic-beta`, `anthropic-version`). Absent outside a client call (channel tests).
    */
   clientHeader?(name: string): string;
+  /** The channel's param_override: a converting adaptor that keeps only its protocol's fields applies it after that filter. */
+  paramOverride?: Record<string, unknown> | null;
 }
 
 /**
@@ -268,25 +269,34 @@ export interface ProviderAdaptor {
 export interface InboundRoute {
   method: 'POST' | 'GET';
   /** Returns null when the path is not this route's; else what the path says. */
-  match(path: string): { modelFromPath?: string; stream?: boolean } | null;
+  match(path: string): { modelFromPath?: string; stream?: boolean; action?: string } | null;
   format: InboundFormat;
   /** Which key headers the route accepts (see relay/keys.ts). */
   keyStyle: 'openai' | 'claude' | 'gemini';
   /**
-   * Routes that are not a relayed chat call (token counting …) answer here, after the key check;
-   * errors they throw are answered in `format`.
+   * A route that is not a chat call (a model list, a token count, embeddings) answers itself;
+   * without it the route is a chat call. Errors it throws are answered in `format`.
    */
-  handle?(call: InboundRouteCall): Promise<void>;
+  handle?(app: AppContext, ctx: RelayHttp, match: { modelFromPath?: string; stream?: boolean; action?: string }, kit: InboundKit): Promise<void>;
 }
 
-/** What a self-answering inbound route gets (see `InboundRoute.handle`). */
-export interface InboundRouteCall {
-  app: AppContext;
-  ctx: RelayHttp;
-  principal: Principal;
-  modelFromPath?: string;
-  /** The client's JSON object body, read on demand (400 when empty or not an object). */
-  body(): Promise<Record<string, unknown>>;
+/** What relay/index.ts lends a route that answers itself. */
+export interface InboundKit {
+  /** The JSON body (400 in the route's format when it is not a JSON object). */
+  readJson(): Promise<{ body: Record<string, unknown>; raw: Buffer }>;
+  /** The client's address (TRUST_PROXY applied). */
+  ip: string;
+}
+
+/**
+ * A non-chat endpoint a client format serves through OpenAI's (Gemini `embedContent` →
+ * `/v1/embeddings`) when the channel does not speak the client's format.
+ */
+export interface EndpointConversion {
+  /** Client body → OpenAI body (model set by the relay). Throws RelayError for what OpenAI cannot carry. */
+  toOpenAI(body: Record<string, unknown>): Record<string, unknown>;
+  /** OpenAI answer → client body (`request` is the client's body). */
+  fromOpenAI(body: unknown, request: Record<string, unknown>): unknown;
 }
 
 export interface StreamWriterOptions {
@@ -322,4 +332,6 @@ export interface InboundFormat {
   error(status: number, message: string, code: string): unknown;
   /** An error event ending a stream (SSE text); default `data: <error(...)>\n\n`. */
   streamError?(status: number, message: string, code: string): string;
+  /** Non-chat endpoints this format converts to OpenAI's for channels of another format. */
+  convertEndpoint?(endpoint: Endpoint): EndpointConversion | undefined;
 }

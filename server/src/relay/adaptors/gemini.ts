@@ -15,6 +15,7 @@
  */
 import type {
   AdaptorContext,
+  ChannelInfo,
   ChatChunk,
   ChatMessage,
   ChatRequest,
@@ -22,9 +23,11 @@ import type {
   ContentPart,
   FinishReason,
   ProviderAdaptor,
+  ReasoningDetail,
   SSEEvent,
   StreamTranslator,
   ToolCall,
+  UpstreamRequest,
   Usage,
 } from '../types';
 import {
@@ -153,8 +156,31 @@ export function cleanSchema(schema: unknown): unknown {
   return out;
 }
 
-/** Canonical messages → Gemini `systemInstruction` + `contents`. */
-export function toGeminiContents(messages: ChatMessage[]): { systemInstruction?: { parts: Part[] }; contents: Content[] } {
+/**
+ * Gemini 3 refuses a function call of the current turn without its thought signature. A history
+ * from another model has none: Google documents this value for that case (validation skipped).
+ */
+export const SKIP_SIGNATURE = 'skip_thought_signature_validator';
+const GEMINI_REASONING_FORMAT = 'google-gemini-v1';
+
+/** Thought signatures a Gemini upstream gave on an answer's non-call parts (reasoning details of Gemini's format). */
+function textSignatures(m: ChatMessage): string[] {
+  const out: string[] = [];
+  for (const d of m.reasoning_details ?? []) {
+    if (d.format !== GEMINI_REASONING_FORMAT) continue;
+    if (d.type === 'reasoning.encrypted' && d.data) out.push(d.data);
+    else if (d.type === 'reasoning.text' && d.signature) out.push(d.signature);
+  }
+  return out;
+}
+
+/**
+ * Canonical messages → Gemini `systemInstruction` + `contents`. Thought signatures go back where
+ * Gemini put them: on each function call (`extra_content.google.thought_signature`) and on the
+ * last text part; `requireSignatures` (Gemini 3) gives a turn's first call the documented
+ * skip value when the history came from elsewhere.
+ */
+export function toGeminiContents(messages: ChatMessage[], requireSignatures = false): { systemInstruction?: { parts: Part[] }; contents: Content[] } {
   const system: Part[] = [];
   const contents: Content[] = [];
   const nameById = new Map<string, string>();
@@ -174,11 +200,22 @@ export function toGeminiContents(messages: ChatMessage[]): { systemInstruction?:
       }
       case 'assistant': {
         const parts = partsOf(m.content).filter((p) => 'text' in p);
+        const sigs = textSignatures(m);
+        const calls: Part[] = [];
         for (const tc of m.tool_calls ?? []) {
           if (tc.id) nameById.set(tc.id, tc.function.name);
-          parts.push({ functionCall: { name: tc.function.name, args: parseArgs(tc.function.arguments) } });
+          const part: Part = { functionCall: { name: tc.function.name, args: parseArgs(tc.function.arguments) } };
+          const sig = tc.extra_content?.google?.thought_signature;
+          if (typeof sig === 'string' && sig) part.thoughtSignature = sig;
+          calls.push(part);
         }
-        push('model', parts);
+        if (sigs.length) {
+          // never an empty text part: Vertex AI refuses them
+          const target = parts[parts.length - 1] ?? calls.find((p) => !p.thoughtSignature);
+          if (target) target.thoughtSignature = sigs[sigs.length - 1];
+        }
+        if (requireSignatures && calls.length && !calls.some((p) => p.thoughtSignature)) calls[0]!.thoughtSignature = SKIP_SIGNATURE;
+        push('model', [...parts, ...calls]);
         break;
       }
       case 'tool': {
@@ -230,20 +267,74 @@ export function geminiThinks(model: string): boolean {
   return major > 2 || (major === 2 && minor >= 5);
 }
 
-const EFFORT_BUDGET: Record<string, number> = { minimal: 512, low: 1024, medium: 8192, high: GEMINI_THINKING_BUDGET_CAP };
+/** Gemini 3 and later: thinking is set by `thinkingLevel`, and function calls need their thought signatures back. */
+export function isGemini3(model: string): boolean {
+  const m = /gemini-(\d+)/.exec(model);
+  return !!m && Number(m[1]) >= 3;
+}
+
+const EFFORT_BUDGET: Record<string, number> = { none: 0, minimal: 512, low: 1024, medium: 8192, high: GEMINI_THINKING_BUDGET_CAP, xhigh: 32768 };
+
+/** A token budget within what the 2.5 model takes: Pro 128–32768 (cannot be off), Flash-Lite 512–24576 or 0, Flash 0–24576. */
+function budgetFor(model: string, budget: number): number {
+  if (budget < 0) return -1;
+  if (/-pro/.test(model)) return Math.min(32768, Math.max(128, budget));
+  const b = Math.min(GEMINI_THINKING_BUDGET_CAP, budget);
+  return b > 0 && /flash-lite/.test(model) ? Math.max(512, b) : b;
+}
+
+/** Effort or budget → Gemini 3's level (Pro has low and high only; Flash also minimal and medium). */
+function levelFor(model: string, effort: string | undefined, budget: number | undefined): string | undefined {
+  const flash = /flash/.test(model);
+  let e = effort;
+  if (!e && budget !== undefined && budget >= 0) e = budget === 0 ? 'minimal' : budget <= 2048 ? 'low' : budget <= 12288 ? 'medium' : 'high';
+  switch (e) {
+    case 'none':
+    case 'minimal':
+      return flash ? 'minimal' : 'low';
+    case 'low':
+      return 'low';
+    case 'medium':
+      return flash ? 'medium' : 'high';
+    case 'high':
+    case 'xhigh':
+      return 'high';
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The canonical thinking settings as a Gemini `thinkingConfig`, for models that think: an explicit
+ * budget (`thinking_budget`, a Claude client's `thinking`) or `reasoning_effort` become a budget on
+ * 2.5 and a level on Gemini 3; thoughts are asked for whenever thinking is (the other protocols show
+ * their reasoning when asked for it), or when the client wants summaries.
+ */
+export function thinkingConfigFor(req: ChatRequest, model: string): Record<string, unknown> | undefined {
+  if (!geminiThinks(model)) return undefined;
+  const hints = getHints(req);
+  let budget = typeof req.thinking_budget === 'number' ? req.thinking_budget : undefined;
+  if (budget === undefined && hints.claudeThinking?.type === 'enabled') budget = hints.claudeThinking.budget_tokens ?? -1;
+  const effort = typeof req.reasoning_effort === 'string' ? req.reasoning_effort : undefined;
+  if (effort === undefined && budget === undefined && !req.reasoning_summary) return undefined;
+  const off = budget === 0 || effort === 'none';
+  const cfg: Record<string, unknown> = {};
+  if (!off) cfg.includeThoughts = true;
+  if (isGemini3(model)) {
+    const level = levelFor(model, effort, budget);
+    if (level) cfg.thinkingLevel = level;
+  } else if (budget !== undefined) cfg.thinkingBudget = budgetFor(model, budget);
+  else if (effort !== undefined && EFFORT_BUDGET[effort] !== undefined) cfg.thinkingBudget = budgetFor(model, EFFORT_BUDGET[effort]);
+  return cfg;
+}
 
 /** Builds the Gemini request (pure; exported for tests). Returns the model actually called. */
 export function toGeminiRequest(req: ChatRequest, ctx: AdaptorContext): { body: Record<string, unknown>; model: string } {
   let model = ctx.upstreamModel;
   const maxTokens = req.max_tokens ?? req.max_completion_tokens;
   const hints = getHints(req);
+  // a Gemini client's own thinkingConfig goes as sent (thinkingLevel, includeThoughts: false …)
   let thinkingConfig: Record<string, unknown> | undefined = hints.geminiThinkingConfig;
-  // mapped thinking (from a Claude client or reasoning_effort) only for models that think: older
-  // ones reject thinkingConfig; a Claude "disabled" is left to the model's default (2.5 Pro cannot turn it off)
-  if (!thinkingConfig && hints.claudeThinking?.type === 'enabled' && geminiThinks(model)) {
-    const b = hints.claudeThinking.budget_tokens;
-    thinkingConfig = { includeThoughts: true, ...(b ? { thinkingBudget: Math.min(GEMINI_THINKING_BUDGET_CAP, b) } : {}) };
-  }
   const adapter = ctx.option('gemini.thinking_adapter_enabled') === 'true';
   if (adapter) {
     const m = /-thinking(?:-(\d+))?$/.exec(model);
@@ -260,14 +351,13 @@ export function toGeminiRequest(req: ChatRequest, ctx: AdaptorContext): { body: 
       thinkingConfig = { thinkingBudget: 0 };
     }
   }
-  if (!thinkingConfig && typeof req.reasoning_effort === 'string' && EFFORT_BUDGET[req.reasoning_effort] !== undefined && geminiThinks(model)) {
-    thinkingConfig = { includeThoughts: true, thinkingBudget: EFFORT_BUDGET[req.reasoning_effort] };
-  }
+  thinkingConfig ??= thinkingConfigFor(req, model);
 
-  const { systemInstruction, contents } = toGeminiContents(req.messages ?? []);
+  const extras = hints.gemini;
+  const { systemInstruction, contents } = toGeminiContents(req.messages ?? [], isGemini3(model));
   const body: Record<string, unknown> = { contents };
   if (systemInstruction) body.systemInstruction = systemInstruction;
-  body.safetySettings = safetySettings(ctx.option('gemini.safety_settings'), model);
+  body.safetySettings = extras?.safetySettings ?? safetySettings(ctx.option('gemini.safety_settings'), model);
 
   const gc: Record<string, unknown> = {};
   if (req.temperature != null) gc.temperature = req.temperature;
@@ -291,6 +381,7 @@ export function toGeminiRequest(req: ChatRequest, ctx: AdaptorContext): { body: 
   if (thinkingConfig) gc.thinkingConfig = thinkingConfig;
   const imagine = parseJsonOption(ctx.option('gemini.supported_imagine_models'));
   if (Array.isArray(imagine) && imagine.includes(model)) gc.responseModalities = ['TEXT', 'IMAGE'];
+  if (extras?.generationConfig) Object.assign(gc, extras.generationConfig);
   if (Object.keys(gc).length) body.generationConfig = gc;
 
   if (req.tools?.length) {
@@ -312,6 +403,8 @@ export function toGeminiRequest(req: ChatRequest, ctx: AdaptorContext): { body: 
   else if (tc === 'none') fcc = { mode: 'NONE' };
   else if (isRecord(tc) && isRecord(tc.function) && typeof tc.function.name === 'string') fcc = { mode: 'ANY', allowedFunctionNames: [tc.function.name] };
   if (fcc && body.tools) body.toolConfig = { functionCallingConfig: fcc };
+  if (extras?.tools?.length) body.tools = [...((body.tools as unknown[] | undefined) ?? []), ...extras.tools];
+  if (extras?.toolConfig) body.toolConfig = { ...((body.toolConfig as Record<string, unknown> | undefined) ?? {}), ...extras.toolConfig };
   return { body, model };
 }
 
@@ -365,21 +458,29 @@ interface CandidateParts {
   text: string;
   reasoning: string;
   toolCalls: ToolCall[];
+  /** Thought signatures on parts other than function calls, as canonical reasoning details. */
+  details: ReasoningDetail[];
 }
 
 function readParts(candidate: Record<string, unknown>): CandidateParts {
   const content = isRecord(candidate.content) ? candidate.content : {};
   const parts = Array.isArray(content.parts) ? content.parts : [];
-  const out: CandidateParts = { text: '', reasoning: '', toolCalls: [] };
+  const out: CandidateParts = { text: '', reasoning: '', toolCalls: [], details: [] };
   for (const p of parts) {
     if (!isRecord(p)) continue;
+    const signature = typeof p.thoughtSignature === 'string' && p.thoughtSignature ? p.thoughtSignature : undefined;
     if (isRecord(p.functionCall)) {
-      out.toolCalls.push({
+      const call: ToolCall = {
         id: typeof p.functionCall.id === 'string' && p.functionCall.id ? p.functionCall.id : newId('call_'),
         type: 'function',
         function: { name: String(p.functionCall.name ?? ''), arguments: JSON.stringify(p.functionCall.args ?? {}) },
-      });
-    } else if (typeof p.text === 'string') {
+      };
+      if (signature) call.extra_content = { google: { thought_signature: signature } };
+      out.toolCalls.push(call);
+      continue;
+    }
+    if (signature) out.details.push({ type: 'reasoning.encrypted', data: signature, format: GEMINI_REASONING_FORMAT });
+    if (typeof p.text === 'string') {
       if (p.thought === true) out.reasoning += p.text;
       else out.text += p.text;
     } else if (isRecord(p.inlineData) && typeof p.inlineData.data === 'string') {
@@ -395,10 +496,11 @@ export function fromGeminiResponse(body: unknown, fallbackModel: string): ChatRe
   const b = isRecord(body) ? body : {};
   const candidates = Array.isArray(b.candidates) ? (b.candidates.filter(isRecord) as Record<string, unknown>[]) : [];
   const choices: ChatResponse['choices'] = candidates.map((c, i) => {
-    const { text, reasoning, toolCalls } = readParts(c);
+    const { text, reasoning, toolCalls, details } = readParts(c);
     const message: ChatResponse['choices'][number]['message'] = { role: 'assistant', content: text || (toolCalls.length ? null : '') };
     if (toolCalls.length) message.tool_calls = toolCalls;
     if (reasoning) message.reasoning_content = reasoning;
+    if (details.length) message.reasoning_details = details;
     let finish = geminiFinishToCanonical(c.finishReason) ?? 'stop';
     if (toolCalls.length && finish === 'stop') finish = 'tool_calls';
     return { index: typeof c.index === 'number' ? c.index : i, message, finish_reason: finish };
@@ -471,15 +573,24 @@ export class GeminiStreamTranslator implements StreamTranslator {
     const candidates = Array.isArray(data.candidates) ? data.candidates.filter(isRecord) : [];
     candidates.forEach((c, i) => {
       const index = typeof c.index === 'number' ? c.index : i;
-      const { text, reasoning, toolCalls } = readParts(c);
+      const { text, reasoning, toolCalls, details } = readParts(c);
       if (reasoning) out.push(this.chunk(index, { reasoning_content: reasoning }));
       if (text) out.push(this.chunk(index, { content: text }));
+      if (details.length) out.push(this.chunk(index, { reasoning_details: details }));
       if (toolCalls.length) {
         const base = this.toolCount.get(index) ?? 0;
         this.toolCount.set(index, base + toolCalls.length);
         this.hadTools.add(index);
         out.push(
-          this.chunk(index, { tool_calls: toolCalls.map((tc, k) => ({ index: base + k, id: tc.id, type: 'function' as const, function: tc.function })) }),
+          this.chunk(index, {
+            tool_calls: toolCalls.map((tc, k) => ({
+              index: base + k,
+              id: tc.id,
+              type: 'function' as const,
+              function: tc.function,
+              ...(tc.extra_content ? { extra_content: tc.extra_content } : {}),
+            })),
+          }),
         );
       }
       let finish = geminiFinishToCanonical(c.finishReason);
@@ -513,6 +624,67 @@ export function geminiUpstreamUrl(ctx: AdaptorContext, model: string): string {
   return `${base}/${version}/models/${encodeURIComponent(model)}:${action}`;
 }
 
+function geminiBase(channel: ChannelInfo): string {
+  return (channel.baseUrl || DEFAULT_BASE).replace(/\/+$/, '');
+}
+
+function geminiHeaders(ctx: AdaptorContext): Record<string, string> {
+  return { 'content-type': 'application/json', 'x-goog-api-key': ctx.channel.key };
+}
+
+/**
+ * A Gemini client's `embedContent` / `batchEmbedContents` body, forwarded (the batch form is the
+ * one with `requests`); each batch entry names its model, which must be the one in the URL.
+ */
+export function geminiEmbedRequest(body: Record<string, unknown>, ctx: AdaptorContext): UpstreamRequest {
+  const model = ctx.upstreamModel;
+  const out: Record<string, unknown> = { ...body };
+  const batch = Array.isArray(out.requests);
+  if (batch) out.requests = (out.requests as unknown[]).map((r) => (isRecord(r) ? { ...r, model: `models/${model}` } : r));
+  else delete out.model;
+  const version = geminiVersion(ctx.option('gemini.version_settings'), model);
+  return {
+    url: `${geminiBase(ctx.channel)}/${version}/models/${encodeURIComponent(model)}:${batch ? 'batchEmbedContents' : 'embedContent'}`,
+    method: 'POST',
+    headers: geminiHeaders(ctx),
+    body: JSON.stringify(out),
+  };
+}
+
+/** The model a Gemini-format upstream is called with (the thinking adapter's suffixes removed). */
+function bareModel(ctx: AdaptorContext): string {
+  const model = ctx.upstreamModel;
+  if (ctx.option('gemini.thinking_adapter_enabled') !== 'true') return model;
+  const m = /-(no)?thinking(?:-(\d+))?$/.exec(model);
+  return m ? model.slice(0, m.index) : model;
+}
+
+/**
+ * A countTokens body for the upstream model: the `generateContentRequest` form names the model
+ * inside too. `flat` (Vertex AI) wants contents, systemInstruction and tools at the top instead.
+ */
+export function countTokensBody(body: Record<string, unknown>, model: string, flat = false): Record<string, unknown> {
+  const g = isRecord(body.generateContentRequest) ? body.generateContentRequest : undefined;
+  if (!g) return { ...body };
+  if (flat) {
+    const { contents, systemInstruction, tools, generationConfig } = g;
+    return Object.fromEntries(Object.entries({ contents, systemInstruction, tools, generationConfig }).filter(([, v]) => v !== undefined));
+  }
+  return { ...body, generateContentRequest: { ...g, model: `models/${model}` } };
+}
+
+/** `POST …/models/{model}:countTokens` with a Gemini client's body (not billed). */
+export function geminiCountTokensRequest(body: Record<string, unknown>, ctx: AdaptorContext): UpstreamRequest {
+  const model = bareModel(ctx);
+  const version = geminiVersion(ctx.option('gemini.version_settings'), model);
+  return {
+    url: `${geminiBase(ctx.channel)}/${version}/models/${encodeURIComponent(model)}:countTokens`,
+    method: 'POST',
+    headers: geminiHeaders(ctx),
+    body: JSON.stringify(countTokensBody(body, model)),
+  };
+}
+
 export const geminiAdaptor: ProviderAdaptor = {
   name: 'gemini',
   channelTypes: typesServedBy('gemini'),
@@ -526,7 +698,9 @@ export const geminiAdaptor: ProviderAdaptor = {
       body: JSON.stringify(body),
     };
   },
+  endpoints: ['chat', 'embeddings'],
   rawRequest(body, ctx) {
+    if (ctx.endpoint === 'embeddings') return geminiEmbedRequest(body ?? {}, ctx);
     // same-format passthrough: the client's GenerateContentRequest as is; model from the mapping
     let model = ctx.upstreamModel;
     const out: Record<string, unknown> = { ...(body ?? {}) };

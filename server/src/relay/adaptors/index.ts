@@ -43,13 +43,6 @@ export function adaptorFor(type: number): ProviderAdaptor {
   return byType.get(type) ?? openaiAdaptor;
 }
 
-/** Does a channel of this adaptor serve `endpoint` for a client speaking `format`, by the adaptor alone (no channel setting)? */
-export function serves(a: ProviderAdaptor, endpoint: string, format: string): boolean {
-  if (endpoint === 'chat') return true;
-  if (format === 'openai' && a.convertedEndpoints?.includes(endpoint as never)) return true;
-  return a.format === format && !!a.rawRequest && (a.endpoints ?? []).includes(endpoint as never);
-}
-
 /**
  * The Responses side of adaptors whose upstream may also (or only) have OpenAI's Responses API,
  * by URL shape: OpenAI-compatible `{base}{prefix}/responses`, or Azure's v1 surface.
@@ -101,16 +94,26 @@ export interface ChannelWay {
   /**
    * `passthrough`: the channel speaks the client's protocol, the body goes as sent;
    * `converted`: through the canonical chat format and the adaptor's chatRequest;
-   * `endpoint`: a non-chat OpenAI endpoint the adaptor converts itself (Cohere rerank …).
+   * `endpoint`: a non-chat OpenAI endpoint the adaptor converts itself (Cohere rerank …);
+   * `via-openai`: a client format's own non-chat endpoint put in OpenAI's shape (formats'
+   *   `convertEndpoint`: Gemini embedContent → embeddings), then sent as that OpenAI endpoint.
    */
-  readonly mode: 'passthrough' | 'converted' | 'endpoint';
+  readonly mode: 'passthrough' | 'converted' | 'endpoint' | 'via-openai';
 }
+
+/** Non-chat endpoints a client format converts to OpenAI's (its `convertEndpoint`) when the channel does not speak it. */
+const VIA_OPENAI: Partial<Record<WireFormat, readonly Endpoint[]>> = { gemini: ['embeddings'] };
 
 const ways = new WeakMap<ProviderAdaptor, Record<ChannelWay['mode'], ChannelWay>>();
 function way(adaptor: ProviderAdaptor, mode: ChannelWay['mode']): ChannelWay {
   let w = ways.get(adaptor);
   if (!w) {
-    w = { passthrough: { adaptor, mode: 'passthrough' }, converted: { adaptor, mode: 'converted' }, endpoint: { adaptor, mode: 'endpoint' } };
+    w = {
+      passthrough: { adaptor, mode: 'passthrough' },
+      converted: { adaptor, mode: 'converted' },
+      endpoint: { adaptor, mode: 'endpoint' },
+      'via-openai': { adaptor, mode: 'via-openai' },
+    };
     ways.set(adaptor, w);
   }
   return w[mode];
@@ -133,6 +136,7 @@ export function channelWay(ch: ChannelFacts, endpoint: Endpoint, format: WireFor
   }
   if (format === 'openai' && base.convertedEndpoints?.includes(endpoint)) return way(base, 'endpoint');
   if (base.format === format && base.rawRequest && (base.endpoints ?? []).includes(endpoint)) return way(base, 'passthrough');
+  if (VIA_OPENAI[format]?.includes(endpoint) && channelWay(ch, endpoint, 'openai')) return way(base, 'via-openai');
   return undefined;
 }
 

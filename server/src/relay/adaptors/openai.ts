@@ -2,13 +2,16 @@ import type {
   AdaptorContext,
   ChannelInfo,
   ChatChunk,
+  ChatMessage,
   ChatRequest,
+  ContentPart,
   ChatResponse,
   Endpoint,
   ProviderAdaptor,
   SSEEvent,
   StreamObserver,
   StreamTranslator,
+  ToolCall,
   UpstreamRequest,
   Usage,
 } from '../types';
@@ -187,6 +190,7 @@ class OpenAITranslator implements StreamTranslator {
     const u = normaliseUsage(obj.usage);
     if (u) this.u = u;
     if (!Array.isArray(obj.choices)) return [];
+    for (const c of obj.choices) if (c?.delta) liftReasoning(c.delta as unknown as Record<string, unknown>);
     return [obj];
   }
   end(): ChatChunk[] {
@@ -215,6 +219,165 @@ function jsonBodyFor(body: Record<string, unknown>): string {
   return JSON.stringify(body);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Canonical → Chat Completions body (conversions only: an OpenAI client's body goes upstream as
+// sent, unknown fields included, through rawRequest)
+
+/** The request fields OpenAI's Chat Completions API defines; a converted request carries no other. */
+const CHAT_FIELDS = new Set([
+  'model',
+  'messages',
+  'audio',
+  'frequency_penalty',
+  'function_call',
+  'functions',
+  'logit_bias',
+  'logprobs',
+  'max_completion_tokens',
+  'max_tokens',
+  'metadata',
+  'modalities',
+  'n',
+  'parallel_tool_calls',
+  'prediction',
+  'presence_penalty',
+  'prompt_cache_key',
+  'prompt_cache_retention',
+  'reasoning_effort',
+  'response_format',
+  'safety_identifier',
+  'seed',
+  'service_tier',
+  'stop',
+  'store',
+  'stream',
+  'stream_options',
+  'temperature',
+  'tool_choice',
+  'tools',
+  'top_logprobs',
+  'top_p',
+  'user',
+  'verbosity',
+  'web_search_options',
+]);
+
+/** Message fields per role (OpenAI refuses others, e.g. a `name` on a tool message or `reasoning_content`). */
+const MESSAGE_FIELDS: Record<string, ReadonlySet<string>> = {
+  system: new Set(['role', 'content', 'name']),
+  developer: new Set(['role', 'content', 'name']),
+  user: new Set(['role', 'content', 'name']),
+  assistant: new Set(['role', 'content', 'name', 'tool_calls', 'refusal', 'audio', 'function_call']),
+  tool: new Set(['role', 'content', 'tool_call_id']),
+  function: new Set(['role', 'content', 'name']),
+};
+
+/**
+ * OpenAI reasoning models (o-series, gpt-5 but its `-chat` variants): they take
+ * `max_completion_tokens` only and refuse sampling parameters other than the defaults.
+ */
+const OPENAI_REASONING = /^(?:openai\/)?(?:o\d+(?:-|$)|gpt-5(?![.\d]*-chat))/i;
+const REASONING_REFUSES = ['temperature', 'top_p', 'presence_penalty', 'frequency_penalty', 'logprobs', 'top_logprobs', 'logit_bias', 'stop'] as const;
+/** Models known to accept `reasoning_effort` (OpenAI reasoning models but o1-mini/o1-preview, gpt-oss, Gemini 2.5+ and Grok through their OpenAI-compatible APIs). */
+const TAKES_EFFORT = /^(?:[\w.-]+\/)?(?:o\d+|gpt-5|gpt-oss|gemini-(?:2\.5|[3-9])|grok-3-mini|grok-4)/i;
+
+export function takesReasoningEffort(model: string): boolean {
+  return TAKES_EFFORT.test(model) && !/^(?:openai\/)?o1-(?:mini|preview)/i.test(model);
+}
+
+/** A thinking budget in tokens → OpenAI effort (0, "off", → low: reasoning models cannot switch it off). */
+export function budgetToEffort(budget: number): string | undefined {
+  if (!Number.isFinite(budget) || budget < 0) return undefined; // -1: dynamic, the model decides
+  if (budget <= 2048) return 'low';
+  if (budget <= 12288) return 'medium';
+  return 'high';
+}
+
+const hostOf = (ctx: AdaptorContext) => baseUrlOf(ctx.channel).replace(/^https?:\/\//, '');
+/** Google's OpenAI-compatible endpoint takes back Gemini's thought signatures on tool calls. */
+const isGoogleCompat = (ctx: AdaptorContext) => /(^|\.)googleapis\.com(?::\d+)?(\/|$)/.test(hostOf(ctx));
+/**
+ * DeepSeek and Moonshot (Kimi) thinking models want an assistant turn's `reasoning_content` back
+ * while a tool loop goes on (they refuse the next request without it); OpenAI's API defines no
+ * such field.
+ */
+const takesReasoningContent = (ctx: AdaptorContext) =>
+  ctx.channel.type === CHANNEL_TYPE.DeepSeek ||
+  ctx.channel.type === CHANNEL_TYPE.Moonshot ||
+  /(^|\.)(deepseek\.com|moonshot\.(cn|ai))(?::\d+)?(\/|$)/.test(hostOf(ctx));
+
+function pick(src: Record<string, unknown>, keep: ReadonlySet<string>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(src)) if (keep.has(k) && src[k] !== undefined) out[k] = src[k];
+  return out;
+}
+
+/** A content part reduced to its type and the member that type names (`text`, `image_url`, …). */
+function chatPart(p: ContentPart): ContentPart {
+  const part = p as Record<string, unknown>;
+  return { type: p.type, ...(p.type in part ? { [p.type]: part[p.type] } : {}) } as ContentPart;
+}
+
+interface Extensions {
+  /** `extra_content` on tool calls (Gemini thought signatures). */
+  signatures: boolean;
+  /** `reasoning_details` on assistant messages (OpenRouter). */
+  reasoningDetails: boolean;
+  /** `reasoning_content` on assistant messages (DeepSeek, Moonshot). */
+  reasoningContent: boolean;
+}
+
+function chatMessage(m: ChatMessage, ext: Extensions): Record<string, unknown> {
+  const src = m as unknown as Record<string, unknown>;
+  const out = pick(src, MESSAGE_FIELDS[m.role] ?? MESSAGE_FIELDS.user!);
+  if (Array.isArray(m.content)) out.content = m.content.map(chatPart);
+  if (Array.isArray(m.tool_calls) && 'tool_calls' in out) {
+    out.tool_calls = m.tool_calls.map((tc: ToolCall) => ({
+      id: tc.id,
+      type: tc.type ?? 'function',
+      function: { name: tc.function?.name ?? '', arguments: tc.function?.arguments ?? '' },
+      ...(ext.signatures && tc.extra_content ? { extra_content: tc.extra_content } : {}),
+    }));
+  }
+  if (m.role === 'assistant') {
+    if (ext.reasoningDetails && m.reasoning_details?.length) out.reasoning_details = m.reasoning_details;
+    if (ext.reasoningContent && m.reasoning_content) out.reasoning_content = m.reasoning_content;
+  }
+  return out;
+}
+
+/**
+ * The canonical request as a Chat Completions body: only the fields OpenAI defines (canonical-only
+ * ones such as `top_k`, `thinking_budget`, `reasoning_summary` are dropped; a thinking budget
+ * becomes `reasoning_effort` on models that take it), messages with their role's fields only, and
+ * the reasoning models' rules (max_completion_tokens, no sampling parameters). The channel's
+ * param_override is applied last, so an operator can still send a field of their own.
+ */
+export function toOpenAIChatBody(req: ChatRequest, ctx: AdaptorContext): Record<string, unknown> {
+  const model = ctx.upstreamModel;
+  const body = pick(req as Record<string, unknown>, CHAT_FIELDS);
+  body.model = model;
+  const ext: Extensions = { signatures: isGoogleCompat(ctx), reasoningDetails: ctx.channel.type === OPENROUTER, reasoningContent: takesReasoningContent(ctx) };
+  body.messages = (req.messages ?? []).map((m) => chatMessage(m, ext));
+  if (typeof body.reasoning_effort !== 'string' && typeof req.thinking_budget === 'number') {
+    const effort = budgetToEffort(req.thinking_budget);
+    if (effort) body.reasoning_effort = effort;
+  }
+  if (body.reasoning_effort !== undefined && !takesReasoningEffort(model)) delete body.reasoning_effort;
+  if (OPENAI_REASONING.test(model)) {
+    if (body.max_tokens !== undefined && body.max_completion_tokens === undefined) body.max_completion_tokens = body.max_tokens;
+    delete body.max_tokens;
+    for (const k of REASONING_REFUSES) if (!(k === 'temperature' || k === 'top_p') || body[k] !== 1) delete body[k];
+  }
+  if (ctx.paramOverride) Object.assign(body, ctx.paramOverride);
+  return body;
+}
+
+/** `reasoning` (OpenRouter, vLLM, Ollama) → the canonical `reasoning_content`. */
+function liftReasoning(m: Record<string, unknown>): void {
+  if (typeof m.reasoning === 'string' && m.reasoning && m.reasoning_content === undefined) m.reasoning_content = m.reasoning;
+}
+
 /** OpenAI and every OpenAI-compatible kind (the fallback for types without their own adaptor). */
 export const openaiAdaptor: ProviderAdaptor = {
   name: 'openai',
@@ -223,13 +386,14 @@ export const openaiAdaptor: ProviderAdaptor = {
   endpoints: ['chat', 'completions', 'embeddings', 'moderations', 'images', 'speech', 'transcriptions', 'translations', 'responses', 'image_edits', 'rerank'],
 
   chatRequest(req: ChatRequest, ctx: AdaptorContext): UpstreamRequest {
-    const body: ChatRequest = { ...req, model: ctx.upstreamModel };
+    const body = toOpenAIChatBody(req, ctx);
     if (ctx.stream && ctx.channel.setting.disable_stream_options !== true) body.stream_options = { ...(req.stream_options ?? {}), include_usage: true };
     return { url: openaiUrl(ctx.channel, 'chat', ctx.upstreamModel), method: 'POST', headers: openaiHeaders(ctx.channel), body: JSON.stringify(body) };
   },
   chatResponse(body: unknown): ChatResponse {
     const r = body as ChatResponse;
     const u = normaliseUsage(r.usage);
+    if (Array.isArray(r?.choices)) for (const c of r.choices) if (c?.message) liftReasoning(c.message as unknown as Record<string, unknown>);
     return u ? { ...r, usage: u } : r;
   },
   chatStream(): StreamTranslator {

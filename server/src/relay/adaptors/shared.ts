@@ -19,6 +19,17 @@ export interface NativeHints {
   /** Claude `output_config.effort` as sent (`max` has no canonical equivalent). */
   claudeEffort?: string;
   geminiThinkingConfig?: Record<string, unknown>;
+  /**
+   * What a Gemini client sent that only a Gemini-format upstream understands (built-in tools such
+   * as googleSearch, safetySettings, generationConfig fields without a canonical equivalent): other
+   * targets drop it, Vertex AI (which always converts) sends it back.
+   */
+  gemini?: {
+    tools?: Array<Record<string, unknown>>;
+    safetySettings?: unknown[];
+    generationConfig?: Record<string, unknown>;
+    toolConfig?: Record<string, unknown>;
+  };
 }
 export function getHints(req: ChatRequest): NativeHints {
   return ((req as unknown as Record<symbol, unknown>)[NATIVE_HINTS] as NativeHints | undefined) ?? {};

@@ -21,7 +21,7 @@ import { UpstreamError } from '../errors';
 import { readBody, sendUpstream } from '../upstream';
 import { ClaudeStreamTranslator, fromClaudeResponse, toClaudeRequest } from './claude';
 import { isRecord, upstreamErrorMessage } from './shared';
-import { fromGeminiResponse, GeminiStreamTranslator, toGeminiRequest } from './gemini';
+import { countTokensBody, fromGeminiResponse, GeminiStreamTranslator, toGeminiRequest } from './gemini';
 import { typesServedBy } from '../../channels/catalogue';
 
 export const VERTEX_TOKEN_URL = 'https://oauth2.googleapis.com/token';
@@ -183,6 +183,13 @@ function vertexRequest(url: string, body: Record<string, unknown>, stream: boole
     headers: { 'content-type': 'application/json', ...(stream ? { accept: 'text/event-stream' } : {}) },
     body: JSON.stringify(body),
   };
+}
+
+/** `:countTokens` of a Gemini model on Vertex AI (the token is added by `authorize`); Claude models have none. */
+export function vertexCountTokensRequest(body: Record<string, unknown>, ctx: AdaptorContext): UpstreamRequest | undefined {
+  if (isVertexClaude(ctx.upstreamModel)) return undefined;
+  const url = vertexUrl(ctx.channel, 'google', ctx.upstreamModel, 'countTokens');
+  return vertexRequest(url, countTokensBody(body, ctx.upstreamModel, true), false);
 }
 
 export const vertexAdaptor: ProviderAdaptor = {

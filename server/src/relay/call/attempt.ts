@@ -87,6 +87,7 @@ async function attemptChannel(call: RelayCall, ch: ChannelEntry, calls: number, 
     endpoint: call.endpoint,
     option: (k) => app.options.get(k),
     clientHeader: (k) => ctx.get(k),
+    paramOverride: ch.paramOverride,
   };
   const built = buildRequest(call, way, ch, actx);
   const passthrough = way.mode === 'passthrough';
@@ -129,7 +130,7 @@ async function attemptChannel(call: RelayCall, ch: ChannelEntry, calls: number, 
       return stream;
     }
     if (call.endpoint === 'speech') return audioAnswer(call, ch, upstreamModel, up, ctype, calls);
-    return await bufferedAnswer(call, ch, adaptor, actx, up, passthrough, calls, ctype);
+    return await bufferedAnswer(call, ch, adaptor, actx, up, way.mode, calls, ctype);
   } catch (err) {
     call.timer.upstreamEnd();
     throw err;

@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { UpstreamError } from '../errors';
 import type { ChannelEntry } from '../routing';
+import type { ChannelWay } from '../adaptors';
 import type { UpstreamExchange } from '../upstreamExchange';
 import { countTextTokens } from '../tokenizer';
 import { responseText } from '../adaptors/openai';
@@ -53,10 +54,11 @@ export async function bufferedAnswer(
   adaptor: ProviderAdaptor,
   actx: AdaptorContext,
   up: UpstreamExchange,
-  passthrough: boolean,
+  mode: ChannelWay['mode'],
   calls: number,
   ctype: string,
 ): Promise<Answer> {
+  const passthrough = mode === 'passthrough';
   const buf = await up.collect();
   call.timer.upstreamEnd();
   const textual = call.endpoint === 'transcriptions' || call.endpoint === 'translations';
@@ -89,10 +91,15 @@ export async function bufferedAnswer(
           ? tokensFrom(u, call, () => responseText(json), calls)
           : { prompt: promptFallback(call), completion: 0, cached: 0, calls };
     }
-  } else if (adaptor.endpointResponse && adaptor.convertedEndpoints?.includes(call.endpoint)) {
-    const conv = adaptor.endpointResponse(json, actx, call.body ?? {});
+  } else if (mode === 'endpoint' || mode === 'via-openai') {
+    // OpenAI's shape in between when the client's format converts this endpoint (Gemini embeddings)
+    const inbound = mode === 'via-openai' ? call.inbound.convertEndpoint?.(call.endpoint) : undefined;
+    const request = call.body ?? {};
+    const conv = adaptor.endpointResponse
+      ? adaptor.endpointResponse(json, actx, inbound ? inbound.toOpenAI(request) : request)
+      : { body: json, usage: adaptor.usageFromBody?.(json, actx) };
     tokens = tokensFrom(conv.usage, call, '', calls);
-    out = JSON.stringify(conv.body);
+    out = JSON.stringify(inbound ? inbound.fromOpenAI(conv.body, request) : conv.body);
     outType = 'application/json';
   } else {
     const chatRes = adaptor.chatResponse(json, actx);

@@ -61,7 +61,7 @@ export function promptTexts(call: RelayCall): string[] {
       return out;
     }
   }
-  const body = call.body ?? {};
+  const body = endpointBody(call) ?? call.body ?? {};
   if (Array.isArray(body.messages)) for (const m of body.messages as Array<{ content?: unknown }>) out.push(contentText(m?.content));
   for (const k of ['prompt', 'input']) {
     const v = body[k];
@@ -71,9 +71,19 @@ export function promptTexts(call: RelayCall): string[] {
   return out;
 }
 
+/** A non-OpenAI client's non-chat body in OpenAI's shape (Gemini embeddings → `input`), for counting and checks. */
+function endpointBody(call: RelayCall): Record<string, unknown> | undefined {
+  if (call.inbound.name === 'openai' || call.endpoint === 'chat' || !call.body) return undefined;
+  try {
+    return call.inbound.convertEndpoint?.(call.endpoint)?.toOpenAI(call.body);
+  } catch {
+    return undefined;
+  }
+}
+
 /** The prompt's size by the tokenizer (channels' max_input_tokens; billing when the upstream reports no usage). */
 export function promptFallback(call: RelayCall): number {
-  const b = call.body ?? {};
+  const b = endpointBody(call) ?? call.body ?? {};
   switch (call.endpoint) {
     case 'chat': {
       const messages = call.chat?.messages ?? (call.inbound.name === 'openai' ? b.messages : safeChat(call)?.messages);

@@ -18,10 +18,13 @@ export function upstreamModelFor(ch: ChannelEntry, model: string): string {
 /** Builds the upstream request for one channel, the way the channel takes the call (channelWay). */
 export function buildRequest(call: RelayCall, way: ChannelWay, ch: ChannelEntry, actx: AdaptorContext): UpstreamRequest {
   const adaptor = way.adaptor;
-  if (way.mode === 'endpoint') {
-    const b: Record<string, unknown> = { ...(call.body ?? {}), model: actx.upstreamModel };
+  if (way.mode === 'endpoint' || way.mode === 'via-openai') {
+    // `via-openai`: the client's own endpoint in OpenAI's shape first (Gemini embedContent → embeddings).
+    const conv = way.mode === 'via-openai' ? call.inbound.convertEndpoint?.(call.endpoint) : undefined;
+    const b: Record<string, unknown> = { ...(conv ? conv.toOpenAI(call.body ?? {}) : call.body), model: actx.upstreamModel };
     if (ch.paramOverride) Object.assign(b, ch.paramOverride);
-    return adaptor.endpointRequest!(b, actx);
+    const native = adaptor.endpointRequest && adaptor.convertedEndpoints?.includes(call.endpoint);
+    return native ? adaptor.endpointRequest!(b, actx) : adaptor.rawRequest!(b, actx);
   }
   if (way.mode === 'passthrough') {
     if (call.raw) return adaptor.rawRequest!(undefined, actx, call.raw);

@@ -17,7 +17,9 @@ import { RelayError, scrubSecrets } from '../errors';
 import type { RelayHttp } from '../httpContext';
 import { pickChannel, pickKey, routeTable, tiersFor, type ChannelEntry, type Tier } from '../routing';
 import { countChatPromptTokens, countTextTokens } from '../tokenizer';
-import type { AdaptorContext, ChatRequest, InboundRoute, InboundRouteCall } from '../types';
+import type { AdaptorContext, ChatRequest, InboundKit, InboundRoute } from '../types';
+import { authenticateKey, type Principal } from '../auth';
+import { extractKey } from '../keys';
 import { UpstreamExchange } from '../upstreamExchange';
 import { isPriced } from '../../services/billing';
 import { claudeFormat, claudeToChat } from './claude';
@@ -26,7 +28,7 @@ import { claudeFormat, claudeToChat } from './claude';
 const MAX_ANSWER_BYTES = 1024 * 1024;
 
 /** The tiers that may answer for the model (an admin's pinned channel only), or the client's 404/503. */
-function candidateTiers(app: AppContext, table: Awaited<ReturnType<typeof routeTable>>, call: InboundRouteCall, model: string): Tier[] {
+function candidateTiers(app: AppContext, table: Awaited<ReturnType<typeof routeTable>>, call: CountCall, model: string): Tier[] {
   const { principal } = call;
   if (principal.pinnedChannel !== undefined) {
     const pinned = table.channels.get(principal.pinnedChannel);
@@ -89,9 +91,16 @@ export function localInputTokens(chat: ChatRequest, body: Record<string, unknown
   return n;
 }
 
-async function countTokens(call: InboundRouteCall): Promise<void> {
-  const { app, ctx } = call;
-  const body = await call.body();
+/** The authenticated count call. */
+interface CountCall {
+  app: AppContext;
+  ctx: RelayHttp;
+  principal: Principal;
+}
+
+async function countTokens(app: AppContext, ctx: RelayHttp, _m: unknown, kit: InboundKit): Promise<void> {
+  const call: CountCall = { app, ctx, principal: await authenticateKey(app, extractKey(ctx, 'claude'), kit.ip) };
+  const { body } = await kit.readJson();
   const chat = claudeToChat(body); // validates like a message (400 in Claude's shape)
   const model = chat.model.trim();
   checkModelAllowed(call.principal, model);

@@ -6,6 +6,8 @@
  * GenerateContentResponse, canonical chunks → SSE `data:` lines each holding a
  * GenerateContentResponse. Tool calls stream in fragments in the canonical format but Gemini
  * sends whole `functionCall` parts, so they are buffered and sent with the final event.
+ * Also Gemini embeddings through OpenAI's (`geminiEmbeddings`); the other Gemini endpoints are in
+ * geminiRoutes.ts. What each conversion carries and drops: docs/formats.md.
  */
 import { RelayError } from '../errors';
 import type {
@@ -14,57 +16,133 @@ import type {
   ChatRequest,
   ChatResponse,
   ContentPart,
+  EndpointConversion,
   FinishReason,
   InboundFormat,
   InboundRoute,
+  ReasoningDetail,
   ToolCall,
   ToolDef,
   Usage,
 } from '../types';
-import { isRecord, newId, setHints } from '../adaptors/shared';
+import { isRecord, newId, setHints, type NativeHints } from '../adaptors/shared';
 
 const badRequest = (message: string) => new RelayError(400, message, 'invalid_request');
 
+/** Whose reasoning a Gemini thought signature is (ReasoningDetail `format`). */
+export const GEMINI_REASONING_FORMAT = 'google-gemini-v1';
+
+/** Tools Gemini runs itself: no other protocol has them, so a conversion drops them (a Gemini-format upstream gets them back). */
+const BUILT_IN_TOOLS = [
+  'googleSearch',
+  'googleSearchRetrieval',
+  'codeExecution',
+  'urlContext',
+  'fileSearch',
+  'computerUse',
+  'googleMaps',
+  'retrieval',
+  'enterpriseWebSearch',
+] as const;
+
+/** generationConfig fields the canonical request carries; the others travel only as a Gemini hint. */
+const MAPPED_GENERATION = new Set([
+  'temperature',
+  'topP',
+  'topK',
+  'maxOutputTokens',
+  'candidateCount',
+  'seed',
+  'presencePenalty',
+  'frequencyPenalty',
+  'stopSequences',
+  'responseMimeType',
+  'responseSchema',
+  'responseJsonSchema',
+  'thinkingConfig',
+]);
+
+interface GeminiCall {
+  name: string;
+  args: unknown;
+  id?: string;
+  signature?: string;
+}
+
 function partsToCanonical(parts: unknown[], where: string) {
   const content: ContentPart[] = [];
-  const calls: Array<{ name: string; args: unknown; id?: string }> = [];
+  const calls: GeminiCall[] = [];
   const responses: Array<{ name: string; response: unknown; id?: string }> = [];
+  /** Thought signatures on parts other than function calls (Gemini wants them back on the next turn). */
+  const signatures: string[] = [];
   let thoughts = '';
   parts.forEach((p, i) => {
     if (!isRecord(p)) throw badRequest(`${where}.parts[${i}]: must be an object`);
+    const signature = typeof p.thoughtSignature === 'string' && p.thoughtSignature ? p.thoughtSignature : undefined;
+    if (isRecord(p.functionCall)) {
+      calls.push({
+        name: String(p.functionCall.name ?? ''),
+        args: p.functionCall.args ?? {},
+        id: typeof p.functionCall.id === 'string' && p.functionCall.id ? p.functionCall.id : undefined,
+        signature,
+      });
+      return;
+    }
+    if (signature) signatures.push(signature);
     if (typeof p.text === 'string') {
       if (p.thought === true) thoughts += p.text;
-      else content.push({ type: 'text', text: p.text });
+      else if (p.text) content.push({ type: 'text', text: p.text });
     } else if (isRecord(p.inlineData)) {
       const mime = typeof p.inlineData.mimeType === 'string' ? p.inlineData.mimeType : 'application/octet-stream';
       const data = typeof p.inlineData.data === 'string' ? p.inlineData.data : '';
       if (mime.startsWith('audio/')) content.push({ type: 'input_audio', input_audio: { data, format: mime.slice(6) } });
       else if (mime.startsWith('image/')) content.push({ type: 'image_url', image_url: { url: `data:${mime};base64,${data}` } });
-      else content.push({ type: 'file', file: { file_data: `data:${mime};base64,${data}` } });
+      else {
+        // OpenAI wants a file name with inline file data
+        const name =
+          typeof p.inlineData.displayName === 'string' && p.inlineData.displayName ? p.inlineData.displayName : `file.${mime.split('/')[1] ?? 'bin'}`;
+        content.push({ type: 'file', file: { filename: name, file_data: `data:${mime};base64,${data}` } });
+      }
     } else if (isRecord(p.fileData) && typeof p.fileData.fileUri === 'string') {
       const mime = typeof p.fileData.mimeType === 'string' ? p.fileData.mimeType : '';
       // only images have a canonical URL form; other files (PDF, video…) are named in the text
       if (!mime || mime.startsWith('image/')) content.push({ type: 'image_url', image_url: { url: p.fileData.fileUri } });
       else content.push({ type: 'text', text: `[${mime}: ${p.fileData.fileUri}]` });
-    } else if (isRecord(p.functionCall)) {
-      calls.push({
-        name: String(p.functionCall.name ?? ''),
-        args: p.functionCall.args ?? {},
-        id: typeof p.functionCall.id === 'string' ? p.functionCall.id : undefined,
-      });
     } else if (isRecord(p.functionResponse)) {
       responses.push({
         name: String(p.functionResponse.name ?? ''),
         response: p.functionResponse.response ?? {},
-        id: typeof p.functionResponse.id === 'string' ? p.functionResponse.id : undefined,
+        id: typeof p.functionResponse.id === 'string' && p.functionResponse.id ? p.functionResponse.id : undefined,
       });
+    } else if (isRecord(p.executableCode) && typeof p.executableCode.code === 'string') {
+      // code Gemini ran itself (codeExecution): kept as text so the history still reads right
+      const lang = typeof p.executableCode.language === 'string' ? p.executableCode.language.toLowerCase() : '';
+      content.push({ type: 'text', text: `\n\`\`\`${lang === 'language_unspecified' ? '' : lang}\n${p.executableCode.code}\n\`\`\`\n` });
+    } else if (isRecord(p.codeExecutionResult) && typeof p.codeExecutionResult.output === 'string') {
+      content.push({ type: 'text', text: `\n\`\`\`\n${p.codeExecutionResult.output}\n\`\`\`\n` });
     }
   });
-  return { content, calls, responses, thoughts };
+  return { content, calls, responses, thoughts, signatures };
 }
 
 function simplify(parts: ContentPart[]): string | ContentPart[] {
   return parts.every((p) => p.type === 'text') ? parts.map((p) => (p as { text: string }).text).join('') : parts;
+}
+
+function textOfParts(parts: unknown): string {
+  if (!Array.isArray(parts)) return '';
+  return parts
+    .filter(isRecord)
+    .map((p) => (typeof p.text === 'string' ? p.text : ''))
+    .filter(Boolean)
+    .join('\n');
+}
+
+/** A Gemini schema (`parameters`, `responseSchema`: OpenAPI subset, upper-case types) or a JSON schema (`parametersJsonSchema`) → JSON schema. */
+function schemaOf(openapi: unknown, jsonSchema: unknown): Record<string, unknown> | undefined {
+  if (isRecord(jsonSchema)) return jsonSchema;
+  if (isRecord(openapi)) return lowerTypes(openapi) as Record<string, unknown>;
+  return undefined;
 }
 
 /** GenerateContentRequest → canonical request. */
@@ -74,27 +152,23 @@ export function geminiToChat(body: unknown, model: string | undefined): ChatRequ
   if (!Array.isArray(body.contents)) throw badRequest('contents is required');
   const messages: ChatMessage[] = [];
   const sys = body.systemInstruction ?? body.system_instruction;
-  if (isRecord(sys) && Array.isArray(sys.parts)) {
-    const text = sys.parts
-      .filter(isRecord)
-      .map((p) => (typeof p.text === 'string' ? p.text : ''))
-      .filter(Boolean)
-      .join('\n');
-    if (text) messages.push({ role: 'system', content: text });
-  }
-  // functionResponse parts are matched to the earliest pending call of the same name
+  const sysText = typeof sys === 'string' ? sys : isRecord(sys) ? textOfParts(sys.parts) : '';
+  if (sysText) messages.push({ role: 'system', content: sysText });
+  // functionResponse parts are matched to their call by id, else to the earliest pending call of the same name
   const pending: Array<{ id: string; name: string }> = [];
   body.contents.forEach((c, i) => {
     if (!isRecord(c)) throw badRequest(`contents[${i}]: must be an object`);
     const role = c.role ?? 'user';
     if (role !== 'user' && role !== 'model' && role !== 'function') throw badRequest(`contents[${i}].role: must be "user" or "model"`);
     if (!Array.isArray(c.parts)) throw badRequest(`contents[${i}].parts is required`);
-    const { content, calls, responses, thoughts } = partsToCanonical(c.parts, `contents[${i}]`);
+    const { content, calls, responses, thoughts, signatures } = partsToCanonical(c.parts, `contents[${i}]`);
     if (role === 'model') {
       const toolCalls: ToolCall[] = calls.map((fc) => {
         const id = fc.id ?? newId('call_');
         pending.push({ id, name: fc.name });
-        return { id, type: 'function', function: { name: fc.name, arguments: JSON.stringify(fc.args) } };
+        const call: ToolCall = { id, type: 'function', function: { name: fc.name, arguments: JSON.stringify(fc.args) } };
+        if (fc.signature) call.extra_content = { google: { thought_signature: fc.signature } };
+        return call;
       });
       const text = content
         .filter((p) => p.type === 'text')
@@ -103,6 +177,7 @@ export function geminiToChat(body: unknown, model: string | undefined): ChatRequ
       const msg: ChatMessage = { role: 'assistant', content: text || (toolCalls.length ? null : '') };
       if (toolCalls.length) msg.tool_calls = toolCalls;
       if (thoughts) msg.reasoning_content = thoughts;
+      if (signatures.length) msg.reasoning_details = signatures.map((data) => ({ type: 'reasoning.encrypted', data, format: GEMINI_REASONING_FORMAT }));
       messages.push(msg);
       return;
     }
@@ -119,6 +194,8 @@ export function geminiToChat(body: unknown, model: string | undefined): ChatRequ
   });
 
   const req: ChatRequest = { model, messages };
+  const hints: NativeHints = {};
+  const extras: NonNullable<NativeHints['gemini']> = {};
   const gc = isRecord(body.generationConfig) ? body.generationConfig : isRecord(body.generation_config) ? body.generation_config : {};
   if (typeof gc.temperature === 'number') req.temperature = gc.temperature;
   if (typeof gc.topP === 'number') req.top_p = gc.topP;
@@ -133,43 +210,60 @@ export function geminiToChat(body: unknown, model: string | undefined): ChatRequ
     if (stops.length) req.stop = stops;
   }
   if (gc.responseMimeType === 'application/json') {
-    const schema = gc.responseSchema ?? gc.responseJsonSchema;
-    req.response_format = isRecord(schema) ? { type: 'json_schema', json_schema: { name: 'response', schema } } : { type: 'json_object' };
+    const schema = schemaOf(gc.responseSchema, gc.responseJsonSchema);
+    req.response_format = schema ? { type: 'json_schema', json_schema: { name: 'response', schema } } : { type: 'json_object' };
   }
   if (isRecord(gc.thinkingConfig)) {
-    // native hint only (see formats/claude.ts): used by the Gemini and Claude adaptors
-    setHints(req, { geminiThinkingConfig: gc.thinkingConfig });
+    const t = gc.thinkingConfig;
+    // -1 is "dynamic": the model decides, as without a budget
+    if (typeof t.thinkingBudget === 'number' && t.thinkingBudget >= 0) req.thinking_budget = t.thinkingBudget;
+    if (typeof t.thinkingLevel === 'string' && /^(minimal|low|medium|high)$/i.test(t.thinkingLevel)) req.reasoning_effort = t.thinkingLevel.toLowerCase();
+    if (t.includeThoughts === true) req.reasoning_summary = 'auto';
+    // kept exactly for a Gemini-format upstream (thinkingLevel, includeThoughts: false …)
+    hints.geminiThinkingConfig = t;
   }
+  const restGc = Object.fromEntries(Object.entries(gc).filter(([k]) => !MAPPED_GENERATION.has(k)));
+  if (Object.keys(restGc).length) extras.generationConfig = restGc;
   if (Array.isArray(body.tools)) {
     const tools: ToolDef[] = [];
+    const builtIn: Array<Record<string, unknown>> = [];
     for (const t of body.tools) {
       if (!isRecord(t)) continue;
+      for (const k of BUILT_IN_TOOLS) if (k in t) builtIn.push({ [k]: t[k] });
       const decls = t.functionDeclarations ?? t.function_declarations;
       if (!Array.isArray(decls)) continue;
       for (const d of decls) {
         if (!isRecord(d) || typeof d.name !== 'string') continue;
-        const params = d.parameters ?? d.parametersJsonSchema;
         tools.push({
           type: 'function',
           function: {
             name: d.name,
             ...(typeof d.description === 'string' ? { description: d.description } : {}),
-            parameters: isRecord(params) ? (lowerTypes(params) as Record<string, unknown>) : { type: 'object', properties: {} },
+            parameters: schemaOf(d.parameters, d.parametersJsonSchema) ?? { type: 'object', properties: {} },
           },
         });
       }
     }
     if (tools.length) req.tools = tools;
+    if (builtIn.length) extras.tools = builtIn;
   }
   const tcfg = isRecord(body.toolConfig) ? body.toolConfig : undefined;
   if (req.tools && tcfg && isRecord(tcfg.functionCallingConfig)) {
     const f = tcfg.functionCallingConfig;
-    const names = Array.isArray(f.allowedFunctionNames) ? f.allowedFunctionNames : [];
+    const names = Array.isArray(f.allowedFunctionNames) ? f.allowedFunctionNames.filter((n): n is string => typeof n === 'string') : [];
     if (f.mode === 'NONE') req.tool_choice = 'none';
-    else if (f.mode === 'ANY' && names.length === 1 && typeof names[0] === 'string') req.tool_choice = { type: 'function', function: { name: names[0] } };
-    else if (f.mode === 'ANY') req.tool_choice = 'required';
-    else if (f.mode === 'AUTO') req.tool_choice = 'auto';
+    else if (f.mode === 'ANY' && names.length === 1) req.tool_choice = { type: 'function', function: { name: names[0]! } };
+    else if (f.mode === 'ANY') {
+      req.tool_choice = 'required';
+      // several allowed functions: the others are not offered at all (OpenAI and Claude cannot restrict a forced choice to a subset)
+      if (names.length) req.tools = req.tools.filter((t) => names.includes(t.function.name));
+    } else if (f.mode === 'AUTO' || f.mode === 'VALIDATED') req.tool_choice = 'auto';
   }
+  if (tcfg && isRecord(tcfg.retrievalConfig)) extras.toolConfig = { retrievalConfig: tcfg.retrievalConfig };
+  if (Array.isArray(body.safetySettings)) extras.safetySettings = body.safetySettings;
+  // cachedContent, labels: names of Google-side resources, meaningless to any other upstream (and to Vertex AI)
+  if (Object.keys(extras).length) hints.gemini = extras;
+  if (Object.keys(hints).length) setHints(req, hints);
   return req;
 }
 
@@ -232,22 +326,59 @@ function responseId(id: string | undefined): string {
   return (id ?? newId('')).replace(/^chatcmpl-/, '');
 }
 
+/** Gemini thought signatures among reasoning details (other families' reasoning means nothing to a Gemini client). */
+function geminiSignatures(details: ReasoningDetail[] | undefined): string[] {
+  const out: string[] = [];
+  for (const d of details ?? []) {
+    if (d.format !== GEMINI_REASONING_FORMAT) continue;
+    if (d.type === 'reasoning.encrypted' && d.data) out.push(d.data);
+    else if (d.type === 'reasoning.text' && d.signature) out.push(d.signature);
+  }
+  return out;
+}
+
+function functionCallPart(tc: { id?: string; name: string; args: string | undefined; extra?: ToolCall['extra_content'] }): Record<string, unknown> {
+  const part: Record<string, unknown> = { functionCall: { ...(tc.id ? { id: tc.id } : {}), name: tc.name, args: argsObject(tc.args) } };
+  const sig = tc.extra?.google?.thought_signature;
+  if (typeof sig === 'string' && sig) part.thoughtSignature = sig;
+  return part;
+}
+
+/**
+ * A message's thought signatures (not those of its function calls) go where Gemini puts them: on
+ * the last text or thought part, else on the first function call without one.
+ */
+function placeSignatures(parts: Array<Record<string, unknown>>, signatures: string[]): void {
+  if (!signatures.length) return;
+  const sig = signatures[signatures.length - 1]!;
+  const texts = parts.filter((p) => typeof p.text === 'string');
+  const target = texts[texts.length - 1] ?? parts.find((p) => p.functionCall && !p.thoughtSignature);
+  if (target) target.thoughtSignature = sig;
+  else parts.push({ text: '', thoughtSignature: sig });
+}
+
 /** Canonical response → GenerateContentResponse. */
 export function chatToGemini(res: ChatResponse, model: string): Record<string, unknown> {
   const candidates = (res.choices ?? []).map((c) => {
     const parts: Array<Record<string, unknown>> = [];
     if (c.message.reasoning_content) parts.push({ text: c.message.reasoning_content, thought: true });
     if (typeof c.message.content === 'string' && c.message.content) parts.push({ text: c.message.content });
-    for (const tc of c.message.tool_calls ?? []) parts.push({ functionCall: { name: tc.function.name, args: argsObject(tc.function.arguments) } });
+    placeSignatures(parts, geminiSignatures(c.message.reasoning_details));
+    for (const tc of c.message.tool_calls ?? [])
+      parts.push(functionCallPart({ id: tc.id, name: tc.function.name, args: tc.function.arguments, extra: tc.extra_content }));
     if (!parts.length) parts.push({ text: '' });
     return { content: { role: 'model', parts }, finishReason: finishToGemini(c.finish_reason) ?? 'STOP', index: c.index };
   });
   return { candidates, usageMetadata: canonicalToGeminiUsage(res.usage), modelVersion: model, responseId: responseId(res.id) };
 }
 
-/** Canonical chunks → `data: <GenerateContentResponse>` lines. */
+/**
+ * Canonical chunks → `data: <GenerateContentResponse>` lines. Gemini sends whole `functionCall`
+ * parts, so tool-call fragments are gathered and sent in the final event with the finish reason
+ * and the usage.
+ */
 export class GeminiStreamWriter {
-  private readonly tools = new Map<number, { name: string; args: string }>();
+  private readonly tools = new Map<number, { id?: string; name: string; args: string; extra?: ToolCall['extra_content'] }>();
   private finish: FinishReason = null;
   private id: string | undefined;
   private usage: Usage | undefined;
@@ -269,10 +400,13 @@ export class GeminiStreamWriter {
     const parts: Array<Record<string, unknown>> = [];
     if (d.reasoning_content) parts.push({ text: d.reasoning_content, thought: true });
     if (typeof d.content === 'string' && d.content) parts.push({ text: d.content });
+    placeSignatures(parts, geminiSignatures(d.reasoning_details));
     for (const tc of d.tool_calls ?? []) {
       const t = this.tools.get(tc.index) ?? { name: '', args: '' };
+      if (tc.id) t.id = tc.id;
       if (tc.function?.name) t.name = tc.function.name;
       if (tc.function?.arguments) t.args += tc.function.arguments;
+      if (tc.extra_content) t.extra = tc.extra_content;
       this.tools.set(tc.index, t);
     }
     if (choice.finish_reason) this.finish = choice.finish_reason;
@@ -282,9 +416,7 @@ export class GeminiStreamWriter {
   end(usage: Usage | undefined): string {
     if (this.done) return '';
     this.done = true;
-    const parts: Array<Record<string, unknown>> = [...this.tools.entries()]
-      .sort((a, b) => a[0] - b[0])
-      .map(([, t]) => ({ functionCall: { name: t.name, args: argsObject(t.args) } }));
+    const parts: Array<Record<string, unknown>> = [...this.tools.entries()].sort((a, b) => a[0] - b[0]).map(([, t]) => functionCallPart(t));
     if (!parts.length) parts.push({ text: '' });
     const body = {
       candidates: [{ content: { role: 'model', parts }, finishReason: finishToGemini(this.finish) ?? 'STOP', index: 0 }],
@@ -314,6 +446,60 @@ export function geminiError(status: number, message: string): { error: { code: n
   return { error: { code: status, message, status: STATUS_NAME[status] ?? (status >= 500 ? 'INTERNAL' : 'INVALID_ARGUMENT') } };
 }
 
+// ---------------------------------------------------------------------------------------------
+// Embeddings (`:embedContent`, `:batchEmbedContents`) on OpenAI-format channels
+
+function embedText(content: unknown, where: string): string {
+  if (!isRecord(content) || !Array.isArray(content.parts)) throw badRequest(`${where}.parts is required`);
+  const texts: string[] = [];
+  content.parts.forEach((p, i) => {
+    if (isRecord(p) && typeof p.text === 'string') texts.push(p.text);
+    else throw badRequest(`${where}.parts[${i}]: only text can be embedded by this model's channel`);
+  });
+  return texts.join('\n');
+}
+
+/** The requests of an embedContent (one) or batchEmbedContents (`requests`) body; 400 when there are none. */
+export function embedRequests(body: Record<string, unknown>): Array<{ content: unknown; where: string; dims?: number }> {
+  const batch = Array.isArray(body.requests);
+  const list = batch ? (body.requests as unknown[]) : [body];
+  if (!list.length) throw badRequest('requests must not be empty');
+  return list.map((r, i) => {
+    const where = batch ? `requests[${i}].content` : 'content';
+    if (!isRecord(r) || !isRecord(r.content)) throw badRequest(`${where} is required`);
+    return { content: r.content, where, ...(typeof r.outputDimensionality === 'number' ? { dims: r.outputDimensionality } : {}) };
+  });
+}
+
+/** Float32 little-endian base64 (an upstream that answers base64 whatever was asked) → numbers. */
+function vectorOf(v: unknown): number[] {
+  if (Array.isArray(v)) return v.map(Number);
+  if (typeof v !== 'string') return [];
+  const buf = Buffer.from(v, 'base64');
+  const out: number[] = [];
+  for (let i = 0; i + 4 <= buf.length; i += 4) out.push(buf.readFloatLE(i));
+  return out;
+}
+
+/**
+ * Gemini embeddings through OpenAI's `/v1/embeddings`: each request's text parts (joined) are one
+ * input, `outputDimensionality` → `dimensions`; `taskType` and `title` have no OpenAI equivalent
+ * and are dropped. Non-text parts are refused (400).
+ */
+export const geminiEmbeddings: EndpointConversion = {
+  toOpenAI(body) {
+    const reqs = embedRequests(body);
+    const dims = reqs.find((r) => r.dims !== undefined)?.dims;
+    return { input: reqs.map((r) => embedText(r.content, r.where)), encoding_format: 'float', ...(dims !== undefined ? { dimensions: dims } : {}) };
+  },
+  fromOpenAI(res, request) {
+    const data = isRecord(res) && Array.isArray(res.data) ? res.data.filter(isRecord) : [];
+    data.sort((a, b) => (Number(a.index) || 0) - (Number(b.index) || 0));
+    const vectors = data.map((d) => ({ values: vectorOf(d.embedding) }));
+    return Array.isArray(request.requests) ? { embeddings: vectors } : { embedding: vectors[0] ?? { values: [] } };
+  },
+};
+
 export const geminiFormat: InboundFormat = {
   name: 'gemini',
   toChat: (body, modelFromPath) => geminiToChat(body, modelFromPath),
@@ -324,6 +510,7 @@ export const geminiFormat: InboundFormat = {
     return { chunk: (c) => w.chunk(c), end: (u) => w.end(u) };
   },
   error: (status, message) => geminiError(status, message),
+  convertEndpoint: (endpoint) => (endpoint === 'embeddings' ? geminiEmbeddings : undefined),
 };
 
 const GEMINI_PATH = /^\/(?:v1beta|v1)\/models\/([^/:]+):(generateContent|streamGenerateContent)$/;
