@@ -81,8 +81,6 @@ export const OPENAI_CHAT_FIELDS = new Set([
   'safety_identifier',
   'prompt_cache_key',
 ]);
-/** Canonical-only fields: an OpenAI Chat upstream never gets them once adaptors/openai.ts keeps OpenAI fields only. */
-export const CANONICAL_ONLY = new Set(['thinking_budget', 'reasoning_summary']);
 /**
  * Claude wire names that must never leave a conversion. (Canonical `reasoning_details` on messages
  * are the OpenAI adaptor's to keep or drop, like the canonical-only top-level fields.)

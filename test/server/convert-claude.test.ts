@@ -21,7 +21,7 @@ import { chatToClaude, claudeError, claudeFormat, claudeRoute, claudeToChat } fr
 import { UpstreamError } from '../../server/src/relay/errors';
 import { toGeminiRequest } from '../../server/src/relay/adaptors/gemini';
 import { openaiAdaptor } from '../../server/src/relay/adaptors/openai';
-import { CANONICAL_ONLY, CLAUDE_CODE_BODY, CLAUDE_ONLY, OPENAI_CHAT_FIELDS } from '../helpers/claudeCode';
+import { CLAUDE_CODE_BODY, CLAUDE_ONLY, OPENAI_CHAT_FIELDS } from '../helpers/claudeCode';
 import type { AdaptorContext, ChatChunk, ChatRequest, ChatResponse, SSEEvent } from '../../server/src/relay/types';
 
 function ctxOf(opts: Record<string, string> = {}, over: Partial<AdaptorContext> = {}): AdaptorContext {
@@ -1017,10 +1017,16 @@ describe('Claude Code request → canonical', () => {
       ctxOf({}, { upstreamModel: 'gpt-test', stream: true, channel: { ...ctxOf().channel, type: 1 } }),
     );
     const body = JSON.parse(String(up.body)) as Record<string, unknown>;
-    for (const k of Object.keys(body)) expect(OPENAI_CHAT_FIELDS.has(k) || CANONICAL_ONLY.has(k)).toBe(true);
+    for (const k of Object.keys(body)) expect(OPENAI_CHAT_FIELDS.has(k)).toBe(true);
     expect(JSON.stringify(body)).not.toMatch(CLAUDE_ONLY);
     expect((body.messages as Array<{ role: string }>).map((m) => m.role)).toEqual(['system', 'user', 'system', 'assistant', 'tool']);
-    expect(body.reasoning_effort).toBe('high');
+    // gpt-test is not a reasoning model: OpenAI would refuse reasoning_effort; a reasoning model gets it
+    expect(body.reasoning_effort).toBeUndefined();
+    const reasoning = openaiAdaptor.chatRequest(
+      { ...req, model: 'gpt-5' },
+      ctxOf({}, { upstreamModel: 'gpt-5', stream: true, channel: { ...ctxOf().channel, type: 1 } }),
+    );
+    expect(JSON.parse(String(reasoning.body)).reasoning_effort).toBe('high');
   });
 
   it('→ Gemini body: system text in systemInstruction, no Claude field anywhere', () => {

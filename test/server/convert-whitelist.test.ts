@@ -285,9 +285,16 @@ describe('canonical → Claude: a Gemini CLI turn', () => {
     expect(body.tools).toEqual([
       { name: 'list_directory', description: 'Lists a directory', input_schema: CLI_TURN.tools[0]!.functionDeclarations![0]!.parametersJsonSchema },
     ]);
-    // the thinking budget is Claude's extended thinking (which takes no top_p/top_k)
-    expect(body.thinking).toEqual({ type: 'enabled', budget_tokens: 4096 });
-    expect(body.top_k).toBeUndefined();
+    // The thinking budget would be Claude's extended thinking, but this turn answers tool calls made
+    // without signed thinking (another family's history), which Claude refuses with thinking on.
+    expect(body.thinking).toBeUndefined();
+    expect(body.top_k).toBe(64); // Claude takes top_k when not thinking
+    const fresh = cliChat();
+    fresh.messages = fresh.messages.filter((m) => m.role !== 'assistant' && m.role !== 'tool');
+    const first = toClaudeRequest(fresh, ctxOf({ type: CHANNEL_TYPE.Anthropic }, { upstreamModel: 'claude-sonnet-4-5' })).body;
+    expect(first.thinking).toEqual({ type: 'enabled', budget_tokens: 4096 });
+    expect(first.top_p).toBeUndefined();
+    expect(first.top_k).toBeUndefined();
     expect(JSON.stringify(body)).not.toContain('googleSearch');
     expect(JSON.stringify(body)).not.toContain('cachedContents');
   });
