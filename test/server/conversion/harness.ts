@@ -6,6 +6,7 @@
  */
 import { BadStreamFrame, jsonShaped, parseBlockChecked, SSESplitter } from '../../../server/src/relay/sse';
 import { streamCutTail } from '../../../server/src/relay/call/streamBody';
+import { unpackReasoning } from '../../../server/src/relay/formats/responses';
 import { RelayError, scrubSecrets, UpstreamError } from '../../../server/src/relay/errors';
 import type { ChatChunk, ChatRequest, ChatResponse, InboundFormat, SSEEvent, Usage } from '../../../server/src/relay/types';
 import { adaptorContext, CHANNEL_KEY, routeOf, type Protocol } from './protocols';
@@ -304,6 +305,7 @@ const NOW_WINDOW_S = 2 * 24 * 3600;
 const TIME_KEYS = new Set(['created', 'created_at', 'completed_at', 'createTime']);
 /** Ids the gateway generates: newId() (24 hex digits after a prefix) and UUIDs. */
 const GENERATED = /[0-9a-f]{24}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+const HAS_GENERATED = new RegExp(GENERATED.source);
 
 /**
  * Replaces what changes from run to run: generated ids become `<id1>`, `<id2>` … by first
@@ -313,7 +315,12 @@ const GENERATED = /[0-9a-f]{24}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-
 export function normalise<T>(value: T, names = new Map<string, string>()): T {
   const nowS = Date.now() / 1000;
   const walk = (v: unknown, key?: string): unknown => {
-    if (typeof v === 'string') return v.replace(GENERATED, (m) => names.get(m) ?? (names.set(m, `<id${names.size + 1}>`), names.get(m)!));
+    if (typeof v === 'string') {
+      // Reasoning the gateway packed for a Responses client holds generated call ids too: shown unpacked.
+      const packed = unpackReasoning(v);
+      if (packed) return { packedReasoning: walk(packed) };
+      return v.replace(GENERATED, (m) => names.get(m) ?? (names.set(m, `<id${names.size + 1}>`), names.get(m)!));
+    }
     if (typeof v === 'number' && key && TIME_KEYS.has(key)) {
       if (Math.abs(v - nowS) < NOW_WINDOW_S || Math.abs(v / 1000 - nowS) < NOW_WINDOW_S) return '<now>';
       return v;
@@ -321,7 +328,7 @@ export function normalise<T>(value: T, names = new Map<string, string>()): T {
     if (Array.isArray(v)) return v.map((x) => walk(x));
     if (v && typeof v === 'object') {
       const o: Record<string, unknown> = {};
-      for (const [k, x] of Object.entries(v)) o[k] = walk(x, k);
+      for (const [k, x] of Object.entries(v)) o[HAS_GENERATED.test(k) ? (walk(k) as string) : k] = walk(x, k);
       return o;
     }
     return v;
