@@ -450,12 +450,15 @@ describeEach(ALL_TARGETS, 'relay: OpenAI Responses API', (getApp) => {
 
   test('Responses client on a Responses channel: passthrough, usage from response.completed', async () => {
     const before = await quota();
-    const stream = openai.responses.stream({
-      model: 'resp-only',
-      input: 'Hi',
-      reasoning: { effort: 'low', summary: 'auto' },
-      include: ['reasoning.encrypted_content'],
-    });
+    const stream = openai.responses.stream(
+      {
+        model: 'resp-only',
+        input: 'Hi',
+        reasoning: { effort: 'low', summary: 'auto' },
+        include: ['reasoning.encrypted_content'],
+      },
+      { headers: { 'OpenAI-Beta': 'responses=experimental' } },
+    );
     const final = await stream.finalResponse();
     expect(final.id).toBe('resp_mock');
     expect(final.output_text).toBe('Hello from the mock');
@@ -469,6 +472,7 @@ describeEach(ALL_TARGETS, 'relay: OpenAI Responses API', (getApp) => {
       stream: true,
     });
     expect(up.headers.authorization).toBe('Bearer sk-resp');
+    expect(up.headers['openai-beta']).toBe('responses=experimental'); // provider headers pass through
     // 11 + 7 × 5
     await expectBilled(before, 46, 11, 7, 'resp-only', 'resp-only-ch');
   });
