@@ -16,6 +16,8 @@ import type {
   Usage,
 } from '../types';
 import { parseBlock, SSESplitter } from '../sse';
+import { UpstreamError } from '../errors';
+import { isRecord } from './shared';
 import { CHANNEL_TYPE, CHANNEL_TYPES, typesServedBy } from '../../channels/catalogue';
 
 /**
@@ -177,14 +179,41 @@ export class OpenAIObserver implements StreamObserver {
   }
 }
 
+/** OpenAI error `type` / `code` of an in-band stream error → the status a client should see. */
+function openaiStreamStatus(e: Record<string, unknown>): number {
+  const n = Number(e.status ?? e.code);
+  if (Number.isInteger(n) && n >= 400 && n <= 599) return n;
+  const kind = `${String(e.type ?? '')} ${String(e.code ?? '')}`;
+  if (/rate_limit|insufficient_quota/.test(kind)) return 429;
+  if (/overloaded|unavailable/i.test(kind)) return 503;
+  return 500;
+}
+
+/** An in-band `{"error": …}` event (OpenAI and compatible servers send one mid-stream) → UpstreamError. */
+function openaiStreamError(error: unknown, body: string): UpstreamError {
+  const e = isRecord(error) ? error : {};
+  const message = typeof error === 'string' && error ? error : typeof e.message === 'string' && e.message ? e.message : 'upstream stream error';
+  const kind = typeof e.type === 'string' && e.type ? e.type : typeof e.code === 'string' && e.code ? e.code : 'api_error';
+  return new UpstreamError(openaiStreamStatus(e), message, body, kind);
+}
+
 class OpenAITranslator implements StreamTranslator {
   private u: Usage | undefined;
+  private pending: UpstreamError | undefined;
   push(ev: SSEEvent): ChatChunk[] {
+    if (this.pending) throw this.pending;
     if (ev.data === '[DONE]') return [];
     let obj: ChatChunk;
     try {
       obj = JSON.parse(ev.data) as ChatChunk;
     } catch {
+      return [];
+    }
+    if (!isRecord(obj)) return [];
+    const error = (obj as unknown as Record<string, unknown>).error;
+    if (error != null && !Array.isArray(obj.choices)) {
+      // thrown on the next push()/end(), so the chunks converted before it still reach the client
+      this.pending = openaiStreamError(error, ev.data);
       return [];
     }
     const u = normaliseUsage(obj.usage);
@@ -194,6 +223,7 @@ class OpenAITranslator implements StreamTranslator {
     return [obj];
   }
   end(): ChatChunk[] {
+    if (this.pending) throw this.pending;
     return [];
   }
   usage(): Usage | undefined {
