@@ -1,12 +1,15 @@
 /**
  * OpenAI Chat upstream answers and streams → canonical (pure, no DB): in-band stream errors, and
- * the passthrough observer that must forward them untouched.
+ * the passthrough observer that must forward them untouched; refusals carried to other clients.
  */
 import { DEFAULT_OPTIONS } from '../../seeds/defaultOptions';
 import { openaiAdaptor } from '../../server/src/relay/adaptors/openai';
 import { UpstreamError } from '../../server/src/relay/errors';
 import { CHANNEL_TYPE } from '../../server/src/channels/catalogue';
-import type { AdaptorContext, ChatChunk, StreamTranslator } from '../../server/src/relay/types';
+import { chatToClaude, ClaudeStreamWriter } from '../../server/src/relay/formats/claude';
+import { chatToGemini, GeminiStreamWriter } from '../../server/src/relay/formats/gemini';
+import { chatToResponses, ResponsesStreamWriter } from '../../server/src/relay/formats/responses';
+import type { AdaptorContext, ChatChunk, ChatResponse, StreamTranslator } from '../../server/src/relay/types';
 
 const ctx: AdaptorContext = {
   channel: { id: 1, type: CHANNEL_TYPE.OpenAI, name: 'c', key: 'sk-up', baseUrl: 'https://api.example', organization: '', other: '', setting: {} },
@@ -73,5 +76,86 @@ describe('OpenAI stream: an in-band error event', () => {
       o.push({ data: '[DONE]' });
     }).not.toThrow();
     expect(o.text()).toBe('Bonjour');
+  });
+});
+
+describe('OpenAI refusal → other clients', () => {
+  const refusal = "I can't help with that.";
+  const answer = openaiAdaptor.chatResponse(
+    {
+      id: 'chatcmpl-1',
+      object: 'chat.completion',
+      created: 1,
+      model: 'gpt-4.1',
+      choices: [{ index: 0, message: { role: 'assistant', content: null, refusal }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 3, completion_tokens: 5, total_tokens: 8 },
+    },
+    ctx,
+  ) as ChatResponse;
+  const chunks: ChatChunk[] = [
+    {
+      id: 'c1',
+      object: 'chat.completion.chunk',
+      created: 1,
+      model: 'm',
+      choices: [{ index: 0, delta: { role: 'assistant', content: null, refusal: '' }, finish_reason: null }],
+    },
+    { id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { refusal: "I can't " }, finish_reason: null }] },
+    { id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: { refusal: 'help with that.' }, finish_reason: null }] },
+    { id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] },
+  ];
+  const events = (sse: string) =>
+    sse
+      .split('\n\n')
+      .filter((b) => b.includes('data: '))
+      .map((b) => JSON.parse(b.slice(b.indexOf('data: ') + 6)) as Record<string, any>);
+
+  it('Claude: the text of the answer, stop_reason refusal (whole and streamed)', () => {
+    const claude = chatToClaude(answer, 'claude-x');
+    expect(claude.content).toEqual([{ type: 'text', text: refusal }]);
+    expect(claude.stop_reason).toBe('refusal');
+    const w = new ClaudeStreamWriter('claude-x');
+    const evs = events(chunks.map((c) => w.chunk(c)).join('') + w.end(undefined));
+    expect(evs.filter((e) => e.type === 'content_block_delta').map((e) => e.delta.text)).toEqual(["I can't ", 'help with that.']);
+    expect(evs.find((e) => e.type === 'message_delta')!.delta.stop_reason).toBe('refusal');
+  });
+
+  it('Claude: a plain answer still ends with end_turn', () => {
+    const w = new ClaudeStreamWriter('claude-x');
+    const evs = events(w.chunk({ ...chunks[1]!, choices: [{ index: 0, delta: { content: 'hi' }, finish_reason: 'stop' }] }) + w.end(undefined));
+    expect(evs.find((e) => e.type === 'message_delta')!.delta.stop_reason).toBe('end_turn');
+  });
+
+  it('Gemini: a text part, finishReason STOP (whole and streamed)', () => {
+    const gemini = chatToGemini(answer, 'gemini-x') as { candidates: Array<{ content: { parts: unknown[] }; finishReason: string }> };
+    expect(gemini.candidates[0]!.content.parts).toEqual([{ text: refusal }]);
+    expect(gemini.candidates[0]!.finishReason).toBe('STOP');
+    const w = new GeminiStreamWriter('gemini-x');
+    const evs = events(chunks.map((c) => w.chunk(c)).join('') + w.end(undefined));
+    const text = evs.map((e) => (e.candidates[0].content.parts as Array<{ text?: string }>).map((p) => p.text ?? '').join('')).join('');
+    expect(text).toBe(refusal);
+  });
+
+  it('Responses: a refusal content part, and refusal events in the stream', () => {
+    const r = chatToResponses(answer, 'gpt-x') as { output: Array<{ type: string; content: unknown[] }> };
+    expect(r.output).toHaveLength(1);
+    expect(r.output[0]!.content).toEqual([{ type: 'refusal', refusal }]);
+    const w = new ResponsesStreamWriter('gpt-x');
+    const evs = events(chunks.map((c) => w.chunk(c)).join('') + w.end(undefined));
+    const types = evs.map((e) => e.type as string);
+    expect(types.filter((t) => t.startsWith('response.refusal'))).toEqual(['response.refusal.delta', 'response.refusal.delta', 'response.refusal.done']);
+    expect(types.some((t) => t.startsWith('response.output_text'))).toBe(false);
+    expect(evs.find((e) => e.type === 'response.refusal.done')!.refusal).toBe(refusal);
+    expect(evs.find((e) => e.type === 'response.content_part.added')!.part).toEqual({ type: 'refusal', refusal: '' });
+    const done = evs.find((e) => e.type === 'response.completed')!.response;
+    expect(done.output[0].content).toEqual([{ type: 'refusal', refusal }]);
+  });
+
+  it('Responses: text then a refusal are two message items, each closed', () => {
+    const w = new ResponsesStreamWriter('gpt-x');
+    const text: ChatChunk = { ...chunks[1]!, choices: [{ index: 0, delta: { content: 'Well. ' }, finish_reason: null }] };
+    const evs = events([text, ...chunks].map((c) => w.chunk(c)).join('') + w.end(undefined));
+    const done = evs.filter((e) => e.type === 'response.output_item.done').map((e) => e.item.content[0].type);
+    expect(done).toEqual(['output_text', 'refusal']);
   });
 });

@@ -712,6 +712,8 @@ function responsesStreamViolations(events: StreamEvent[]): string[] {
 /** Canonical facts of one answer, for comparing an answer before and after conversion. */
 export interface AnswerFacts {
   text: string;
+  /** The text is (or holds) an OpenAI refusal. */
+  refused?: boolean;
   reasoning: string;
   toolCalls: Array<{ id?: string; name: string; args: unknown }>;
   finish: string | null;
@@ -734,7 +736,9 @@ export function factDifferences(client: WireFormat, upstream: AnswerFacts, got: 
   if (c.reasoning && upstream.reasoning !== got.reasoning) v.push(`reasoning ${JSON.stringify(upstream.reasoning)} became ${JSON.stringify(got.reasoning)}`);
   const tc = (f: AnswerFacts) => JSON.stringify(f.toolCalls.map((t) => ({ ...(c.toolCallIds ? { id: t.id } : {}), name: t.name, args: t.args })));
   if (tc(upstream) !== tc(got)) v.push(`tool calls ${tc(upstream)} became ${tc(got)}`);
-  if (upstream.finish !== got.finish) v.push(`finish ${upstream.finish} became ${got.finish}`);
+  // A refusal may be told with a stop reason of its own (Claude `refusal`, read back as content_filter).
+  const refusalStop = upstream.refused && upstream.finish === 'stop' && got.finish === 'content_filter';
+  if (upstream.finish !== got.finish && !refusalStop) v.push(`finish ${upstream.finish} became ${got.finish}`);
   const u = upstream.usage;
   const g = got.usage;
   if (u && !g) v.push('usage lost');

@@ -363,6 +363,8 @@ export function chatToGemini(res: ChatResponse, model: string): Record<string, u
     const parts: Array<Record<string, unknown>> = [];
     if (c.message.reasoning_content) parts.push({ text: c.message.reasoning_content, thought: true });
     if (typeof c.message.content === 'string' && c.message.content) parts.push({ text: c.message.content });
+    // Gemini has no refusal part: an OpenAI refusal is the answer's text.
+    if (typeof c.message.refusal === 'string' && c.message.refusal) parts.push({ text: c.message.refusal });
     placeSignatures(parts, geminiSignatures(c.message.reasoning_details));
     for (const tc of c.message.tool_calls ?? [])
       parts.push(functionCallPart({ id: tc.id, name: tc.function.name, args: tc.function.arguments, extra: tc.extra_content }));
@@ -400,6 +402,7 @@ export class GeminiStreamWriter {
     const parts: Array<Record<string, unknown>> = [];
     if (d.reasoning_content) parts.push({ text: d.reasoning_content, thought: true });
     if (typeof d.content === 'string' && d.content) parts.push({ text: d.content });
+    if (typeof d.refusal === 'string' && d.refusal) parts.push({ text: d.refusal });
     placeSignatures(parts, geminiSignatures(d.reasoning_details));
     for (const tc of d.tool_calls ?? []) {
       const t = this.tools.get(tc.index) ?? { name: '', args: '' };
