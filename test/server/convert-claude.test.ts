@@ -386,6 +386,34 @@ describe('Claude SSE → canonical chunks', () => {
     expect((err as UpstreamError).message).toBe('Overloaded');
   });
 
+  it('a tool_use without input gets arguments "{}" when its block stops (not "")', () => {
+    const t = new ClaudeStreamTranslator('m');
+    const ev = (data: Record<string, unknown>) => ({ event: String(data.type), data: JSON.stringify(data) });
+    const chunks: ChatChunk[] = [
+      ev({ type: 'message_start', message: { id: 'msg_1', model: 'claude-x', usage: { input_tokens: 1, output_tokens: 0 } } }),
+      ev({ type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_a', name: 'get_time', input: {} } }),
+      ev({ type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '' } }),
+      ev({ type: 'content_block_stop', index: 0 }),
+      ev({ type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 'toolu_b', name: 'get_weather', input: {} } }),
+      ev({ type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '{"city":"Paris"}' } }),
+      ev({ type: 'content_block_stop', index: 1 }),
+      ev({ type: 'message_delta', delta: { stop_reason: 'tool_use' }, usage: { output_tokens: 5 } }),
+    ].flatMap((e) => t.push(e));
+    const args = new Map<number, string>();
+    for (const tc of chunks.flatMap((c) => c.choices.flatMap((ch) => ch.delta.tool_calls ?? [])))
+      args.set(tc.index, (args.get(tc.index) ?? '') + (tc.function?.arguments ?? ''));
+    expect([...args.values()]).toEqual(['{}', '{"city":"Paris"}']);
+  });
+
+  it('a tool_use without input whose block never stops still gets "{}" before the finish', () => {
+    const t = new ClaudeStreamTranslator('m');
+    const ev = (data: Record<string, unknown>) => ({ event: String(data.type), data: JSON.stringify(data) });
+    t.push(ev({ type: 'message_start', message: { id: 'msg_1', model: 'claude-x' } }));
+    t.push(ev({ type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_a', name: 'get_time', input: {} } }));
+    const out = t.push(ev({ type: 'message_delta', delta: { stop_reason: 'tool_use' } }));
+    expect(out.map((c) => c.choices[0]!.delta.tool_calls?.[0]?.function?.arguments ?? c.choices[0]!.finish_reason)).toEqual(['{}', 'tool_calls']);
+  });
+
   it('ignores garbage and unknown events', () => {
     const t = new ClaudeStreamTranslator('m');
     expect(t.push({ data: 'not json' })).toEqual([]);
