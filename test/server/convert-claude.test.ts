@@ -77,9 +77,25 @@ describe('canonical → Claude request', () => {
     ]);
     expect(body.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Hello' }] }]);
     expect(body.temperature).toBe(0.3);
-    expect(body.top_p).toBe(0.9);
+    expect(body.top_p).toBeUndefined(); // temperature wins: newer Claude models refuse both
     expect(body.stop_sequences).toEqual(['END']);
     expect(body.stream).toBeUndefined();
+  });
+
+  it('sends temperature or top_p, never both (Claude Sonnet 4.5 and later refuse both)', () => {
+    const bodyOf = (over: Partial<ChatRequest>) =>
+      JSON.parse(
+        String(
+          claudeAdaptor.chatRequest({ model: 'm', messages: [{ role: 'user', content: 'hi' }], ...over }, ctxOf({}, { upstreamModel: 'claude-sonnet-4-5' }))
+            .body,
+        ),
+      );
+    const both = bodyOf({ temperature: 0, top_p: 1 });
+    expect(both.temperature).toBe(0);
+    expect(both).not.toHaveProperty('top_p');
+    expect(bodyOf({ top_p: 0.8 }).top_p).toBe(0.8);
+    expect(bodyOf({ top_p: 0.8 })).not.toHaveProperty('temperature');
+    expect(bodyOf({ temperature: 0.4 }).temperature).toBe(0.4);
   });
 
   it('uses claude.default_max_tokens per model, then default, and keeps an explicit max_tokens', () => {

@@ -866,7 +866,8 @@ export function requestDigest(req: { messages?: CanonicalMessage[]; [k: string]:
 /**
  * What changed between two request digests (before → after a conversion and its reading back),
  * leaving out what the target requires by design: Claude needs `max_tokens` (a default is added),
- * takes `temperature` only in 0–1 and only 1 with thinking; the Responses API has no stop
+ * takes `temperature` only in 0–1 and only 1 with thinking, and `top_p` only without `temperature`
+ * (newer models refuse both); the Responses API has no stop
  * sequences; no target accepts another provider's
  * reasoning text back (OpenAI Chat has no input field for it, Claude wants its own signature,
  * Gemini its thought signature), so reasoning text dropped on the way is not a loss.
@@ -879,6 +880,7 @@ export function digestDifferences(before: Record<string, unknown>, after: Record
     const b = after[k];
     if (target === 'claude' && k === 'max_tokens' && a === undefined) continue;
     if (target === 'responses' && k === 'stop') continue; // the Responses API has no stop sequences
+    if (target === 'claude' && k === 'top_p' && b === undefined && body.temperature !== undefined) continue;
     if (target === 'claude' && k === 'temperature') {
       const thinking = isObj(body.thinking) && body.thinking.type === 'enabled';
       if (thinking && b === 1) continue;

@@ -288,7 +288,9 @@ export function toClaudeRequest(req: ChatRequest, ctx: AdaptorContext): { body: 
     if (thinking.type === 'enabled') body.temperature = 1;
   } else {
     if (req.temperature != null) body.temperature = Math.min(1, Math.max(0, req.temperature));
-    if (req.top_p != null) body.top_p = req.top_p;
+    // Claude from Opus 4.1 / Sonnet 4.5 on refuses both together (and Anthropic advises one for all):
+    // temperature wins (Gemini CLI always sends temperature 0 with topP 1).
+    else if (req.top_p != null) body.top_p = req.top_p;
     if (req.top_k != null) body.top_k = req.top_k;
   }
   const effort = getHints(req).claudeEffort;
