@@ -3,7 +3,10 @@
  * the passthrough observer that must forward them untouched; refusals carried to other clients.
  */
 import { DEFAULT_OPTIONS } from '../../seeds/defaultOptions';
-import { openaiAdaptor } from '../../server/src/relay/adaptors/openai';
+import { openaiAdaptor, toOpenAIChatBody } from '../../server/src/relay/adaptors/openai';
+import { fileNameFor } from '../../server/src/relay/adaptors/shared';
+import { claudeToChat } from '../../server/src/relay/formats/claude';
+import { responsesToChat } from '../../server/src/relay/formats/responses';
 import { UpstreamError } from '../../server/src/relay/errors';
 import { CHANNEL_TYPE } from '../../server/src/channels/catalogue';
 import { chatToClaude, ClaudeStreamWriter } from '../../server/src/relay/formats/claude';
@@ -157,5 +160,64 @@ describe('OpenAI refusal → other clients', () => {
     const evs = events([text, ...chunks].map((c) => w.chunk(c)).join('') + w.end(undefined));
     const done = evs.filter((e) => e.type === 'response.output_item.done').map((e) => e.item.content[0].type);
     expect(done).toEqual(['output_text', 'refusal']);
+  });
+});
+
+describe('file parts towards OpenAI always have a filename', () => {
+  const pdf = 'data:application/pdf;base64,JVBERi0=';
+
+  it('fileNameFor: the title (with an extension from the media type), else document.<ext>', () => {
+    expect(fileNameFor('application/pdf', 'Report')).toBe('Report.pdf');
+    expect(fileNameFor('application/pdf', 'q3.pdf')).toBe('q3.pdf');
+    expect(fileNameFor('application/pdf')).toBe('document.pdf');
+    expect(fileNameFor('text/plain', '  ')).toBe('document.txt');
+    expect(fileNameFor('application/vnd.openxmlformats-officedocument.wordprocessingml.document')).toBe('document.docx');
+    expect(fileNameFor('application/x-something-long')).toBe('document.bin');
+  });
+
+  it('a Claude base64 document takes its title, or a name from its media type', () => {
+    const req = claudeToChat({
+      model: 'm',
+      max_tokens: 10,
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'document', title: 'Report', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0=' } },
+            { type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0=' } },
+          ],
+        },
+      ],
+    });
+    const parts = req.messages[0]!.content as Array<{ type: string; file?: { filename?: string; file_data?: string } }>;
+    expect(parts.map((p) => p.file?.filename)).toEqual(['Report.pdf', 'document.pdf']);
+    expect(parts[0]!.file!.file_data).toBe(pdf);
+  });
+
+  it('a Responses input_file without a filename gets one', () => {
+    const req = responsesToChat({ model: 'm', input: [{ role: 'user', content: [{ type: 'input_file', file_data: pdf }] }] });
+    const part = (req.messages[0]!.content as Array<{ file?: { filename?: string } }>)[0]!;
+    expect(part.file!.filename).toBe('document.pdf');
+  });
+
+  it('the OpenAI body names any nameless file_data part (and keeps a given name)', () => {
+    const body = toOpenAIChatBody(
+      {
+        model: 'm',
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'file', file: { file_data: pdf } },
+              { type: 'file', file: { file_data: pdf, filename: 'mine.pdf' } },
+              { type: 'file', file: { file_id: 'file-1' } },
+            ] as never,
+          },
+        ],
+      },
+      ctx,
+    );
+    const parts = (body.messages as Array<{ content: Array<{ file: Record<string, unknown> }> }>)[0]!.content;
+    expect(parts.map((p) => p.file)).toEqual([{ file_data: pdf, filename: 'document.pdf' }, { file_data: pdf, filename: 'mine.pdf' }, { file_id: 'file-1' }]);
   });
 });

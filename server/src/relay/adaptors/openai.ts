@@ -17,7 +17,7 @@ import type {
 } from '../types';
 import { parseBlock, SSESplitter } from '../sse';
 import { UpstreamError } from '../errors';
-import { isRecord } from './shared';
+import { fileNameFor, isRecord, parseDataUrl } from './shared';
 import { CHANNEL_TYPE, CHANNEL_TYPES, typesServedBy } from '../../channels/catalogue';
 
 /**
@@ -345,6 +345,10 @@ function pick(src: Record<string, unknown>, keep: ReadonlySet<string>): Record<s
 /** A content part reduced to its type and the member that type names (`text`, `image_url`, …). */
 function chatPart(p: ContentPart): ContentPart {
   const part = p as Record<string, unknown>;
+  const file = part.file;
+  // OpenAI refuses inline file data without a file name
+  if (p.type === 'file' && isRecord(file) && typeof file.file_data === 'string' && !file.filename)
+    return { type: 'file', file: { ...file, filename: fileNameFor(parseDataUrl(file.file_data)?.mimeType ?? 'application/pdf') } } as ContentPart;
   return { type: p.type, ...(p.type in part ? { [p.type]: part[p.type] } : {}) } as ContentPart;
 }
 

@@ -24,7 +24,7 @@ import type {
   ToolDef,
   Usage,
 } from '../types';
-import { isRecord, newId, setHints, type NativeHints } from '../adaptors/shared';
+import { fileNameFor, isRecord, newId, parseDataUrl, setHints, type NativeHints } from '../adaptors/shared';
 import { CLAUDE_REASONING_FORMAT, thinkingBlocksOf } from '../adaptors/claude';
 
 const badRequest = (message: string) => new RelayError(400, message, 'invalid_request');
@@ -122,7 +122,10 @@ function userParts(b: Record<string, unknown>, where: string): ContentPart[] {
     case 'document': {
       const src = isRecord(b.source) ? b.source : {};
       const url = sourceToUrl(src);
-      if (url?.startsWith('data:')) return [{ type: 'file', file: { file_data: url } }];
+      if (url?.startsWith('data:')) {
+        const filename = fileNameFor(parseDataUrl(url)?.mimeType ?? 'application/pdf', typeof b.title === 'string' ? b.title : undefined);
+        return [{ type: 'file', file: { filename, file_data: url } }];
+      }
       if (src.type === 'text' && typeof src.data === 'string') return [{ type: 'text', text: src.data }];
       if (src.type === 'content') return [{ type: 'text', text: toolResultText(src.content) }];
       if (url) return [{ type: 'text', text: `[document: ${url}]` }]; // no URL documents in the OpenAI format

@@ -29,7 +29,7 @@ import type {
   ToolDef,
   Usage,
 } from '../types';
-import { isRecord, newId } from '../adaptors/shared';
+import { fileNameFor, isRecord, newId, parseDataUrl } from '../adaptors/shared';
 import { openaiError } from './openai';
 
 const badRequest = (message: string) => new RelayError(400, message, 'invalid_request');
@@ -196,7 +196,7 @@ function toParts(content: unknown[], where: string): ContentPart[] {
           // Bare base64 is taken as a PDF unless the file name says otherwise (PDFs are what models read).
           const mime = !filename || filename.toLowerCase().endsWith('.pdf') ? 'application/pdf' : 'application/octet-stream';
           const url = data.startsWith('data:') ? data : `data:${mime};base64,${data}`;
-          parts.push({ type: 'file', file: { file_data: url, ...(filename ? { filename } : {}) } });
+          parts.push({ type: 'file', file: { file_data: url, filename: filename ?? fileNameFor(parseDataUrl(url)?.mimeType ?? mime) } });
         } else if (typeof p.file_url === 'string') {
           // The canonical (Chat) format has no file URLs; the gateway does not fetch client URLs.
           parts.push({ type: 'text', text: `[file: ${p.file_url}]` });
