@@ -197,6 +197,9 @@ function toParts(content: unknown[], where: string): ContentPart[] {
           const mime = !filename || filename.toLowerCase().endsWith('.pdf') ? 'application/pdf' : 'application/octet-stream';
           const url = data.startsWith('data:') ? data : `data:${mime};base64,${data}`;
           parts.push({ type: 'file', file: { file_data: url, filename: filename ?? fileNameFor(parseDataUrl(url)?.mimeType ?? mime) } });
+        } else if (str(p.file_id)) {
+          // An uploaded file: OpenAI Chat and Responses upstreams take its id (other targets cannot)
+          parts.push({ type: 'file', file: { file_id: str(p.file_id)!, ...(filename ? { filename } : {}) } });
         } else if (typeof p.file_url === 'string') {
           // The canonical (Chat) format has no file URLs; the gateway does not fetch client URLs.
           parts.push({ type: 'text', text: `[file: ${p.file_url}]` });
