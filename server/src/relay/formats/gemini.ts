@@ -267,7 +267,11 @@ export function geminiToChat(body: unknown, model: string | undefined): ChatRequ
   return req;
 }
 
-/** Gemini schemas use upper-case types (`OBJECT`, `STRING`); JSON Schema wants lower case. */
+/**
+ * A Gemini schema (OpenAPI 3.0 subset) → JSON Schema: upper-case types (`OBJECT`, `STRING`) in
+ * lower case, and `nullable: true` (not JSON Schema) as a `null` type — with `null` among the
+ * values of an enum, which JSON Schema would otherwise refuse.
+ */
 function lowerTypes(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(lowerTypes);
   if (!isRecord(schema)) return schema;
@@ -276,7 +280,12 @@ function lowerTypes(schema: unknown): unknown {
     if (k === 'type' && typeof v === 'string') out.type = v.toLowerCase();
     else if (k === 'properties' && isRecord(v)) out.properties = Object.fromEntries(Object.entries(v).map(([n, s]) => [n, lowerTypes(s)]));
     else if (k === 'items' || k === 'anyOf') out[k] = lowerTypes(v);
-    else out[k] = v;
+    else if (k !== 'nullable') out[k] = v;
+  }
+  if (schema.nullable === true) {
+    if (typeof out.type === 'string') out.type = [out.type, 'null'];
+    else if (Array.isArray(out.anyOf)) out.anyOf = [...(out.anyOf as unknown[]), { type: 'null' }];
+    if (Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...(out.enum as unknown[]), null];
   }
   return out;
 }
