@@ -63,6 +63,22 @@ describe('OpenAI stream: an in-band error event', () => {
     expect((plain.error as UpstreamError).message).toBe('boom');
   });
 
+  it('OpenRouter (error beside a finish_reason "error" choice) and vLLM (object: "error") shapes too', () => {
+    const openrouter = JSON.stringify({
+      id: 'gen-1',
+      object: 'chat.completion.chunk',
+      error: { code: 502, message: 'Provider disconnected' },
+      choices: [{ index: 0, delta: { content: '' }, finish_reason: 'error' }],
+    });
+    const or = drain(openaiAdaptor.chatStream(ctx), [chunk('a'), openrouter]);
+    expect(or.chunks).toHaveLength(1);
+    expect((or.error as UpstreamError).status).toBe(502);
+    expect((or.error as UpstreamError).message).toBe('Provider disconnected');
+    const vllm = drain(openaiAdaptor.chatStream(ctx), [JSON.stringify({ object: 'error', message: 'context too long', type: 'BadRequestError', code: 400 })]);
+    expect((vllm.error as UpstreamError).status).toBe(400);
+    expect((vllm.error as UpstreamError).message).toBe('context too long');
+  });
+
   it('a chunk with choices and an error-free body is not an error', () => {
     const { error } = drain(openaiAdaptor.chatStream(ctx), [
       chunk('a'),

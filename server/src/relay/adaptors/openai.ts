@@ -210,8 +210,10 @@ class OpenAITranslator implements StreamTranslator {
       return [];
     }
     if (!isRecord(obj)) return [];
-    const error = (obj as unknown as Record<string, unknown>).error;
-    if (error != null && !Array.isArray(obj.choices)) {
+    const raw = obj as unknown as Record<string, unknown>;
+    // OpenAI, SGLang: `{error}`; OpenRouter: `{error, choices: [{finish_reason: "error"}]}`; vLLM: `{object: "error", message}`
+    const error = raw.error ?? (raw.object === 'error' ? raw : undefined);
+    if (isRecord(error) || (typeof error === 'string' && error)) {
       // thrown on the next push()/end(), so the chunks converted before it still reach the client
       this.pending = openaiStreamError(error, ev.data);
       return [];
