@@ -7,7 +7,8 @@
  * slow (1.5 s before answering), hang (never answers), nousage (no usage in stream or body),
  * cut (stream stops mid-way: socket destroyed), nonjson (200 with HTML), drip (stream of 200
  * chunks, 20 ms apart: for client-abort tests), cutearly (stream headers, then the socket dies),
- * pause (stream headers, 2 s of silence, then the answer).
+ * pause (stream headers, 2 s of silence, then the answer), midstream (an in-band `{"error": …}`
+ * event after the first text chunk, then the end of the stream, as OpenAI sends it).
  *
  * Other providers add routes with `mock.route(method, pathRegex, handler)` (checked first).
  */
@@ -165,6 +166,12 @@ async function chat(req: MockRequest, res: http.ServerResponse, mock: MockUpstre
   } else {
     for (let i = 0; i < chunks.length; i++) {
       write(piece(chunks[i]!, null));
+      if (req.fault === 'midstream' && i === 0) {
+        res.end(
+          `data: ${JSON.stringify({ error: { message: 'The server had an error while processing your request.', type: 'server_error', param: null, code: null } })}\n\n`,
+        );
+        return;
+      }
       if (req.fault === 'cut' && i === 1) {
         await sleep(20);
         res.socket?.destroy();

@@ -77,9 +77,25 @@ describe('canonical → Claude request', () => {
     ]);
     expect(body.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Hello' }] }]);
     expect(body.temperature).toBe(0.3);
-    expect(body.top_p).toBe(0.9);
+    expect(body.top_p).toBeUndefined(); // temperature wins: newer Claude models refuse both
     expect(body.stop_sequences).toEqual(['END']);
     expect(body.stream).toBeUndefined();
+  });
+
+  it('sends temperature or top_p, never both (Claude Sonnet 4.5 and later refuse both)', () => {
+    const bodyOf = (over: Partial<ChatRequest>) =>
+      JSON.parse(
+        String(
+          claudeAdaptor.chatRequest({ model: 'm', messages: [{ role: 'user', content: 'hi' }], ...over }, ctxOf({}, { upstreamModel: 'claude-sonnet-4-5' }))
+            .body,
+        ),
+      );
+    const both = bodyOf({ temperature: 0, top_p: 1 });
+    expect(both.temperature).toBe(0);
+    expect(both).not.toHaveProperty('top_p');
+    expect(bodyOf({ top_p: 0.8 }).top_p).toBe(0.8);
+    expect(bodyOf({ top_p: 0.8 })).not.toHaveProperty('temperature');
+    expect(bodyOf({ temperature: 0.4 }).temperature).toBe(0.4);
   });
 
   it('uses claude.default_max_tokens per model, then default, and keeps an explicit max_tokens', () => {
@@ -384,6 +400,34 @@ describe('Claude SSE → canonical chunks', () => {
     expect(err).toBeInstanceOf(UpstreamError);
     expect((err as UpstreamError).status).toBe(529);
     expect((err as UpstreamError).message).toBe('Overloaded');
+  });
+
+  it('a tool_use without input gets arguments "{}" when its block stops (not "")', () => {
+    const t = new ClaudeStreamTranslator('m');
+    const ev = (data: Record<string, unknown>) => ({ event: String(data.type), data: JSON.stringify(data) });
+    const chunks: ChatChunk[] = [
+      ev({ type: 'message_start', message: { id: 'msg_1', model: 'claude-x', usage: { input_tokens: 1, output_tokens: 0 } } }),
+      ev({ type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_a', name: 'get_time', input: {} } }),
+      ev({ type: 'content_block_delta', index: 0, delta: { type: 'input_json_delta', partial_json: '' } }),
+      ev({ type: 'content_block_stop', index: 0 }),
+      ev({ type: 'content_block_start', index: 1, content_block: { type: 'tool_use', id: 'toolu_b', name: 'get_weather', input: {} } }),
+      ev({ type: 'content_block_delta', index: 1, delta: { type: 'input_json_delta', partial_json: '{"city":"Paris"}' } }),
+      ev({ type: 'content_block_stop', index: 1 }),
+      ev({ type: 'message_delta', delta: { stop_reason: 'tool_use' }, usage: { output_tokens: 5 } }),
+    ].flatMap((e) => t.push(e));
+    const args = new Map<number, string>();
+    for (const tc of chunks.flatMap((c) => c.choices.flatMap((ch) => ch.delta.tool_calls ?? [])))
+      args.set(tc.index, (args.get(tc.index) ?? '') + (tc.function?.arguments ?? ''));
+    expect([...args.values()]).toEqual(['{}', '{"city":"Paris"}']);
+  });
+
+  it('a tool_use without input whose block never stops still gets "{}" before the finish', () => {
+    const t = new ClaudeStreamTranslator('m');
+    const ev = (data: Record<string, unknown>) => ({ event: String(data.type), data: JSON.stringify(data) });
+    t.push(ev({ type: 'message_start', message: { id: 'msg_1', model: 'claude-x' } }));
+    t.push(ev({ type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 'toolu_a', name: 'get_time', input: {} } }));
+    const out = t.push(ev({ type: 'message_delta', delta: { stop_reason: 'tool_use' } }));
+    expect(out.map((c) => c.choices[0]!.delta.tool_calls?.[0]?.function?.arguments ?? c.choices[0]!.finish_reason)).toEqual(['{}', 'tool_calls']);
   });
 
   it('ignores garbage and unknown events', () => {

@@ -214,6 +214,15 @@ describe('canonical → Gemini request', () => {
     });
   });
 
+  it('schema dialects: a null in an enum becomes nullable (Gemini takes string enums only)', () => {
+    expect(cleanSchema({ type: ['string', 'null'], enum: ['a', 'b', null] })).toEqual({ type: 'string', nullable: true, enum: ['a', 'b'] });
+    expect(cleanSchema({ type: 'object', properties: { u: { type: 'string', enum: ['x', null] } } })).toEqual({
+      type: 'object',
+      properties: { u: { type: 'string', enum: ['x'], nullable: true } },
+    });
+    expect(cleanSchema({ type: 'string', enum: ['x'] })).toEqual({ type: 'string', enum: ['x'] });
+  });
+
   it('thinking adapter: -thinking budget = max × percentage capped at 24576; -thinking-N; -nothinking', () => {
     const opts = { 'gemini.thinking_adapter_enabled': 'true', 'gemini.thinking_adapter_budget_tokens_percentage': '0.5' };
     const run = (model: string, max?: number) => {
@@ -837,13 +846,61 @@ describe('what only Gemini understands', () => {
     cachedContent: 'cachedContents/c1',
   };
 
+  it('→ canonical: Gemini schemas become JSON Schema (lower-case types, nullable as a null type, in tools and responseSchema)', () => {
+    const req = geminiToChat(
+      {
+        contents: [{ role: 'user', parts: [{ text: 'hi' }] }],
+        tools: [
+          {
+            functionDeclarations: [
+              {
+                name: 'f',
+                parameters: {
+                  type: 'OBJECT',
+                  properties: {
+                    unit: { type: 'STRING', enum: ['c', 'f'], nullable: true },
+                    tags: { type: 'ARRAY', items: { type: 'STRING', nullable: true } },
+                    any: { anyOf: [{ type: 'STRING' }, { type: 'NUMBER' }], nullable: true },
+                  },
+                },
+              },
+            ],
+          },
+        ],
+        generationConfig: { responseMimeType: 'application/json', responseSchema: { type: 'OBJECT', properties: { n: { type: 'INTEGER', nullable: true } } } },
+      },
+      'm',
+    );
+    expect(req.tools![0]!.function.parameters).toEqual({
+      type: 'object',
+      properties: {
+        unit: { type: ['string', 'null'], enum: ['c', 'f', null] },
+        tags: { type: 'array', items: { type: ['string', 'null'] } },
+        any: { anyOf: [{ type: 'string' }, { type: 'number' }, { type: 'null' }] },
+      },
+    });
+    expect(req.response_format).toEqual({
+      type: 'json_schema',
+      json_schema: { name: 'response', schema: { type: 'object', properties: { n: { type: ['integer', 'null'] } } } },
+    });
+    // and back to a Gemini upstream as Gemini's own dialect
+    expect(cleanSchema(req.tools![0]!.function.parameters)).toEqual({
+      type: 'object',
+      properties: {
+        unit: { type: 'string', nullable: true, enum: ['c', 'f'] },
+        tags: { type: 'array', items: { type: 'string', nullable: true } },
+        any: { anyOf: [{ type: 'string' }, { type: 'number' }], nullable: true },
+      },
+    });
+  });
+
   it('→ canonical: built-in tools, safety settings, unmapped config are dropped (kept as a Gemini hint only)', () => {
     const req = geminiToChat(structuredClone(REQUEST), 'gemini-3-pro-preview');
     expect(req.messages[0]).toEqual({ role: 'system', content: 'Plain string instruction' });
     // ANY over a subset: required, with only the allowed functions offered
     expect(req.tool_choice).toBe('required');
     expect(req.tools!.map((t) => t.function.name)).toEqual(['a', 'c']);
-    expect(req.tools![0]!.function.parameters).toEqual({ type: 'object', properties: { n: { type: 'integer', nullable: true } } });
+    expect(req.tools![0]!.function.parameters).toEqual({ type: 'object', properties: { n: { type: ['integer', 'null'] } } });
     expect(req.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'response', schema: REQUEST.generationConfig.responseJsonSchema } });
     expect(req.reasoning_effort).toBe('low');
     const json = JSON.stringify(req);

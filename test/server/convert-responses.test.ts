@@ -367,6 +367,31 @@ describe('Responses request → canonical', () => {
     bad({ model: 'm', input: 'x', tools: [{ type: 'function' }] }, /tools\[0\]\.name/);
   });
 
+  it('an OpenAI Chat file part with file_id reaches a Responses upstream as input_file.file_id, and reads back', () => {
+    const req: ChatRequest = {
+      model: 'm',
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'read it' },
+            { type: 'file', file: { file_id: 'file-abc' } },
+          ] as never,
+        },
+      ],
+    };
+    const body = JSON.parse(String(responsesAdaptor.chatRequest(req, ctxOf()).body));
+    expect(body.input[0].content).toEqual([
+      { type: 'input_text', text: 'read it' },
+      { type: 'input_file', file_id: 'file-abc' },
+    ]);
+    const back = responsesToChat(body);
+    expect(back.messages[0]!.content).toEqual([
+      { type: 'text', text: 'read it' },
+      { type: 'file', file: { file_id: 'file-abc' } },
+    ]);
+  });
+
   it('nativeOnly names what only a Responses upstream can honour', () => {
     expect(responsesNativeOnly({ model: 'm', input: 'x', tools: [{ type: 'web_search' }] })).toBeUndefined();
     expect(responsesNativeOnly({ model: 'm', input: 'x', previous_response_id: 'resp_1' })).toBe('previous_response_id');

@@ -18,6 +18,7 @@ const PRICING = {
     'claude-aws': 1,
     'claude-overloaded': 1,
     'claude-midstream': 1,
+    'gpt-midstream': 1,
     'claude-test': 1,
     'claude-test-thinking': 1,
     'gemini-test': 1,
@@ -84,6 +85,7 @@ describeEach(DB_TARGETS, 'relay: Claude and Gemini formats', (getApp) => {
     });
     await seedChannel(app, { name: 'aws-claude', type: 33, key: 'AKIDTEST|aws-secret-key|us-west-2', base_url: mock.url, models: 'claude-aws', auto_ban: 0 });
     await seedChannel(app, { name: 'claude-midstream', type: 14, key: 'sk-ant-fault-midstream', base_url: mock.url, models: 'claude-midstream', auto_ban: 0 });
+    await seedChannel(app, { name: 'openai-midstream', type: 1, key: 'sk-fault-midstream', base_url: mock.url, models: 'gpt-midstream', auto_ban: 0 });
     anthropic = new Anthropic({ apiKey: key, baseURL: gw.url, maxRetries: 0 });
     openai = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
   });
@@ -633,6 +635,27 @@ describeEach(DB_TARGETS, 'relay: Claude and Gemini formats', (getApp) => {
       })(),
     ).rejects.toBeTruthy();
     expect(text).toBe('Hello');
+  });
+
+  test('mid-stream OpenAI error: forwarded verbatim on passthrough, an error event for a Claude client', async () => {
+    const raw = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
+      body: JSON.stringify({ model: 'gpt-midstream', stream: true, messages: [{ role: 'user', content: 'x' }] }),
+    });
+    expect(raw.status).toBe(200);
+    const text = await raw.text();
+    expect(text).toContain(
+      'data: {"error":{"message":"The server had an error while processing your request.","type":"server_error","param":null,"code":null}}\n\n',
+    );
+
+    const stream = anthropic.messages.stream({ model: 'gpt-midstream', max_tokens: 50, messages: [{ role: 'user', content: 'x' }] });
+    const texts: string[] = [];
+    stream.on('text', (t) => texts.push(t));
+    await expect(stream.finalMessage()).rejects.toMatchObject({
+      error: { type: 'error', error: { type: 'api_error', message: 'The server had an error while processing your request.' } },
+    });
+    expect(texts.join('')).toBe(mock.options.chunks[0]);
   });
 
   test('errors come in the caller format (Gemini)', async () => {

@@ -112,7 +112,15 @@ export interface ChatResponse {
   model: string;
   choices: Array<{
     index: number;
-    message: { role: 'assistant'; content: string | null; tool_calls?: ToolCall[]; reasoning_content?: string; reasoning_details?: ReasoningDetail[] };
+    message: {
+      role: 'assistant';
+      content: string | null;
+      /** OpenAI's refusal text (the model declined; `content` is then null). */
+      refusal?: string | null;
+      tool_calls?: ToolCall[];
+      reasoning_content?: string;
+      reasoning_details?: ReasoningDetail[];
+    };
     finish_reason: FinishReason;
   }>;
   usage?: Usage;
@@ -128,6 +136,7 @@ export interface ChatChunk {
     delta: {
       role?: 'assistant';
       content?: string | null;
+      refusal?: string | null;
       reasoning_content?: string;
       /** Signature / encrypted reasoning, usually one entry at the end of a reasoning block. */
       reasoning_details?: ReasoningDetail[];

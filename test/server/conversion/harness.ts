@@ -371,6 +371,7 @@ export function responseFacts(r: ChatResponse): AnswerFacts {
   return {
     // a refusal (OpenAI `message.refusal`) is what the model said instead of content
     text: (typeof m?.content === 'string' ? m.content : '') + refusalOf(m),
+    refused: refusalOf(m) !== '',
     reasoning: m?.reasoning_content ?? '',
     toolCalls: (m?.tool_calls ?? []).map((t) => ({ id: t.id, name: t.function.name, args: argsOf(t.function.arguments) })),
     finish: c?.finish_reason ?? null,
@@ -381,6 +382,7 @@ export function responseFacts(r: ChatResponse): AnswerFacts {
 /** Facts of a canonical chunk sequence (choice 0) and the usage the translator reported. */
 export function chunkFacts(chunks: ChatChunk[], usage: Usage | undefined): AnswerFacts {
   let text = '';
+  let refused = false;
   let reasoning = '';
   let finish: string | null = null;
   const calls = new Map<number, { id?: string; name: string; args: string }>();
@@ -389,6 +391,10 @@ export function chunkFacts(chunks: ChatChunk[], usage: Usage | undefined): Answe
       if (ch.index !== 0) continue;
       const d = ch.delta ?? {};
       if (typeof d.content === 'string') text += d.content;
+      if (typeof d.refusal === 'string' && d.refusal) {
+        text += d.refusal;
+        refused = true;
+      }
       if (typeof d.reasoning_content === 'string') reasoning += d.reasoning_content;
       for (const tc of d.tool_calls ?? []) {
         const t = calls.get(tc.index) ?? { name: '', args: '' };
@@ -401,7 +407,7 @@ export function chunkFacts(chunks: ChatChunk[], usage: Usage | undefined): Answe
     }
   }
   const toolCalls = [...calls.entries()].sort((a, b) => a[0] - b[0]).map(([, t]) => ({ id: t.id, name: t.name, args: argsOf(t.args) }));
-  return { text, reasoning, toolCalls, finish, usage: usageFacts(usage) };
+  return { text, refused, reasoning, toolCalls, finish, usage: usageFacts(usage) };
 }
 
 /** Events of a client stream → the canonical chunks of the client's own protocol (its adaptor's translator). */

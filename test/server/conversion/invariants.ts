@@ -712,6 +712,8 @@ function responsesStreamViolations(events: StreamEvent[]): string[] {
 /** Canonical facts of one answer, for comparing an answer before and after conversion. */
 export interface AnswerFacts {
   text: string;
+  /** The text is (or holds) an OpenAI refusal. */
+  refused?: boolean;
   reasoning: string;
   toolCalls: Array<{ id?: string; name: string; args: unknown }>;
   finish: string | null;
@@ -734,7 +736,9 @@ export function factDifferences(client: WireFormat, upstream: AnswerFacts, got: 
   if (c.reasoning && upstream.reasoning !== got.reasoning) v.push(`reasoning ${JSON.stringify(upstream.reasoning)} became ${JSON.stringify(got.reasoning)}`);
   const tc = (f: AnswerFacts) => JSON.stringify(f.toolCalls.map((t) => ({ ...(c.toolCallIds ? { id: t.id } : {}), name: t.name, args: t.args })));
   if (tc(upstream) !== tc(got)) v.push(`tool calls ${tc(upstream)} became ${tc(got)}`);
-  if (upstream.finish !== got.finish) v.push(`finish ${upstream.finish} became ${got.finish}`);
+  // A refusal may be told with a stop reason of its own (Claude `refusal`, read back as content_filter).
+  const refusalStop = upstream.refused && upstream.finish === 'stop' && got.finish === 'content_filter';
+  if (upstream.finish !== got.finish && !refusalStop) v.push(`finish ${upstream.finish} became ${got.finish}`);
   const u = upstream.usage;
   const g = got.usage;
   if (u && !g) v.push('usage lost');
@@ -862,7 +866,8 @@ export function requestDigest(req: { messages?: CanonicalMessage[]; [k: string]:
 /**
  * What changed between two request digests (before → after a conversion and its reading back),
  * leaving out what the target requires by design: Claude needs `max_tokens` (a default is added),
- * takes `temperature` only in 0–1 and only 1 with thinking; the Responses API has no stop
+ * takes `temperature` only in 0–1 and only 1 with thinking, and `top_p` only without `temperature`
+ * (newer models refuse both); the Responses API has no stop
  * sequences; no target accepts another provider's
  * reasoning text back (OpenAI Chat has no input field for it, Claude wants its own signature,
  * Gemini its thought signature), so reasoning text dropped on the way is not a loss.
@@ -875,6 +880,7 @@ export function digestDifferences(before: Record<string, unknown>, after: Record
     const b = after[k];
     if (target === 'claude' && k === 'max_tokens' && a === undefined) continue;
     if (target === 'responses' && k === 'stop') continue; // the Responses API has no stop sequences
+    if (target === 'claude' && k === 'top_p' && b === undefined && body.temperature !== undefined) continue;
     if (target === 'claude' && k === 'temperature') {
       const thinking = isObj(body.thinking) && body.thinking.type === 'enabled';
       if (thinking && b === 1) continue;

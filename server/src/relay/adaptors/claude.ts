@@ -288,7 +288,9 @@ export function toClaudeRequest(req: ChatRequest, ctx: AdaptorContext): { body: 
     if (thinking.type === 'enabled') body.temperature = 1;
   } else {
     if (req.temperature != null) body.temperature = Math.min(1, Math.max(0, req.temperature));
-    if (req.top_p != null) body.top_p = req.top_p;
+    // Claude from Opus 4.1 / Sonnet 4.5 on refuses both together (and Anthropic advises one for all):
+    // temperature wins (Gemini CLI always sends temperature 0 with topP 1).
+    else if (req.top_p != null) body.top_p = req.top_p;
     if (req.top_k != null) body.top_k = req.top_k;
   }
   const effort = getHints(req).claudeEffort;
@@ -399,6 +401,8 @@ export class ClaudeStreamTranslator implements StreamTranslator {
   private raw: ClaudeUsage = {};
   private seenUsage = false;
   private readonly toolIndexByBlock = new Map<number, number>();
+  /** Tool blocks whose arguments are still empty: a call without input gets `{}` when its block stops (`""` is not JSON). */
+  private readonly toolsWithoutArgs = new Set<number>();
   /** Open thinking blocks by index: their text so far and signature, given back as one reasoning detail when the block stops. */
   private readonly thinkingByBlock = new Map<number, { text: string; signature: string }>();
   private nextTool = 0;
@@ -452,6 +456,7 @@ export class ClaudeStreamTranslator implements StreamTranslator {
           const ti = this.nextTool++;
           this.toolIndexByBlock.set(idx, ti);
           const input = isRecord(blk.input) && Object.keys(blk.input).length ? JSON.stringify(blk.input) : '';
+          if (!input) this.toolsWithoutArgs.add(idx);
           return [
             this.chunk({
               tool_calls: [
@@ -488,6 +493,7 @@ export class ClaudeStreamTranslator implements StreamTranslator {
         if (d.type === 'input_json_delta' && typeof d.partial_json === 'string') {
           const ti = this.toolIndexByBlock.get(idx);
           if (ti === undefined || d.partial_json === '') return [];
+          this.toolsWithoutArgs.delete(idx);
           return [this.chunk({ tool_calls: [{ index: ti, function: { arguments: d.partial_json } }] })];
         }
         return [];
@@ -495,8 +501,9 @@ export class ClaudeStreamTranslator implements StreamTranslator {
       case 'message_delta': {
         this.mergeUsage(data.usage);
         const d = isRecord(data.delta) ? data.delta : {};
-        if (d.stop_reason != null) return [this.chunk({}, claudeStopToFinish(d.stop_reason))];
-        return [];
+        const out = this.emptyArgs([...this.toolsWithoutArgs]);
+        if (d.stop_reason != null) out.push(this.chunk({}, claudeStopToFinish(d.stop_reason)));
+        return out;
       }
       case 'message_stop':
         return this.usageChunk();
@@ -512,6 +519,7 @@ export class ClaudeStreamTranslator implements StreamTranslator {
       }
       case 'content_block_stop': {
         const idx = Number(data.index ?? 0);
+        if (this.toolsWithoutArgs.has(idx)) return this.emptyArgs([idx]);
         const th = this.thinkingByBlock.get(idx);
         if (!th) return [];
         this.thinkingByBlock.delete(idx);
@@ -522,6 +530,17 @@ export class ClaudeStreamTranslator implements StreamTranslator {
       default:
         return []; // ping, unknown
     }
+  }
+
+  /** `{}` as the arguments of the tool blocks given, which streamed none. */
+  private emptyArgs(blocks: number[]): ChatChunk[] {
+    const out: ChatChunk[] = [];
+    for (const idx of blocks) {
+      this.toolsWithoutArgs.delete(idx);
+      const ti = this.toolIndexByBlock.get(idx);
+      if (ti !== undefined) out.push(this.chunk({ tool_calls: [{ index: ti, function: { arguments: '{}' } }] }));
+    }
+    return out;
   }
 
   private usageChunk(): ChatChunk[] {

@@ -134,7 +134,9 @@ const SCHEMA_KEYS = new Set([
   'maximum',
 ]);
 
-/** Reduces a JSON schema to what Gemini's `Schema` accepts (drops $schema, additionalProperties, …). */
+const isNullType = (s: unknown) => isRecord(s) && s.type === 'null' && Object.keys(s).length === 1;
+
+/** Reduces a JSON schema to what Gemini's `Schema` accepts (drops $schema, additionalProperties, …; null enum values and types become `nullable`). */
 export function cleanSchema(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(cleanSchema);
   if (!isRecord(schema)) return schema;
@@ -144,6 +146,10 @@ export function cleanSchema(schema: unknown): unknown {
     if (!SCHEMA_KEYS.has(k)) continue;
     if (k === 'properties' && isRecord(v)) {
       out.properties = Object.fromEntries(Object.entries(v).map(([name, s]) => [name, cleanSchema(s)]));
+    } else if (k === 'anyOf' && Array.isArray(v) && v.some(isNullType)) {
+      // a `{type: "null"}` branch is Gemini's nullable
+      out.anyOf = cleanSchema(v.filter((s) => !isNullType(s)));
+      out.nullable = true;
     } else if (k === 'items' || k === 'anyOf') out[k] = cleanSchema(v);
     else if (k === 'type' && Array.isArray(v)) {
       // ["string","null"] → type string + nullable
@@ -151,7 +157,11 @@ export function cleanSchema(schema: unknown): unknown {
       out.type = types[0] ?? 'string';
       if (types.length !== v.length) out.nullable = true;
     } else if (k === 'format' && mainType === 'string' && v !== 'enum' && v !== 'date-time') continue;
-    else out[k] = v;
+    else if (k === 'enum' && Array.isArray(v) && v.includes(null)) {
+      // Gemini takes string enums only: a null value is the schema's nullable
+      out.enum = v.filter((e) => e !== null);
+      out.nullable = true;
+    } else out[k] = v;
   }
   return out;
 }

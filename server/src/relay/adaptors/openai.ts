@@ -16,6 +16,8 @@ import type {
   Usage,
 } from '../types';
 import { parseBlock, SSESplitter } from '../sse';
+import { UpstreamError } from '../errors';
+import { fileNameFor, isRecord, parseDataUrl } from './shared';
 import { CHANNEL_TYPE, CHANNEL_TYPES, typesServedBy } from '../../channels/catalogue';
 
 /**
@@ -177,14 +179,43 @@ export class OpenAIObserver implements StreamObserver {
   }
 }
 
+/** OpenAI error `type` / `code` of an in-band stream error → the status a client should see. */
+function openaiStreamStatus(e: Record<string, unknown>): number {
+  const n = Number(e.status ?? e.code);
+  if (Number.isInteger(n) && n >= 400 && n <= 599) return n;
+  const kind = `${String(e.type ?? '')} ${String(e.code ?? '')}`;
+  if (/rate_limit|insufficient_quota/.test(kind)) return 429;
+  if (/overloaded|unavailable/i.test(kind)) return 503;
+  return 500;
+}
+
+/** An in-band `{"error": …}` event (OpenAI and compatible servers send one mid-stream) → UpstreamError. */
+function openaiStreamError(error: unknown, body: string): UpstreamError {
+  const e = isRecord(error) ? error : {};
+  const message = typeof error === 'string' && error ? error : typeof e.message === 'string' && e.message ? e.message : 'upstream stream error';
+  const kind = typeof e.type === 'string' && e.type ? e.type : typeof e.code === 'string' && e.code ? e.code : 'api_error';
+  return new UpstreamError(openaiStreamStatus(e), message, body, kind);
+}
+
 class OpenAITranslator implements StreamTranslator {
   private u: Usage | undefined;
+  private pending: UpstreamError | undefined;
   push(ev: SSEEvent): ChatChunk[] {
+    if (this.pending) throw this.pending;
     if (ev.data === '[DONE]') return [];
     let obj: ChatChunk;
     try {
       obj = JSON.parse(ev.data) as ChatChunk;
     } catch {
+      return [];
+    }
+    if (!isRecord(obj)) return [];
+    const raw = obj as unknown as Record<string, unknown>;
+    // OpenAI, SGLang: `{error}`; OpenRouter: `{error, choices: [{finish_reason: "error"}]}`; vLLM: `{object: "error", message}`
+    const error = raw.error ?? (raw.object === 'error' ? raw : undefined);
+    if (isRecord(error) || (typeof error === 'string' && error)) {
+      // thrown on the next push()/end(), so the chunks converted before it still reach the client
+      this.pending = openaiStreamError(error, ev.data);
       return [];
     }
     const u = normaliseUsage(obj.usage);
@@ -194,6 +225,7 @@ class OpenAITranslator implements StreamTranslator {
     return [obj];
   }
   end(): ChatChunk[] {
+    if (this.pending) throw this.pending;
     return [];
   }
   usage(): Usage | undefined {
@@ -315,6 +347,10 @@ function pick(src: Record<string, unknown>, keep: ReadonlySet<string>): Record<s
 /** A content part reduced to its type and the member that type names (`text`, `image_url`, …). */
 function chatPart(p: ContentPart): ContentPart {
   const part = p as Record<string, unknown>;
+  const file = part.file;
+  // OpenAI refuses inline file data without a file name
+  if (p.type === 'file' && isRecord(file) && typeof file.file_data === 'string' && !file.filename)
+    return { type: 'file', file: { ...file, filename: fileNameFor(parseDataUrl(file.file_data)?.mimeType ?? 'application/pdf') } } as ContentPart;
   return { type: p.type, ...(p.type in part ? { [p.type]: part[p.type] } : {}) } as ContentPart;
 }
 

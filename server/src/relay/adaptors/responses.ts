@@ -29,7 +29,7 @@ import type {
 import { UpstreamError } from '../errors';
 import { OpenAIObserver, normaliseUsage, openaiAdaptor, openaiErrorMessage, openaiHeaders, openaiUrl } from './openai';
 import { azureAdaptor } from './azure';
-import { contentText, isRecord } from './shared';
+import { contentText, fileNameFor, isRecord, parseDataUrl } from './shared';
 import { PACKED_REASONING_PREFIX, responsesUsageToChat, unpackReasoning } from '../formats/responses';
 
 /** The Responses API refuses `max_output_tokens` below 16. */
@@ -49,7 +49,11 @@ function inputContent(content: ChatMessage['content']): string | Array<Record<st
     } else if (p.type === 'file' && isRecord(p.file)) {
       const f = p.file;
       if (typeof f.file_data === 'string')
-        parts.push({ type: 'input_file', file_data: f.file_data, filename: typeof f.filename === 'string' ? f.filename : 'file.pdf' });
+        parts.push({
+          type: 'input_file',
+          file_data: f.file_data,
+          filename: typeof f.filename === 'string' && f.filename ? f.filename : fileNameFor(parseDataUrl(f.file_data)?.mimeType ?? 'application/pdf'),
+        });
       else if (typeof f.file_id === 'string') parts.push({ type: 'input_file', file_id: f.file_id });
     }
     // Audio parts: Responses messages take text, images and files only.

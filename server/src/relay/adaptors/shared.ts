@@ -59,6 +59,33 @@ export function parseDataUrl(url: string): { mimeType: string; data: string } | 
   return { mimeType: m[1] || 'application/octet-stream', data: m[3]! };
 }
 
+/** File name extensions of the document types models read (others: the media subtype, else `bin`). */
+const EXTENSION: Record<string, string> = {
+  'application/pdf': 'pdf',
+  'text/plain': 'txt',
+  'text/markdown': 'md',
+  'text/csv': 'csv',
+  'text/html': 'html',
+  'application/json': 'json',
+  'application/msword': 'doc',
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document': 'docx',
+  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': 'xlsx',
+  'application/vnd.openxmlformats-officedocument.presentationml.presentation': 'pptx',
+};
+
+/**
+ * A file name for inline file data (OpenAI refuses `file_data` without `filename`): the title the
+ * client gave, with an extension from the media type when it has none, else `document.<ext>`.
+ */
+export function fileNameFor(mimeType: string, title?: string): string {
+  const mime = mimeType.toLowerCase();
+  const sub = /^[\w.+-]+\/([a-z0-9]+)$/.exec(mime)?.[1];
+  const ext = EXTENSION[mime] ?? (sub && sub.length <= 5 ? sub : 'bin');
+  const name = title?.trim();
+  if (!name) return `document.${ext}`;
+  return /\.[A-Za-z0-9]{1,5}$/.test(name) ? name : `${name}.${ext}`;
+}
+
 /** Text of a message's content (parts joined without separator, like OpenAI's own rendering). */
 export function contentText(content: ChatMessage['content']): string {
   if (content == null) return '';

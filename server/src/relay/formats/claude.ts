@@ -24,7 +24,7 @@ import type {
   ToolDef,
   Usage,
 } from '../types';
-import { isRecord, newId, setHints, type NativeHints } from '../adaptors/shared';
+import { fileNameFor, isRecord, newId, parseDataUrl, setHints, type NativeHints } from '../adaptors/shared';
 import { CLAUDE_REASONING_FORMAT, thinkingBlocksOf } from '../adaptors/claude';
 
 const badRequest = (message: string) => new RelayError(400, message, 'invalid_request');
@@ -122,7 +122,10 @@ function userParts(b: Record<string, unknown>, where: string): ContentPart[] {
     case 'document': {
       const src = isRecord(b.source) ? b.source : {};
       const url = sourceToUrl(src);
-      if (url?.startsWith('data:')) return [{ type: 'file', file: { file_data: url } }];
+      if (url?.startsWith('data:')) {
+        const filename = fileNameFor(parseDataUrl(url)?.mimeType ?? 'application/pdf', typeof b.title === 'string' ? b.title : undefined);
+        return [{ type: 'file', file: { filename, file_data: url } }];
+      }
       if (src.type === 'text' && typeof src.data === 'string') return [{ type: 'text', text: src.data }];
       if (src.type === 'content') return [{ type: 'text', text: toolResultText(src.content) }];
       if (url) return [{ type: 'text', text: `[document: ${url}]` }]; // no URL documents in the OpenAI format
@@ -339,11 +342,15 @@ export function chatToClaude(res: ChatResponse, model: string): Record<string, u
   const msg = choice?.message;
   const content: Array<Record<string, unknown>> = thinkingBlocks(msg?.reasoning_content, msg?.reasoning_details);
   if (typeof msg?.content === 'string' && msg.content) content.push({ type: 'text', text: msg.content });
+  // An OpenAI refusal is the answer's text; Claude says it with its own stop reason.
+  const refusal = typeof msg?.refusal === 'string' && msg.refusal ? msg.refusal : '';
+  if (refusal) content.push({ type: 'text', text: refusal });
   for (const tc of msg?.tool_calls ?? []) {
     content.push({ type: 'tool_use', id: tc.id || newId('toolu_'), name: tc.function.name, input: parseInput(tc.function.arguments) });
   }
   let stop = finishToClaudeStop(choice?.finish_reason ?? 'stop');
   if (msg?.tool_calls?.length && stop === 'end_turn') stop = 'tool_use';
+  else if (refusal && stop === 'end_turn') stop = 'refusal';
   return {
     id: messageId(res.id),
     type: 'message',
@@ -396,6 +403,8 @@ export class ClaudeStreamWriter {
   private stop: string | null = null;
   private usage: Usage | undefined;
   private finished = false;
+  /** An OpenAI refusal was streamed (as text): the stop reason says so. */
+  private refused = false;
 
   constructor(private readonly model: string) {}
 
@@ -510,6 +519,11 @@ export class ClaudeStreamWriter {
       if (this.open?.kind !== 'text') out += this.releaseHeld() + this.openBlock('text', { type: 'text', text: '' });
       out += this.delta({ type: 'text_delta', text: d.content });
     }
+    if (typeof d.refusal === 'string' && d.refusal) {
+      this.refused = true;
+      if (this.open?.kind !== 'text') out += this.releaseHeld() + this.openBlock('text', { type: 'text', text: '' });
+      out += this.delta({ type: 'text_delta', text: d.refusal });
+    }
     for (const tc of d.tool_calls ?? []) out += this.toolDelta(tc);
     if (choice.finish_reason) {
       this.stop = finishToClaudeStop(choice.finish_reason);
@@ -527,6 +541,7 @@ export class ClaudeStreamWriter {
     const u = canonicalToClaudeUsage(usage ?? this.usage);
     let stop = this.stop ?? 'end_turn';
     if (stop === 'end_turn' && this.written.size) stop = 'tool_use';
+    else if (stop === 'end_turn' && this.refused) stop = 'refusal';
     out += sse('message_delta', { delta: { stop_reason: stop, stop_sequence: null }, usage: u });
     out += sse('message_stop', {});
     return out;

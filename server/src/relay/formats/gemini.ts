@@ -267,7 +267,11 @@ export function geminiToChat(body: unknown, model: string | undefined): ChatRequ
   return req;
 }
 
-/** Gemini schemas use upper-case types (`OBJECT`, `STRING`); JSON Schema wants lower case. */
+/**
+ * A Gemini schema (OpenAPI 3.0 subset) → JSON Schema: upper-case types (`OBJECT`, `STRING`) in
+ * lower case, and `nullable: true` (not JSON Schema) as a `null` type — with `null` among the
+ * values of an enum, which JSON Schema would otherwise refuse.
+ */
 function lowerTypes(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(lowerTypes);
   if (!isRecord(schema)) return schema;
@@ -276,7 +280,12 @@ function lowerTypes(schema: unknown): unknown {
     if (k === 'type' && typeof v === 'string') out.type = v.toLowerCase();
     else if (k === 'properties' && isRecord(v)) out.properties = Object.fromEntries(Object.entries(v).map(([n, s]) => [n, lowerTypes(s)]));
     else if (k === 'items' || k === 'anyOf') out[k] = lowerTypes(v);
-    else out[k] = v;
+    else if (k !== 'nullable') out[k] = v;
+  }
+  if (schema.nullable === true) {
+    if (typeof out.type === 'string') out.type = [out.type, 'null'];
+    else if (Array.isArray(out.anyOf)) out.anyOf = [...(out.anyOf as unknown[]), { type: 'null' }];
+    if (Array.isArray(out.enum) && !out.enum.includes(null)) out.enum = [...(out.enum as unknown[]), null];
   }
   return out;
 }
@@ -363,6 +372,8 @@ export function chatToGemini(res: ChatResponse, model: string): Record<string, u
     const parts: Array<Record<string, unknown>> = [];
     if (c.message.reasoning_content) parts.push({ text: c.message.reasoning_content, thought: true });
     if (typeof c.message.content === 'string' && c.message.content) parts.push({ text: c.message.content });
+    // Gemini has no refusal part: an OpenAI refusal is the answer's text.
+    if (typeof c.message.refusal === 'string' && c.message.refusal) parts.push({ text: c.message.refusal });
     placeSignatures(parts, geminiSignatures(c.message.reasoning_details));
     for (const tc of c.message.tool_calls ?? [])
       parts.push(functionCallPart({ id: tc.id, name: tc.function.name, args: tc.function.arguments, extra: tc.extra_content }));
@@ -400,6 +411,7 @@ export class GeminiStreamWriter {
     const parts: Array<Record<string, unknown>> = [];
     if (d.reasoning_content) parts.push({ text: d.reasoning_content, thought: true });
     if (typeof d.content === 'string' && d.content) parts.push({ text: d.content });
+    if (typeof d.refusal === 'string' && d.refusal) parts.push({ text: d.refusal });
     placeSignatures(parts, geminiSignatures(d.reasoning_details));
     for (const tc of d.tool_calls ?? []) {
       const t = this.tools.get(tc.index) ?? { name: '', args: '' };

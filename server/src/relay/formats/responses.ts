@@ -29,7 +29,7 @@ import type {
   ToolDef,
   Usage,
 } from '../types';
-import { isRecord, newId } from '../adaptors/shared';
+import { fileNameFor, isRecord, newId, parseDataUrl } from '../adaptors/shared';
 import { openaiError } from './openai';
 
 const badRequest = (message: string) => new RelayError(400, message, 'invalid_request');
@@ -196,7 +196,10 @@ function toParts(content: unknown[], where: string): ContentPart[] {
           // Bare base64 is taken as a PDF unless the file name says otherwise (PDFs are what models read).
           const mime = !filename || filename.toLowerCase().endsWith('.pdf') ? 'application/pdf' : 'application/octet-stream';
           const url = data.startsWith('data:') ? data : `data:${mime};base64,${data}`;
-          parts.push({ type: 'file', file: { file_data: url, ...(filename ? { filename } : {}) } });
+          parts.push({ type: 'file', file: { file_data: url, filename: filename ?? fileNameFor(parseDataUrl(url)?.mimeType ?? mime) } });
+        } else if (str(p.file_id)) {
+          // An uploaded file: OpenAI Chat and Responses upstreams take its id (other targets cannot)
+          parts.push({ type: 'file', file: { file_id: str(p.file_id)!, ...(filename ? { filename } : {}) } });
         } else if (typeof p.file_url === 'string') {
           // The canonical (Chat) format has no file URLs; the gateway does not fetch client URLs.
           parts.push({ type: 'text', text: `[file: ${p.file_url}]` });
@@ -504,12 +507,17 @@ function responseId(id: string | undefined): string {
   return id ? `resp_${id.replace(/^chatcmpl-/, '').replace(/[^A-Za-z0-9_-]/g, '')}` : newId('resp_');
 }
 
-function messageItem(id: string, text: string, status: string): Item {
-  return { id, type: 'message', status, role: 'assistant', content: [outputText(text)] };
+function messageItem(id: string, text: string, status: string, refusal = false): Item {
+  return { id, type: 'message', status, role: 'assistant', content: [contentPart(text, refusal)] };
 }
 
 function outputText(text: string): Item {
   return { type: 'output_text', text, annotations: [], logprobs: [] };
+}
+
+/** A message's content part: its text, or the model's refusal (OpenAI Chat `refusal`). */
+function contentPart(text: string, refusal: boolean): Item {
+  return refusal ? { type: 'refusal', refusal: text } : outputText(text);
 }
 
 function reasoningItem(id: string, text: string, details: ReasoningDetail[], signatures?: Record<string, string>): Item {
@@ -609,8 +617,11 @@ export function chatToResponses(res: ChatResponse, model: string, body?: Record<
     output.push(reasoningItem(newId('rs_'), msg?.reasoning_content ?? '', msg?.reasoning_details ?? [], signatures));
   }
   const { status, incomplete_details } = ending(choice?.finish_reason ?? 'stop');
-  if (typeof msg?.content === 'string' && msg.content)
-    output.push(messageItem(newId('msg_'), msg.content, status === 'incomplete' ? 'incomplete' : 'completed'));
+  const parts: Item[] = [];
+  if (typeof msg?.content === 'string' && msg.content) parts.push(outputText(msg.content));
+  if (typeof msg?.refusal === 'string' && msg.refusal) parts.push(contentPart(msg.refusal, true));
+  if (parts.length)
+    output.push({ id: newId('msg_'), type: 'message', status: status === 'incomplete' ? 'incomplete' : 'completed', role: 'assistant', content: parts });
   for (const tc of calls) {
     const name = tc.function?.name ?? '';
     output.push(toolItem(newId(custom.has(name) ? 'ctc_' : 'fc_'), tc.id || newId('call_'), name, tc.function?.arguments ?? '', custom.has(name), 'completed'));
@@ -641,6 +652,10 @@ interface OpenText {
   id: string;
   text: string;
 }
+interface OpenMessage extends OpenText {
+  /** Its one content part is a `refusal` (OpenAI Chat `refusal`), not `output_text`. */
+  refusal: boolean;
+}
 interface OpenReasoning extends OpenText {
   details: ReasoningDetail[];
   /** The summary part was announced (reasoning text came, not only details). */
@@ -669,7 +684,7 @@ export class ResponsesStreamWriter {
   private id = newId('resp_');
   private created = Math.floor(Date.now() / 1000);
   private readonly output: Item[] = [];
-  private text: OpenText | undefined;
+  private text: OpenMessage | undefined;
   private reasoning: OpenReasoning | undefined;
   private readonly tools = new Map<number, OpenTool>();
   private readonly signatures: Record<string, string> = {};
@@ -712,11 +727,13 @@ export class ResponsesStreamWriter {
     if (!t) return '';
     this.text = undefined;
     const base = { item_id: t.id, output_index: t.index, content_index: 0 };
-    const item = messageItem(t.id, t.text, 'completed');
+    const item = messageItem(t.id, t.text, 'completed', t.refusal);
     this.output[t.index] = item;
     return (
-      this.ev('response.output_text.done', { ...base, text: t.text, logprobs: [] }) +
-      this.ev('response.content_part.done', { ...base, part: outputText(t.text) }) +
+      (t.refusal
+        ? this.ev('response.refusal.done', { ...base, refusal: t.text })
+        : this.ev('response.output_text.done', { ...base, text: t.text, logprobs: [] })) +
+      this.ev('response.content_part.done', { ...base, part: contentPart(t.text, t.refusal) }) +
       this.ev('response.output_item.done', { output_index: t.index, item })
     );
   }
@@ -760,6 +777,23 @@ export class ResponsesStreamWriter {
     return out;
   }
 
+  /** Text or refusal text: a message item with one part of that kind (a change of kind starts another). */
+  private messageDelta(delta: string, refusal: boolean): string {
+    let out = this.closeReasoning();
+    if (this.text && this.text.refusal !== refusal) out += this.closeText();
+    if (!this.text) {
+      const id = newId('msg_');
+      const added = this.addItem({ id, type: 'message', status: 'in_progress', role: 'assistant', content: [] });
+      this.text = { index: added.index, id, text: '', refusal };
+      out += added.out;
+      out += this.ev('response.content_part.added', { item_id: id, output_index: added.index, content_index: 0, part: contentPart('', refusal) });
+    }
+    const t = this.text;
+    t.text += delta;
+    const base = { item_id: t.id, output_index: t.index, content_index: 0, delta };
+    return out + (refusal ? this.ev('response.refusal.delta', base) : this.ev('response.output_text.delta', { ...base, logprobs: [] }));
+  }
+
   chunk(c: ChatChunk): string {
     let out = this.start(c);
     if (c.usage) this.usage = c.usage;
@@ -785,19 +819,8 @@ export class ResponsesStreamWriter {
       out += this.openReasoning();
       this.reasoning!.details.push(...d.reasoning_details);
     }
-    if (typeof d.content === 'string' && d.content) {
-      out += this.closeReasoning();
-      if (!this.text) {
-        const id = newId('msg_');
-        const added = this.addItem({ id, type: 'message', status: 'in_progress', role: 'assistant', content: [] });
-        this.text = { index: added.index, id, text: '' };
-        out += added.out;
-        out += this.ev('response.content_part.added', { item_id: id, output_index: added.index, content_index: 0, part: outputText('') });
-      }
-      const t = this.text;
-      t.text += d.content;
-      out += this.ev('response.output_text.delta', { item_id: t.id, output_index: t.index, content_index: 0, delta: d.content, logprobs: [] });
-    }
+    if (typeof d.content === 'string' && d.content) out += this.messageDelta(d.content, false);
+    if (typeof d.refusal === 'string' && d.refusal) out += this.messageDelta(d.refusal, true);
     for (const tc of d.tool_calls ?? []) {
       let t = this.tools.get(tc.index);
       if (!t) {
@@ -849,7 +872,7 @@ export class ResponsesStreamWriter {
     this.finished = true;
     const out = this.start();
     // Items still open are shown as far as they came.
-    if (this.text) this.output[this.text.index] = messageItem(this.text.id, this.text.text, 'incomplete');
+    if (this.text) this.output[this.text.index] = messageItem(this.text.id, this.text.text, 'incomplete', this.text.refusal);
     if (this.reasoning) this.output[this.reasoning.index] = reasoningItem(this.reasoning.id, this.reasoning.text, this.reasoning.details);
     for (const t of this.tools.values()) this.output[t.index] = toolItem(t.id, t.callId, t.name, t.args, t.custom, 'incomplete');
     const r = this.snapshot('failed', { usage: this.usage ? chatUsageToResponses(this.usage) : null, error: { code, message } });
