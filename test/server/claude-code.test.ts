@@ -254,8 +254,10 @@ describeEach(ALL_TARGETS, 'Claude Code through the gateway', (getApp) => {
   test('OpenAI channel (non-stream): a Claude Code tool round trip, only OpenAI fields upstream, billed and logged', async () => {
     const before = await quota();
     const first = firstTurn('cc-gpt');
-    const msg = await client.beta.messages.create({ ...first, betas: ['context-management-2025-06-27'] } as never);
+    const { data: msg, response } = await client.beta.messages.create({ ...first, betas: ['context-management-2025-06-27'] } as never).withResponse();
     expect(msg.stop_reason).toBe('tool_use');
+    // the server tool has no OpenAI equivalent: left out, and the answer says so
+    expect(response.headers.get('x-gateway-unconverted')).toMatch(/^web_search/);
     expect(msg.content).toEqual([
       { type: 'thinking', thinking: 'Two commands.', signature: '' },
       { type: 'tool_use', id: 'call_1', name: 'Bash', input: { command: 'ls' } },

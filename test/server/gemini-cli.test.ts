@@ -428,6 +428,7 @@ describeEach(ALL_TARGETS, 'Gemini clients (@google/genai) through the gateway', 
       cachedContent: 'cachedContents/abc',
     });
     expect(res.status).toBe(200);
+    expect(res.headers.get('x-gateway-unconverted')).toBe('googleSearch'); // Google's own tool: left out, said so
     const body = (await res.json()) as { candidates: Array<{ content: { parts: Array<{ text?: string }> } }> };
     expect(body.candidates[0]!.content.parts[0]!.text).toBe('Tool said: {"output":"18C"}');
     const up = mock.received('/strict/v1/chat/completions')[0]!.json;

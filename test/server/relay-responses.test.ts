@@ -406,15 +406,28 @@ describeEach(ALL_TARGETS, 'relay: OpenAI Responses API', (getApp) => {
     expect(up.messages.at(-1)).toMatchObject({ role: 'user', content: [{ type: 'tool_result', tool_use_id: 'call_prev', content: 'src\ntest' }] });
   });
 
-  test('a built-in tool: dropped when converting, refused when tool_choice requires it', async () => {
-    const r = await openai.responses.create({ model: 'claude-r', input: 'Hi', tools: [{ type: 'web_search' }, WEATHER_TOOL] });
+  test('a built-in tool: dropped when converting (said in a header and the log), refused when tool_choice requires it', async () => {
+    const { data: r, response } = await openai.responses
+      .create({ model: 'claude-r', input: 'Hi', tools: [{ type: 'web_search' }, WEATHER_TOOL] })
+      .withResponse();
     expect(r.output_text).toBe('Hello from the mock');
+    expect(response.headers.get('x-gateway-unconverted')).toBe('web_search');
     expect(
       mock
         .received('/v1/messages')
         .at(-1)!
         .json.tools.map((t: { name: string }) => t.name),
     ).toEqual(['get_weather']);
+    await flushUsage(app);
+    const log = await app.knex('logs').where({ type: 2 }).orderBy('id', 'desc').first();
+    expect(JSON.parse(log.other)).toMatchObject({ request_format: 'responses', upstream_format: 'claude', passthrough: false, unconverted: 'web_search' });
+    const streamed = await fetch(`${gw.url}/v1/responses`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'claude-r', input: 'Hi', stream: true, tools: [{ type: 'web_search_preview' }] }),
+    });
+    await streamed.text();
+    expect(streamed.headers.get('x-gateway-unconverted')).toBe('web_search_preview');
     const res = await app
       .http()
       .post('/v1/responses')

@@ -91,6 +91,12 @@ export interface ChatRequest {
    */
   thinking_budget?: number;
   reasoning_summary?: 'auto' | 'concise' | 'detailed';
+  /**
+   * Canonical-only: tools the client offered that only its own provider runs (OpenAI's web search,
+   * Claude's server tools, Gemini's googleSearch …). A conversion to another protocol leaves them
+   * out and says so in the answer's `X-Gateway-Unconverted` header and the log row.
+   */
+  unconverted?: string[];
   user?: string;
   [k: string]: unknown;
 }

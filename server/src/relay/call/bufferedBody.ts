@@ -7,7 +7,7 @@ import { countTextTokens } from '../tokenizer';
 import { responseText } from '../adaptors/openai';
 import type { AdaptorContext, Endpoint, ProviderAdaptor } from '../types';
 import { formatOverhead, OVERHEAD_HEADER } from '../../metrics';
-import { promptFallback, RELAY_CORS, type RelayCall } from './relayCall';
+import { promptFallback, RELAY_CORS, UNCONVERTED_HEADER, unconvertedNote, type RelayCall } from './relayCall';
 import { tokensFrom, type Answer, type Tokens } from './outcome';
 
 const JSON_ENDPOINTS_WITH_USAGE = new Set<Endpoint>(['chat', 'completions', 'embeddings', 'responses', 'rerank']);
@@ -34,7 +34,7 @@ class BufferedAnswer implements Answer {
     const body = typeof this.body === 'string' ? Buffer.from(this.body) : this.body;
     // The whole head in one call (no header set before on the Koa-free path): Node then formats
     // it straight from this list instead of going through setHeader per field.
-    res.writeHead(200, [
+    const head = [
       'content-type',
       this.type === 'application/json' ? 'application/json; charset=utf-8' : this.type,
       'content-length',
@@ -42,7 +42,10 @@ class BufferedAnswer implements Answer {
       OVERHEAD_HEADER,
       formatOverhead(timer.overheadMs()),
       ...RELAY_CORS,
-    ]);
+    ];
+    const note = unconvertedNote(this.call);
+    if (note) head.push(UNCONVERTED_HEADER, note);
+    res.writeHead(200, head);
     res.end(body);
   }
 }

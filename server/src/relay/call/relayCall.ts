@@ -113,3 +113,14 @@ export function scrubKey(message: string, ch: ChannelEntry | undefined): string 
 export function isClientGone(ctx: RelayHttp): boolean {
   return ctx.res.destroyed && !ctx.res.writableFinished;
 }
+
+export const UNCONVERTED_HEADER = 'x-gateway-unconverted';
+
+/**
+ * What a converted call left out because only the client's own provider has it (built-in tools),
+ * as the `X-Gateway-Unconverted` header value; undefined when nothing was, or the body went as sent.
+ */
+export function unconvertedNote(call: RelayCall): string | undefined {
+  const list = call.passthrough === false && call.upstreamFormat !== call.inbound.name ? call.chat?.unconverted : undefined;
+  return list?.length ? [...new Set(list)].join(', ') : undefined;
+}

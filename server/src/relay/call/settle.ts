@@ -7,7 +7,7 @@ import { LOG_TYPE } from '../../repositories/logs';
 import { markTokenUsedUp, TOKEN_STATUS } from '../../repositories/tokens';
 import { nowSec } from '../../lib/time';
 import type { RelayCall } from './relayCall';
-import { ignore } from './relayCall';
+import { ignore, unconvertedNote } from './relayCall';
 import type { CallPlan } from './plan';
 import type { CallMoney } from './money';
 import type { Answer, RelayOutcome } from './outcome';
@@ -37,6 +37,8 @@ interface LogOtherTail {
   request_format: string;
   upstream_format: string;
   passthrough: boolean;
+  /** Built-in tools a conversion left out (see unconvertedNote). */
+  unconverted?: string;
 }
 
 /** The consume log's text for one price: the `content` line and the head of the `other` JSON. */
@@ -83,6 +85,8 @@ export function recordUsage(call: RelayCall, plan: CallPlan, money: CallMoney, a
       upstream_format: call.upstreamFormat ?? call.inbound.name,
       passthrough: call.passthrough ?? true,
     };
+    const note = call.passthrough === false ? unconvertedNote(call) : undefined;
+    if (note) tail.unconverted = note;
     if (mapped) tail.upstream_model_name = outcome.upstreamModel;
     const other = text.otherHead + JSON.stringify(tail).slice(1);
     // A complete row (no defaults to merge in): this runs once per relayed call.

@@ -6,7 +6,7 @@ import { BadStreamFrame, jsonShaped, parseBlockChecked, SSEEventTooLarge, SSESpl
 import { responseText } from '../adaptors/openai';
 import type { AdaptorContext, InboundFormat, ProviderAdaptor, StreamObserver, StreamTranslator } from '../types';
 import { formatOverhead, OVERHEAD_HEADER } from '../../metrics';
-import { RELAY_CORS, type RelayCall, ignore, scrubKey } from './relayCall';
+import { RELAY_CORS, UNCONVERTED_HEADER, type RelayCall, ignore, scrubKey, unconvertedNote } from './relayCall';
 import { tokensFrom, type Answer, type Tokens } from './outcome';
 import { endsWithBlankLine, isUsageOnlyChunk, passesAsBytes } from './sseBytes';
 
@@ -199,14 +199,17 @@ export class StreamRelay implements Answer, BodyConsumer {
     const { res } = this;
     if (res.headersSent) return;
     this.call.ctx.respond = false;
-    res.writeHead(200, {
+    const head: Record<string, string> = {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache',
       connection: 'keep-alive',
       'x-accel-buffering': 'no',
       [OVERHEAD_HEADER]: formatOverhead(this.call.timer.overheadMs()),
       [RELAY_CORS[0]]: RELAY_CORS[1],
-    });
+    };
+    const note = this.passthrough ? undefined : unconvertedNote(this.call);
+    if (note) head[UNCONVERTED_HEADER] = note;
+    res.writeHead(200, head);
   }
 
   private firstByte(): void {

@@ -238,7 +238,10 @@ export function claudeToChat(body: unknown): ChatRequest {
     const tools: ToolDef[] = [];
     for (const t of body.tools) {
       if (!isRecord(t) || typeof t.name !== 'string') continue;
-      if (t.type && t.type !== 'custom' && !t.input_schema) continue; // server tools and Anthropic-defined tools
+      if (t.type && t.type !== 'custom' && !t.input_schema) {
+        (req.unconverted ??= []).push(String(t.type)); // server tools and Anthropic-defined tools
+        continue;
+      }
       tools.push({
         type: 'function',
         function: {

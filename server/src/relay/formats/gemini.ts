@@ -245,7 +245,10 @@ export function geminiToChat(body: unknown, model: string | undefined): ChatRequ
       }
     }
     if (tools.length) req.tools = tools;
-    if (builtIn.length) extras.tools = builtIn;
+    if (builtIn.length) {
+      extras.tools = builtIn;
+      req.unconverted = builtIn.map((t) => Object.keys(t)[0]!);
+    }
   }
   const tcfg = isRecord(body.toolConfig) ? body.toolConfig : undefined;
   if (req.tools && tcfg && isRecord(tcfg.functionCallingConfig)) {

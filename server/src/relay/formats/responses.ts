@@ -388,12 +388,15 @@ function offeredTools(body: Record<string, unknown>): unknown[] {
   return out;
 }
 
-function toTools(tools: unknown[]): ToolDef[] {
+function toTools(tools: unknown[], unconverted: string[]): ToolDef[] {
   const out: ToolDef[] = [];
   const seen = new Set<string>();
   tools.forEach((t, i) => {
     if (!isRecord(t) || typeof t.type !== 'string') throw badRequest(`tools[${i}]: invalid tool`);
-    if (t.type !== 'function' && t.type !== 'custom') return; // built-in tools: only OpenAI runs them
+    if (t.type !== 'function' && t.type !== 'custom') {
+      unconverted.push(t.type); // built-in tools: only OpenAI runs them
+      return;
+    }
     const name = str(t.name);
     if (!name) throw badRequest(`tools[${i}].name: required`);
     if (seen.has(name)) return; // the same name in two groups: a call could not say which
@@ -455,7 +458,9 @@ export function responsesToChat(body: unknown): ChatRequest {
   if (typeof body.prompt_cache_key === 'string') req.prompt_cache_key = body.prompt_cache_key;
   if (typeof body.service_tier === 'string') req.service_tier = body.service_tier;
 
-  let tools = toTools(offeredTools(body));
+  const unconverted: string[] = [];
+  let tools = toTools(offeredTools(body), unconverted);
+  if (unconverted.length) req.unconverted = unconverted;
   const tc = body.tool_choice;
   if (tc === 'auto' || tc === 'none' || tc === 'required') req.tool_choice = tc;
   else if (isRecord(tc)) {
