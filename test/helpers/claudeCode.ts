@@ -2,6 +2,7 @@
  * What the Claude tests share: a request shaped like current Claude Code's, and the field lists of
  * the protocols a converted request may carry.
  */
+import { OPENAI_CHAT_REQUEST_FIELDS } from './protocolFields';
 
 /** What current Claude Code sends: a system turn inside messages, adaptive thinking, effort, cache_control, betas' fields. */
 export const CLAUDE_CODE_BODY = {
@@ -47,40 +48,7 @@ export const CLAUDE_CODE_BODY = {
 };
 
 /** Top-level fields OpenAI's Chat Completions API defines (what an OpenAI upstream may receive). */
-export const OPENAI_CHAT_FIELDS = new Set([
-  'model',
-  'messages',
-  'stream',
-  'stream_options',
-  'max_tokens',
-  'max_completion_tokens',
-  'temperature',
-  'top_p',
-  'stop',
-  'n',
-  'tools',
-  'tool_choice',
-  'parallel_tool_calls',
-  'response_format',
-  'reasoning_effort',
-  'user',
-  'seed',
-  'presence_penalty',
-  'frequency_penalty',
-  'logit_bias',
-  'logprobs',
-  'top_logprobs',
-  'metadata',
-  'store',
-  'service_tier',
-  'modalities',
-  'audio',
-  'prediction',
-  'verbosity',
-  'web_search_options',
-  'safety_identifier',
-  'prompt_cache_key',
-]);
+export const OPENAI_CHAT_FIELDS = OPENAI_CHAT_REQUEST_FIELDS;
 /**
  * Claude wire names that must never leave a conversion. (Canonical `reasoning_details` on messages
  * are the OpenAI adaptor's to keep or drop, like the canonical-only top-level fields.)

@@ -6,6 +6,7 @@
  * Readers throw an Error naming the problem; request checks return a list of problems (empty when
  * the request is valid), so a test can show them all at once.
  */
+import { OPENAI_CHAT_REQUEST_FIELDS } from './protocolFields';
 
 export interface SseEvent {
   event?: string;
@@ -314,43 +315,7 @@ function onlyKeys(o: Record<string, unknown>, allowed: ReadonlySet<string>, wher
 
 // -------------------------------------------------------------------------- OpenAI Chat request
 
-const CHAT_KEYS = new Set([
-  'model',
-  'messages',
-  'audio',
-  'frequency_penalty',
-  'function_call',
-  'functions',
-  'logit_bias',
-  'logprobs',
-  'max_completion_tokens',
-  'max_tokens',
-  'metadata',
-  'modalities',
-  'n',
-  'parallel_tool_calls',
-  'prediction',
-  'presence_penalty',
-  'prompt_cache_key',
-  'prompt_cache_retention',
-  'reasoning_effort',
-  'response_format',
-  'safety_identifier',
-  'seed',
-  'service_tier',
-  'stop',
-  'store',
-  'stream',
-  'stream_options',
-  'temperature',
-  'tool_choice',
-  'tools',
-  'top_logprobs',
-  'top_p',
-  'user',
-  'verbosity',
-  'web_search_options',
-]);
+const CHAT_KEYS = OPENAI_CHAT_REQUEST_FIELDS;
 const CHAT_MESSAGE_KEYS: Record<string, ReadonlySet<string>> = {
   system: new Set(['role', 'content', 'name']),
   developer: new Set(['role', 'content', 'name']),

@@ -15,43 +15,9 @@
  */
 import type http from 'node:http';
 import type { MockRequest, MockUpstream } from './index';
+import { OPENAI_CHAT_REQUEST_FIELDS } from '../helpers/protocolFields';
 
-const FIELDS = new Set([
-  'model',
-  'messages',
-  'audio',
-  'frequency_penalty',
-  'function_call',
-  'functions',
-  'logit_bias',
-  'logprobs',
-  'max_completion_tokens',
-  'max_tokens',
-  'metadata',
-  'modalities',
-  'n',
-  'parallel_tool_calls',
-  'prediction',
-  'presence_penalty',
-  'prompt_cache_key',
-  'reasoning_effort',
-  'response_format',
-  'safety_identifier',
-  'seed',
-  'service_tier',
-  'stop',
-  'store',
-  'stream',
-  'stream_options',
-  'temperature',
-  'tool_choice',
-  'tools',
-  'top_logprobs',
-  'top_p',
-  'user',
-  'verbosity',
-  'web_search_options',
-]);
+const FIELDS = OPENAI_CHAT_REQUEST_FIELDS;
 const MESSAGE_FIELDS: Record<string, string[]> = {
   system: ['role', 'content', 'name'],
   developer: ['role', 'content', 'name'],

@@ -985,7 +985,9 @@ describe('Claude Code request → canonical', () => {
     expect(req.tools!.map((t) => t.function.name)).toEqual(['Bash']); // the server tool is dropped
     expect(req.tool_choice).toBe('auto');
     expect(req.user).toBeUndefined();
-    const json = JSON.stringify(req);
+    // the server tool is left out, and named for the answer's X-Gateway-Unconverted note
+    expect(req.unconverted).toEqual(['web_search_20250305']);
+    const json = JSON.stringify({ ...req, unconverted: undefined });
     expect(json).not.toMatch(/cache_control|context_management|output_config|web_search|some_future_field|user_abc123/);
   });
 

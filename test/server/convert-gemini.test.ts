@@ -903,7 +903,9 @@ describe('what only Gemini understands', () => {
     expect(req.tools![0]!.function.parameters).toEqual({ type: 'object', properties: { n: { type: ['integer', 'null'] } } });
     expect(req.response_format).toEqual({ type: 'json_schema', json_schema: { name: 'response', schema: REQUEST.generationConfig.responseJsonSchema } });
     expect(req.reasoning_effort).toBe('low');
-    const json = JSON.stringify(req);
+    // the built-in tools are named for the answer's X-Gateway-Unconverted note, and nowhere else
+    expect(req.unconverted).toEqual(['googleSearch', 'codeExecution']);
+    const json = JSON.stringify({ ...req, unconverted: undefined });
     for (const word of ['googleSearch', 'codeExecution', 'safetySettings', 'cachedContent', 'responseModalities', 'retrievalConfig'])
       expect(json).not.toContain(word);
     expect(getHints(req).gemini).toEqual({

@@ -8,6 +8,7 @@
  * reviewed list in test/fixtures/conversion/known-violations.json.
  */
 import type { WireFormat } from '../../../server/src/relay/types';
+import { OPENAI_CHAT_REQUEST_FIELDS } from '../../helpers/protocolFields';
 
 const isObj = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const set = (...xs: string[]) => new Set(xs);
@@ -16,45 +17,7 @@ const set = (...xs: string[]) => new Set(xs);
 // Fields each protocol defines
 
 /** OpenAI Chat Completions: `ChatCompletionCreateParams` (API reference; openai SDK 6.x). */
-const OPENAI_CHAT_FIELDS = set(
-  'messages',
-  'model',
-  'audio',
-  'frequency_penalty',
-  'function_call',
-  'functions',
-  'logit_bias',
-  'logprobs',
-  'max_completion_tokens',
-  'max_tokens',
-  'metadata',
-  'modalities',
-  'moderation',
-  'n',
-  'parallel_tool_calls',
-  'prediction',
-  'presence_penalty',
-  'prompt_cache_key',
-  'prompt_cache_options',
-  'prompt_cache_retention',
-  'reasoning_effort',
-  'response_format',
-  'safety_identifier',
-  'seed',
-  'service_tier',
-  'stop',
-  'store',
-  'stream',
-  'stream_options',
-  'temperature',
-  'tool_choice',
-  'tools',
-  'top_logprobs',
-  'top_p',
-  'user',
-  'verbosity',
-  'web_search_options',
-);
+const OPENAI_CHAT_FIELDS = OPENAI_CHAT_REQUEST_FIELDS;
 /** Message keys per role (`ChatCompletionMessageParam`). */
 const OPENAI_MESSAGE_FIELDS: Record<string, Set<string>> = {
   system: set('role', 'content', 'name'),
@@ -224,7 +187,7 @@ const GEMINI_PART_FIELDS = set(
 );
 const GEMINI_DECLARATION_FIELDS = set('name', 'description', 'parameters', 'parametersJsonSchema', 'response', 'responseJsonSchema', 'behavior');
 
-function unknownKeys(o: Record<string, unknown>, allowed: Set<string>): string[] {
+function unknownKeys(o: Record<string, unknown>, allowed: ReadonlySet<string>): string[] {
   return Object.keys(o).filter((k) => !allowed.has(k));
 }
 
@@ -423,7 +386,12 @@ function geminiRequestViolations(b: Record<string, any>): string[] {
 /** The client request fixture itself only uses what its protocol defines (keeps the fixtures honest). */
 export function clientRequestViolations(protocol: WireFormat, body: unknown): string[] {
   if (!isObj(body)) return ['body is not a JSON object'];
-  const top: Record<WireFormat, Set<string>> = { openai: OPENAI_CHAT_FIELDS, responses: RESPONSES_FIELDS, claude: CLAUDE_FIELDS, gemini: GEMINI_FIELDS };
+  const top: Record<WireFormat, ReadonlySet<string>> = {
+    openai: OPENAI_CHAT_FIELDS,
+    responses: RESPONSES_FIELDS,
+    claude: CLAUDE_FIELDS,
+    gemini: GEMINI_FIELDS,
+  };
   return unknownKeys(body, top[protocol]).map((k) => `fixture field ${k} is not a ${protocol} field`);
 }
 
