@@ -46,3 +46,29 @@ export const OPENAI_CHAT_REQUEST_FIELDS: ReadonlySet<string> = new Set([
   'verbosity',
   'web_search_options',
 ]);
+
+/** Gemini's `Schema` (the OpenAPI 3.0 subset its `parameters` and `responseSchema` take). */
+export const GEMINI_SCHEMA_FIELDS: ReadonlySet<string> = new Set([
+  'type',
+  'format',
+  'title',
+  'description',
+  'nullable',
+  'enum',
+  'maxItems',
+  'minItems',
+  'properties',
+  'required',
+  'minProperties',
+  'maxProperties',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'example',
+  'anyOf',
+  'propertyOrdering',
+  'default',
+  'items',
+  'minimum',
+  'maximum',
+]);

@@ -6,7 +6,7 @@
  * Readers throw an Error naming the problem; request checks return a list of problems (empty when
  * the request is valid), so a test can show them all at once.
  */
-import { OPENAI_CHAT_REQUEST_FIELDS } from './protocolFields';
+import { GEMINI_SCHEMA_FIELDS, OPENAI_CHAT_REQUEST_FIELDS } from './protocolFields';
 
 export interface SseEvent {
   event?: string;
@@ -560,30 +560,7 @@ const GEMINI_GENERATION_KEYS = new Set([
 const GEMINI_PART_DATA = ['text', 'inlineData', 'fileData', 'functionCall', 'functionResponse', 'executableCode', 'codeExecutionResult'];
 const GEMINI_PART_KEYS = new Set([...GEMINI_PART_DATA, 'thought', 'thoughtSignature', 'videoMetadata', 'partMetadata', 'mediaResolution']);
 /** The OpenAPI subset Gemini's `parameters` (Schema) takes; JSON Schema proper goes in `parametersJsonSchema`. */
-const GEMINI_SCHEMA_KEYS = new Set([
-  'type',
-  'format',
-  'title',
-  'description',
-  'nullable',
-  'enum',
-  'maxItems',
-  'minItems',
-  'properties',
-  'required',
-  'minProperties',
-  'maxProperties',
-  'minLength',
-  'maxLength',
-  'pattern',
-  'example',
-  'anyOf',
-  'propertyOrdering',
-  'default',
-  'items',
-  'minimum',
-  'maximum',
-]);
+const GEMINI_SCHEMA_KEYS = GEMINI_SCHEMA_FIELDS;
 const GEMINI_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'array', 'object', 'null']);
 const GEMINI_FUNCTION_NAME = /^[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}$/;
 

@@ -8,7 +8,7 @@
  * reviewed list in test/fixtures/conversion/known-violations.json.
  */
 import type { WireFormat } from '../../../server/src/relay/types';
-import { OPENAI_CHAT_REQUEST_FIELDS } from '../../helpers/protocolFields';
+import { GEMINI_SCHEMA_FIELDS, OPENAI_CHAT_REQUEST_FIELDS } from '../../helpers/protocolFields';
 
 const isObj = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const set = (...xs: string[]) => new Set(xs);
@@ -192,32 +192,6 @@ function unknownKeys(o: Record<string, unknown>, allowed: ReadonlySet<string>): 
 }
 
 const JSON_TYPES = set('object', 'string', 'number', 'integer', 'boolean', 'array', 'null');
-/** Gemini's `Schema` (an OpenAPI 3.0 subset). */
-const GEMINI_SCHEMA_FIELDS = set(
-  'type',
-  'format',
-  'title',
-  'description',
-  'nullable',
-  'enum',
-  'maxItems',
-  'minItems',
-  'properties',
-  'required',
-  'minProperties',
-  'maxProperties',
-  'minLength',
-  'maxLength',
-  'pattern',
-  'example',
-  'anyOf',
-  'propertyOrdering',
-  'default',
-  'items',
-  'minimum',
-  'maximum',
-);
-
 /**
  * A schema in the dialect its target reads: JSON Schema (OpenAI, Claude, Gemini's
  * `parametersJsonSchema`) has lower-case types and no `nullable`; Gemini's `Schema` takes only
