@@ -72,3 +72,28 @@ export const GEMINI_SCHEMA_FIELDS: ReadonlySet<string> = new Set([
   'minimum',
   'maximum',
 ]);
+
+/** Gemini's `GenerationConfig`. */
+export const GEMINI_GENERATION_CONFIG_FIELDS: ReadonlySet<string> = new Set([
+  'stopSequences',
+  'responseMimeType',
+  'responseSchema',
+  'responseJsonSchema',
+  'responseModalities',
+  'candidateCount',
+  'maxOutputTokens',
+  'temperature',
+  'topP',
+  'topK',
+  'seed',
+  'presencePenalty',
+  'frequencyPenalty',
+  'responseLogprobs',
+  'logprobs',
+  'enableEnhancedCivicAnswers',
+  'speechConfig',
+  'thinkingConfig',
+  'imageConfig',
+  'mediaResolution',
+  'audioTranscriptionConfig',
+]);

@@ -6,7 +6,7 @@
  * Readers throw an Error naming the problem; request checks return a list of problems (empty when
  * the request is valid), so a test can show them all at once.
  */
-import { GEMINI_SCHEMA_FIELDS, OPENAI_CHAT_REQUEST_FIELDS } from './protocolFields';
+import { GEMINI_GENERATION_CONFIG_FIELDS, GEMINI_SCHEMA_FIELDS, OPENAI_CHAT_REQUEST_FIELDS } from './protocolFields';
 
 export interface SseEvent {
   event?: string;
@@ -535,28 +535,7 @@ const GEMINI_KEYS = new Set([
   'cached_content',
   'labels',
 ]);
-const GEMINI_GENERATION_KEYS = new Set([
-  'stopSequences',
-  'responseMimeType',
-  'responseSchema',
-  'responseJsonSchema',
-  'responseModalities',
-  'candidateCount',
-  'maxOutputTokens',
-  'temperature',
-  'topP',
-  'topK',
-  'seed',
-  'presencePenalty',
-  'frequencyPenalty',
-  'responseLogprobs',
-  'logprobs',
-  'enableEnhancedCivicAnswers',
-  'speechConfig',
-  'thinkingConfig',
-  'imageConfig',
-  'mediaResolution',
-]);
+const GEMINI_GENERATION_KEYS = GEMINI_GENERATION_CONFIG_FIELDS;
 const GEMINI_PART_DATA = ['text', 'inlineData', 'fileData', 'functionCall', 'functionResponse', 'executableCode', 'codeExecutionResult'];
 const GEMINI_PART_KEYS = new Set([...GEMINI_PART_DATA, 'thought', 'thoughtSignature', 'videoMetadata', 'partMetadata', 'mediaResolution']);
 /** The OpenAPI subset Gemini's `parameters` (Schema) takes; JSON Schema proper goes in `parametersJsonSchema`. */

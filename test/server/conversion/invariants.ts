@@ -8,7 +8,7 @@
  * reviewed list in test/fixtures/conversion/known-violations.json.
  */
 import type { WireFormat } from '../../../server/src/relay/types';
-import { GEMINI_SCHEMA_FIELDS, OPENAI_CHAT_REQUEST_FIELDS } from '../../helpers/protocolFields';
+import { GEMINI_GENERATION_CONFIG_FIELDS, GEMINI_SCHEMA_FIELDS, OPENAI_CHAT_REQUEST_FIELDS } from '../../helpers/protocolFields';
 
 const isObj = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const set = (...xs: string[]) => new Set(xs);
@@ -145,30 +145,7 @@ const GEMINI_FIELDS = set(
   'labels',
   'serviceTier',
 );
-/** `GenerationConfig`. */
-const GEMINI_GENERATION_FIELDS = set(
-  'stopSequences',
-  'responseMimeType',
-  'responseSchema',
-  'responseJsonSchema',
-  'responseModalities',
-  'candidateCount',
-  'maxOutputTokens',
-  'temperature',
-  'topP',
-  'topK',
-  'seed',
-  'presencePenalty',
-  'frequencyPenalty',
-  'responseLogprobs',
-  'logprobs',
-  'enableEnhancedCivicAnswers',
-  'speechConfig',
-  'thinkingConfig',
-  'imageConfig',
-  'mediaResolution',
-  'audioTranscriptionConfig',
-);
+const GEMINI_GENERATION_FIELDS = GEMINI_GENERATION_CONFIG_FIELDS;
 const GEMINI_THINKING_FIELDS = set('includeThoughts', 'thinkingBudget', 'thinkingLevel');
 /** `Part`. */
 const GEMINI_PART_FIELDS = set(
