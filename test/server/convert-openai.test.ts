@@ -237,3 +237,13 @@ describe('file parts towards OpenAI always have a filename', () => {
     expect(parts.map((p) => p.file)).toEqual([{ file_data: pdf, filename: 'document.pdf' }, { file_data: pdf, filename: 'mine.pdf' }, { file_id: 'file-1' }]);
   });
 });
+
+describe('OpenAI passthrough request', () => {
+  it("forwards the client's OpenAI-Beta header, and only on the passthrough", () => {
+    const withBeta: AdaptorContext = { ...ctx, clientHeader: (n) => (n === 'openai-beta' ? 'assistants=v2' : '') };
+    expect(openaiAdaptor.rawRequest!({ model: 'gpt-4.1', messages: [] }, withBeta).headers['openai-beta']).toBe('assistants=v2');
+    expect(openaiAdaptor.rawRequest!({ model: 'gpt-4.1', messages: [] }, ctx).headers['openai-beta']).toBeUndefined();
+    const converted = openaiAdaptor.chatRequest({ model: 'gpt-4.1', messages: [{ role: 'user', content: 'hi' }] }, withBeta);
+    expect(converted.headers['openai-beta']).toBeUndefined();
+  });
+});

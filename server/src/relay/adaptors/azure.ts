@@ -1,6 +1,7 @@
 import type { AdaptorContext, ChannelInfo, ChatRequest, Endpoint, ProviderAdaptor, UpstreamRequest } from '../types';
 import { ENDPOINT_PATH, openaiAdaptor } from './openai';
 import { AZURE_DEFAULT_API_VERSION, typesServedBy } from '../../channels/catalogue';
+import { withOpenAIBeta } from './shared';
 
 /** `{base}/openai/deployments/{model without dots}{path}?api-version=…` with an `api-key` header. */
 export function azureUrl(channel: ChannelInfo, endpoint: Endpoint, model: string): string {
@@ -26,8 +27,8 @@ export const azureAdaptor: ProviderAdaptor = {
   },
   rawRequest(body, ctx, raw) {
     const url = azureUrl(ctx.channel, ctx.endpoint, ctx.upstreamModel);
-    if (raw) return { url, method: 'POST', headers: headers(ctx.channel, raw.contentType), body: raw.body };
-    return { url, method: 'POST', headers: headers(ctx.channel), body: JSON.stringify(body ?? {}) };
+    if (raw) return { url, method: 'POST', headers: withOpenAIBeta(headers(ctx.channel, raw.contentType), ctx), body: raw.body };
+    return { url, method: 'POST', headers: withOpenAIBeta(headers(ctx.channel), ctx), body: JSON.stringify(body ?? {}) };
   },
   modelsRequest(channel: ChannelInfo): UpstreamRequest {
     const version = encodeURIComponent(channel.other.trim() || AZURE_DEFAULT_API_VERSION);

@@ -17,7 +17,7 @@ import type {
 } from '../types';
 import { parseBlock, SSESplitter } from '../sse';
 import { UpstreamError } from '../errors';
-import { fileNameFor, isRecord, parseDataUrl } from './shared';
+import { fileNameFor, isRecord, parseDataUrl, withOpenAIBeta } from './shared';
 import { CHANNEL_TYPE, CHANNEL_TYPES, typesServedBy } from '../../channels/catalogue';
 
 /**
@@ -419,7 +419,7 @@ export const openaiAdaptor: ProviderAdaptor = {
   name: 'openai',
   channelTypes: typesServedBy('openai'),
   format: 'openai',
-  endpoints: ['chat', 'completions', 'embeddings', 'moderations', 'images', 'speech', 'transcriptions', 'translations', 'responses', 'image_edits', 'rerank'],
+  endpoints: ['chat', 'completions', 'embeddings', 'moderations', 'images', 'speech', 'transcriptions', 'translations', 'image_edits', 'rerank'],
 
   chatRequest(req: ChatRequest, ctx: AdaptorContext): UpstreamRequest {
     const body = toOpenAIChatBody(req, ctx);
@@ -439,8 +439,8 @@ export const openaiAdaptor: ProviderAdaptor = {
 
   rawRequest(body, ctx, raw) {
     const url = openaiUrl(ctx.channel, ctx.endpoint, ctx.upstreamModel);
-    if (raw) return { url, method: 'POST', headers: openaiHeaders(ctx.channel, raw.contentType), body: raw.body };
-    return { url, method: 'POST', headers: openaiHeaders(ctx.channel), body: jsonBodyFor(body ?? {}) };
+    if (raw) return { url, method: 'POST', headers: withOpenAIBeta(openaiHeaders(ctx.channel, raw.contentType), ctx), body: raw.body };
+    return { url, method: 'POST', headers: withOpenAIBeta(openaiHeaders(ctx.channel), ctx), body: jsonBodyFor(body ?? {}) };
   },
   usageFromBody(body: unknown): Usage | undefined {
     return body && typeof body === 'object' ? normaliseUsage((body as { usage?: unknown }).usage) : undefined;

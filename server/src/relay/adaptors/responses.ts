@@ -29,7 +29,7 @@ import type {
 import { UpstreamError } from '../errors';
 import { OpenAIObserver, normaliseUsage, openaiAdaptor, openaiErrorMessage, openaiHeaders, openaiUrl } from './openai';
 import { azureAdaptor } from './azure';
-import { contentText, fileNameFor, isRecord, parseDataUrl } from './shared';
+import { contentText, fileNameFor, isRecord, parseDataUrl, withOpenAIBeta } from './shared';
 import { PACKED_REASONING_PREFIX, responsesUsageToChat, unpackReasoning } from '../formats/responses';
 
 /** The Responses API refuses `max_output_tokens` below 16. */
@@ -439,9 +439,9 @@ function makeResponsesAdaptor(
       const b = body ?? {};
       // The client's bytes go as they are unless something in them must change.
       if (raw && b.model === model && !raw.body.includes(PACKED_REASONING_PREFIX))
-        return { url: url(ctx), method: 'POST', headers: headers(ctx), body: raw.body };
+        return { url: url(ctx), method: 'POST', headers: withOpenAIBeta(headers(ctx), ctx), body: raw.body };
       const out = withoutPackedReasoning(b.model === model || !('model' in b) ? b : { ...b, model });
-      return { url: url(ctx), method: 'POST', headers: headers(ctx), body: JSON.stringify(out) };
+      return { url: url(ctx), method: 'POST', headers: withOpenAIBeta(headers(ctx), ctx), body: JSON.stringify(out) };
     },
     usageFromBody(body) {
       return isRecord(body) ? (responsesUsageToChat(body.usage) ?? normaliseUsage(body.usage)) : undefined;

@@ -5,7 +5,7 @@
  * observer). Nothing here is specific to one provider.
  */
 import crypto from 'node:crypto';
-import type { ChatMessage, ChatRequest, StreamObserver, StreamTranslator } from '../types';
+import type { AdaptorContext, ChatMessage, ChatRequest, StreamObserver, StreamTranslator } from '../types';
 import { UpstreamError } from '../errors';
 
 /**
@@ -162,4 +162,13 @@ export function upstreamErrorMessage(status: number, body: string): string {
     return text.length > 500 ? `${text.slice(0, 500)}…` : text;
   }
   return `upstream returned status ${status}`;
+}
+
+/**
+ * `headers` plus OpenAI's beta header as the client sent it, for a passthrough (the client's body
+ * and its opt-ins go together; Claude's betas are merged in its own adaptor).
+ */
+export function withOpenAIBeta(headers: Record<string, string>, ctx: AdaptorContext): Record<string, string> {
+  const beta = ctx.clientHeader?.('openai-beta');
+  return beta ? { ...headers, 'openai-beta': beta } : headers;
 }

@@ -8,7 +8,7 @@ import { isClientGone, scrubKey, type RelayCall } from './relayCall';
 import { noChannel, type CallPlan } from './plan';
 import type { CallMoney } from './money';
 import type { Answer, RelayOutcome } from './outcome';
-import { buildRequest, upstreamModelFor, withClientHeaders } from './request';
+import { buildRequest, upstreamModelFor } from './request';
 import { audioAnswer, bufferedAnswer } from './bufferedBody';
 import { StreamRelay } from './streamBody';
 
@@ -89,7 +89,7 @@ async function attemptChannel(call: RelayCall, ch: ChannelEntry, calls: number, 
     clientHeader: (k) => ctx.get(k),
     paramOverride: ch.paramOverride,
   };
-  const built = withClientHeaders(buildRequest(call, way, ch, actx), call, way);
+  const built = buildRequest(call, way, ch, actx);
   const passthrough = way.mode === 'passthrough';
   call.upstreamFormat = adaptor.format;
   call.passthrough = passthrough;

@@ -1,6 +1,6 @@
 import type { ChannelEntry } from '../routing';
 import type { ChannelWay } from '../adaptors';
-import type { AdaptorContext, ChatRequest, UpstreamRequest, WireFormat } from '../types';
+import type { AdaptorContext, ChatRequest, UpstreamRequest } from '../types';
 import type { RelayCall } from './relayCall';
 
 /** Channel setting `system_prompt`: added when the request has no system/developer message. */
@@ -61,22 +61,4 @@ export function buildRequest(call: RelayCall, way: ChannelWay, ch: ChannelEntry,
   if (sys && !c.messages.some((m) => m.role === 'system' || m.role === 'developer')) c.messages = [{ role: 'system', content: sys }, ...c.messages];
   if (ch.paramOverride) Object.assign(c, ch.paramOverride);
   return adaptor.chatRequest(c, actx);
-}
-
-/**
- * Provider headers a passthrough forwards from the client, per protocol (Claude's betas and
- * version are the Claude adaptor's: it merges them with the channel's own).
- */
-const PASSTHROUGH_HEADERS: Partial<Record<WireFormat, readonly string[]>> = { openai: ['openai-beta'], responses: ['openai-beta'] };
-
-/** The upstream request with the client's provider headers, when the body goes as the client sent it. */
-export function withClientHeaders(req: UpstreamRequest, call: RelayCall, way: ChannelWay): UpstreamRequest {
-  const names = way.mode === 'passthrough' ? PASSTHROUGH_HEADERS[call.inbound.name] : undefined;
-  if (!names) return req;
-  let headers: Record<string, string> | undefined;
-  for (const n of names) {
-    const v = call.ctx.get(n);
-    if (v && !(n in req.headers)) (headers ??= { ...req.headers })[n] = v;
-  }
-  return headers ? { ...req, headers } : req;
 }
