@@ -214,6 +214,42 @@ if (PG_TARGETS.length) {
       expect(await remainOf(app, t)).toBe(150);
     });
 
+    test('one batch commits at a time: the moves asked for meanwhile go together in the next', async () => {
+      const u = await makeUser(app, { quota: 100_000 });
+      type Pool = { acquireConnection(): Promise<unknown>; releaseConnection(c: unknown): Promise<unknown> };
+      const client = app.knex.client as unknown as Pool;
+      const { acquireConnection, releaseConnection } = client;
+      let held = 0;
+      let most = 0;
+      let batches = 0;
+      client.acquireConnection = async function (this: Pool) {
+        const c = await acquireConnection.call(this);
+        batches++;
+        most = Math.max(most, ++held);
+        return c;
+      };
+      client.releaseConnection = function (this: Pool, c: unknown) {
+        held--;
+        return releaseConnection.call(this, c);
+      };
+      try {
+        const pending: Array<Promise<MoveOutcome>> = [];
+        for (let turn = 0; turn < 20; turn++) {
+          pending.push(move(app.ctx, u.id, undefined, 10, true));
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        const out = await Promise.all(pending);
+        expect(out.every((o) => typeof o === 'object')).toBe(true);
+        // A batch per turn would have held up to 20 connections at once, queueing on the user's row.
+        expect(most).toBe(1);
+        expect(batches).toBeLessThan(20);
+        expect(await quotaOf(app, u.id)).toBe(100_000 - 200);
+      } finally {
+        client.acquireConnection = acquireConnection;
+        client.releaseConnection = releaseConnection;
+      }
+    });
+
     test('a batch that fails is rejected as a whole and writes nothing', async () => {
       const u = await makeUser(app, { quota: 1000 });
       const t = await limitedToken(app, u.id, 1000);

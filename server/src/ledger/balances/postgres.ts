@@ -70,19 +70,31 @@ const ONE = {
 } as const;
 
 export function postgresBalances(app: AppContext): Balances {
-  const st = { batch: undefined as PgBatch | undefined };
+  // `batch` collects the moves asked for; `running` is the batch being applied. One batch at a
+  // time per process (a group commit): the moves asked for while one commits wait for it and
+  // go together in the next. Batches in flight side by side would queue on the same row locks
+  // (a busy key's user row), each waiting for the other's commit — measured at c=50 on one key,
+  // ≈ 300 commits/s of 4 moves each and most of the statement time spent waiting for locks.
+  const st = { batch: undefined as PgBatch | undefined, running: undefined as Promise<void> | undefined };
   return {
     move(userId, tokenId, amount, take, res, op = 0) {
       let batch = st.batch;
       if (!batch) {
         const moves: Move[] = [];
+        // Nothing committing: the moves of this event-loop turn go together.
+        const gate = st.running ?? new Promise<void>((resolve) => setImmediate(resolve));
         const created: PgBatch = {
           moves,
-          done: new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+          done: gate.then(() => {
             if (st.batch === created) st.batch = undefined;
             return applyBatch(app, moves);
           }),
         };
+        const running = created.done.then(noop, noop);
+        st.running = running;
+        void running.then(() => {
+          if (st.running === running) st.running = undefined;
+        });
         batch = st.batch = created;
       }
       const move: Move = { userId, tokenId, amount, take, outcome: undefined, res, op };
@@ -92,6 +104,8 @@ export function postgresBalances(app: AppContext): Balances {
     takeUpTo: (payer, reserved, delta, res, op) => takeUpTo(app, payer, reserved, delta, res, op),
   };
 }
+
+const noop = () => undefined;
 
 class TokenRefused extends Error {}
 
