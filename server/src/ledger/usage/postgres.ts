@@ -1,11 +1,14 @@
 import type { AppContext } from '../../context';
 import { withPgConn } from '../postgres/conn';
 import { LOG_COLUMNS, logParams, type UsageWriter } from './rows';
+import { aggregateRollups, SQL_ROLLUP_DIMS, type RollupDim } from '../../repositories/logRollups';
 
 /**
  * PostgreSQL: the whole batch as one prepared statement per table, the rows passed as one array
  * per column (`unnest`), instead of knex building a 200-row INSERT with 3 600 bindings that the
- * server parses again each time. The statement-level rollup trigger sees one INSERT per batch.
+ * server parses again each time. The batch adds its rows to the rollups itself, aggregated here
+ * (repositories/logRollups.ts, as on SQLite), in one upsert; the transaction-local setting
+ * `gateway.rollups = 'batch'` tells the insert trigger to leave them (migrations/009).
  */
 const PG_LOG_TYPE: Record<(typeof LOG_COLUMNS)[number], string> = {
   user_id: 'int',
@@ -45,21 +48,36 @@ const PG_COUNTERS = {
     text: 'update "channels" as c set "used_quota" = c."used_quota" + m.q, "request_count" = c."request_count" + m.n from unnest($1::int[], $2::bigint[], $3::int[]) as m(id, q, n) where c."id" = m.id',
   },
 } as const;
+const PG_SKIP_TRIGGER = { name: 'gw_usage_rollups_flag', text: "select set_config('gateway.rollups', 'batch', true)" };
+const PG_ROLLUPS = {
+  name: 'gw_usage_rollups',
+  text:
+    'insert into "log_rollups" as r ("dim", "user_id", "username", "token_name", "model_name", "channel_id", "group", "bucket", "type", "n", "quota", "tokens") ' +
+    'select * from unnest($1::int[], $2::int[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::bigint[], $9::int[], $10::bigint[], $11::bigint[], $12::bigint[]) ' +
+    'on conflict ("dim", "user_id", "username", "token_name", "model_name", "channel_id", "group", "bucket", "type") do update set ' +
+    '"n" = r."n" + excluded."n", "quota" = r."quota" + excluded."quota", "tokens" = r."tokens" + excluded."tokens"',
+};
 const PG_RES_DEL = { name: 'gw_usage_reservations', text: 'delete from "reservations" where "id" = any($1::bigint[])' };
 
 /** PostgreSQL: a usage batch in one transaction on a pooled connection (ledger/postgres/conn.ts). */
 export function postgresUsage(app: AppContext): UsageWriter {
+  /** Rollup dimensions (log_rollup_dims), read on the first flush with rows. */
+  let dims: RollupDim[] | undefined;
   return {
     write: (batch) =>
       withPgConn(app, true, async (conn) => {
         const { logs, now, resIds } = batch;
         if (logs.length) {
+          dims ??= (await conn.query({ text: SQL_ROLLUP_DIMS })).rows.map((d) => ({ dim: Number(d.dim), secs: Number(d.secs) }));
+          await conn.query(PG_SKIP_TRIGGER);
           const columns: unknown[][] = LOG_COLUMNS.map(() => new Array<unknown>(logs.length));
           for (let r = 0; r < logs.length; r++) {
             const params = logParams(logs[r]!, !!logs[r]!.is_stream);
             for (let c = 0; c < params.length; c++) columns[c]![r] = params[c];
           }
           await conn.query({ ...PG_LOG, values: columns });
+          const sums = aggregateRollups(logs, dims);
+          await conn.query({ ...PG_ROLLUPS, values: sums[0]!.map((_, c) => sums.map((row) => row[c])) });
         }
         for (const table of ['users', 'tokens', 'channels'] as const) {
           const m = batch[table];
