@@ -25,7 +25,7 @@ export interface BalanceAfter {
   /** The user's quota after the move (undefined if unknown). */
   userQuota?: number;
   tokenRemain?: number;
-  /** SQLite: when the move ran, in write order (sqlite/statements.ts writeSeq); absent on PostgreSQL. */
+  /** When the move ran, in this process's write order (SQLite: sqlite/statements.ts writeSeq; PostgreSQL: per batch). */
   seq?: number;
 }
 

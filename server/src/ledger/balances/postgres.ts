@@ -107,6 +107,14 @@ export function postgresBalances(app: AppContext): Balances {
 
 const noop = () => undefined;
 
+/**
+ * Write order of this process's moves, for its balance view (ledger/balanceView.ts): one number per
+ * batch (batches commit one at a time), one per move run on its own. Moves of other nodes are not
+ * ordered against them; the view allows for that with its margin.
+ */
+const pgSeq = (app: AppContext) => app.memo('ledger:pgSeq', () => ({ n: 0 }));
+export const lastPgWriteSeq = (app: AppContext): number => pgSeq(app).n;
+
 class TokenRefused extends Error {}
 
 /** A move the batch could not apply, alone: a take refused alone answers 'user' or 'token' (nothing written). */
@@ -123,10 +131,15 @@ function one(app: AppContext, m: Move): Promise<MoveOutcome> {
     }
     if (m.op !== 0) await recordPg(conn, [m.res!], [m.op]);
     return m.tokenId !== undefined ? { userQuota, tokenRemain } : { userQuota };
-  }).catch((err: unknown) => {
-    if (err instanceof TokenRefused) return 'token';
-    throw err;
-  });
+  })
+    .then((out) => {
+      if (typeof out === 'object') out.seq = ++pgSeq(app).n;
+      return out;
+    })
+    .catch((err: unknown) => {
+      if (err instanceof TokenRefused) return 'token';
+      throw err;
+    });
 }
 
 /** Takes the extra cost `delta` as far as the balances reach, in one transaction (with the reservation row). */
@@ -162,7 +175,7 @@ function takeUpTo(
       res.taken = reserved + extra;
       await recordPg(conn, [res], [op]);
     }
-    return { userQuota, tokenRemain, taken: reserved + extra };
+    return { userQuota, tokenRemain, taken: reserved + extra, seq: ++pgSeq(app).n };
   });
 }
 
@@ -193,7 +206,7 @@ async function applyBatch(app: AppContext, moves: Move[]): Promise<void> {
   // limited tokens: one transaction, the rows written last for the moves found applied.
   if (!tokens.size) {
     const userAfter = await withPgConn(app, false, (conn) => (records ? usersWithRecords(conn, users, moves) : update(conn, SQL.users, users)));
-    settleOutcomes(users, tokens, userAfter, new Map());
+    settleOutcomes(users, tokens, userAfter, new Map(), ++pgSeq(app).n);
     for (const m of moves) if (m.amount === 0) m.outcome = {};
     return;
   }
@@ -204,7 +217,7 @@ async function applyBatch(app: AppContext, moves: Move[]): Promise<void> {
     if (records) await writeRecords(conn, moves, userAfter, tokenAfter);
     return { userAfter, tokenAfter };
   });
-  settleOutcomes(users, tokens, userAfter, tokenAfter);
+  settleOutcomes(users, tokens, userAfter, tokenAfter, ++pgSeq(app).n);
   for (const m of moves) if (m.amount === 0) m.outcome = {};
 }
 
@@ -296,6 +309,7 @@ function settleOutcomes(
   tokens: Map<number, RowSum & { userId: number }>,
   userAfter: Map<number, number>,
   tokenAfter: Map<number, number>,
+  seq: number,
 ): void {
   const applied = (m: Move) => userAfter.has(m.userId) && (m.tokenId === undefined || tokenAfter.has(m.tokenId));
   const userQuota = new Map<Move, number>();
@@ -317,7 +331,7 @@ function settleOutcomes(
   for (const s of users.values()) {
     for (const m of s.moves) {
       if (!applied(m)) continue;
-      m.outcome = m.tokenId === undefined ? { userQuota: userQuota.get(m) } : { userQuota: userQuota.get(m), tokenRemain: tokenRemain.get(m) };
+      m.outcome = m.tokenId === undefined ? { userQuota: userQuota.get(m), seq } : { userQuota: userQuota.get(m), tokenRemain: tokenRemain.get(m), seq };
     }
   }
 }
