@@ -3,6 +3,8 @@
 # count repeats within ~1 % between runs, so a change of a few % can be seen in one run.
 #
 #   bash bench/callgrind.sh [gateway|proxy] [warm-up calls] [measured calls]
+#   CALLGRIND_PG=postgres://… CALLGRIND_REDIS=redis://… bash bench/callgrind.sh   # the C2 set-up
+#                                   (fresh schema / prefix, dropped at the end; gateway side only)
 #
 # Builds the bundle the harness runs (bench/tmp/<target>.cjs), starts the mock on CPU 1 and the
 # target under callgrind on CPU 0 with instrumentation off, warms it up (the JIT must settle:
@@ -19,11 +21,21 @@ node server/build.mjs "bench/$TARGET.ts" "bench/tmp/$TARGET.cjs" > /dev/null
 taskset -c 1 node --import tsx bench/mock.ts --port $((PORT - 1)) > "$OUT/mock.log" 2>&1 &
 MOCK=$!
 KEY=callgrind0123456789abcdef0123456789abcdef
+DB_ARGS=(--db "sqlite:$OUT/g.db")
+if [ -n "${CALLGRIND_PG:-}" ]; then
+  SCHEMA=cg_$$
+  DB_ARGS=(--db "$CALLGRIND_PG" --schema "$SCHEMA" --redis "${CALLGRIND_REDIS:-redis://127.0.0.1:6379}" --redis-prefix "cg:$$:")
+fi
 taskset -c 0 valgrind --tool=callgrind --instr-atstart=no --smc-check=all-non-file --callgrind-out-file="$OUT/cg.%p" \
   node --expose-gc --max-semi-space-size=8 --heap-growing-percent=60 "bench/tmp/$TARGET.cjs" --port $PORT --upstream "http://127.0.0.1:$((PORT - 1))" \
-  --key $KEY --db "sqlite:$OUT/g.db" > "$OUT/target.log" 2>&1 &
+  --key $KEY "${DB_ARGS[@]}" > "$OUT/target.log" 2>&1 &
 VG=$!
-trap 'kill $MOCK $VG 2>/dev/null || true; rm -rf "$OUT"' EXIT
+cleanup() {
+  kill $MOCK $VG 2>/dev/null || true
+  rm -rf "$OUT"
+  if [ -n "${SCHEMA:-}" ]; then psql "$CALLGRIND_PG" -qc "drop schema if exists $SCHEMA cascade" > /dev/null 2>&1 || true; fi
+}
+trap cleanup EXIT
 BODY='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hello there"}]}'
 for _ in $(seq 1 240); do
   code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $KEY" -H 'content-type: application/json' -d "$BODY" "http://127.0.0.1:$PORT/v1/chat/completions" || true)

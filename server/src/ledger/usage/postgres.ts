@@ -53,7 +53,9 @@ const PG_ROLLUPS = {
   name: 'gw_usage_rollups',
   text:
     'insert into "log_rollups" as r ("dim", "user_id", "username", "token_name", "model_name", "channel_id", "group", "bucket", "type", "n", "quota", "tokens") ' +
+    // In key order, as the trigger upserts: concurrent writers lock shared keys in the same order (no deadlock).
     'select * from unnest($1::int[], $2::int[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::bigint[], $9::int[], $10::bigint[], $11::bigint[], $12::bigint[]) ' +
+    'order by 1, 2, 3, 4, 5, 6, 7, 8, 9 ' +
     'on conflict ("dim", "user_id", "username", "token_name", "model_name", "channel_id", "group", "bucket", "type") do update set ' +
     '"n" = r."n" + excluded."n", "quota" = r."quota" + excluded."quota", "tokens" = r."tokens" + excluded."tokens"',
 };
