@@ -16,12 +16,54 @@ describeEach(DB_TARGETS, 'system options', (app) => {
   const put = (key: string, value: unknown) => root.put('/api/option/').send({ key, value });
   const stored = async (key: string) => (await app().knex('options').where({ key }).first())?.value as string | undefined;
 
-  it('is for root only', async () => {
-    expect((await admin.get('/api/option/')).status).toBe(403);
-    expect((await admin.put('/api/option/').send({ key: 'SystemName', value: 'x' })).status).toBe(403);
-    expect((await admin.post('/api/option/rest_model_ratio')).status).toBe(403);
+  it('system options are for root; admins read and change the operation options only; users nothing', async () => {
+    // System options (site content, login, mail, payment, bot check, fetch protection): 403 for admins, unchanged.
+    for (const [key, value] of [
+      ['SystemName', 'x'],
+      ['RegisterEnabled', 'false'],
+      ['SMTPServer', 'smtp.evil.example'],
+      ['EpayId', '1'],
+      ['TurnstileCheckEnabled', 'true'],
+      ['fetch_setting.ssrf_protection_enabled', 'false'],
+      ['ServerAddress', 'https://evil.example'],
+    ]) {
+      const res = await admin.put('/api/option/').send({ key, value });
+      expect(res.status).toBe(403);
+      expect(app().ctx.options.get(key!)).not.toBe(value);
+    }
+    // Operation options (ratios, rate limits, model and relay settings): admins save them.
+    const ratio = JSON.stringify({ 'admin-model': 3 });
+    for (const [key, value] of [
+      ['ModelRatio', ratio],
+      ['ModelRequestRateLimitCount', '7'],
+      ['RetryTimes', '2'],
+      ['claude.default_max_tokens', '{"default":4096}'],
+      ['general_setting.ping_interval_seconds', '30'],
+    ]) {
+      const res = await admin.put('/api/option/').send({ key, value });
+      expect(res.body).toMatchObject({ success: true });
+      expect(app().ctx.options.get(key!)).toBe(value);
+    }
+    // Their values are checked as for root.
+    expect((await admin.put('/api/option/').send({ key: 'RetryTimes', value: 'many' })).body.success).toBe(false);
+    expect(app().ctx.options.get('RetryTimes')).toBe('2');
+    // An admin reads the operation options only.
+    const list = (await admin.get('/api/option/')).body.data as Array<{ key: string }>;
+    const keys = list.map((o) => o.key);
+    expect(keys).toEqual(expect.arrayContaining(['ModelRatio', 'RetryTimes', 'QuotaPerUnit']));
+    for (const k of ['SystemName', 'SMTPServer', 'ServerAddress', 'GitHubClientId', 'Notice']) expect(keys).not.toContain(k);
+    expect((await admin.post('/api/option/rest_model_ratio')).body.success).toBe(true);
+    // Ordinary users and visitors: nothing.
+    const u = await makeUser(app(), { role: 1 });
+    const user = await loginAgent(app(), u.username, u.password);
+    expect((await user.get('/api/option/')).status).toBe(403);
+    expect((await user.put('/api/option/').send({ key: 'RetryTimes', value: '1' })).status).toBe(403);
     expect((await app().http().get('/api/option/')).status).toBe(401);
-    expect(app().ctx.options.get('SystemName')).not.toBe('x');
+    // Root keeps everything.
+    expect((await put('SystemName', 'Root Name')).body.success).toBe(true);
+    expect(((await root.get('/api/option/')).body.data as Array<{ key: string }>).map((o) => o.key)).toEqual(
+      expect.arrayContaining(['SystemName', 'ModelRatio']),
+    );
   });
 
   it('lists key/value pairs without any secret', async () => {

@@ -29,7 +29,6 @@ export function SettingPage() {
   const tabs = useMemo(() => visibleTabs(isAdmin(user), isRoot(user)), [user]);
   const requested = (params.get('tab') ?? 'operation') as SettingTab;
   const tab = tabs.includes(requested) ? requested : tabs[0];
-  const rootUser = isRoot(user);
   const [options, setOptions] = useState<OptionMap | null>(null);
   const [error, setError] = useState<string>();
 
@@ -44,8 +43,8 @@ export function SettingPage() {
   }, [translate]);
 
   useEffect(() => {
-    if (tabs.length && rootUser) void reload();
-  }, [tabs.length, rootUser, reload]);
+    if (tabs.length) void reload();
+  }, [tabs.length, reload]);
 
   const ctx = useMemo(() => ({ options: options ?? {}, reload }), [options, reload]);
   const View = tab ? TAB_VIEWS[tab] : null;
@@ -63,9 +62,7 @@ export function SettingPage() {
               ))}
             </Tabs>
           </Card>
-          {!rootUser ? (
-            <Alert severity="info">{translate('feat.setting.root_only')}</Alert>
-          ) : error ? (
+          {error ? (
             <Alert severity="error">{error}</Alert>
           ) : !options ? (
             <Box sx={{ textAlign: 'center', py: 6 }}>

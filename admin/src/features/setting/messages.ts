@@ -3,7 +3,6 @@ import { FIELDS_EN, FIELDS_ZH } from './fieldLabels';
 
 const zh = {
   no_tabs: '当前账户没有可用的设置项',
-  root_only: '系统选项仅超级管理员可以查看和修改',
   save_section: '保存{{name}}',
   confirm_title: '确认',
   unsaved: '有未保存的修改',
@@ -156,7 +155,6 @@ type Tree = typeof zh;
 
 const en: Tree = {
   no_tabs: 'No settings are available for this account',
-  root_only: 'System options can only be viewed and changed by the super administrator',
   save_section: 'Save {{name}}',
   confirm_title: 'Confirm',
   unsaved: 'Unsaved changes',

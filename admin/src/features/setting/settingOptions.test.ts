@@ -126,7 +126,7 @@ describe('validations', () => {
 
   it('tabs: admins see the tabs, system is root-only, users none', () => {
     expect(visibleTabs(false, false)).toEqual([]);
-    expect(visibleTabs(true, false)).toEqual(['operation', 'ratelimit', 'models', 'other']);
+    expect(visibleTabs(true, false)).toEqual(['operation', 'ratelimit', 'models']);
     expect(visibleTabs(true, true)).toEqual(['operation', 'ratelimit', 'models', 'system', 'other']);
   });
 

@@ -350,5 +350,7 @@ export type SettingTab = 'operation' | 'ratelimit' | 'models' | 'system' | 'othe
 /** Tabs of /setting: admins see operation, ratelimit, models, other; system is root's; non-admins none. */
 export function visibleTabs(admin: boolean, root: boolean): SettingTab[] {
   if (!admin) return [];
-  return root ? ['operation', 'ratelimit', 'models', 'system', 'other'] : ['operation', 'ratelimit', 'models', 'other'];
+  // Admins change the operation options; the system and site-content tabs are root's (the server
+  // enforces the same split: seeds/optionAccess.ts).
+  return root ? ['operation', 'ratelimit', 'models', 'system', 'other'] : ['operation', 'ratelimit', 'models'];
 }
