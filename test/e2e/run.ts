@@ -51,7 +51,7 @@ async function main(): Promise<void> {
       await shot(page, '01-setup');
     });
 
-    ok &&= await step('setup validates, then creates the root user and reloads to the home page', async () => {
+    ok &&= await step('setup validates, then creates the root user (with a starting balance) and logs the operator in', async () => {
       await page.getByLabel('用户名').fill(ADMIN.username);
       await page.getByLabel('密码', { exact: true }).fill('short');
       await page.getByLabel('确认密码').fill('short');
@@ -62,9 +62,22 @@ async function main(): Promise<void> {
       await page.getByTestId('setup-submit').click();
       await expectText(page, '两次输入的密码不一致');
       await page.getByLabel('确认密码').fill(ADMIN.password);
+      await page.getByTestId('setup-balance').waitFor();
       await page.getByTestId('mode-external').click();
       await page.getByTestId('setup-submit').click();
-      await expectPath(page, '/', 20_000);
+      await expectPath(page, '/token', 20_000);
+      await page.getByTestId('side-menu').waitFor();
+      const self = await page.evaluate(async () => {
+        const uid = JSON.parse(localStorage.getItem('user') ?? '{}').id;
+        return (await fetch('/api/user/self', { headers: { 'New-Api-User': String(uid) } })).json();
+      });
+      assert(self.success && self.data.role === 100 && self.data.quota === 100_000_000, `root after setup: ${JSON.stringify(self).slice(0, 200)}`);
+      // The visitor steps below start logged out.
+      await page.evaluate(async () => {
+        await fetch('/api/user/logout');
+        localStorage.removeItem('user');
+      });
+      await page.goto(`${base}/`);
       await page.getByTestId('home').waitFor();
       await shot(page, '02-home');
     });

@@ -1,4 +1,5 @@
 import { ALL_TARGETS, KV_TARGETS, buildApp, describeEach } from '../helpers/app';
+import { ROOT_START_QUOTA } from '../../server/src/services/setup';
 
 describeEach(ALL_TARGETS, 'setup and status', (app) => {
   it('reports setup not done on a fresh database, and status answers before setup', async () => {
@@ -63,18 +64,32 @@ describeEach(ALL_TARGETS, 'setup and status', (app) => {
     expect((await app().http().get('/api/setup')).body.data.status).toBe(false);
   });
 
-  it('creates the root user once, records the usage mode, and refuses a second setup', async () => {
-    const ok = await app().http().post('/api/setup').send({ username: 'root', password: '12345678', confirmPassword: '12345678', SelfUseModeEnabled: true });
-    expect(ok.body).toMatchObject({ success: true });
+  it('refuses sign-ups before setup: nobody registers on a gateway without its root', async () => {
+    const reg = await app().http().post('/api/user/register').send({ username: 'early', password: '12345678', password2: '12345678' });
+    expect(reg.body).toMatchObject({ success: false, message: expect.stringContaining('初始化') });
+    expect(await app().knex('users').count({ n: '*' }).first()).toMatchObject({ n: 0 });
+  });
+
+  it('creates the root user once with a starting balance, logs the operator in, records the usage mode, and refuses a second setup', async () => {
+    const agent = app().http();
+    const ok = await agent.post('/api/setup').send({ username: 'root', password: '12345678', confirmPassword: '12345678', SelfUseModeEnabled: true });
+    expect(ok.body).toMatchObject({ success: true, data: { username: 'root', role: 100, quota: ROOT_START_QUOTA } });
     const root = await app().knex('users').where({ username: 'root' }).first();
     expect(root.role).toBe(100);
     expect(root.password).not.toBe('12345678');
+    expect(Number(root.quota)).toBe(ROOT_START_QUOTA);
+    // The setup's answer set the session cookie: the operator is logged in as root.
+    const self = await agent.get('/api/user/self').set('New-Api-User', String(root.id));
+    expect(self.body).toMatchObject({ success: true, data: { id: root.id, role: 100 } });
+    // Registration opens once the root exists (RegisterEnabled defaults on).
+    const reg = await app().http().post('/api/user/register').send({ username: 'later', password: '12345678', password2: '12345678' });
+    expect(reg.body).toMatchObject({ success: true });
     const status = await app().http().get('/api/status');
     expect(status.body.data.setup).toBe(true);
     expect(status.body.data.self_use_mode_enabled).toBe(true);
     const again = await app().http().post('/api/setup').send({ username: 'root2', password: '12345678', confirmPassword: '12345678' });
     expect(again.body.success).toBe(false);
-    expect(await app().knex('users').count({ n: '*' }).first()).toMatchObject({ n: 1 });
+    expect(await app().knex('users').count({ n: '*' }).first()).toMatchObject({ n: 2 });
   });
 });
 

@@ -154,6 +154,7 @@ export const appMessages = {
       setup: {
         title: '系统初始化',
         intro: '欢迎使用！首次使用需要完成以下设置。',
+        balance: '超级管理员账号将获得 100,000,000 额度（按默认汇率约 $200）的初始余额，可直接用于测试模型调用；完成后将自动登录。',
         sqlite: '您正在使用 SQLite 数据库。如果在容器环境中运行，请确保已为数据库文件配置持久化映射，否则容器重启后所有数据将丢失！',
         admin: '管理员账号',
         admin_done: '管理员账号已经初始化过，请继续设置其他参数',
@@ -348,6 +349,8 @@ export const appMessages = {
       setup: {
         title: 'System setup',
         intro: 'Welcome! Finish these settings to start using the system.',
+        balance:
+          'The super administrator starts with a balance of 100,000,000 quota units (about $200 at the default rate) for first test calls; you are logged in when setup finishes.',
         sqlite: 'You are using SQLite. In a container, make sure the database file is on a persistent volume, or all data is lost when the container restarts!',
         admin: 'Administrator account',
         admin_done: 'The administrator account is already initialised; continue with the other settings',

@@ -4,6 +4,7 @@ import { useNotify, useTranslate } from 'react-admin';
 import { Alert, Box, Button, Card, CardActionArea, CardContent, CircularProgress, Radio, Stack, TextField, Typography } from '@mui/material';
 import { AuthCard } from '../components/AuthCard';
 import { api } from '../lib/http';
+import { setUser, type StoredUser } from '../lib/storage';
 import { setupError, usageModeFlags, type UsageMode } from '../lib/validation';
 
 interface SetupState {
@@ -53,7 +54,10 @@ export function Setup() {
       if (r.success) {
         setDone(true);
         notify('app.setup.success', { type: 'success' });
-        setTimeout(() => window.location.reload(), 1500);
+        // The server logged the new root in: straight into the console. A root made earlier logs in.
+        const root = r.data as StoredUser | null;
+        if (root) setUser(root);
+        setTimeout(() => window.location.assign(root ? '/token' : '/login'), 1500);
         return;
       }
       notify(r.message || 'app.setup.failed', { type: 'error' });
@@ -78,6 +82,11 @@ export function Setup() {
           <Typography color="text.secondary" sx={{ mb: 2, textAlign: 'center' }}>
             {translate('app.setup.intro')}
           </Typography>
+          {!state.root_init ? (
+            <Alert severity="info" sx={{ mb: 2 }} data-testid="setup-balance">
+              {translate('app.setup.balance')}
+            </Alert>
+          ) : null}
           {state.database_type === 'sqlite' ? (
             <Alert severity="warning" sx={{ mb: 2 }} data-testid="sqlite-warning">
               {translate('app.setup.sqlite')}

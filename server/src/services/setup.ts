@@ -2,7 +2,7 @@ import type { AppContext } from '../context';
 import { BadRequestError } from '../lib/errors';
 import { upsertOptions } from '../repositories/options';
 import { recordSetup, rootExists, setupRecorded } from '../repositories/setup';
-import { ROLE } from '../repositories/users';
+import { ROLE, type UserRow } from '../repositories/users';
 import { createAccount } from './accounts';
 
 const flag = (app: AppContext) => app.memo('setupDone', () => ({ done: false }));
@@ -18,6 +18,14 @@ export async function refreshSetup(app: AppContext): Promise<boolean> {
   return done;
 }
 
+/**
+ * Sign-ups (password or a login provider) wait for the first-run setup: before it the first
+ * account would be an ordinary user on a gateway nobody administers.
+ */
+export async function assertSetupDone(app: AppContext): Promise<void> {
+  if (!(await isSetupDone(app))) throw new BadRequestError('系统尚未初始化，请先完成初始化设置后再注册');
+}
+
 export async function setupState(app: AppContext) {
   return { status: await isSetupDone(app), root_init: await rootExists(app.knex), database_type: app.db.kind };
 }
@@ -29,20 +37,34 @@ export interface SetupInput {
   rootAccount(): { username: string; password: string };
 }
 
-/** The first-run setup: creates the root user (unless one exists) and records the usage mode, once. */
-export async function runSetup(app: AppContext, input: SetupInput): Promise<void> {
+/**
+ * Root's starting balance (as new-api gives it): 100 000 000 units, $200 at the default 500 000
+ * units per dollar — enough for the operator's first calls with a fresh token, which a balance of
+ * 0 would refuse ("用户额度不足") with nothing saying why.
+ */
+export const ROOT_START_QUOTA = 100_000_000;
+
+/**
+ * The first-run setup: creates the root user (unless one exists) with its starting balance and
+ * records the usage mode, once. Answers the root user it created (undefined when one existed).
+ */
+export async function runSetup(app: AppContext, input: SetupInput): Promise<UserRow | undefined> {
   if (await refreshSetup(app)) throw new BadRequestError('系统已经初始化完成');
   const hasRoot = await rootExists(app.knex);
   const modes = input.modes();
   if (modes.SelfUseModeEnabled && modes.DemoSiteEnabled) throw new BadRequestError('不能同时启用自用模式和演示站点模式');
-  await app.knex
+  const created = await app.knex
     .transaction(async (trx) => {
       await recordSetup(trx, app.config.version);
+      let root: UserRow | undefined;
       if (!hasRoot) {
-        const root = input.rootAccount();
-        await createAccount(app, { username: root.username, password: root.password, role: ROLE.root, display_name: 'Root User' }, trx);
+        const account = input.rootAccount();
+        root = await createAccount(app, { username: account.username, password: account.password, role: ROLE.root, display_name: 'Root User' }, trx);
+        await trx('users').where({ id: root.id }).update({ quota: ROOT_START_QUOTA });
+        root.quota = ROOT_START_QUOTA;
       }
       await upsertOptions(trx, { SelfUseModeEnabled: String(modes.SelfUseModeEnabled), DemoSiteEnabled: String(modes.DemoSiteEnabled) });
+      return root;
     })
     .catch((err: unknown) => {
       if (err instanceof BadRequestError) throw err;
@@ -51,4 +73,5 @@ export async function runSetup(app: AppContext, input: SetupInput): Promise<void
     });
   await app.options.afterWrite();
   await refreshSetup(app);
+  return created;
 }

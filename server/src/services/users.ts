@@ -23,6 +23,7 @@ import {
 import { createAccount, formatQuota } from './accounts';
 import { invalidateUser } from './invalidate';
 import { endUserSessions } from './sessions';
+import { assertSetupDone } from './setup';
 import { sendMail } from './mail';
 import { consumeCode, issueCode, verifyEmailCode } from './verification';
 
@@ -141,6 +142,7 @@ export interface RegisterInput {
 
 export async function register(app: AppContext, input: RegisterInput): Promise<UserRow> {
   const o = app.options;
+  await assertSetupDone(app);
   if (!o.bool('RegisterEnabled')) throw new BadRequestError(MSG.registerClosed);
   if (!o.bool('PasswordRegisterEnabled')) throw new BadRequestError(MSG.passwordRegisterClosed);
   if (!input.username.trim() || !input.password) throw new BadRequestError(MSG.usernameEmpty);

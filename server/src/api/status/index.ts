@@ -1,6 +1,9 @@
 import { BadRequestError } from '../../lib/errors';
 import { parse } from '../../lib/validate';
 import { runSetup, setupState } from '../../services/setup';
+import { startSession } from '../../services/sessions';
+import { assertNotCrossSite } from '../../middleware/auth';
+import { clientUser } from '../../repositories/users';
 import { statusObject } from '../../services/status';
 import { ok, type ConsoleRoutes } from '../route';
 import { rootAccountBody, setupBody, setupModesBody } from './schema';
@@ -29,8 +32,9 @@ export function register(api: ConsoleRoutes): void {
   api.route(
     { method: 'post', path: '/api/setup', summary: 'First-run setup: the root user and the usage mode.', access: 'public', documentedBody: setupBody },
     async (ctx) => {
+      assertNotCrossSite(ctx); // it logs the caller in
       const body = ctx.request.body ?? {};
-      await runSetup(app, {
+      const root = await runSetup(app, {
         modes: () => parse(setupModesBody, body),
         rootAccount() {
           const input = parse(rootAccountBody, body);
@@ -38,7 +42,12 @@ export function register(api: ConsoleRoutes): void {
           return input;
         },
       });
-      ok(ctx, null, '系统初始化完成');
+      // The operator who just chose root's password is logged in as root (the console goes on to
+      // the console, not to a logged-out home page). A root made earlier logs in as usual.
+      if (root) {
+        await startSession(app, ctx, root);
+        ok(ctx, clientUser(root, { owner: true }), '系统初始化完成');
+      } else ok(ctx, null, '系统初始化完成');
     },
   );
 }

@@ -5,6 +5,7 @@ import { randomString } from '../../lib/random';
 import { USER_STATUS, clientUser, type UserRow } from '../../repositories/users';
 import { createAccount } from '../accounts';
 import { invalidateUser } from '../invalidate';
+import { assertSetupDone } from '../setup';
 import type { ExternalProfile } from './providers';
 
 export type IdentityProvider = 'github' | 'oidc' | 'linuxdo' | 'wechat' | 'telegram';
@@ -131,6 +132,7 @@ export async function loginOrRegister(
       return { user: holder, created: false };
     }
     if (opts.allowRegister === false) throw new BadRequestError(`该 ${PROVIDER_LABEL[provider]} 账户尚未绑定，请先登录后在个人设置中绑定`);
+    await assertSetupDone(app);
     if (!app.options.bool('RegisterEnabled')) throw new BadRequestError(MSG.registerClosed);
     const prefix = USERNAME_PREFIX[provider];
     const displayName = (profile.displayName ?? '').trim().slice(0, 20) || `${PROVIDER_LABEL[provider]} User`;
