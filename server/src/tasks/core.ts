@@ -191,7 +191,8 @@ export async function submitTask<T>(app: AppContext, spec: SubmitSpec<T>): Promi
       model_name: spec.model,
       quota,
       active: 1,
-      next_poll_at: now + Math.min(spec.pollMs || 5000, 5000),
+      // The first look soon (a few seconds), not a whole period later.
+      next_poll_at: now + Math.min(spec.pollMs, 5000),
     });
   } catch (err) {
     await res.refund();
