@@ -10,7 +10,7 @@
  * - OpenAI video: `POST /v1/videos` → video object, `GET /v1/videos/{id}`,
  *   `GET /v1/videos/{id}/content` (mp4 bytes).
  *
- * Every task moves one step per poll of it: submitted/queued → in progress 50 % → done. A prompt
+ * Every task moves one step per poll of it: in progress 50 % → done (Suno: queued first). A prompt
  * containing `fail` ends in failure; `reject` is refused at submit. `failPolls` makes the poll
  * endpoints answer 500; `pollDelayMs` slows them (concurrency tests).
  */
@@ -145,18 +145,19 @@ export async function startTaskMock(): Promise<TaskMock> {
 
   // ---- Suno ----
   const sunoTask = (t: MockTask) => {
+    // Suno queues first: QUEUED on the first poll, IN_PROGRESS on the second, done on the third.
     const failed = t.prompt.includes('fail');
-    const status = t.step === 0 ? 'QUEUED' : t.step === 1 ? 'IN_PROGRESS' : failed ? 'FAILURE' : 'SUCCESS';
-    const done = t.step >= 2 && !failed;
+    const status = t.step <= 1 ? 'QUEUED' : t.step === 2 ? 'IN_PROGRESS' : failed ? 'FAILURE' : 'SUCCESS';
+    const done = t.step >= 3 && !failed;
     return {
       task_id: t.id,
       action: t.action,
       status,
-      fail_reason: t.step >= 2 && failed ? 'suno refused the prompt' : '',
+      fail_reason: t.step >= 3 && failed ? 'suno refused the prompt' : '',
       submit_time: 1_700_000_000,
-      start_time: t.step >= 1 ? 1_700_000_002 : 0,
-      finish_time: t.step >= 2 ? 1_700_000_060 : 0,
-      progress: t.step === 0 ? '0%' : t.step === 1 ? '50%' : '100%',
+      start_time: t.step >= 2 ? 1_700_000_002 : 0,
+      finish_time: t.step >= 3 ? 1_700_000_060 : 0,
+      progress: t.step <= 1 ? '0%' : t.step === 2 ? '50%' : '100%',
       data:
         t.action === 'LYRICS'
           ? done
