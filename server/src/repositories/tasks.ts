@@ -134,10 +134,16 @@ export async function dueTaskIds(knex: Knex, table: TaskTable, nowMs: number, li
 
 /**
  * Takes the lease of one task: a conditional update, so of two nodes racing for it exactly one
- * changes the row (PostgreSQL re-checks the condition on the row the winner wrote).
+ * changes the row (PostgreSQL re-checks the condition on the row the winner wrote), and a node
+ * whose list is stale does not poll a task another node has just polled.
  */
 export async function claimTask(knex: Knex, table: TaskTable, id: number, owner: string, nowMs: number, untilMs: number): Promise<boolean> {
-  const n = await knex(table).where({ id, active: 1 }).andWhere('lease_until', '<', nowMs).update({ lease_owner: owner, lease_until: untilMs });
+  // Still due as of this round: a node that polled it meanwhile moved next_poll_at past `nowMs`.
+  const n = await knex(table)
+    .where({ id, active: 1 })
+    .andWhere('lease_until', '<', nowMs)
+    .andWhere('next_poll_at', '<=', nowMs)
+    .update({ lease_owner: owner, lease_until: untilMs });
   return n === 1;
 }
 
