@@ -15,10 +15,33 @@
  * endpoints answer 500; `pollDelayMs` slows them (concurrency tests).
  */
 import type http from 'node:http';
+import zlib from 'node:zlib';
 import { listen } from './seed';
+
+/** A real (visible) PNG: a 96×96 orange square, so the console's image viewer shows something. */
+function orangePng(size = 96): Buffer {
+  const chunk = (type: string, data: Buffer) => {
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
+    const td = Buffer.concat([Buffer.from(type, 'ascii'), data]);
+    const crc = Buffer.alloc(4);
+    crc.writeUInt32BE(zlib.crc32(td) >>> 0);
+    return Buffer.concat([len, td, crc]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(size, 0);
+  ihdr.writeUInt32BE(size, 4);
+  ihdr[8] = 8; // bit depth
+  ihdr[9] = 2; // RGB
+  const row = Buffer.concat([Buffer.from([0]), Buffer.from(Array.from({ length: size }, () => [240, 120, 40]).flat())]);
+  const raw = Buffer.concat(Array.from({ length: size }, () => row));
+  return Buffer.concat([Buffer.from('89504e470d0a1a0a', 'hex'), chunk('IHDR', ihdr), chunk('IDAT', zlib.deflateSync(raw)), chunk('IEND', Buffer.alloc(0))]);
+}
 
 export interface MockTask {
   id: string;
+  /** When it reached each step (epoch ms): `at[0]` the submit. */
+  at: number[];
   kind: 'mj' | 'suno' | 'video';
   action: string;
   prompt: string;
@@ -55,7 +78,7 @@ let seq = 0;
 const newId = (prefix: string) => `${prefix}${Date.now()}${String(++seq).padStart(4, '0')}`;
 
 export async function startTaskMock(): Promise<TaskMock> {
-  const PNG = Buffer.from('89504e470d0a1a0a0000000d4948445200000001000000010806000000', 'hex');
+  const PNG = orangePng();
   const mock: TaskMock = {
     url: '',
     keys: { mj: 'mj-upstream-secret', suno: 'suno-upstream-key', video: 'video-upstream-key' },
@@ -75,6 +98,12 @@ export async function startTaskMock(): Promise<TaskMock> {
     close: async () => undefined,
   };
 
+  const advance = (t: MockTask) => {
+    t.step++;
+    t.at[t.step] = Date.now();
+  };
+  const ms = (t: MockTask, step: number) => t.at[step] ?? 0;
+  const sec = (t: MockTask, step: number) => Math.floor(ms(t, step) / 1000);
   const count = (id: string) => mock.polled.set(id, (mock.polled.get(id) ?? 0) + 1);
 
   // ---- midjourney-proxy ----
@@ -88,9 +117,9 @@ export async function startTaskMock(): Promise<TaskMock> {
       promptEn: `${t.prompt} (en)`,
       description: '/imagine ' + t.prompt,
       state: t.body.state ?? '',
-      submitTime: 1_700_000_000_000,
-      startTime: t.step >= 1 ? 1_700_000_001_000 : 0,
-      finishTime: t.step >= 2 ? 1_700_000_009_000 : 0,
+      submitTime: ms(t, 0),
+      startTime: ms(t, 1),
+      finishTime: ms(t, 2),
       imageUrl: t.step >= 2 && !failed ? `${mock.url}/images/${t.id}.png` : null,
       status,
       progress: t.step === 0 ? '0%' : t.step === 1 ? '50%' : failed ? '0%' : '100%',
@@ -119,7 +148,7 @@ export async function startTaskMock(): Promise<TaskMock> {
       let action = actions[kind] ?? String(json.action ?? 'UPSCALE');
       if (kind === 'action') action = String(json.customId).includes('variation') ? 'VARIATION' : 'UPSCALE';
       const id = newId('');
-      mock.tasks.set(id, { id, kind: 'mj', action, prompt, step: 0, body: json, path });
+      mock.tasks.set(id, { id, kind: 'mj', action, prompt, step: 0, at: [Date.now()], body: json, path });
       return send(res, 200, { code: 1, description: '提交成功', result: id, properties: { discordInstanceId: 'mock' } });
     }
     if (method === 'POST' && rest === 'task/list-by-condition') {
@@ -130,7 +159,7 @@ export async function startTaskMock(): Promise<TaskMock> {
         const t = mock.tasks.get(id);
         if (!t) continue;
         count(id);
-        t.step++;
+        advance(t);
         out.push(mjTask(t));
       }
       return send(res, 200, out);
@@ -154,9 +183,9 @@ export async function startTaskMock(): Promise<TaskMock> {
       action: t.action,
       status,
       fail_reason: t.step >= 3 && failed ? 'suno refused the prompt' : '',
-      submit_time: 1_700_000_000,
-      start_time: t.step >= 2 ? 1_700_000_002 : 0,
-      finish_time: t.step >= 3 ? 1_700_000_060 : 0,
+      submit_time: sec(t, 0),
+      start_time: sec(t, 2),
+      finish_time: sec(t, 3),
       progress: t.step <= 1 ? '0%' : t.step === 2 ? '50%' : '100%',
       data:
         t.action === 'LYRICS'
@@ -186,7 +215,7 @@ export async function startTaskMock(): Promise<TaskMock> {
       const prompt = String(json.prompt || json.gpt_description_prompt || '');
       if (prompt.includes('reject')) return send(res, 400, { code: 'prompt_rejected', message: 'prompt rejected by the mock', data: null });
       const id = newId('suno-');
-      mock.tasks.set(id, { id, kind: 'suno', action: sub[1] === 'music' ? 'MUSIC' : 'LYRICS', prompt, step: 0, body: json, path });
+      mock.tasks.set(id, { id, kind: 'suno', action: sub[1] === 'music' ? 'MUSIC' : 'LYRICS', prompt, step: 0, at: [Date.now()], body: json, path });
       return send(res, 200, { code: 'success', message: '', data: id });
     }
     if (method === 'POST' && path === '/suno/fetch') {
@@ -197,7 +226,7 @@ export async function startTaskMock(): Promise<TaskMock> {
         const t = mock.tasks.get(id);
         if (!t) continue;
         count(id);
-        t.step++;
+        advance(t);
         out.push(sunoTask(t));
       }
       return send(res, 200, { code: 'success', message: '', data: out });
@@ -215,9 +244,9 @@ export async function startTaskMock(): Promise<TaskMock> {
       model: t.body.model ?? 'sora-2',
       status,
       progress: t.step === 0 ? 0 : t.step === 1 ? 50 : 100,
-      created_at: 1_700_000_000,
-      completed_at: t.step >= 2 ? 1_700_000_100 : null,
-      expires_at: t.step >= 2 ? 1_700_086_400 : null,
+      created_at: sec(t, 0),
+      completed_at: t.step >= 2 ? sec(t, 2) : null,
+      expires_at: t.step >= 2 ? sec(t, 2) + 86_400 : null,
       seconds: String(t.body.seconds ?? '4'),
       size: t.body.size ?? '720x1280',
       remixed_from_video_id: null,
@@ -241,7 +270,7 @@ export async function startTaskMock(): Promise<TaskMock> {
           error: { message: 'Your request was rejected by the safety system', type: 'invalid_request_error', code: 'moderation_blocked' },
         });
       const id = newId('video_');
-      const t: MockTask = { id, kind: 'video', action: 'VIDEO', prompt, step: 0, body, path };
+      const t: MockTask = { id, kind: 'video', action: 'VIDEO', prompt, step: 0, at: [Date.now()], body, path };
       mock.tasks.set(id, t);
       return send(res, 200, videoObj(t));
     }
@@ -258,7 +287,7 @@ export async function startTaskMock(): Promise<TaskMock> {
       const t = mock.tasks.get(g[1]!);
       if (!t) return send(res, 404, { error: { message: 'not found', type: 'invalid_request_error', code: 'not_found' } });
       count(t.id);
-      t.step++;
+      advance(t);
       return send(res, 200, videoObj(t));
     }
     return send(res, 404, { error: { message: 'not found', type: 'invalid_request_error', code: 'not_found' } });

@@ -85,8 +85,11 @@ describe.each(DB_TARGETS.map((t) => [t.name, t] as const))('Midjourney tasks [%s
       progress: '100%',
       promptEn: 'a red fox (en)',
       imageUrl: `${mock.url}/images/${id}.png`,
-      finishTime: 1_700_000_009_000,
     });
+    // The upstream's own times: started and finished after the submit.
+    expect(f.body.startTime).toBeGreaterThanOrEqual(f.body.submitTime);
+    expect(f.body.finishTime).toBeGreaterThanOrEqual(f.body.startTime);
+    expect(f.body.finishTime).toBe(mock.tasks.get(id)!.at[2]);
     expect(f.body.buttons).toHaveLength(2);
     // Finished: no more polls.
     const polls = mock.polled.get(id);

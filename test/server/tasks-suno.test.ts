@@ -63,10 +63,10 @@ describe.each(DB_TARGETS.map((t) => [t.name, t] as const))('Suno tasks [%s]', (_
     expect(f.body.data).toMatchObject({ status: 'QUEUED' });
     await tick();
     f = await get(aliceKey, `/suno/fetch/${id}`);
-    expect(f.body.data).toMatchObject({ status: 'IN_PROGRESS', progress: '50%', start_time: 1_700_000_002 });
+    expect(f.body.data).toMatchObject({ status: 'IN_PROGRESS', progress: '50%', start_time: Math.floor(mock.tasks.get(id)!.at[2]! / 1000) });
     await tick();
     f = await get(aliceKey, `/suno/fetch/${id}`);
-    expect(f.body.data).toMatchObject({ status: 'SUCCESS', progress: '100%', finish_time: 1_700_000_060, fail_reason: '' });
+    expect(f.body.data).toMatchObject({ status: 'SUCCESS', progress: '100%', finish_time: Math.floor(mock.tasks.get(id)!.at[3]! / 1000), fail_reason: '' });
     expect(f.body.data.data[0]).toMatchObject({ id: `${id}-clip1`, audio_url: `${mock.url}/audio/${id}-1.mp3`, status: 'complete' });
 
     const byIds = await post(aliceKey, '/suno/fetch', { ids: [id, 'unknown'], action: 'MUSIC' });
@@ -89,7 +89,7 @@ describe.each(DB_TARGETS.map((t) => [t.name, t] as const))('Suno tasks [%s]', (_
       action: 'MUSIC',
       status: 'SUCCESS',
       progress: '100%',
-      finish_time: 1_700_000_060,
+      finish_time: Math.floor(mock.tasks.get(id)!.at[3]! / 1000),
     });
     const adminH = await accessHeaders(app, (await makeUser(app, { role: 10 })).id);
     const all = await app.http().get('/api/task/').set(adminH).query({ task_id: id });
