@@ -167,6 +167,18 @@ describe.each(DB_TARGETS.map((t) => [t.name, t] as const))('Midjourney tasks [%s
     expect(mock.requests.filter((r) => r.path.includes('/submit/'))).toHaveLength(0);
   });
 
+  it('an unreachable upstream answers 502 and gives the reservation back', async () => {
+    await seedChannel(app, { type: CHANNEL_TYPE.MidjourneyPlus, key: 'k', base_url: 'http://127.0.0.1:1', models: 'mj_shorten' });
+    await setOptions(app, { ModelPrice: JSON.stringify({ ...PRICE, mj_shorten: 0.02 }) });
+    const before = await quota(alice.id);
+    const res = await submit(aliceKey, 'shorten', { prompt: 'a long prompt about a fox' });
+    expect(res.status).toBe(502);
+    expect(res.body).toMatchObject({ code: 23, result: null });
+    expect(JSON.stringify(res.body)).not.toContain('127.0.0.1');
+    expect(await quota(alice.id)).toBe(before);
+    expect(await app.knex('midjourneys').where({ action: 'SHORTEN' }).first()).toBeUndefined();
+  });
+
   it("a user never sees another user's drawing", async () => {
     const res = await submit(aliceKey, 'imagine', { prompt: 'private fox' });
     const id = res.body.result as string;
@@ -221,6 +233,21 @@ describe.each(DB_TARGETS.map((t) => [t.name, t] as const))('Midjourney tasks [%s
     } finally {
       await setOptions(app, { MjActionCheckSuccessEnabled: 'true' });
     }
+  });
+
+  it("a key's model limits hold for submits and for actions on a drawing", async () => {
+    const limited = (await seedToken(app, alice.id, { model_limits: 'mj_imagine' })).key;
+    const first = await submit(limited, 'imagine', { prompt: 'a limited fox' });
+    expect(first.body.code).toBe(1);
+    await tick();
+    await tick();
+    const before = await quota(alice.id);
+    const up = await submit(limited, 'change', { taskId: first.body.result, action: 'UPSCALE', index: 1 });
+    expect(up.status).toBe(403);
+    expect(up.body.code).toBe(4);
+    const describe = await submit(limited, 'describe', { base64: 'data:image/png;base64,AAAA' });
+    expect(describe.status).toBe(403);
+    expect(await quota(alice.id)).toBe(before);
   });
 
   it('mode prefixes reach the upstream; MjModeClearEnabled strips mode flags; MjAccountFilterEnabled passes accountFilter', async () => {

@@ -98,14 +98,21 @@ export async function callUpstream(
   timeoutMs = app.config.upstreamTimeoutMs || 60_000,
 ): Promise<UpstreamAnswer> {
   const proxy = typeof channel.info.setting.proxy === 'string' ? channel.info.setting.proxy : undefined;
-  const res = await request(url, {
-    method,
-    headers,
-    body,
-    dispatcher: upstreamDispatcher(app, proxy),
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-  });
+  let res: Awaited<ReturnType<typeof request>>;
+  try {
+    res = await request(url, {
+      method,
+      headers,
+      body,
+      dispatcher: upstreamDispatcher(app, proxy),
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+    });
+  } catch (err) {
+    // Connection refused, timeout, bad URL: a 502 in the caller's format (the key never in the message).
+    app.log.warn({ err: String(err), channel: channel.info.id }, 'task upstream request failed');
+    throw new RelayError(502, '上游请求失败', 'upstream_error');
+  }
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const c of res.body) {

@@ -4,7 +4,7 @@ import { AppError } from '../lib/errors';
 import { fetchPolicy, guardedFetch } from '../lib/guardedFetch';
 import { RelayError } from '../relay/errors';
 import type { RelayHttp } from '../relay/httpContext';
-import type { Principal } from '../relay/auth';
+import { checkModelAllowed, type Principal } from '../relay/auth';
 import { findTaskRows, type TaskRecord } from '../repositories/tasks';
 import { callUpstream, channelOfTask, parseJsonBody, pickTaskChannel, reply, submitTask, taskPrincipal, type Picked } from './core';
 import type { PollResult, TaskPlatform } from './poller';
@@ -196,6 +196,8 @@ async function submit(app: AppContext, ctx: RelayHttp, kit: TaskKit, mode: strin
   const model = priceKey(plan.action);
   let picked: Picked;
   if (plan.ref) {
+    // Continued on the drawing's own channel (the upstream account holds it); the key's model limits still apply.
+    checkModelAllowed(principal, model);
     const p = await channelOfTask(app, plan.ref);
     if (!p) throw new MjError(400, '原任务所在渠道已删除');
     picked = p;
@@ -306,7 +308,7 @@ export async function handleMidjourney(app: AppContext, ctx: RelayHttp, kit: Tas
   } catch (err) {
     if (!(err instanceof AppError)) app.log.error({ err, path: ctx.path }, 'midjourney route failed');
     const status = err instanceof AppError ? err.status : 500;
-    const code = err instanceof MjError ? err.mjCode : status === 500 ? CODE.failure : CODE.validation;
+    const code = err instanceof MjError ? err.mjCode : status >= 500 ? CODE.failure : CODE.validation;
     const message = err instanceof AppError ? err.message : '服务器内部错误';
     const type = err instanceof RelayError ? err.code : undefined;
     reply(ctx, status, { code, description: message, result: null, properties: {}, ...(type ? { type } : {}) });
