@@ -134,6 +134,20 @@ describe.each(DB_TARGETS.map((t) => [t.name, t] as const))('Suno tasks [%s]', (_
     expect(unknown.status).toBe(404);
   });
 
+  it('prompts go through the sensitive-word check before anything is billed or sent', async () => {
+    await setOptions(app, { CheckSensitiveEnabled: 'true', CheckSensitiveOnPromptEnabled: 'true', SensitiveWords: 'forbiddenword' });
+    try {
+      const before = await quota(alice.id);
+      const res = await post(aliceKey, '/suno/submit/music', { prompt: 'a song', tags: 'pop, forbiddenword' });
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ code: 'sensitive_words_detected', data: null });
+      expect(await quota(alice.id)).toBe(before);
+      expect(mock.requests).toHaveLength(0);
+    } finally {
+      await setOptions(app, { CheckSensitiveEnabled: 'false', CheckSensitiveOnPromptEnabled: 'false', SensitiveWords: '' });
+    }
+  });
+
   it("a user never sees another user's song", async () => {
     const res = await post(aliceKey, '/suno/submit/music', { prompt: 'alice only' });
     const id = res.body.data as string;

@@ -7,6 +7,8 @@ import type { RelayHttp } from '../relay/httpContext';
 import { channelEntry, pickChannel, routeTable, tiersFor, type ChannelEntry } from '../relay/routing';
 import { upstreamDispatcher } from '../relay/upstream';
 import { priceFor, type PriceInfo } from '../services/billing';
+import { checkPromptSensitive } from '../services/sensitive';
+import { checkModelRateLimit } from '../services/modelRateLimit';
 import { Reservation } from '../ledger/reservation';
 import { refund, type Payer } from '../ledger/balances';
 import { usageBatcher } from '../ledger/usage';
@@ -152,6 +154,8 @@ export interface SubmitSpec<T> {
   model: string;
   /** Units billed at the price: 1 per call, seconds for videos. */
   units: number;
+  /** The client's prompt texts (the sensitive-word check, when on). */
+  prompts: string[];
   principal: Principal;
   picked: Picked;
   ip: string;
@@ -168,6 +172,9 @@ export interface SubmitSpec<T> {
  */
 export async function submitTask<T>(app: AppContext, spec: SubmitSpec<T>): Promise<{ answer: T; id?: number; quota: number }> {
   const { principal, picked } = spec;
+  // The relay's checks before any money moves: prompt words, the per-user request rate.
+  checkPromptSensitive(app, spec.prompts);
+  const ticket = app.options.bool('ModelRequestRateLimitEnabled') ? await checkModelRateLimit(app, principal.user.id) : undefined;
   const acceptUnset = principal.user.setting.accept_unset_model_ratio_model === true;
   const price = priceFor(app, spec.model, principal.group, acceptUnset);
   const quota = Math.max(0, Math.round(unitQuota(app, price) * spec.units));
@@ -206,6 +213,7 @@ export async function submitTask<T>(app: AppContext, spec: SubmitSpec<T>): Promi
     throw err;
   }
   const s = await res.settle(quota, picked.channel.info.id, 0, 0);
+  if (ticket) void ticket.success().catch(() => undefined);
   const batcher = usageBatcher(app);
   const resId = res.handOver();
   if (resId !== undefined) batcher.closeReservation(resId);

@@ -206,6 +206,7 @@ async function submit(app: AppContext, ctx: RelayHttp, kit: TaskKit, mode: strin
     table: 'midjourneys',
     model,
     units: 1,
+    prompts: [typeof plan.body.prompt === 'string' ? plan.body.prompt : ''],
     principal,
     picked,
     ip: kit.ip,

@@ -72,6 +72,7 @@ async function submit(app: AppContext, ctx: RelayHttp, kit: TaskKit, kind: strin
     table: 'tasks',
     model: what.model,
     units: 1,
+    prompts: [prompt, described, typeof body.tags === 'string' ? body.tags : '', typeof body.title === 'string' ? body.title : ''],
     principal,
     picked,
     ip: kit.ip,

@@ -103,6 +103,7 @@ async function create(app: AppContext, ctx: RelayHttp, kit: TaskKit): Promise<vo
     table: 'tasks',
     model,
     units: seconds,
+    prompts: [prompt],
     principal,
     picked,
     ip: kit.ip,
