@@ -68,6 +68,8 @@ describe.each(DB_TARGETS.map((t) => [t.name, t] as const))('Midjourney tasks [%s
     const row = await app.knex('midjourneys').where({ mj_id: id }).first();
     expect(row).toMatchObject({ user_id: alice.id, channel_id: channelId, action: 'IMAGINE', status: 'SUBMITTED', code: 1, state: 'my-state' });
     expect(Number(row.quota)).toBe(Q(0.1));
+    // Paid: refundable from now on.
+    expect(row.refunded).toBe(0);
 
     await flushUsage(app);
     const log = await app.knex('logs').where({ user_id: alice.id, type: 2, model_name: 'mj_imagine' }).first();
@@ -139,6 +141,19 @@ describe.each(DB_TARGETS.map((t) => [t.name, t] as const))('Midjourney tasks [%s
     expect(Number(refunds[0].quota)).toBe(Q(0.1));
     const f = await app.http().get(`/mj/task/${id}/fetch`).set('mj-api-secret', aliceKey);
     expect(f.body).toMatchObject({ status: 'FAILURE', failReason: 'Banned prompt detected by the mock' });
+  });
+
+  it('a task whose money never settled (a crash before the settle) is not refunded again on failure', async () => {
+    const res = await submit(aliceKey, 'imagine', { prompt: 'crashed then fail' });
+    const id = res.body.result as string;
+    // As the row stands when the process dies between its insert and the settle (recovery gives
+    // the open reservation back on its own).
+    await app.knex('midjourneys').where({ mj_id: id }).update({ refunded: 1 });
+    const before = await quota(alice.id);
+    await tick();
+    await tick();
+    expect((await app.knex('midjourneys').where({ mj_id: id }).first()).status).toBe('FAILURE');
+    expect(await quota(alice.id)).toBe(before);
   });
 
   it('a refused submit is passed through and costs nothing; no row', async () => {

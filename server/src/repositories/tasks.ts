@@ -179,3 +179,8 @@ export async function tokenIsLimited(knex: Knex, id: number): Promise<boolean> {
   const row: { unlimited_quota?: unknown } | undefined = await knex('tokens').select('unlimited_quota').where({ id }).first();
   return !!row && !(row.unlimited_quota === true || row.unlimited_quota === 1 || row.unlimited_quota === '1');
 }
+
+/** A paid task may be refunded from now on (its `refunded` flag was held at 1 until the money settled). */
+export async function markTaskRefundable(knex: Knex, table: TaskTable, id: number): Promise<void> {
+  await knex(table).where({ id }).update({ refunded: 0 });
+}

@@ -13,7 +13,7 @@ import { Reservation } from '../ledger/reservation';
 import { refund, type Payer } from '../ledger/balances';
 import { usageBatcher } from '../ledger/usage';
 import { LOG_TYPE } from '../repositories/logs';
-import { channelRowById, insertTaskRow, markTaskRefunded, tokenIsLimited, type TaskRecord, type TaskTable } from '../repositories/tasks';
+import { channelRowById, insertTaskRow, markTaskRefundable, markTaskRefunded, tokenIsLimited, type TaskRecord, type TaskTable } from '../repositories/tasks';
 import type { ChannelRow } from '../repositories/channels';
 import { nowSec } from '../lib/time';
 
@@ -168,7 +168,8 @@ export interface SubmitSpec<T> {
  * Submits a task and bills it: the price is reserved first (403 when the balance does not cover
  * it, nothing sent), kept when the upstream accepts (a consume log row and the usage counters,
  * as a relayed call) and given back when it refuses. The task row is written before the money is
- * settled: a crash in between leaves an open reservation, which start-up recovery refunds.
+ * settled, marked refundable only once it is: a crash in between leaves an open reservation,
+ * which start-up recovery refunds, and a task that is never refunded again.
  */
 export async function submitTask<T>(app: AppContext, spec: SubmitSpec<T>): Promise<{ answer: T; id?: number; quota: number }> {
   const { principal, picked } = spec;
@@ -204,6 +205,9 @@ export async function submitTask<T>(app: AppContext, spec: SubmitSpec<T>): Promi
       key_index: picked.keyIndex,
       model_name: spec.model,
       quota,
+      // Not refundable until paid: a crash before the settle leaves an open reservation that
+      // start-up recovery gives back, and the task must not be refunded a second time.
+      refunded: 1,
       active: 1,
       // The first look soon (a few seconds), not a whole period later.
       next_poll_at: now + Math.min(spec.pollMs, 5000),
@@ -213,6 +217,7 @@ export async function submitTask<T>(app: AppContext, spec: SubmitSpec<T>): Promi
     throw err;
   }
   const s = await res.settle(quota, picked.channel.info.id, 0, 0);
+  await markTaskRefundable(app.knex, spec.table, id);
   if (ticket) void ticket.success().catch(() => undefined);
   const batcher = usageBatcher(app);
   const resId = res.handOver();
