@@ -119,6 +119,25 @@ describe.each(DB_TARGETS.map((t) => [t.name, t] as const))('OpenAI video tasks [
     expect(await app.knex('logs').where({ user_id: alice.id, type: 4 }).andWhere('content', 'like', `%${id}%`)).toHaveLength(1);
   });
 
+  it('a limited token pays with the user and gets its share back when the video fails', async () => {
+    const t = await seedToken(app, alice.id, { unlimited_quota: false, remain_quota: Q(0.1) * 10 });
+    const remain = async () => Number((await app.knex('tokens').where({ id: t.id }).first()).remain_quota);
+    const before = await quota(alice.id);
+    const ok = await app.http().post('/v1/videos').set(auth(t.key)).send({ model: 'sora-2', prompt: 'a limited fox', seconds: 4 });
+    expect(ok.status).toBe(200);
+    expect(await remain()).toBe(Q(0.1) * 6);
+    const bad = await app.http().post('/v1/videos').set(auth(t.key)).send({ model: 'sora-2', prompt: 'a limited fox that will fail', seconds: 4 });
+    expect(await remain()).toBe(Q(0.1) * 2);
+    // More than the token has left: refused, nothing taken.
+    const tooLong = await app.http().post('/v1/videos').set(auth(t.key)).send({ model: 'sora-2', prompt: 'too long', seconds: 8 });
+    expect(tooLong.status).toBe(403);
+    expect(await remain()).toBe(Q(0.1) * 2);
+    for (let i = 0; i < 3; i++) await tick();
+    expect((await app.knex('tasks').where({ task_id: bad.body.id }).first()).status).toBe('FAILURE');
+    expect(await remain()).toBe(Q(0.1) * 6);
+    expect(await quota(alice.id)).toBe(before - Q(0.1) * 4);
+  });
+
   it('bad input and refusals cost nothing; errors in OpenAI shape', async () => {
     const before = await quota(alice.id);
     const noPrompt = await app.http().post('/v1/videos').set(auth(aliceKey)).send({ model: 'sora-2' });
