@@ -177,6 +177,11 @@ export const ENVIRONMENT = {
     defaultText: '`60000`',
     schema: positiveNumber(),
   }),
+  TASK_POLL_MS: variable({
+    description: 'how often each node polls the upstreams of unfinished asynchronous tasks (Midjourney, Suno, video); `0` turns the poller off',
+    defaultText: '`15000`',
+    schema: wholeNumber(15000, 0),
+  }),
   METRICS_TOKEN: variable({
     description: '`GET /metrics` requires `Authorization: Bearer <token>`; unset: only loopback clients may scrape',
     schema: text(),

@@ -17,6 +17,7 @@ import { relayCallsDone } from './relay/call';
 import { metricsMiddleware } from './metrics';
 import { serveConsole } from './static';
 import { startLedger } from './ledger/recovery';
+import { startTasks } from './tasks';
 
 export interface GatewayApp {
   koa: Koa;
@@ -71,6 +72,8 @@ export async function createApp(config: AppConfig, opts: CreateAppOptions = {}):
 
   // Quota reservations a crash left behind are settled or refunded before anything is served.
   await startLedger(ctx);
+  // Unfinished asynchronous tasks are followed from the start (a restart resumes them).
+  startTasks(ctx);
 
   // `proxy` makes Koa read X-Forwarded-Proto/Host; the client IP is set below by the same function
   // the relay uses (Koa's own takes the leftmost X-Forwarded-For entry, which the client chooses).

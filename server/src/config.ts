@@ -57,6 +57,8 @@ export interface AppConfig {
   /** Heartbeat period of a node (ms) and after how long without one its reservations are taken over. */
   ledgerHeartbeatMs?: number;
   ledgerStaleMs?: number;
+  /** Poll period of unfinished asynchronous tasks (ms); 0: no poller (tests tick it by hand). */
+  taskPollMs: number;
   /** `GET /metrics` needs `Authorization: Bearer <metricsToken>`; unset: loopback clients only. */
   metricsToken?: string;
   /** `/metrics` adds the process metrics (RSS, CPU, event-loop lag, GC). */
@@ -109,6 +111,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     nodeId: e.NODE_ID,
     ledgerHeartbeatMs: e.LEDGER_HEARTBEAT_MS,
     ledgerStaleMs: e.LEDGER_STALE_MS,
+    taskPollMs: e.TASK_POLL_MS,
     metricsToken: e.METRICS_TOKEN,
     processMetrics: e.GATEWAY_PROCESS_METRICS === 'true',
   };

@@ -54,6 +54,8 @@ export async function startStack(): Promise<Stack> {
     sessionSecret: 'e2e-session-secret',
     sessionSecretGenerated: false,
     logLevel: process.env.E2E_LOG_LEVEL ?? 'silent',
+    // The tasks flow ticks the task poller itself, step by step.
+    taskPollMs: 0,
   };
   const app = await createApp(config, { logger: createLogger(config.logLevel) });
   const server = http.createServer(app.callback);

@@ -194,6 +194,7 @@ const MIDJOURNEY = [
   'mj_high_variation',
   'mj_low_variation',
   'mj_pan',
+  'mj_inpaint',
   'mj_uploads',
   'swap_face',
 ];
@@ -226,6 +227,8 @@ export const CHANNEL_TYPES: readonly ChannelTypeEntry[] = [
     baseUrl: 'https://oa.api2d.net',
     models: MIDJOURNEY,
     predefinedModels: true,
+    // Served by the task routes (server/src/tasks/midjourney.ts); the key goes in mj-api-secret.
+    keyHint: 'mj-api-secret',
     balance: 'openai-billing',
   },
   {
@@ -237,6 +240,8 @@ export const CHANNEL_TYPES: readonly ChannelTypeEntry[] = [
     baseUrl: 'https://api.openai-sb.com',
     models: MIDJOURNEY,
     predefinedModels: true,
+    // Served by the task routes (server/src/tasks/midjourney.ts); the key goes in mj-api-secret.
+    keyHint: 'mj-api-secret',
     balance: 'openai-billing',
   },
   {
@@ -247,6 +252,7 @@ export const CHANNEL_TYPES: readonly ChannelTypeEntry[] = [
     offered: true,
     models: ['suno_music', 'suno_lyrics'],
     predefinedModels: true,
+    // Served by the task routes (server/src/tasks/suno.ts): /suno/submit/*, /suno/fetch.
     form: { baseUrl: { label: 'res.channel.fields.suno_path', placeholder: 'https://suno.example.com' } },
   },
   {

@@ -19,6 +19,7 @@ import { claudeFormat } from './formats/claude';
 import { responsesFormat } from './formats/responses';
 import { inboundRoutes } from './formats';
 import type { Endpoint, InboundFormat, InboundRoute } from './types';
+import { handleTaskRoute, isTaskPath, isVideoPath } from '../tasks';
 
 const OPENAI_POST: Record<string, Endpoint> = {
   '/v1/chat/completions': 'chat',
@@ -68,8 +69,11 @@ export function relayHttpHandler(app: AppContext): (req: IncomingMessage, res: S
   return (req, res) => {
     const ctx = new RelayHttpContext(req, res, trustProxy);
     const path = ctx.path;
-    if (!isRelayPath(path) || path.startsWith('/pg/')) return false;
-    handleRelay(app, ctx)
+    const relayPath = isRelayPath(path);
+    // Asynchronous tasks (Midjourney, Suno) have their own prefixes (server/src/tasks/).
+    const taskPath = !relayPath && isTaskPath(path);
+    if ((!relayPath && !taskPath) || path.startsWith('/pg/')) return false;
+    (taskPath ? handleTasks(app, ctx) : handleRelay(app, ctx))
       .then(() => ctx.finish())
       .catch((err: unknown) => {
         // handleRelay answers its own errors; this is only a failure while doing so.
@@ -81,6 +85,16 @@ export function relayHttpHandler(app: AppContext): (req: IncomingMessage, res: S
       });
     return true;
   };
+}
+
+/** `/mj…` and `/suno/…`: the task routes, with the relay's CORS and body limit. */
+async function handleTasks(app: AppContext, ctx: RelayHttp): Promise<void> {
+  if (ctx.method === 'OPTIONS') return routeRelay(app, ctx);
+  try {
+    await handleTaskRoute(app, ctx, { readBody: () => readRelayBody(ctx, app.config.relayBodyLimit), ip: clientIp(ctx) });
+  } finally {
+    if (ctx.respond !== false && !ctx.res.headersSent) ctx.set('Access-Control-Allow-Origin', '*');
+  }
 }
 
 async function handleRelay(app: AppContext, ctx: RelayHttp, playground?: () => Promise<void>): Promise<void> {
@@ -121,6 +135,7 @@ async function routeRelay(app: AppContext, ctx: RelayHttp, playground?: () => Pr
       return await handleModels(app, ctx);
     }
     if (ctx.method === 'GET' && BILLING_PATHS.has(path)) return await handleBilling(app, ctx, path.endsWith('/usage'));
+    if (isVideoPath(path)) return await handleTaskRoute(app, ctx, { readBody: () => readRelayBody(ctx, app.config.relayBodyLimit), ip: clientIp(ctx) });
     throw new RelayError(404, `Invalid URL (${ctx.method} ${path})`, 'not_found');
   } catch (err) {
     respondError(app, ctx, format, err);

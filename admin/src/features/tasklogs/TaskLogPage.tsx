@@ -4,10 +4,13 @@ import { useTranslate } from 'react-admin';
 import { isAdmin } from '../../lib/storage';
 import { useStoredUser } from '../../lib/useUser';
 import { ColorTag } from '../../resources/shared/ColorTag';
-import { formatTimestamp, stringColor } from '../../resources/shared/format';
+import { formatTimestamp, stringColor, type TagColor } from '../../resources/shared/format';
 import { JsonDialog, TextDialog } from './Dialogs';
 import { Duration, LongText } from './DrawingLogPage';
 import { LogPage, type LogColumn } from './LogPage';
+
+/** Platforms with a label (feat.tasklogs.platform.*) and their colour; others show as written. */
+const PLATFORM_TONES: Record<string, TagColor> = { suno: 'green', openai: 'blue' };
 import { actionColor, actionKey, progressPercent, statusColor, statusKey, taskDefaultForm, taskDetail, type Row } from './taskRecords';
 
 /** Progress as a small circle with the percentage inside. */
@@ -57,8 +60,8 @@ export function TaskLogPage() {
       render: (r) =>
         r.platform ? (
           <ColorTag
-            tone={r.platform === 'suno' ? 'green' : 'grey'}
-            label={r.platform === 'suno' ? translate('feat.tasklogs.platform.suno') : String(r.platform)}
+            tone={PLATFORM_TONES[String(r.platform)] ?? 'grey'}
+            label={PLATFORM_TONES[String(r.platform)] ? translate(`feat.tasklogs.platform.${String(r.platform)}`) : String(r.platform)}
           />
         ) : (
           '-'

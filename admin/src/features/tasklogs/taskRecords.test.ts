@@ -68,6 +68,7 @@ describe('statuses', () => {
   it('labels MUSIC/LYRICS as task types and drawing actions separately', () => {
     expect(actionKey('MUSIC', true)).toBe('music');
     expect(actionKey('lyrics', true)).toBe('lyrics');
+    expect(actionKey('VIDEO', true)).toBe('video');
     expect(actionKey('IMAGINE', true)).toBeNull();
     expect(actionKey('IMAGINE')).toBe('imagine');
     expect(actionKey('NOPE')).toBeNull();

@@ -110,7 +110,7 @@ export const DRAW_ACTIONS = [
 ] as const;
 
 /** Task types (MUSIC, LYRICS); others are shown as sent. */
-export const TASK_ACTIONS = ['MUSIC', 'LYRICS'] as const;
+export const TASK_ACTIONS = ['MUSIC', 'LYRICS', 'VIDEO'] as const;
 
 export function actionKey(action: unknown, task = false): string | null {
   const a = String(action ?? '').toUpperCase();
@@ -138,6 +138,7 @@ export function actionColor(action: unknown): TagColor {
     MODAL: 'amber',
     MUSIC: 'blue',
     LYRICS: 'pink',
+    VIDEO: 'violet',
   };
   return palette[String(action ?? '').toUpperCase()] ?? 'grey';
 }
