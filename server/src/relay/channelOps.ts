@@ -121,7 +121,8 @@ export async function testChannel(app: AppContext, id: number, modelArg?: string
   // A passing test is a probe that passed: the channel's breaker closes.
   healthBoard(app).reset(healthBoard(app).target(id));
   if (Number(row.status) === CHANNEL_STATUS.autoDisabled && app.options.bool('AutomaticEnableChannelEnabled')) await autoEnableChannel(app, id);
-  if (entry.multiKey && app.options.bool('AutomaticEnableChannelEnabled')) await retestDisabledKeys(app, entry, row.channel_info, actx, adaptor, upstreamModel, audience);
+  if (entry.multiKey && app.options.bool('AutomaticEnableChannelEnabled'))
+    await retestDisabledKeys(app, entry, row.channel_info, actx, adaptor, upstreamModel, audience);
   return { success: true, message: '', time };
 }
 

@@ -134,6 +134,7 @@ export function channelView(row: ChannelRow, withKey: boolean): Record<string, u
     balance: Number(row.balance ?? 0),
     used_quota: Number(row.used_quota ?? 0),
     tag: row.tag ?? '',
+    channel_info: parseChannelInfo(row.channel_info),
   };
   if (!withKey) delete out.key;
   return out;

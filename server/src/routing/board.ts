@@ -97,6 +97,12 @@ export class HealthBoard {
     return h;
   }
 
+  /** Drops the key targets of a channel whose key list changed (indexes moved); they start afresh. */
+  forgetKeys(channelId: number): void {
+    const prefix = `c${channelId}:`;
+    for (const id of [...this.targets.keys()]) if (id.startsWith(prefix)) this.targets.delete(id);
+  }
+
   /** May a call go to this target now? Closed: yes; open: only once the cool-down is over (as the probe); half-open: not while the probe is out. */
   available(h: TargetHealth, now: number): boolean {
     if (h.state === BREAKER.closed || !this.settings.breaker) return true;
@@ -181,7 +187,10 @@ export class HealthBoard {
     h.openUntil = now + Math.max(0, ms);
     h.fails = [];
     h.probeAt = 0;
-    this.app.log.warn({ channel: h.channelId, key: h.keyIndex < 0 ? undefined : h.keyIndex, until: new Date(h.openUntil).toISOString(), reason: h.lastFailure }, 'breaker open');
+    this.app.log.warn(
+      { channel: h.channelId, key: h.keyIndex < 0 ? undefined : h.keyIndex, until: new Date(h.openUntil).toISOString(), reason: h.lastFailure },
+      'breaker open',
+    );
     this.publish(h);
   }
 
@@ -307,11 +316,24 @@ export class HealthBoard {
     ]);
     const perChannel = (pick: (h: TargetHealth) => number) => () => {
       const out: Sample[] = [];
-      for (const h of this.targets.values()) if (h.keyIndex < 0 && (h.samples || h.lastFailureAt)) out.push({ labels: { channel: h.channelId }, value: pick(h) });
+      for (const h of this.targets.values())
+        if (h.keyIndex < 0 && (h.samples || h.lastFailureAt)) out.push({ labels: { channel: h.channelId }, value: pick(h) });
       return out;
     };
-    scrapedMetric(registry, 'gateway_channel_ttfb_seconds', 'EWMA of the upstream time to first byte, by channel', 'gauge', perChannel((h) => h.ttfb / 1000));
-    scrapedMetric(registry, 'gateway_channel_error_rate', 'EWMA of the upstream error rate (0–1), by channel', 'gauge', perChannel((h) => h.err));
+    scrapedMetric(
+      registry,
+      'gateway_channel_ttfb_seconds',
+      'EWMA of the upstream time to first byte, by channel',
+      'gauge',
+      perChannel((h) => h.ttfb / 1000),
+    );
+    scrapedMetric(
+      registry,
+      'gateway_channel_error_rate',
+      'EWMA of the upstream error rate (0–1), by channel',
+      'gauge',
+      perChannel((h) => h.err),
+    );
   }
 }
 

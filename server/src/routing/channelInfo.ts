@@ -76,7 +76,13 @@ export function remapKeyStatuses(info: ChannelKeyInfo, oldKeys: string[], newKey
     const s = info.multi_key_status_list[String(i)];
     if (s) byKey.set(key, { s, r: info.multi_key_disabled_reason[String(i)] ?? '', t: info.multi_key_disabled_time[String(i)] ?? 0 });
   });
-  const next: ChannelKeyInfo = { ...info, multi_key_size: newKeys.length, multi_key_status_list: {}, multi_key_disabled_reason: {}, multi_key_disabled_time: {} };
+  const next: ChannelKeyInfo = {
+    ...info,
+    multi_key_size: newKeys.length,
+    multi_key_status_list: {},
+    multi_key_disabled_reason: {},
+    multi_key_disabled_time: {},
+  };
   newKeys.forEach((key, i) => {
     const old = byKey.get(key);
     if (old) setKeyStatus(next, i, old.s, old.r, old.t);

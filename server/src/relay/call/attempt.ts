@@ -34,7 +34,9 @@ export async function attemptChannels(call: RelayCall, plan: CallPlan, money: Ca
       const now = Date.now();
       const st: Omit<PickState, 'tried'> = { triedKeys, board, now };
       // Another channel first; another key of a multi-key channel already tried when none is left.
-      const ch = pickChannel(plan.tiers, attempt, tried, plan.accepts, st) ?? (tried.size > spent.size ? pickChannel(plan.tiers, attempt, spent, plan.accepts, st) : undefined);
+      const ch =
+        pickChannel(plan.tiers, attempt, tried, plan.accepts, st) ??
+        (tried.size > spent.size ? pickChannel(plan.tiers, attempt, spent, plan.accepts, st) : undefined);
       if (!ch) {
         if (attempt === 0) throw coolingDown(call);
         break;
