@@ -327,7 +327,12 @@ export async function updateChannel(app: AppContext, input: ChannelUpdate, role:
   if (patch.key !== undefined && patch.key === maskKey(String(current.key ?? ''))) delete patch.key;
   // Only destinations that change are vetted: an admin may edit a channel root pointed at a local host.
   const known = new Set(safeHosts(current).map((h) => `${h.what}|${h.origin}`));
-  const next = channelHosts({ base_url: patch.base_url ?? current.base_url, setting: patch.setting ?? current.setting, key: patch.key ?? current.key });
+  const next = everyHost({
+    type: patch.type ?? current.type,
+    base_url: patch.base_url ?? current.base_url,
+    setting: patch.setting ?? current.setting,
+    key: patch.key ?? current.key,
+  });
   await vetChannelHosts(
     app,
     next.filter((h) => !known.has(`${h.what}|${h.origin}`)),
@@ -361,7 +366,7 @@ export async function updateChannel(app: AppContext, input: ChannelUpdate, role:
  */
 export async function copyChannel(app: AppContext, id: number, role: number, suffix = '_复制'): Promise<Record<string, unknown>> {
   const src = await loadChannel(app.knex, id);
-  await vetChannelHosts(app, channelHosts(src), role);
+  await vetChannelHosts(app, everyHost(src), role);
   const row: Partial<ChannelRow> = { created_time: nowSec() };
   for (const k of WRITABLE) (row as Record<string, unknown>)[k] = src[k as keyof ChannelRow];
   row.name = `${src.name}${suffix}`.slice(0, 128);
@@ -371,10 +376,16 @@ export async function copyChannel(app: AppContext, id: number, role: number, suf
   return viewFor(saved, role);
 }
 
+/** Destinations of a channel, each key of a multi-key channel on its own (a JSON list of Vertex keys has a token_uri each). */
+function everyHost(c: { type: number; base_url?: string | null; setting?: string | null; key?: string | null }) {
+  const keys = channelKeys(Number(c.type), String(c.key ?? ''));
+  return [...channelHosts({ base_url: c.base_url, setting: c.setting }), ...(keys.length > 1 ? keys : [c.key ?? '']).flatMap((k) => channelHosts({ key: k }))];
+}
+
 /** Destinations of a stored row; a value stored before the URL rules existed counts as none. */
 function safeHosts(row: ChannelRow) {
   try {
-    return channelHosts(row);
+    return everyHost(row);
   } catch {
     return [];
   }
