@@ -155,3 +155,25 @@ describe('channel copy', () => {
     expect(body).toEqual({ name: 'a_复制', type: 14, key: 'k', models: 'm', group: 'g', priority: 3 });
   });
 });
+
+describe('multi-key create', () => {
+  it("sends new-api's shape: mode multi_to_single, the key order, one key per line", () => {
+    const body = formToPayload(form({ key: ' sk-a \n\nsk-b\n', multi: true, multi_key_mode: 'polling' }), false, CAT);
+    expect(body).toMatchObject({ mode: 'multi_to_single', multi_key_mode: 'polling', key: 'sk-a\nsk-b' });
+    expect(formToPayload(form({ key: 'sk-a\nsk-b', multi: false, batch: true }), false, CAT)).toMatchObject({ mode: 'batch' });
+  });
+  it('takes a JSON list for a JSON-credential kind as typed, and rejects a broken one', () => {
+    const list = JSON.stringify(
+      [
+        { type: 'service_account', project_id: 'p1' },
+        { type: 'service_account', project_id: 'p2' },
+      ],
+      null,
+      2,
+    );
+    const vertex = form({ type: 41, key: list, multi: true });
+    expect(validateChannel(vertex, false, CAT)).toBeNull();
+    expect(formToPayload(vertex, false, CAT).key).toBe(list);
+    expect(validateChannel(form({ type: 41, key: '[{"a":', multi: true }), false, CAT)).toBe('res.channel.msg.key_json');
+  });
+});
