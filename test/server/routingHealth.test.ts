@@ -11,7 +11,7 @@ import { ALL_TARGETS, buildApp, DB_TARGETS, describeEach, KV_TARGETS, loginAgent
 import { startFaultUpstream, type FaultUpstream } from '../mock-upstream/faults';
 import { listen, seedChannel, seedToken, setOptions } from '../mock-upstream/seed';
 import { ROLE } from '../../server/src/repositories/users';
-import { healthBoard } from '../../server/src/routing/board';
+import { failureKind, healthBoard, retryAfterMs } from '../../server/src/routing/board';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -285,3 +285,29 @@ if (SHARED.length) {
     });
   });
 }
+
+describe('routing: failure kinds, Retry-After, health score', () => {
+  test('what counts for a breaker', () => {
+    expect([0, 500, 502, 503, 408, 429, 401, 403, 400, 404, 413].map(failureKind)).toEqual([
+      'connect',
+      'server',
+      'server',
+      'server',
+      'server',
+      'rate_limit',
+      'auth',
+      'auth',
+      undefined,
+      undefined,
+      undefined,
+    ]);
+  });
+  test('Retry-After in seconds or as an HTTP date', () => {
+    const now = Date.parse('2026-01-01T00:00:00Z');
+    expect(retryAfterMs('7', now)).toBe(7000);
+    expect(retryAfterMs('1.5', now)).toBe(1500);
+    expect(retryAfterMs('Thu, 01 Jan 2026 00:00:30 GMT', now)).toBe(30_000);
+    expect(retryAfterMs('soon', now)).toBe(0);
+    expect(retryAfterMs(undefined, now)).toBe(0);
+  });
+});

@@ -46,8 +46,8 @@ export async function attemptChannels(call: RelayCall, plan: CallPlan, money: Ca
       const id = ch.info.id;
       if (attempt > 0) board.retries++;
       tried.add(id);
-      triedKeys.add(`${id}:${keyIndex}`);
-      if (!ch.multiKey) spent.add(id);
+      if (ch.multiKey) triedKeys.add(`${id}:${keyIndex}`);
+      else spent.add(id);
       outcome.channels.push(id);
       lastChannel = ch;
       const keyHealth = ch.keyHealth?.[keyIndex];
