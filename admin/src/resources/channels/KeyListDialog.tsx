@@ -1,7 +1,7 @@
 /** A multi-key channel's keys (masked) with their state; enable, disable or delete one, or all. */
 import { useCallback, useEffect, useState } from 'react';
 import { Button, Dialog, DialogActions, DialogContent, DialogTitle, Stack, Table, TableBody, TableCell, TableHead, TableRow, Typography } from '@mui/material';
-import { useRefresh, useTranslate } from 'react-admin';
+import { Confirm, useRefresh, useTranslate } from 'react-admin';
 import { useApi } from '../shared/api';
 import { useNotifyError } from '../shared/hooks';
 import { ColorTag } from '../shared/ColorTag';
@@ -32,6 +32,7 @@ export const KeyListDialog = ({ row, onClose }: { row: ChannelRow | null; onClos
   const refresh = useRefresh();
   const [list, setList] = useState<KeyList | null>(null);
   const [busy, setBusy] = useState(false);
+  const [deleting, setDeleting] = useState<number | null>(null);
 
   const act = useCallback(
     async (action: string, key_index?: number) => {
@@ -123,7 +124,7 @@ export const KeyListDialog = ({ row, onClose }: { row: ChannelRow | null; onClos
                             {translate('res.common.enable')}
                           </Button>
                         )}
-                        <Button size="small" color="error" disabled={busy || list.total < 2} onClick={() => act('delete_key', k.index)}>
+                        <Button size="small" color="error" disabled={busy || list.total < 2} onClick={() => setDeleting(k.index)}>
                           {translate('res.common.delete')}
                         </Button>
                       </Stack>
@@ -144,6 +145,17 @@ export const KeyListDialog = ({ row, onClose }: { row: ChannelRow | null; onClos
         </Button>
         <Button onClick={onClose}>{translate('res.common.close')}</Button>
       </DialogActions>
+      <Confirm
+        isOpen={deleting !== null}
+        title="res.common.delete"
+        content={translate('res.channel.multi_key.confirm_delete', { n: deleting ?? 0 })}
+        onConfirm={() => {
+          const i = deleting;
+          setDeleting(null);
+          if (i !== null) void act('delete_key', i);
+        }}
+        onClose={() => setDeleting(null)}
+      />
     </Dialog>
   );
 };

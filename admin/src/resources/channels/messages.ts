@@ -142,6 +142,7 @@ export const zh = {
     title: '渠道 {{name}} 的密钥',
     summary: '共 {{total}} 个密钥，{{enabled}} 个已启用，使用顺序：{{mode}}',
     last_used: '最后使用',
+    confirm_delete: '确定删除密钥 #{{n}}？此操作不可撤销，之后的密钥序号会前移。',
   },
   health: {
     column: '健康',
@@ -305,6 +306,7 @@ export const en: typeof zh = {
     title: 'Keys of channel {{name}}',
     summary: '{{total}} keys, {{enabled}} enabled, order: {{mode}}',
     last_used: 'Last used',
+    confirm_delete: 'Delete key #{{n}}? This cannot be undone; the keys after it move up one index.',
   },
   health: {
     column: 'Health',
