@@ -5,7 +5,8 @@
  *
  * Schedules: ok; fail (always `status`, 500 by default); failN (`n` failures, then healed);
  * slow (`delayMs` before answering); rate (429 with `Retry-After: retryAfter` seconds);
- * auth (401 `invalid_api_key`, as OpenAI answers a revoked key).
+ * auth (401 `invalid_api_key`, as OpenAI answers a revoked key); quota (429 `insufficient_quota`,
+ * as OpenAI answers an account without credit).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,7 +17,8 @@ export type Schedule =
   | { mode: 'failN'; n: number; status?: number }
   | { mode: 'slow'; delayMs: number }
   | { mode: 'rate'; retryAfter: number }
-  | { mode: 'auth' };
+  | { mode: 'auth' }
+  | { mode: 'quota' };
 
 export interface FaultRequest {
   key: string;
@@ -95,6 +97,19 @@ export async function startFaultUpstream(): Promise<FaultUpstream> {
       case 'auth':
         rec.status = 401;
         return openaiError(res, 401, 'Incorrect API key provided.', 'invalid_api_key');
+      case 'quota':
+        rec.status = 429;
+        res.writeHead(429, { 'content-type': 'application/json' });
+        return res.end(
+          JSON.stringify({
+            error: {
+              message: 'You exceeded your current quota, please check your plan and billing details.',
+              type: 'insufficient_quota',
+              param: null,
+              code: 'insufficient_quota',
+            },
+          }),
+        );
       case 'slow':
         await new Promise((r) => setTimeout(r, s.delayMs));
         break;

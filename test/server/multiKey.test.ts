@@ -154,6 +154,43 @@ describeEach(DB_TARGETS, 'multi-key channels', (getApp) => {
     expect(Number(row.status)).toBe(1);
   });
 
+  test('a key rate-limited with Retry-After rests alone; the others carry the traffic; /metrics counts per key', async () => {
+    const model = fresh();
+    const keys = ['sk-mk-f-0000000000000000', 'sk-mk-f-1111111111111111', 'sk-mk-f-2222222222222222'];
+    up.set(keys[0]!, { mode: 'rate', retryAfter: 30 });
+    const ch = await create(model, keys, 'polling');
+    for (let i = 0; i < 9; i++) expect(await chat(model)).toBe(200);
+    expect(up.count(keys[0]!)).toBe(1);
+    expect(up.count(keys[1]!) + up.count(keys[2]!)).toBe(9);
+    const st = await manage({ channel_id: ch.id, action: 'get_key_status' });
+    expect(st.body.data.items[0]).toMatchObject({ status: 1, breaker: 'open' });
+    expect(st.body.data.items[0].open_until - Date.now() / 1000).toBeGreaterThan(25);
+    expect(st.body.data.items[1].breaker).toBe('closed');
+    // The channel's breaker stays closed: one key's rate limit is not the upstream's outage.
+    const health = (await root.get('/api/channel/health')).body.data;
+    expect(health.channels[ch.id]).toMatchObject({ breaker: 'closed', keys: 3, keys_open: 1 });
+    expect(health.open).toContainEqual(expect.objectContaining({ id: ch.id, key_index: 0, breaker: 'open' }));
+    const metrics = await app.http().get('/metrics');
+    expect(metrics.text).toContain(`gateway_upstream_failures_total{channel="${ch.id}",key_index="0",kind="rate_limit",app="gateway"} 1`);
+    expect(metrics.text).toContain(`gateway_breaker_state{channel="${ch.id}",key_index="0",app="gateway"} 1`);
+  });
+
+  test('quota exhausted auto-disables a single-key channel; a 5xx only rests it', async () => {
+    const model = fresh();
+    const dead = await root.post('/api/channel').send({ name: 'dead', type: 1, key: 'sk-mk-g-dead', base_url: up.url, models: model, priority: 5 });
+    const down = await root.post('/api/channel').send({ name: 'down', type: 1, key: 'sk-mk-g-down', base_url: up.url, models: model, priority: 5 });
+    await root.post('/api/channel').send({ name: 'fine', type: 1, key: 'sk-mk-g-fine', base_url: up.url, models: model, priority: 0 });
+    up.set('sk-mk-g-dead', { mode: 'quota' });
+    up.set('sk-mk-g-down', { mode: 'fail', status: 503 });
+    for (let i = 0; i < 8; i++) expect(await chat(model)).toBe(200);
+    const status = async (id: number) => Number((await app.knex('channels').where({ id }).first()).status);
+    for (let i = 0; i < 50 && (await status(dead.body.data.id)) !== 3; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(await status(dead.body.data.id)).toBe(3);
+    expect(await status(down.body.data.id)).toBe(1);
+    const disabled = (await root.get('/api/channel/health')).body.data.disabled;
+    expect(disabled).toContainEqual(expect.objectContaining({ id: dead.body.data.id, status: 3, reason: expect.stringContaining('429') }));
+  });
+
   test('Vertex keys as a JSON list: one channel, one key per service account', async () => {
     const model = fresh();
     const sa = (p: string) => ({ type: 'service_account', project_id: p, client_email: `x@${p}.iam.gserviceaccount.com`, private_key: 'k' });
