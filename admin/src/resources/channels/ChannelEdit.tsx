@@ -245,6 +245,20 @@ const ChannelForm = ({ editId, onDone }: { editId?: string; onDone: () => void }
           />
         )}
 
+        {isEdit && form.multi && (
+          <TextField
+            select
+            size="small"
+            label={translate('res.channel.multi_key.order')}
+            value={form.multi_key_mode ?? 'random'}
+            onChange={(e) => set('multi_key_mode', e.target.value as 'random' | 'polling')}
+            sx={{ maxWidth: 220 }}
+            SelectProps={{ native: true }}
+          >
+            <option value="random">{translate('res.channel.multi_key.random')}</option>
+            <option value="polling">{translate('res.channel.multi_key.polling')}</option>
+          </TextField>
+        )}
         {!isEdit && (
           <Stack direction="row" spacing={2} alignItems="center" sx={{ flexWrap: 'wrap' }}>
             <FormControlLabel

@@ -162,6 +162,12 @@ describe('multi-key create', () => {
     expect(body).toMatchObject({ mode: 'multi_to_single', multi_key_mode: 'polling', key: 'sk-a\nsk-b' });
     expect(formToPayload(form({ key: 'sk-a\nsk-b', multi: false, batch: true }), false, CAT)).toMatchObject({ mode: 'batch' });
   });
+  it('an edited multi-key channel keeps its key order field', () => {
+    const f = channelToForm({ id: 4, name: 'm', type: 1, channel_info: { is_multi_key: true, multi_key_mode: 'polling' } });
+    expect(f).toMatchObject({ multi: true, multi_key_mode: 'polling' });
+    expect(formToPayload({ ...f, models: ['a'] }, true, CAT)).toMatchObject({ id: 4, multi_key_mode: 'polling' });
+    expect(formToPayload(channelToForm({ id: 5, name: 's', type: 1 }), true, CAT)).not.toHaveProperty('multi_key_mode');
+  });
   it('takes a JSON list for a JSON-credential kind as typed, and rejects a broken one', () => {
     const list = JSON.stringify(
       [

@@ -77,6 +77,7 @@ export type ChannelWire = { id?: Identifier } & Record<string, unknown>;
 /** Wire record → form values. */
 export function channelToForm(ch: ChannelWire): ChannelForm {
   const groups = splitComma(str(ch.group));
+  const info = (ch.channel_info ?? {}) as { is_multi_key?: boolean; multi_key_mode?: string };
   return {
     ...CHANNEL_DEFAULTS,
     id: ch.id,
@@ -98,6 +99,8 @@ export function channelToForm(ch: ChannelWire): ChannelForm {
     tag: str(ch.tag),
     setting: str(ch.setting),
     param_override: str(ch.param_override),
+    multi: info.is_multi_key === true,
+    multi_key_mode: info.multi_key_mode === 'polling' ? 'polling' : 'random',
   };
 }
 
@@ -194,6 +197,7 @@ export function formToPayload(form: ChannelForm, isEdit: boolean, cat: ChannelTy
   if (isEdit) {
     body.id = form.id;
     if (form.key.trim()) body.key = form.key.trim();
+    if (form.multi) body.multi_key_mode = form.multi_key_mode ?? 'random';
   } else if (form.multi) {
     // A JSON list (JSON-credential kinds) goes as typed: the server splits it into keys.
     body.key = form.key.trim().startsWith('[') ? form.key.trim() : batchKeys(form.key).join('\n');
