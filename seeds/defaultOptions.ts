@@ -246,6 +246,13 @@ export const DEFAULT_OPTIONS: Record<string, string> = {
     'Your account is not authorized',
   ].join('\n'),
   RetryTimes: '0',
+  // routing: circuit breakers and health-aware choice (docs/routing.md)
+  RoutingBreakerEnabled: 'true',
+  RoutingBreakerFailures: '5',
+  RoutingBreakerWindowSeconds: '60',
+  RoutingBreakerCooldownSeconds: '30',
+  RoutingBreakerMaxCooldownSeconds: '600',
+  RoutingHealthAwareEnabled: 'true',
   // logs & display
   LogConsumeEnabled: 'true',
   DisplayInCurrencyEnabled: 'true',

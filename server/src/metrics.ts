@@ -73,10 +73,10 @@ export class RelaySeries {
   ) {}
 }
 
-type Sample = { labels: Record<string, string | number>; value: number; metricName?: string };
+export type Sample = { labels: Record<string, string | number>; value: number; metricName?: string };
 
 /** A metric the registry renders from `samples()` at scrape time (prom-client's custom-metric shape). */
-function scrapedMetric(registry: Registry, name: string, help: string, type: 'counter' | 'histogram', samples: () => Sample[]): void {
+export function scrapedMetric(registry: Registry, name: string, help: string, type: 'counter' | 'histogram' | 'gauge', samples: () => Sample[]): void {
   const metric = {
     name,
     help,

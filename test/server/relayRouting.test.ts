@@ -45,7 +45,7 @@ describeEach(DB_TARGETS, 'relay: routing, retries, channel health', (getApp) => 
   });
   beforeEach(async () => {
     mock.reset();
-    await setOptions(app, { RetryTimes: '0', AutomaticDisableChannelEnabled: 'false', AutomaticEnableChannelEnabled: 'false' });
+    await setOptions(app, { RetryTimes: '0', AutomaticDisableChannelEnabled: 'false', AutomaticEnableChannelEnabled: 'false', RoutingBreakerEnabled: 'true' });
   });
   const priced = async (model: string) => setOptions(app, { ModelRatio: JSON.stringify({ ...JSON.parse(PRICING.ModelRatio), [model]: 1 }) });
   const quotaOf = async () => Number((await app.knex('users').where({ id: userId }).first()).quota);
@@ -133,7 +133,9 @@ describeEach(DB_TARGETS, 'relay: routing, retries, channel health', (getApp) => 
     const model = fresh();
     await priced(model);
     const noBan = await seedChannel(app, { base_url: mock.url, models: model, key: 'sk-fault-401', auto_ban: 0 });
-    await setOptions(app, { AutomaticDisableChannelEnabled: 'true' });
+    // A 401 also opens the channel's breaker at once (routingHealth.test.ts); this test is about
+    // the permanent auto-disable, so the same channel is called again with breakers off.
+    await setOptions(app, { AutomaticDisableChannelEnabled: 'true', RoutingBreakerEnabled: 'false' });
     await expect(client.chat.completions.create({ model, messages: msg })).rejects.toMatchObject({ status: 401 });
     expect((await app.knex('channels').where({ id: noBan }).first()).status).toBe(1);
     await updateChannel(app, noBan, { auto_ban: 1 });

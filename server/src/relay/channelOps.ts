@@ -8,7 +8,9 @@ import { scrubSecrets, UpstreamError } from './errors';
 import { readBody, sendUpstream, upstreamBounds, type UpstreamResponse } from './upstream';
 import { checkHost, checkUrl, fetchPolicy, FetchFailedError, FetchRefusedError, pinnedAgent, untilAborted, type FetchAudience } from '../lib/guardedFetch';
 import type { UpstreamRequest } from './types';
-import { autoDisableChannel, autoEnableChannel, shouldAutoDisable } from './health';
+import { autoDisableChannel, autoDisableKey, autoEnableChannel, setChannelKeyStatus, shouldAutoDisable } from './health';
+import { healthBoard } from '../routing/board';
+import { KEY_STATUS, keyStatus, parseChannelInfo } from '../routing/channelInfo';
 import type { AdaptorContext, ChannelInfo, ChatRequest } from './types';
 import { channelType } from '../channels/catalogue';
 
@@ -97,7 +99,42 @@ export async function testChannel(app: AppContext, id: number, modelArg?: string
     paramOverride: entry.paramOverride,
   };
   const started = Date.now();
-  let failure: UpstreamError | undefined;
+  const failure = await testOnce(app, entry, actx, adaptor, upstreamModel, audience);
+  if (failure instanceof ChannelTargetRefused) return { success: false, message: failure.message, time: 0 };
+  const ms = Date.now() - started;
+  await recordChannelTest(app.knex, id, ms, nowSec());
+  const time = ms / 1000;
+  if (failure) {
+    if (shouldAutoDisable(app, entry.autoBan, failure)) {
+      // A multi-key channel is tested with its first enabled key: that key is the dead one.
+      if (entry.multiKey) await autoDisableKey(app, id, entry.keyIdx[0] ?? 0, failure.message);
+      else await autoDisableChannel(app, id, failure.message);
+    }
+    return { success: false, message: failure.message, time };
+  }
+  const threshold = app.options.num('ChannelDisableThreshold', 0);
+  if (threshold > 0 && time > threshold && entry.autoBan && app.options.bool('AutomaticDisableChannelEnabled')) {
+    const msg = `响应时间 ${time.toFixed(2)}s 超过阈值 ${threshold}s`;
+    await autoDisableChannel(app, id, msg);
+    return { success: false, message: msg, time };
+  }
+  // A passing test is a probe that passed: the channel's breaker closes.
+  healthBoard(app).reset(healthBoard(app).target(id));
+  if (Number(row.status) === CHANNEL_STATUS.autoDisabled && app.options.bool('AutomaticEnableChannelEnabled')) await autoEnableChannel(app, id);
+  if (entry.multiKey && app.options.bool('AutomaticEnableChannelEnabled'))
+    await retestDisabledKeys(app, entry, row.channel_info, actx, adaptor, upstreamModel, audience);
+  return { success: true, message: '', time };
+}
+
+/** One test call; the failure (scrubbed), the refusal of its destination, or undefined when it passed. */
+async function testOnce(
+  app: AppContext,
+  entry: ReturnType<typeof channelEntry>,
+  actx: AdaptorContext,
+  adaptor: ReturnType<typeof chatAdaptorOf>,
+  upstreamModel: string,
+  audience: FetchAudience,
+): Promise<UpstreamError | undefined> {
   try {
     const built = adaptor.chatRequest({ ...testRequest(upstreamModel), ...(entry.paramOverride ?? {}) }, actx);
     const req = adaptor.authorize ? await adaptor.authorize(built, actx, app) : built;
@@ -114,26 +151,34 @@ export async function testChannel(app: AppContext, id: number, modelArg?: string
     }
     const chat = adaptor.chatResponse(json, actx);
     if (!chat || !Array.isArray(chat.choices)) throw new UpstreamError(502, `上游响应格式错误：${text.slice(0, 200)}`, text);
+    return undefined;
   } catch (err) {
     // A refused destination says nothing about the channel's health: nothing recorded, nothing disabled.
-    if (err instanceof ChannelTargetRefused) return { success: false, message: err.message, time: 0 };
-    failure = err instanceof UpstreamError ? err : new UpstreamError(0, (err as Error).message);
+    if (err instanceof ChannelTargetRefused) return err;
+    return err instanceof UpstreamError ? err : new UpstreamError(0, (err as Error).message);
   }
-  const ms = Date.now() - started;
-  await recordChannelTest(app.knex, id, ms, nowSec());
-  const time = ms / 1000;
-  if (failure) {
-    if (shouldAutoDisable(app, entry.autoBan, failure)) await autoDisableChannel(app, id, failure.message);
-    return { success: false, message: failure.message, time };
+}
+
+/** Auto-enable for single keys: each auto-disabled key of a multi-key channel is tested on its own; a pass enables it. */
+async function retestDisabledKeys(
+  app: AppContext,
+  entry: ReturnType<typeof channelEntry>,
+  rawInfo: string,
+  actx: AdaptorContext,
+  adaptor: ReturnType<typeof chatAdaptorOf>,
+  upstreamModel: string,
+  audience: FetchAudience,
+): Promise<void> {
+  const info = parseChannelInfo(rawInfo);
+  for (let i = 0; i < entry.keys.length; i++) {
+    if (keyStatus(info, i) !== KEY_STATUS.autoDisabled) continue;
+    const failed = await testOnce(app, entry, { ...actx, channel: { ...entry.info, key: entry.keys[i]! } }, adaptor, upstreamModel, audience);
+    if (failed) continue;
+    if (await setChannelKeyStatus(app, entry.info.id, i, KEY_STATUS.enabled, '', true)) {
+      healthBoard(app).reset(healthBoard(app).target(entry.info.id, i));
+      app.log.info({ channel: entry.info.id, key: i }, 'channel key auto-enabled');
+    }
   }
-  const threshold = app.options.num('ChannelDisableThreshold', 0);
-  if (threshold > 0 && time > threshold && entry.autoBan && app.options.bool('AutomaticDisableChannelEnabled')) {
-    const msg = `响应时间 ${time.toFixed(2)}s 超过阈值 ${threshold}s`;
-    await autoDisableChannel(app, id, msg);
-    return { success: false, message: msg, time };
-  }
-  if (Number(row.status) === CHANNEL_STATUS.autoDisabled && app.options.bool('AutomaticEnableChannelEnabled')) await autoEnableChannel(app, id);
-  return { success: true, message: '', time };
 }
 
 /**

@@ -33,6 +33,9 @@ export class UpstreamError extends Error {
     super(message);
   }
 
+  /** The upstream's `Retry-After` (ms), when it sent one (429/503): the breaker honours it. */
+  retryAfterMs = 0;
+
   /** 5xx, 429, 401–407, network errors and timeouts are retried on another channel; 400 is not. */
   get retryable(): boolean {
     const s = this.status;

@@ -1,5 +1,8 @@
 import type { AppContext } from '../context';
-import { CHANNEL_STATUS, changeChannelStatus } from '../repositories/channels';
+import { CHANNEL_STATUS, changeChannelKeys, changeChannelStatus } from '../repositories/channels';
+import { KEY_STATUS, keyStatus, setKeyStatus } from '../routing/channelInfo';
+import type { ChannelEntry } from './routing';
+import { channelKeys } from './routing';
 import { invalidateChannels } from '../services/invalidate';
 import { nowSec } from '../lib/time';
 import type { UpstreamError } from './errors';
@@ -27,10 +30,17 @@ export function matchesDisableKeyword(app: AppContext, text: string): boolean {
     .some((k) => k && lower.includes(k));
 }
 
-/** Should this failure auto-disable the channel (option on, channel.auto_ban, 401 or keyword)? */
+/** Error codes of a key that will not heal by itself (OpenAI's and the compatible upstreams'): invalid, deactivated, no quota left. */
+const DEAD_KEY_CODES = /"(code|type)"\s*:\s*"(invalid_api_key|account_deactivated|billing_not_active|insufficient_quota|access_terminated)"/;
+
+/**
+ * Should this failure auto-disable the channel or key (option on, channel.auto_ban; 401, an
+ * error code of a dead key or an exhausted quota, or a keyword)? Failures that heal by themselves
+ * (5xx, timeouts, 429 rate limits) are the breakers' business, never a permanent disable.
+ */
 export function shouldAutoDisable(app: AppContext, autoBan: boolean, err: UpstreamError): boolean {
   if (!autoBan || !app.options.bool('AutomaticDisableChannelEnabled')) return false;
-  return err.status === 401 || matchesDisableKeyword(app, `${err.message}\n${err.body}`);
+  return err.status === 401 || DEAD_KEY_CODES.test(err.body) || matchesDisableKeyword(app, `${err.message}\n${err.body}`);
 }
 
 /** Sets status (and abilities) if the channel is in one of `from`; the channel's name when it changed. */
@@ -57,10 +67,46 @@ export async function autoEnableChannel(app: AppContext, id: number): Promise<bo
   return true;
 }
 
-/** Called after an upstream failure on the relay path; never throws. */
-export function onUpstreamFailure(app: AppContext, channelId: number, autoBan: boolean, err: UpstreamError): void {
-  if (!shouldAutoDisable(app, autoBan, err)) return;
-  void autoDisableChannel(app, channelId, `${err.status ? `状态码 ${err.status}：` : ''}${err.message}`).catch((e: unknown) =>
-    app.log.error({ err: e }, 'auto-disable failed'),
+/**
+ * Sets one key's status (auto: 3, only from enabled; admin: any). A channel left without an enabled
+ * key is auto-disabled; one that was, gets enabled again with its first enabled key. True if it changed.
+ */
+export async function setChannelKeyStatus(app: AppContext, id: number, index: number, status: number, reason: string, auto: boolean): Promise<boolean> {
+  const saved = await changeChannelKeys(
+    app.knex,
+    id,
+    (row, info) => {
+      const keys = channelKeys(Number(row.type), String(row.key ?? ''));
+      if (keys.length < 2 || index < 0 || index >= keys.length) return false;
+      info.is_multi_key = true;
+      const cur = keyStatus(info, index);
+      if (cur === status || (auto && cur !== KEY_STATUS.enabled && status !== KEY_STATUS.enabled)) return false;
+      if (auto && status === KEY_STATUS.enabled && cur !== KEY_STATUS.autoDisabled) return false;
+      setKeyStatus(info, index, status, reason, nowSec());
+      info.multi_key_size = keys.length;
+      const enabled = keys.filter((_, i) => keyStatus(info, i) === KEY_STATUS.enabled).length;
+      return { key: String(row.key), info, keys: keys.length, enabled };
+    },
+    nowSec(),
   );
+  if (!saved) return false;
+  await invalidateChannels(app);
+  return true;
+}
+
+export async function autoDisableKey(app: AppContext, id: number, index: number, reason: string): Promise<boolean> {
+  const changed = await setChannelKeyStatus(app, id, index, KEY_STATUS.autoDisabled, reason, true);
+  if (changed) {
+    app.log.warn({ channel: id, key: index, reason }, 'channel key auto-disabled');
+    notifyRoot(app, `渠道 #${id} 的密钥 #${index} 已被禁用`, `渠道 #${id} 的第 ${index} 个密钥已被自动禁用，原因：${reason}`);
+  }
+  return changed;
+}
+
+/** Called after an upstream failure on the relay path; never throws. A multi-key channel loses the key, not the channel. */
+export function onUpstreamFailure(app: AppContext, ch: ChannelEntry, keyIndex: number, err: UpstreamError): void {
+  if (!shouldAutoDisable(app, ch.autoBan, err)) return;
+  const reason = `${err.status ? `状态码 ${err.status}：` : ''}${err.message}`;
+  const done = ch.multiKey && keyIndex >= 0 ? autoDisableKey(app, ch.info.id, keyIndex, reason) : autoDisableChannel(app, ch.info.id, reason);
+  void done.catch((e: unknown) => app.log.error({ err: e }, 'auto-disable failed'));
 }

@@ -3,6 +3,8 @@ import { channelCache } from '../services/invalidate';
 import { routingRows, type ChannelRow } from '../repositories/channels';
 import type { ChannelInfo } from './types';
 import { channelType } from '../channels/catalogue';
+import { KEY_STATUS, keyStatus, parseChannelInfo, type MultiKeyMode } from '../routing/channelInfo';
+import { healthBoard, type HealthBoard, type TargetHealth } from '../routing/board';
 
 /** A routable channel with its JSON columns parsed once per table load. */
 export interface ChannelEntry {
@@ -16,6 +18,16 @@ export interface ChannelEntry {
   paramOverride: Record<string, unknown> | null;
   /** Prompts above this many tokens skip the channel (0 = no limit). */
   maxInputTokens: number;
+  /** More than one key: each call uses one of `keyIdx`. */
+  multiKey: boolean;
+  keyMode: MultiKeyMode;
+  /** Indexes (into `keys`) of the enabled keys; a disabled key is never here, so never used. */
+  keyIdx: number[];
+  /** Breaker and health of the channel, and of each key (by key index), from the app's board. */
+  health?: TargetHealth;
+  keyHealth?: TargetHealth[];
+  /** Round-robin position (polling mode). */
+  rr: number;
 }
 
 export interface Tier {
@@ -67,14 +79,18 @@ export function channelKeys(type: number, raw: string): string[] {
     .filter(Boolean);
 }
 
-export function channelEntry(row: ChannelRow): ChannelEntry {
+export function channelEntry(row: ChannelRow, board?: HealthBoard): ChannelEntry {
   const keys = channelKeys(Number(row.type), String(row.key ?? ''));
+  const ki = parseChannelInfo(row.channel_info);
+  const keyIdx: number[] = [];
+  for (let i = 0; i < keys.length; i++) if (keyStatus(ki, i) === KEY_STATUS.enabled) keyIdx.push(i);
+  const id = Number(row.id);
   return {
     info: {
       id: Number(row.id),
       type: Number(row.type),
       name: String(row.name ?? ''),
-      key: keys[0] ?? '',
+      key: keys[keyIdx[0] ?? 0] ?? '',
       baseUrl: String(row.base_url ?? '')
         .trim()
         .replace(/\/+$/, ''),
@@ -90,13 +106,24 @@ export function channelEntry(row: ChannelRow): ChannelEntry {
     statusCodeMapping: parseObj<Record<string, string>>(row.status_code_mapping),
     paramOverride: parseObj<Record<string, unknown>>(row.param_override),
     maxInputTokens: Math.max(0, Number(row.max_input_tokens ?? 0) || 0),
+    multiKey: keys.length > 1,
+    keyMode: ki.multi_key_mode,
+    keyIdx,
+    health: board?.target(id),
+    keyHealth: board && keys.length > 1 ? keys.map((_, i) => board.target(id, i)) : undefined,
+    rr: 0,
   };
 }
 
 async function loadTable(app: AppContext): Promise<RouteTable> {
   const { abilities, channels } = await routingRows(app.knex);
   const byId = new Map<number, ChannelEntry>();
-  for (const c of channels) byId.set(Number(c.id), channelEntry(c));
+  const board = healthBoard(app);
+  for (const c of channels) {
+    const e = channelEntry(c, board);
+    // Every key disabled: nothing to send with (the channel itself is auto-disabled too).
+    if (e.keyIdx.length) byId.set(Number(c.id), e);
+  }
   const knownModels = new Set<string>();
   const grouped = new Map<string, Map<number, ChannelEntry[]>>();
   const modelsByGroup = new Map<string, Set<string>>();
@@ -168,43 +195,92 @@ export function tiersFor(table: RouteTable, group: string, model: string): Tier[
   return table.routes.get(`${group}\n${model}`);
 }
 
+/** Per-call routing state: what was tried, and the clock read once per pick. */
+export interface PickState {
+  /** Channels not to pick again (attempted, or failed for a reason of the whole channel). */
+  tried: ReadonlySet<number>;
+  /** `${channel}:${key}` already attempted in this call. */
+  triedKeys?: ReadonlySet<string>;
+  board?: HealthBoard;
+  now?: number;
+}
+
 /**
  * Picks the channel for attempt `attempt` (0 = first try): tier `attempt` (clamped to the last),
- * weighted random among its channels not yet tried; when a tier is used up, the next lower one,
- * then higher ones. Returns undefined when every channel was tried.
+ * weighted random among its channels not yet tried (weight × health score when health-aware
+ * routing is on; channels whose breaker is open, or with no usable key, are skipped); when a
+ * tier is used up, the next lower one, then higher ones. Undefined when none is left.
  */
-export function pickChannel(tiers: Tier[], attempt: number, tried: ReadonlySet<number>, accept?: (c: ChannelEntry) => boolean): ChannelEntry | undefined {
+export function pickChannel(
+  tiers: Tier[],
+  attempt: number,
+  tried: ReadonlySet<number>,
+  accept?: (c: ChannelEntry) => boolean,
+  state?: Omit<PickState, 'tried'>,
+): ChannelEntry | undefined {
   if (!tiers.length) return undefined;
+  const st: PickState = { tried, ...state };
   const start = Math.min(attempt, tiers.length - 1);
-  const order = [...tiers.slice(start), ...tiers.slice(0, start).reverse()];
-  for (const tier of order) {
-    const c = drawFromTier(tier, tried, accept);
+  for (let i = start; i < tiers.length; i++) {
+    const c = drawFromTier(tiers[i]!, st, accept);
+    if (c) return c;
+  }
+  for (let i = start - 1; i >= 0; i--) {
+    const c = drawFromTier(tiers[i]!, st, accept);
     if (c) return c;
   }
   return undefined;
 }
 
-function drawFromTier(tier: Tier, tried: ReadonlySet<number>, accept?: (c: ChannelEntry) => boolean): ChannelEntry | undefined {
+/** Can this channel take a call now: breaker, and at least one enabled key not tried whose breaker lets it through. */
+export function usable(c: ChannelEntry, st: PickState): boolean {
+  const b = st.board;
+  if (!b) return true;
+  const now = st.now ?? Date.now();
+  if (c.health && !b.available(c.health, now)) return false;
+  if (!c.keyHealth) return true;
+  for (const i of c.keyIdx) {
+    if (st.triedKeys?.has(`${c.info.id}:${i}`)) continue;
+    if (b.available(c.keyHealth[i]!, now)) return true;
+  }
+  return false;
+}
+
+function drawFromTier(tier: Tier, st: PickState, accept?: (c: ChannelEntry) => boolean): ChannelEntry | undefined {
+  const { tried, board } = st;
+  const aware = !!board && board.settings.healthAware && tier.channels.length > 1;
+  const ok = (c: ChannelEntry) => !tried.has(c.info.id) && usable(c, st) && (!accept || accept(c));
+  // Health-aware: latency is scored against the best candidate of this draw.
+  let best = Infinity;
+  if (aware) {
+    for (const c of tier.channels) {
+      const h = c.health;
+      if (h && h.samples && h.ttfb > 0 && h.ttfb < best && ok(c)) best = h.ttfb;
+    }
+    if (best === Infinity) best = 0;
+  }
+  const weightOf = (c: ChannelEntry, i: number) => (aware && c.health ? tier.weights[i]! * board.score(c.health, best) : tier.weights[i]!);
   let total = 0;
   let candidates = 0;
   for (let i = 0; i < tier.channels.length; i++) {
     const c = tier.channels[i]!;
-    if (tried.has(c.info.id) || (accept && !accept(c))) continue;
+    if (!ok(c)) continue;
     candidates++;
-    total += tier.weights[i]!;
+    total += weightOf(c, i);
   }
   if (!candidates) return undefined;
   if (total <= 0) {
     // Only zero-weight channels left in a weighted tier: equal chance among them.
-    const left = tier.channels.filter((c) => !tried.has(c.info.id) && (!accept || accept(c)));
+    const left = tier.channels.filter(ok);
     return left[Math.floor(Math.random() * left.length)];
   }
   let r = Math.random() * total;
   let last: ChannelEntry | undefined;
   for (let i = 0; i < tier.channels.length; i++) {
     const c = tier.channels[i]!;
-    const w = tier.weights[i]!;
-    if (tried.has(c.info.id) || (accept && !accept(c)) || w <= 0) continue;
+    if (!ok(c)) continue;
+    const w = weightOf(c, i);
+    if (w <= 0) continue;
     last = c;
     if (r < w) return c;
     r -= w;
@@ -212,8 +288,39 @@ function drawFromTier(tier: Tier, tried: ReadonlySet<number>, accept?: (c: Chann
   return last;
 }
 
-/** Which upstream key this call uses (multi-key channels: one per line, random). */
+/**
+ * Which key this call uses (index into `keys`): among the enabled keys whose breaker lets a call
+ * through and that this call has not tried, at random or in turn (polling). -1 when none is left.
+ */
+export function pickKeyIndex(c: ChannelEntry, st?: Omit<PickState, 'tried'>): number {
+  if (!c.multiKey) return c.keyIdx.length ? c.keyIdx[0]! : -1;
+  const b = st?.board;
+  const now = st?.now ?? Date.now();
+  const free = (i: number) => !st?.triedKeys?.has(`${c.info.id}:${i}`) && (!b || !c.keyHealth || b.available(c.keyHealth[i]!, now));
+  const n = c.keyIdx.length;
+  if (c.keyMode === 'polling') {
+    for (let j = 0; j < n; j++) {
+      const i = c.keyIdx[(c.rr + j) % n]!;
+      if (free(i)) {
+        c.rr = (c.rr + j + 1) % n;
+        return i;
+      }
+    }
+    return -1;
+  }
+  let count = 0;
+  for (const i of c.keyIdx) if (free(i)) count++;
+  if (!count) return -1;
+  let r = Math.floor(Math.random() * count);
+  for (const i of c.keyIdx) {
+    if (!free(i)) continue;
+    if (r-- === 0) return i;
+  }
+  return -1;
+}
+
+/** Which upstream key this call uses (count_tokens and other side calls: any enabled key). */
 export function pickKey(c: ChannelEntry): string {
-  if (c.keys.length <= 1) return c.keys[0] ?? '';
-  return c.keys[Math.floor(Math.random() * c.keys.length)]!;
+  const i = pickKeyIndex(c);
+  return c.keys[i < 0 ? 0 : i] ?? '';
 }

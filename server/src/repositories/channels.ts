@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { parseChannelInfo, serializeChannelInfo, type ChannelKeyInfo } from '../routing/channelInfo';
 
 export interface ChannelRow {
   id: number;
@@ -29,6 +30,8 @@ export interface ChannelRow {
   setting: string;
   param_override: string;
   max_input_tokens: number;
+  /** JSON text (routing/channelInfo.ts): multi-key facts and per-key status; '' for single-key channels. */
+  channel_info: string;
 }
 
 export const CHANNEL_STATUS = { enabled: 1, manuallyDisabled: 2, autoDisabled: 3 } as const;
@@ -131,6 +134,7 @@ export function channelView(row: ChannelRow, withKey: boolean): Record<string, u
     balance: Number(row.balance ?? 0),
     used_quota: Number(row.used_quota ?? 0),
     tag: row.tag ?? '',
+    channel_info: parseChannelInfo(row.channel_info),
   };
   if (!withKey) delete out.key;
   return out;
@@ -176,4 +180,44 @@ export async function channelIdsByStatus(knex: Knex, statuses: number[]): Promis
 export async function groupModels(knex: Knex, group: string): Promise<string[]> {
   const rows: Array<{ model: string }> = await knex('abilities').distinct('model').where({ group, enabled: true }).orderBy('model');
   return rows.map((r) => r.model);
+}
+
+/**
+ * Changes the keys or key statuses of one channel in a transaction: `mutate` gets the current row
+ * and its parsed channel_info and answers the new `key` text and info (or false: nothing to do).
+ * When no key is left enabled, an enabled channel becomes auto-disabled (with its abilities).
+ * Returns the row after the change, or false.
+ */
+export async function changeChannelKeys(
+  knex: Knex,
+  id: number,
+  mutate: (row: ChannelRow, info: ChannelKeyInfo) => { key: string; info: ChannelKeyInfo; keys: number; enabled: number } | false,
+  now: number,
+  disabledReason = '所有密钥均已禁用',
+): Promise<ChannelRow | false> {
+  return knex.transaction(async (trx) => {
+    const row = await trx<ChannelRow>('channels').where({ id }).first();
+    if (!row) return false;
+    const next = mutate(row, parseChannelInfo(row.channel_info));
+    if (!next) return false;
+    const patch: Partial<ChannelRow> = { key: next.key, channel_info: serializeChannelInfo(next.info) };
+    if (!next.enabled && Number(row.status) === CHANNEL_STATUS.enabled) {
+      patch.status = CHANNEL_STATUS.autoDisabled;
+      patch.other_info = mergeOtherInfo(row.other_info, { status_reason: disabledReason, status_time: now });
+    } else if (next.enabled && Number(row.status) === CHANNEL_STATUS.autoDisabled && parseChannelInfo(row.channel_info).is_multi_key) {
+      // A key enabled again on a channel that was disabled only for having none.
+      const reason = (() => {
+        try {
+          return String((JSON.parse(row.other_info || '{}') as Record<string, unknown>).status_reason ?? '');
+        } catch {
+          return '';
+        }
+      })();
+      if (reason === disabledReason) patch.status = CHANNEL_STATUS.enabled;
+    }
+    await trx('channels').where({ id }).update(patch);
+    const saved = { ...row, ...patch } as ChannelRow;
+    if (patch.status !== undefined) await syncAbilities(trx, { ...saved, status: Number(patch.status) });
+    return saved;
+  });
 }

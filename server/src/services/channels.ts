@@ -9,6 +9,9 @@ import { invalidateChannels } from './invalidate';
 import { channelHosts, vetChannelHosts } from './channelTargets';
 import { ROLE } from '../repositories/users';
 import { CHANNEL_TYPE, channelType, isKnownChannelType } from '../channels/catalogue';
+import { channelKeys } from '../relay/routing';
+import { healthBoard } from '../routing/board';
+import { newMultiKeyInfo, parseChannelInfo, remapKeyStatuses, serializeChannelInfo } from '../routing/channelInfo';
 
 export { isKnownChannelType };
 
@@ -262,7 +265,7 @@ export async function enabledModelNames(app: AppContext): Promise<string[]> {
 
 export async function createChannels(
   app: AppContext,
-  { mode, input }: ChannelCreate,
+  { mode, multiKeyMode, input }: ChannelCreate,
   role: number,
 ): Promise<{ batch: boolean; channels: Record<string, unknown>[] }> {
   if (!input.name || !input.key || !input.key.trim()) throw new BadRequestError('请填写渠道名称和渠道密钥！');
@@ -282,6 +285,16 @@ export async function createChannels(
   if (version?.pinOnCreate && !base.other) base.other = version.value;
   if (base.status !== CHANNEL_STATUS.enabled) base.other_info = statusInfo(base.status!);
   const key = input.key.trim();
+  if (mode === 'multi_to_single') {
+    // One channel holding every key (one per line; a JSON list for JSON-credential kinds).
+    const keys = Array.from(new Set(channelKeys(Number(base.type), key)));
+    if (keys.length > 10_000) throw new BadRequestError('一个渠道最多 10000 个密钥');
+    const row = { ...base, key: keys.join('\n'), channel_info: serializeChannelInfo(newMultiKeyInfo(keys.length, multiKeyMode ?? 'random')) };
+    await vetChannelHosts(app, [...channelHosts(base), ...keys.flatMap((k) => channelHosts({ key: k }))], role);
+    const saved = await app.knex.transaction((trx) => insertChannel(trx, row));
+    await invalidateChannels(app);
+    return { batch: false, channels: [viewFor(saved, role)] };
+  }
   const lines = key
     .split(/\r?\n/)
     .map((l) => l.trim())
@@ -314,7 +327,12 @@ export async function updateChannel(app: AppContext, input: ChannelUpdate, role:
   if (patch.key !== undefined && patch.key === maskKey(String(current.key ?? ''))) delete patch.key;
   // Only destinations that change are vetted: an admin may edit a channel root pointed at a local host.
   const known = new Set(safeHosts(current).map((h) => `${h.what}|${h.origin}`));
-  const next = channelHosts({ base_url: patch.base_url ?? current.base_url, setting: patch.setting ?? current.setting, key: patch.key ?? current.key });
+  const next = everyHost({
+    type: patch.type ?? current.type,
+    base_url: patch.base_url ?? current.base_url,
+    setting: patch.setting ?? current.setting,
+    key: patch.key ?? current.key,
+  });
   await vetChannelHosts(
     app,
     next.filter((h) => !known.has(`${h.what}|${h.origin}`)),
@@ -323,11 +341,21 @@ export async function updateChannel(app: AppContext, input: ChannelUpdate, role:
   const saved = await app.knex.transaction(async (trx) => {
     const old = await loadChannel(trx, input.id);
     if (patch.status !== undefined && patch.status !== Number(old.status)) patch.other_info = mergeStatusInfo(old.other_info, patch.status);
+    const info = parseChannelInfo(old.channel_info);
+    if (info.is_multi_key && (patch.key !== undefined || input.multi_key_mode)) {
+      // Statuses follow their keys when the key list changes (by key text, not position).
+      const type = Number(patch.type ?? old.type);
+      const next = patch.key !== undefined ? remapKeyStatuses(info, channelKeys(type, String(old.key)), channelKeys(type, patch.key)) : info;
+      if (patch.key !== undefined) patch.key = channelKeys(type, patch.key).join('\n');
+      if (input.multi_key_mode) next.multi_key_mode = input.multi_key_mode;
+      patch.channel_info = serializeChannelInfo(next);
+    }
     if (Object.keys(patch).length) await trx('channels').where({ id: input.id }).update(patch);
     const row = await loadChannel(trx, input.id);
     await syncAbilities(trx, row);
     return row;
   });
+  if (patch.key !== undefined) healthBoard(app).forgetKeys(input.id);
   await invalidateChannels(app);
   return viewFor(saved, role);
 }
@@ -338,19 +366,26 @@ export async function updateChannel(app: AppContext, input: ChannelUpdate, role:
  */
 export async function copyChannel(app: AppContext, id: number, role: number, suffix = '_复制'): Promise<Record<string, unknown>> {
   const src = await loadChannel(app.knex, id);
-  await vetChannelHosts(app, channelHosts(src), role);
+  await vetChannelHosts(app, everyHost(src), role);
   const row: Partial<ChannelRow> = { created_time: nowSec() };
   for (const k of WRITABLE) (row as Record<string, unknown>)[k] = src[k as keyof ChannelRow];
   row.name = `${src.name}${suffix}`.slice(0, 128);
+  row.channel_info = src.channel_info ?? '';
   const saved = await app.knex.transaction((trx) => insertChannel(trx, row));
   await invalidateChannels(app);
   return viewFor(saved, role);
 }
 
+/** Destinations of a channel, each key of a multi-key channel on its own (a JSON list of Vertex keys has a token_uri each). */
+function everyHost(c: { type: number; base_url?: string | null; setting?: string | null; key?: string | null }) {
+  const keys = channelKeys(Number(c.type), String(c.key ?? ''));
+  return [...channelHosts({ base_url: c.base_url, setting: c.setting }), ...(keys.length > 1 ? keys : [c.key ?? '']).flatMap((k) => channelHosts({ key: k }))];
+}
+
 /** Destinations of a stored row; a value stored before the URL rules existed counts as none. */
 function safeHosts(row: ChannelRow) {
   try {
-    return channelHosts(row);
+    return everyHost(row);
   } catch {
     return [];
   }

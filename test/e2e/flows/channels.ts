@@ -67,6 +67,35 @@ export const flow: Flow = {
       assert((await rows.count()) > 0, 'no rows after leaving tag mode');
     });
 
+    await step('channels: a multi-key channel lists its keys masked; one key is disabled from the dialog', async () => {
+      const keys = ['sk-e2e-mk-0000000000000000', 'sk-e2e-mk-1111111111111111', 'sk-e2e-mk-2222222222222222'];
+      const id = await seedChannel(app, { name: 'e2e-ch-multi', key: keys.join('\n'), base_url: stack.mock.url, models: 'e2e-ch-model', group: 'default' });
+      await app
+        .knex('channels')
+        .where({ id })
+        .update({ channel_info: JSON.stringify({ is_multi_key: true, multi_key_size: 3, multi_key_mode: 'polling' }) });
+      await page.goto(`${base}/channel`);
+      const row = page.locator('tr', { hasText: 'e2e-ch-multi' });
+      await row.waitFor();
+      await page.locator('thead th', { hasText: /^健康$/ }).waitFor();
+      await row.getByRole('button', { name: 'more' }).click();
+      await page.getByRole('menuitem', { name: '密钥管理' }).click();
+      const dialog = page.getByRole('dialog');
+      await dialog.getByTestId('key-summary').getByText('共 3 个密钥，3 个已启用，使用顺序：轮询').waitFor();
+      const text = await dialog.innerText();
+      assert(!text.includes('1111111111111111'), 'a key is shown in full');
+      assert(text.includes('sk-e…1111'), 'keys are not shown masked');
+      await dialog.getByTestId('key-row-1').getByRole('button', { name: '禁用' }).click();
+      await dialog.getByTestId('key-summary').getByText('共 3 个密钥，2 个已启用，使用顺序：轮询').waitFor();
+      await dialog.getByTestId('key-row-1').getByText('已禁用').first().waitFor();
+      const info = JSON.parse(String((await app.knex('channels').where({ id }).first('channel_info'))?.channel_info ?? '{}'));
+      assert(JSON.stringify(info.multi_key_status_list) === '{"1":2}', `key 1 not disabled: ${JSON.stringify(info)}`);
+      await shot(page, 'channels-multi-key');
+      await dialog.getByTestId('key-row-1').getByRole('button', { name: '启用' }).click();
+      await dialog.getByTestId('key-summary').getByText('共 3 个密钥，3 个已启用，使用顺序：轮询').waitFor();
+      await dialog.getByRole('button', { name: '关闭' }).click();
+    });
+
     ok = await step('logs: seed consumption logs of two models', async () => {
       const root = await app.knex('users').where({ username: ctx.admin.username }).first('id');
       const now = Math.floor(Date.now() / 1000);

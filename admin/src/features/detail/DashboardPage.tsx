@@ -36,6 +36,7 @@ import { compactNumber, formatQuota, parseDateText, stringColor } from '../../re
 import { useDisplaySettings, useNotifyError } from '../../resources/shared/hooks';
 import { BAR_SX } from '../tasklogs/LogPage';
 import { StackedBars } from './StackedBars';
+import { ChannelAlerts } from '../../resources/channels/channelHealth';
 import {
   GRANULARITIES,
   METRICS,
@@ -295,6 +296,7 @@ export function DashboardPage() {
           </Typography>
         )}
       </Card>
+      {admin && <ChannelAlerts />}
     </Box>
   );
 }

@@ -54,6 +54,12 @@ export function OperationTab() {
           sw('AutomaticDisableChannelEnabled'),
           sw('AutomaticEnableChannelEnabled'),
           num('ChannelDisableThreshold'),
+          sw('RoutingBreakerEnabled'),
+          num('RoutingBreakerFailures'),
+          num('RoutingBreakerWindowSeconds'),
+          num('RoutingBreakerCooldownSeconds'),
+          num('RoutingBreakerMaxCooldownSeconds'),
+          sw('RoutingHealthAwareEnabled'),
           { key: 'AutomaticDisableKeywords', type: 'textarea', help: 'feat.setting.help.keywords' },
         ]}
       />

@@ -245,11 +245,62 @@ const ChannelForm = ({ editId, onDone }: { editId?: string; onDone: () => void }
           />
         )}
 
+        {isEdit && form.multi && (
+          <TextField
+            select
+            size="small"
+            label={translate('res.channel.multi_key.order')}
+            value={form.multi_key_mode ?? 'random'}
+            onChange={(e) => set('multi_key_mode', e.target.value as 'random' | 'polling')}
+            sx={{ maxWidth: 220 }}
+            SelectProps={{ native: true }}
+          >
+            <option value="random">{translate('res.channel.multi_key.random')}</option>
+            <option value="polling">{translate('res.channel.multi_key.polling')}</option>
+          </TextField>
+        )}
         {!isEdit && (
-          <FormControlLabel
-            control={<Switch checked={form.batch} onChange={(e) => set('batch', e.target.checked)} />}
-            label={translate('res.channel.batch_mode')}
-          />
+          <Stack direction="row" spacing={2} alignItems="center" sx={{ flexWrap: 'wrap' }}>
+            <FormControlLabel
+              control={
+                <Switch
+                  checked={form.batch}
+                  onChange={(e) => {
+                    set('batch', e.target.checked);
+                    if (e.target.checked) set('multi', false);
+                  }}
+                />
+              }
+              label={translate('res.channel.batch_mode')}
+            />
+            <FormControlLabel
+              control={
+                <Switch
+                  checked={!!form.multi}
+                  inputProps={{ 'aria-label': translate('res.channel.multi_key.mode') }}
+                  onChange={(e) => {
+                    set('multi', e.target.checked);
+                    if (e.target.checked) set('batch', false);
+                  }}
+                />
+              }
+              label={translate('res.channel.multi_key.mode')}
+            />
+            {form.multi && (
+              <TextField
+                select
+                size="small"
+                label={translate('res.channel.multi_key.order')}
+                value={form.multi_key_mode ?? 'random'}
+                onChange={(e) => set('multi_key_mode', e.target.value as 'random' | 'polling')}
+                sx={{ minWidth: 160 }}
+                SelectProps={{ native: true }}
+              >
+                <option value="random">{translate('res.channel.multi_key.random')}</option>
+                <option value="polling">{translate('res.channel.multi_key.polling')}</option>
+              </TextField>
+            )}
+          </Stack>
         )}
         <TextField
           size="small"
@@ -262,11 +313,19 @@ const ChannelForm = ({ editId, onDone }: { editId?: string; onDone: () => void }
                 ? translate('res.channel.placeholder.batch_key')
                 : keyHint(catalogue, form.type) || translate('res.channel.placeholder.key')
           }
-          helperText={isEdit ? translate('res.channel.hint.key_keep') : form.batch ? translate('res.channel.hint.batch_key') : undefined}
+          helperText={
+            isEdit
+              ? translate('res.channel.hint.key_keep')
+              : form.multi
+                ? translate('res.channel.multi_key.hint')
+                : form.batch
+                  ? translate('res.channel.hint.batch_key')
+                  : undefined
+          }
           value={form.key}
-          multiline={form.batch || kind.jsonKey}
-          minRows={form.batch || kind.jsonKey ? 4 : undefined}
-          type={form.batch || kind.jsonKey ? 'text' : 'password'}
+          multiline={form.batch || !!form.multi || kind.jsonKey}
+          minRows={form.batch || form.multi || kind.jsonKey ? 4 : undefined}
+          type={form.batch || form.multi || kind.jsonKey ? 'text' : 'password'}
           autoComplete="new-password"
           onChange={(e) => set('key', e.target.value)}
         />

@@ -7,6 +7,7 @@ import { useNotifyError } from '../shared/hooks';
 import { useCopy } from '../shared/copy';
 import { errorText } from '../shared/api';
 import { useChannelOps, type ChannelRow } from './useChannelOps';
+import { KeyListDialog } from './KeyListDialog';
 
 /** The row's "more" menu: copy the channel, copy its id, delete it. */
 export const ChannelRowMenu = ({ row }: { row: ChannelRow }) => {
@@ -18,6 +19,8 @@ export const ChannelRowMenu = ({ row }: { row: ChannelRow }) => {
   const { ask, dialog: confirmDialog } = useConfirmedAction(refresh, notifyError);
   const { copy, dialog: copyDialog } = useCopy();
   const [anchor, setAnchor] = useState<HTMLElement | null>(null);
+  const [keys, setKeys] = useState(false);
+  const multiKey = !!(row.channel_info as { is_multi_key?: boolean } | undefined)?.is_multi_key;
 
   const copyChannel = async () => {
     setAnchor(null);
@@ -37,6 +40,16 @@ export const ChannelRowMenu = ({ row }: { row: ChannelRow }) => {
         <MoreVertIcon fontSize="small" />
       </IconButton>
       <Menu anchorEl={anchor} open={!!anchor} onClose={() => setAnchor(null)}>
+        {multiKey && (
+          <MenuItem
+            onClick={() => {
+              setAnchor(null);
+              setKeys(true);
+            }}
+          >
+            {translate('res.channel.multi_key.manage')}
+          </MenuItem>
+        )}
         <MenuItem onClick={copyChannel}>{translate('res.channel.copy')}</MenuItem>
         <MenuItem
           onClick={() => {
@@ -65,6 +78,7 @@ export const ChannelRowMenu = ({ row }: { row: ChannelRow }) => {
       </Menu>
       {confirmDialog}
       {copyDialog}
+      <KeyListDialog row={keys ? row : null} onClose={() => setKeys(false)} />
     </>
   );
 };

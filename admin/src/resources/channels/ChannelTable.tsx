@@ -5,6 +5,7 @@ import { EmptyText } from '../shared/EmptyText';
 import { groupByTag, isTagRow } from './channelTags';
 import { BalanceCell, GroupCell, NameCell, NumberCell, ResponseTimeCell, StatusCell, TypeCell } from './channelCells';
 import { ChannelRowActions } from './ChannelRowActions';
+import { HealthCell } from './channelHealth';
 import type { ChannelRow } from './useChannelOps';
 
 /** Where the DataTable keeps the hidden columns (react-admin's default key for this resource). */
@@ -70,6 +71,7 @@ function channelColumns(tagMode: boolean) {
     <DataTable.Col key="group" source="group" label="res.channel.fields.group" disableSort render={(r) => <GroupCell row={r as ChannelRow} />} />,
     <DataTable.Col key="type" source="type" label="res.channel.fields.type" disableSort render={(r) => <TypeCell row={r as ChannelRow} />} />,
     <DataTable.Col key="status" source="status" label="res.channel.fields.status" disableSort render={(r) => <StatusCell row={r as ChannelRow} />} />,
+    <DataTable.Col key="health" source="health" label="res.channel.health.column" disableSort render={(r) => <HealthCell row={r as ChannelRow} />} />,
     <DataTable.Col
       key="response_time"
       source="response_time"

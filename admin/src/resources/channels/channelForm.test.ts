@@ -155,3 +155,31 @@ describe('channel copy', () => {
     expect(body).toEqual({ name: 'a_复制', type: 14, key: 'k', models: 'm', group: 'g', priority: 3 });
   });
 });
+
+describe('multi-key create', () => {
+  it("sends new-api's shape: mode multi_to_single, the key order, one key per line", () => {
+    const body = formToPayload(form({ key: ' sk-a \n\nsk-b\n', multi: true, multi_key_mode: 'polling' }), false, CAT);
+    expect(body).toMatchObject({ mode: 'multi_to_single', multi_key_mode: 'polling', key: 'sk-a\nsk-b' });
+    expect(formToPayload(form({ key: 'sk-a\nsk-b', multi: false, batch: true }), false, CAT)).toMatchObject({ mode: 'batch' });
+  });
+  it('an edited multi-key channel keeps its key order field', () => {
+    const f = channelToForm({ id: 4, name: 'm', type: 1, channel_info: { is_multi_key: true, multi_key_mode: 'polling' } });
+    expect(f).toMatchObject({ multi: true, multi_key_mode: 'polling' });
+    expect(formToPayload({ ...f, models: ['a'] }, true, CAT)).toMatchObject({ id: 4, multi_key_mode: 'polling' });
+    expect(formToPayload(channelToForm({ id: 5, name: 's', type: 1 }), true, CAT)).not.toHaveProperty('multi_key_mode');
+  });
+  it('takes a JSON list for a JSON-credential kind as typed, and rejects a broken one', () => {
+    const list = JSON.stringify(
+      [
+        { type: 'service_account', project_id: 'p1' },
+        { type: 'service_account', project_id: 'p2' },
+      ],
+      null,
+      2,
+    );
+    const vertex = form({ type: 41, key: list, multi: true });
+    expect(validateChannel(vertex, false, CAT)).toBeNull();
+    expect(formToPayload(vertex, false, CAT).key).toBe(list);
+    expect(validateChannel(form({ type: 41, key: '[{"a":', multi: true }), false, CAT)).toBe('res.channel.msg.key_json');
+  });
+});

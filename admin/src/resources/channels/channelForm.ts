@@ -31,6 +31,9 @@ export interface ChannelForm {
   param_override: string;
   /** one key per line creates one channel per key */
   batch: boolean;
+  /** one channel holding every key (new-api's multi_to_single) */
+  multi?: boolean;
+  multi_key_mode?: 'random' | 'polling';
 }
 
 export const CHANNEL_DEFAULTS: ChannelForm = {
@@ -53,6 +56,8 @@ export const CHANNEL_DEFAULTS: ChannelForm = {
   setting: '',
   param_override: '',
   batch: false,
+  multi: false,
+  multi_key_mode: 'random',
 };
 
 const str = (v: unknown) => (v === null || v === undefined ? '' : String(v));
@@ -72,6 +77,7 @@ export type ChannelWire = { id?: Identifier } & Record<string, unknown>;
 /** Wire record → form values. */
 export function channelToForm(ch: ChannelWire): ChannelForm {
   const groups = splitComma(str(ch.group));
+  const info = (ch.channel_info ?? {}) as { is_multi_key?: boolean; multi_key_mode?: string };
   return {
     ...CHANNEL_DEFAULTS,
     id: ch.id,
@@ -93,6 +99,8 @@ export function channelToForm(ch: ChannelWire): ChannelForm {
     tag: str(ch.tag),
     setting: str(ch.setting),
     param_override: str(ch.param_override),
+    multi: info.is_multi_key === true,
+    multi_key_mode: info.multi_key_mode === 'polling' ? 'polling' : 'random',
   };
 }
 
@@ -133,6 +141,14 @@ export function batchKeys(text: string): string[] {
     .filter(Boolean);
 }
 
+function isJsonList(text: string): boolean {
+  try {
+    return Array.isArray(JSON.parse(text));
+  } catch {
+    return false;
+  }
+}
+
 export function isValidJsonObject(text: string): boolean {
   if (!text.trim()) return true;
   try {
@@ -148,7 +164,8 @@ export function validateChannel(form: ChannelForm, isEdit: boolean, cat: Channel
   if (!form.name.trim() || (!isEdit && !form.key.trim())) return 'res.channel.msg.name_key_required';
   if (form.models.length === 0) return 'res.channel.msg.models_required';
   if (!isValidJsonObject(form.model_mapping)) return 'res.channel.msg.mapping_json';
-  if (kindFields(cat, form.type).jsonKey && form.key.trim() && !form.batch && !isValidJsonObject(form.key)) return 'res.channel.msg.key_json';
+  if (kindFields(cat, form.type).jsonKey && form.key.trim() && !form.batch && !form.multi && !isValidJsonObject(form.key)) return 'res.channel.msg.key_json';
+  if (form.multi && !isEdit && form.key.trim().startsWith('[') && !isJsonList(form.key)) return 'res.channel.msg.key_json';
   return null;
 }
 
@@ -180,6 +197,12 @@ export function formToPayload(form: ChannelForm, isEdit: boolean, cat: ChannelTy
   if (isEdit) {
     body.id = form.id;
     if (form.key.trim()) body.key = form.key.trim();
+    if (form.multi) body.multi_key_mode = form.multi_key_mode ?? 'random';
+  } else if (form.multi) {
+    // A JSON list (JSON-credential kinds) goes as typed: the server splits it into keys.
+    body.key = form.key.trim().startsWith('[') ? form.key.trim() : batchKeys(form.key).join('\n');
+    body.mode = 'multi_to_single';
+    body.multi_key_mode = form.multi_key_mode ?? 'random';
   } else if (form.batch) {
     body.key = batchKeys(form.key).join('\n');
     body.mode = 'batch';

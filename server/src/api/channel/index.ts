@@ -18,8 +18,21 @@ import {
   updateChannel,
 } from '../../services/channels';
 import { consoleChannelTypes } from '../../channels/catalogue';
+import { channelHealth, manageKeys } from '../../services/channelKeys';
 import { idParams, objectBody, ok, type ConsoleRoutes } from '../route';
-import { batchIdsBody, batchTagBody, copyQuery, createBody, listQuery, parseChannelCreate, rawIdParams, tagBody, tagEditBody, updateBody } from './schema';
+import {
+  batchIdsBody,
+  batchTagBody,
+  copyQuery,
+  createBody,
+  listQuery,
+  manageKeysBody,
+  parseChannelCreate,
+  rawIdParams,
+  tagBody,
+  tagEditBody,
+  updateBody,
+} from './schema';
 import { registerUpstream } from './upstream';
 
 /** Built once: the catalogue does not change at run time. */
@@ -126,6 +139,30 @@ export function register(api: ConsoleRoutes): void {
     { method: 'post', path: '/api/channel/batch/tag', summary: 'Set (or clear) the tag of the listed channels.', access: 'admin', body: batchTagBody },
     async (ctx) => {
       ok(ctx, await batchSetTag(app, ctx.input.body), '操作成功完成！');
+    },
+  );
+
+  api.route(
+    {
+      method: 'get',
+      path: '/api/channel/health',
+      summary: 'Breaker state, error rate, latency and last failure per channel; channels open or disabled now.',
+      access: 'admin',
+    },
+    async (ctx) => {
+      ok(ctx, await channelHealth(app));
+    },
+  );
+  api.route(
+    {
+      method: 'post',
+      path: '/api/channel/multi_key/manage',
+      summary: "A multi-key channel's keys: list them (masked) with their state, enable, disable or delete one or all.",
+      access: 'admin',
+      body: manageKeysBody,
+    },
+    async (ctx) => {
+      ok(ctx, await manageKeys(app, ctx.input.body), '操作成功完成！');
     },
   );
 

@@ -110,23 +110,29 @@ export type ChannelInput = z.infer<typeof channelInput>;
 /** The create call's wrapper (new-api's shape); without `channel` the body itself is the record. */
 export const createBody = z
   .object({
-    mode: z.enum(['single', 'batch', 'multi_to_single'], { error: 'mode 只能是 single 或 batch' }).optional(),
+    mode: z.enum(['single', 'batch', 'multi_to_single'], { error: 'mode 只能是 single、batch 或 multi_to_single' }).optional(),
+    multi_key_mode: z.enum(['random', 'polling'], { error: 'multi_key_mode 只能是 random 或 polling' }).optional(),
     channel: z.record(z.string(), z.unknown()).optional(),
   })
   .passthrough();
 
 export interface ChannelCreate {
   mode?: z.infer<typeof createBody>['mode'];
+  multiKeyMode?: 'random' | 'polling';
   input: ChannelInput;
 }
 
 /** Reads a create body: the wrapper first, then the record it carries (or the body itself). */
 export function parseChannelCreate(body: Record<string, unknown>): ChannelCreate {
   const wrapper = parse(createBody, body);
-  return { mode: wrapper.mode, input: parse(channelInput, wrapper.channel ?? body) };
+  return { mode: wrapper.mode, multiKeyMode: wrapper.multi_key_mode, input: parse(channelInput, wrapper.channel ?? body) };
 }
 
-export const updateBody = channelInput.extend({ id: intLike('id 必须是整数').refine((n) => n > 0, 'id 必须是正整数') });
+export const updateBody = channelInput.extend({
+  id: intLike('id 必须是整数').refine((n) => n > 0, 'id 必须是正整数'),
+  /** A multi-key channel's order of keys. */
+  multi_key_mode: z.enum(['random', 'polling'], { error: 'multi_key_mode 只能是 random 或 polling' }).optional(),
+});
 export type ChannelUpdate = z.infer<typeof updateBody>;
 
 const tagName = z.string({ error: '标签不能为空！' }).trim().min(1, '标签不能为空！').max(128, '标签长度不能超过 128');
@@ -160,3 +166,22 @@ export const batchTagBody = z.object({
 });
 
 export type BatchTag = z.infer<typeof batchTagBody>;
+
+/** Single-key actions on a multi-key channel (new-api's `/api/channel/multi_key/manage`). */
+export const KEY_ACTIONS = [
+  'get_key_status',
+  'enable_key',
+  'disable_key',
+  'delete_key',
+  'enable_all_keys',
+  'disable_all_keys',
+  'delete_disabled_keys',
+] as const;
+export const manageKeysBody = z.object({
+  channel_id: intLike('channel_id 必须是整数').refine((n) => n > 0, 'channel_id 必须是正整数'),
+  action: z.enum(KEY_ACTIONS, { error: `action 只能是 ${KEY_ACTIONS.join('、')} 之一` }),
+  key_index: intLike('key_index 必须是整数')
+    .refine((n) => n >= 0, 'key_index 必须是非负整数')
+    .optional(),
+});
+export type ManageKeys = z.infer<typeof manageKeysBody>;

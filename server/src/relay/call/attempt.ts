@@ -1,8 +1,9 @@
 import { RelayError, UpstreamError } from '../errors';
 import { channelWay } from '../adaptors';
-import { pickChannel, pickKey, type ChannelEntry } from '../routing';
+import { pickChannel, pickKeyIndex, type ChannelEntry, type PickState } from '../routing';
 import { UpstreamExchange } from '../upstreamExchange';
 import { onUpstreamFailure } from '../health';
+import { failureKind, healthBoard, retryAfterMs, type HealthBoard } from '../../routing/board';
 import type { AdaptorContext } from '../types';
 import { isClientGone, scrubKey, type RelayCall } from './relayCall';
 import { noChannel, type CallPlan } from './plan';
@@ -19,30 +20,62 @@ import { StreamRelay } from './streamBody';
  */
 export async function attemptChannels(call: RelayCall, plan: CallPlan, money: CallMoney, outcome: RelayOutcome): Promise<Answer> {
   const { app } = call;
+  const board = healthBoard(app);
   let answer: Answer | undefined;
+  /** Channels attempted; `spent`: those not to use again even with another key. */
   const tried = new Set<number>();
+  const spent = new Set<number>();
+  const triedKeys = new Set<string>();
   let lastErr: UpstreamError | undefined;
   let lastChannel: ChannelEntry | undefined;
   try {
     const retries = Math.max(0, Math.floor(app.options.num('RetryTimes', 0)));
     for (let attempt = 0; attempt <= retries; attempt++) {
-      const ch = pickChannel(plan.tiers, attempt, tried, plan.accepts);
-      if (!ch) break;
-      tried.add(ch.info.id);
-      outcome.channels.push(ch.info.id);
+      const now = Date.now();
+      const st: Omit<PickState, 'tried'> = { triedKeys, board, now };
+      // Another channel first; another key of a multi-key channel already tried when none is left.
+      const ch =
+        pickChannel(plan.tiers, attempt, tried, plan.accepts, st) ??
+        (tried.size > spent.size ? pickChannel(plan.tiers, attempt, spent, plan.accepts, st) : undefined);
+      if (!ch) {
+        if (attempt === 0) throw coolingDown(call);
+        break;
+      }
+      const keyIndex = pickKeyIndex(ch, st);
+      if (keyIndex < 0) break;
+      const id = ch.info.id;
+      if (attempt > 0) board.retries++;
+      tried.add(id);
+      if (ch.multiKey) triedKeys.add(`${id}:${keyIndex}`);
+      else spent.add(id);
+      outcome.channels.push(id);
       lastChannel = ch;
+      const keyHealth = ch.keyHealth?.[keyIndex];
+      if (ch.health) board.claim(ch.health, now);
+      if (keyHealth) board.claim(keyHealth, now);
+      const timing = { ttfb: 0 };
       try {
-        answer = await attemptChannel(call, ch, plan.calls, attempt === 0 ? money : undefined);
+        answer = await attemptChannel(call, ch, keyIndex, timing, plan.calls, attempt === 0 ? money : undefined);
+        const end = Date.now();
+        if (ch.health) board.success(ch.health, timing.ttfb, end);
+        if (keyHealth) board.success(keyHealth, timing.ttfb, end);
+        outcome.keyIndex = ch.multiKey ? keyIndex : -1;
         break;
       } catch (err) {
+        if (!(err instanceof UpstreamError) || err.upstreamCode === 'client_gone') {
+          // Not the target's doing: a probe it carried may go again.
+          if (ch.health) board.release(ch.health);
+          if (keyHealth) board.release(keyHealth);
+        }
         // A refusal of the reservation (nothing to refund) wins over the upstream's own failure;
         // a failure before the first request left takes the reservation now.
         await money.start();
         if (!(err instanceof UpstreamError)) throw err;
         lastErr = err;
         if (err.upstreamCode === 'client_gone') break;
-        onUpstreamFailure(app, ch.info.id, ch.autoBan, err);
-        app.log.warn({ channel: ch.info.id, status: err.status, msg: scrubKey(err.message, ch) }, 'upstream failed');
+        if (noteFailure(board, ch, keyIndex, err, timing.ttfb) === 'channel') spent.add(id);
+        onUpstreamFailure(app, ch, keyIndex, err);
+        app.log.warn({ channel: id, key: ch.multiKey ? keyIndex : undefined, status: err.status, msg: scrubKey(err.message, ch) }, 'upstream failed');
         if (!err.retryable || isClientGone(call.ctx)) break;
       }
     }
@@ -59,6 +92,37 @@ export async function attemptChannels(call: RelayCall, plan: CallPlan, money: Ca
   throw new RelayError(status, scrubKey(lastErr.message, lastChannel), lastErr.upstreamCode || 'upstream_error', 'upstream_error');
 }
 
+/**
+ * Feeds a failure to the breakers: on a multi-key channel an auth or rate-limit failure is the
+ * key's (another key may work), anything else the channel's. A failure that does not count (the
+ * caller's error, e.g. 400) shows the upstream is up: it counts as an answer. Returns whose it was.
+ */
+function noteFailure(board: HealthBoard, ch: ChannelEntry, keyIndex: number, err: UpstreamError, ttfb: number): 'channel' | 'key' | undefined {
+  const now = Date.now();
+  const kind = failureKind(err.status);
+  const keyHealth = ch.keyHealth?.[keyIndex];
+  if (!kind) {
+    if (ch.health) board.success(ch.health, ttfb, now);
+    if (keyHealth) board.success(keyHealth, ttfb, now);
+    return undefined;
+  }
+  const reason = `${err.status ? `${err.status} ` : ''}${scrubKey(err.message, ch)}`;
+  if (keyHealth && (kind === 'auth' || kind === 'rate_limit')) {
+    board.failure(keyHealth, kind, now, reason, err.retryAfterMs);
+    // The channel's error rate still sees it (health score); its breaker does not.
+    if (ch.health) board.noteError(ch.health, now, reason);
+    return 'key';
+  }
+  if (ch.health) board.failure(ch.health, kind, now, reason, err.retryAfterMs);
+  if (keyHealth) board.release(keyHealth);
+  return 'channel';
+}
+
+/** Every channel that could take the call is resting (breaker open): 503, try again shortly. */
+function coolingDown(call: RelayCall): RelayError {
+  return new RelayError(503, `当前分组 ${call.principal.group} 下模型 ${call.model} 的渠道暂时熔断，请稍后重试`, 'channels_cooling_down');
+}
+
 /** The channel's status_code_mapping applied to an upstream status. */
 function mapStatus(ch: ChannelEntry | undefined, status: number): number {
   const m = ch?.statusCodeMapping?.[String(status)];
@@ -72,13 +136,20 @@ function mapStatus(ch: ChannelEntry | undefined, status: number): number {
  * attempt only) starts the early reservation commit once the request is on its way; its answer is
  * awaited before the upstream's is used.
  */
-async function attemptChannel(call: RelayCall, ch: ChannelEntry, calls: number, money: CallMoney | undefined): Promise<Answer> {
+async function attemptChannel(
+  call: RelayCall,
+  ch: ChannelEntry,
+  keyIndex: number,
+  timing: { ttfb: number },
+  calls: number,
+  money: CallMoney | undefined,
+): Promise<Answer> {
   const { app, ctx } = call;
   const way = channelWay(ch.info, call.endpoint, call.inbound.name);
   if (!way) throw noChannel(call);
   const adaptor = way.adaptor;
   const upstreamModel = upstreamModelFor(ch, call.model);
-  const channel = ch.keys.length > 1 ? { ...ch.info, key: pickKey(ch) } : ch.info;
+  const channel = ch.multiKey ? { ...ch.info, key: ch.keys[keyIndex]! } : ch.info;
   const actx: AdaptorContext = {
     channel,
     upstreamModel,
@@ -96,6 +167,7 @@ async function attemptChannel(call: RelayCall, ch: ChannelEntry, calls: number, 
   const req = adaptor.authorize ? await adaptor.authorize(built, actx, app) : built;
 
   call.timer.upstreamStart();
+  const sent = performance.now();
   const up = UpstreamExchange.open(app, req, typeof channel.setting.proxy === 'string' ? channel.setting.proxy : undefined);
   const gate = money?.start();
   // A client that hangs up stops the upstream request (and, later, its billing at what was delivered).
@@ -105,6 +177,7 @@ async function attemptChannel(call: RelayCall, ch: ChannelEntry, calls: number, 
   ctx.res.once('close', onClose);
   try {
     await up.ready;
+    timing.ttfb = performance.now() - sent;
     if (gate) {
       // Nothing of this answer is used before the reservation is known to be taken.
       try {
@@ -121,7 +194,9 @@ async function attemptChannel(call: RelayCall, ch: ChannelEntry, calls: number, 
       } catch {
         /* keep the status */
       }
-      throw new UpstreamError(up.statusCode, scrubKey(adaptor.errorMessage(up.statusCode, text), ch), text);
+      const e = new UpstreamError(up.statusCode, scrubKey(adaptor.errorMessage(up.statusCode, text), ch), text);
+      if (up.statusCode === 429 || up.statusCode === 503) e.retryAfterMs = retryAfterMs(up.header('retry-after'));
+      throw e;
     }
     const ctype = up.header('content-type');
     if (call.stream && (ctype.includes('text/event-stream') || (adaptor.streamSplitter && adaptor.streamSplitter(ctype)))) {

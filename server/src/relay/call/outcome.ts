@@ -57,6 +57,8 @@ export class RelayOutcome implements RelayObservation {
   /** The model sent upstream (after the channel's model mapping). */
   upstreamModel: string;
   frtMs = 0;
+  /** Index of the key of a multi-key channel that answered (-1: a single-key channel). */
+  keyIndex = -1;
   /** Channels tried, in order. */
   readonly channels: number[] = [];
   /** The error the call failed with, if it did. */

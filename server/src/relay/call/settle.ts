@@ -31,7 +31,7 @@ interface LogOtherTail {
   is_model_mapped: boolean;
   cache_tokens: number;
   group: string;
-  admin_info: { use_channel: number[] };
+  admin_info: { use_channel: number[]; is_multi_key?: boolean; multi_key_index?: number };
   upstream_model_name?: string;
   /** The client's protocol, the upstream's, and whether the body went unconverted. */
   request_format: string;
@@ -85,6 +85,8 @@ export function recordUsage(call: RelayCall, plan: CallPlan, money: CallMoney, a
       upstream_format: call.upstreamFormat ?? call.inbound.name,
       passthrough: call.passthrough ?? true,
     };
+    // A multi-key channel's key by its index (never the key itself).
+    if (outcome.keyIndex >= 0) tail.admin_info = { use_channel: outcome.channels, is_multi_key: true, multi_key_index: outcome.keyIndex };
     const note = call.passthrough === false ? unconvertedNote(call) : undefined;
     if (note) tail.unconverted = note;
     if (mapped) tail.upstream_model_name = outcome.upstreamModel;
