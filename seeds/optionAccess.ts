@@ -1,7 +1,7 @@
 /**
  * Who may change an option. Operation options — quotas, pricing and ratios, channel health, logs
  * and display, sensitive words, drawing and tasks, dashboard, site modes, rate limits, the model
- * and relay settings — need an admin (role 10). System options — login providers, mail, payment,
+ * and relay settings, routing (breakers, health) — need an admin (role 10). System options — login providers, mail, payment,
  * bot check, fetch protection, site content, the server address, security — need root (100).
  * A key not listed here is a system option: a new option is root-only until it is placed.
  */
@@ -50,7 +50,7 @@ const OPERATION_KEYS = new Set([
   'ModelRequestRateLimitSuccessCount',
   'ModelRequestRateLimitDurationMinutes',
 ]);
-const OPERATION_PREFIXES = ['gemini.', 'claude.', 'global.', 'general_setting.'];
+const OPERATION_PREFIXES = ['gemini.', 'claude.', 'global.', 'general_setting.', 'Routing'];
 
 export type OptionRole = 'admin' | 'root';
 
