@@ -126,6 +126,8 @@ export interface ChannelTypeEntry {
    * speaks OpenAI's protocols; a channel's `setting.upstream_protocol` overrides it.
    */
   responsesApi?: boolean;
+  /** Served only by the asynchronous task routes (server/src/tasks/): never picked for a model-API call. */
+  taskOnly?: boolean;
 }
 
 /**
@@ -229,6 +231,7 @@ export const CHANNEL_TYPES: readonly ChannelTypeEntry[] = [
     predefinedModels: true,
     // Served by the task routes (server/src/tasks/midjourney.ts); the key goes in mj-api-secret.
     keyHint: 'mj-api-secret',
+    taskOnly: true,
     balance: 'openai-billing',
   },
   {
@@ -242,6 +245,7 @@ export const CHANNEL_TYPES: readonly ChannelTypeEntry[] = [
     predefinedModels: true,
     // Served by the task routes (server/src/tasks/midjourney.ts); the key goes in mj-api-secret.
     keyHint: 'mj-api-secret',
+    taskOnly: true,
     balance: 'openai-billing',
   },
   {
@@ -253,6 +257,7 @@ export const CHANNEL_TYPES: readonly ChannelTypeEntry[] = [
     models: ['suno_music', 'suno_lyrics'],
     predefinedModels: true,
     // Served by the task routes (server/src/tasks/suno.ts): /suno/submit/*, /suno/fetch.
+    taskOnly: true,
     form: { baseUrl: { label: 'res.channel.fields.suno_path', placeholder: 'https://suno.example.com' } },
   },
   {

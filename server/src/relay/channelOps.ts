@@ -11,7 +11,7 @@ import type { UpstreamRequest } from './types';
 import { autoDisableChannel, autoDisableKey, autoEnableChannel, setChannelKeyStatus, shouldAutoDisable } from './health';
 import { healthBoard } from '../routing/board';
 import { KEY_STATUS, keyStatus, parseChannelInfo } from '../routing/channelInfo';
-import type { AdaptorContext, ChannelInfo, ChatRequest } from './types';
+import type { AdaptorContext, ChannelInfo, ChatRequest, ProviderAdaptor } from './types';
 import { channelType } from '../channels/catalogue';
 
 /** Upstream calls the console makes about channels: test, fetch models, balance. */
@@ -87,6 +87,7 @@ export async function testChannel(app: AppContext, id: number, modelArg?: string
   const entry = channelEntry(row);
   // The adaptor chat calls use (the Responses one for an upstream that has only Responses).
   const adaptor = chatAdaptorOf(entry.info);
+  if (!adaptor) return { success: false, message: '该渠道类型只处理绘图/音乐任务，不支持对话测试', time: 0 };
   const model = (modelArg ?? '').trim() || String(row.test_model ?? '').trim() || splitList(row.models)[0] || 'gpt-4o-mini';
   const upstreamModel = entry.modelMapping?.[model]?.trim() || model;
   const actx: AdaptorContext = {
@@ -131,7 +132,7 @@ async function testOnce(
   app: AppContext,
   entry: ReturnType<typeof channelEntry>,
   actx: AdaptorContext,
-  adaptor: ReturnType<typeof chatAdaptorOf>,
+  adaptor: ProviderAdaptor,
   upstreamModel: string,
   audience: FetchAudience,
 ): Promise<UpstreamError | undefined> {
@@ -165,7 +166,7 @@ async function retestDisabledKeys(
   entry: ReturnType<typeof channelEntry>,
   rawInfo: string,
   actx: AdaptorContext,
-  adaptor: ReturnType<typeof chatAdaptorOf>,
+  adaptor: ProviderAdaptor,
   upstreamModel: string,
   audience: FetchAudience,
 ): Promise<void> {
