@@ -3,6 +3,7 @@ import * as m001 from './001_initial';
 import * as m002 from './002_log_rollups';
 import * as m003 from './003_user_sessions';
 import * as m004 from './004_reservations';
+import * as m005 from './005_two_factor';
 
 /** Ordered list of migrations; a custom source so they run the same from tsx, jest and tsc builds. */
 const migrations: Record<string, Knex.Migration> = {
@@ -10,6 +11,7 @@ const migrations: Record<string, Knex.Migration> = {
   '002_log_rollups': m002,
   '003_user_sessions': m003,
   '004_reservations': m004,
+  '005_two_factor': m005,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
