@@ -306,4 +306,8 @@ export const DEFAULT_OPTIONS: Record<string, string> = {
   'fetch_setting.ip_allow_list': '',
   'fetch_setting.ip_deny_list': '',
   'fetch_setting.allowed_ports': '80,443,8080,8443',
+  // second factors and re-verification: see docs/security.md
+  SecureVerificationWindowSeconds: '300',
+  AdminTwoFactorRequired: 'false',
+  PasskeyLoginEnabled: 'true',
 };

@@ -271,6 +271,9 @@ export const OPTION_RULES: Record<string, OptionRule> = {
   'fetch_setting.ip_allow_list': cidrs,
   'fetch_setting.ip_deny_list': cidrs,
   'fetch_setting.allowed_ports': portList,
+  SecureVerificationWindowSeconds: int(30, 86_400),
+  AdminTwoFactorRequired: bool,
+  PasskeyLoginEnabled: bool,
 };
 
 /** Keys of DEFAULT_OPTIONS without a rule, or rules without a default (both must be empty). */

@@ -36,6 +36,8 @@ export interface SiteStatus {
   self_use_mode_enabled?: boolean;
   demo_site_enabled?: boolean;
   password_login_enabled?: boolean;
+  /** Passkeys on (switch and ServerAddress): the login page offers a passkey login. */
+  passkey_login?: boolean;
   password_register_enabled?: boolean;
   register_enabled?: boolean;
   setup?: boolean;

@@ -99,14 +99,20 @@ export function maskKey(key: string): string {
 
 export const canSeeKeys = (role: number) => role >= ROLE.root;
 
-/** The channel as the caller may see it: root gets the key, an admin the masked key. */
-function viewFor(row: ChannelRow, role: number): Record<string, unknown> {
+/**
+ * The channel as answers carry it: the key masked for everybody. Root reads the full key only
+ * through `channelKey` (POST /api/channel/:id/key), after a fresh re-verification.
+ */
+function viewFor(row: ChannelRow, _role: number): Record<string, unknown> {
   const out = channelView(row, true);
-  if (!canSeeKeys(role)) {
-    out.key = maskKey(String(row.key ?? ''));
-    out.key_masked = true;
-  }
+  out.key = maskKey(String(row.key ?? ''));
+  out.key_masked = true;
   return out;
+}
+
+/** The full key of one channel (root, re-verified: checked by the route). */
+export async function channelKey(app: AppContext, id: number): Promise<{ key: string }> {
+  return { key: String((await loadChannel(app.knex, id)).key ?? '') };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -92,6 +92,11 @@ export function SystemTab() {
         title="feat.setting.sec.telegram"
         fields={[sw('TelegramOAuthEnabled'), secret('TelegramBotToken'), text('TelegramBotName'), text('TelegramAdminChatId')]}
       />
+      <OptionSection
+        title="feat.setting.sec.security"
+        testId="sec-security"
+        fields={[sw('AdminTwoFactorRequired'), num('SecureVerificationWindowSeconds'), sw('PasskeyLoginEnabled')]}
+      />
       <OptionSection title="feat.setting.sec.turnstile" fields={[sw('TurnstileCheckEnabled'), secret('TurnstileSiteKey'), secret('TurnstileSecretKey')]} />
       <OptionSection
         title="feat.setting.sec.fetch"

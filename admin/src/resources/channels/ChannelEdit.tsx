@@ -16,7 +16,8 @@ import {
 } from '@mui/material';
 import { Confirm, useNotify, useRefresh, useTranslate } from 'react-admin';
 import { SideDrawer } from '../shared/SideDrawer';
-import { useGateway, useApi } from '../shared/api';
+import { storedUserRole, useGateway, useApi } from '../shared/api';
+import { ChannelKeyButton } from '../../features/security/ChannelKeyButton';
 import { useNotifyError } from '../shared/hooks';
 import { readLocal, writeLocal } from '../shared/storage';
 import {
@@ -329,6 +330,8 @@ const ChannelForm = ({ editId, onDone }: { editId?: string; onDone: () => void }
           autoComplete="new-password"
           onChange={(e) => set('key', e.target.value)}
         />
+        {/* Answers mask the key for everybody; root reads it after a re-verification. */}
+        {isEdit && form.id !== undefined && storedUserRole() >= 100 ? <ChannelKeyButton id={form.id} /> : null}
 
         <Autocomplete
           multiple
