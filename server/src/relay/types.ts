@@ -333,6 +333,11 @@ export interface InboundFormat {
    * upstream keeps, such as a Responses `previous_response_id`); undefined when it converts.
    */
   nativeOnly?(body: unknown): string | undefined;
+  /**
+   * Where this body names files stored at OpenAI (`file_id`): only upstreams speaking one of
+   * OpenAI's protocols (Chat Completions, Responses) can read them; undefined when none.
+   */
+  openaiFiles?(body: unknown): string | undefined;
   /** Canonical response → client body (`clientBody`: what the client sent, for echoed fields). */
   fromChat(res: ChatResponse, requestedModel: string, clientBody?: Record<string, unknown>): unknown;
   /**
