@@ -13,7 +13,12 @@ import { WebSocketServer, type WebSocket } from 'ws';
 export interface RealtimeUsageShape {
   input_tokens: number;
   output_tokens: number;
-  input_token_details: { text_tokens: number; audio_tokens: number; cached_tokens: number; cached_tokens_details?: { text_tokens: number; audio_tokens: number } };
+  input_token_details: {
+    text_tokens: number;
+    audio_tokens: number;
+    cached_tokens: number;
+    cached_tokens_details?: { text_tokens: number; audio_tokens: number };
+  };
   output_token_details: { text_tokens: number; audio_tokens: number };
 }
 
@@ -97,13 +102,31 @@ export async function startRealtimeMock(): Promise<RealtimeMock> {
         if (ev.type === 'response.create') {
           const id = `resp_${seq}`;
           send({ type: 'response.created', response: { id, object: 'realtime.response', status: 'in_progress', output: [] } });
-          send({ type: 'response.output_item.added', response_id: id, output_index: 0, item: { id: `item_${seq}`, type: 'message', role: 'assistant', content: [] } });
+          send({
+            type: 'response.output_item.added',
+            response_id: id,
+            output_index: 0,
+            item: { id: `item_${seq}`, type: 'message', role: 'assistant', content: [] },
+          });
           send({ type: 'response.audio_transcript.delta', response_id: id, item_id: `item_${seq}`, output_index: 0, content_index: 0, delta: 'Hello there' });
-          send({ type: 'response.audio.delta', response_id: id, item_id: `item_${seq}`, output_index: 0, content_index: 0, delta: Buffer.from('pcm16').toString('base64') });
+          send({
+            type: 'response.audio.delta',
+            response_id: id,
+            item_id: `item_${seq}`,
+            output_index: 0,
+            content_index: 0,
+            delta: Buffer.from('pcm16').toString('base64'),
+          });
           const usage = state.usage;
           send({
             type: 'response.done',
-            response: { id, object: 'realtime.response', status: 'completed', output: [], usage: { total_tokens: usage.input_tokens + usage.output_tokens, ...usage } },
+            response: {
+              id,
+              object: 'realtime.response',
+              status: 'completed',
+              output: [],
+              usage: { total_tokens: usage.input_tokens + usage.output_tokens, ...usage },
+            },
           });
         }
       });

@@ -67,7 +67,8 @@ export const CHANNEL_TYPE = {
 export type ChannelTypeName = keyof typeof CHANNEL_TYPE;
 
 /** Adaptor ids (each adaptor's `name` in server/src/relay/adaptors). */
-export type AdaptorId = 'openai' | 'azure' | 'claude' | 'aws-claude' | 'gemini' | 'vertex' | 'cohere' | 'cloudflare' | 'ollama' | 'xinference';
+export type AdaptorId =
+  'openai' | 'azure' | 'claude' | 'aws-claude' | 'gemini' | 'vertex' | 'cohere' | 'cloudflare' | 'ollama' | 'xinference' | 'baidu' | 'dify' | 'retired';
 
 /** How a channel's balance is read (relay/channelOps.ts); absent = not supported. */
 export type BalanceKind = 'openai-billing' | 'deepseek' | 'openrouter' | 'siliconflow';
@@ -126,6 +127,11 @@ export interface ChannelTypeEntry {
    * speaks OpenAI's protocols; a channel's `setting.upstream_protocol` overrides it.
    */
   responsesApi?: boolean;
+  /**
+   * The provider shut the kind down: new channels of it are refused with this message, stored ones
+   * are reported (test and relay answer it) instead of being relayed.
+   */
+  retired?: string;
 }
 
 /**
@@ -361,13 +367,24 @@ export const CHANNEL_TYPES: readonly ChannelTypeEntry[] = [
     baseUrl: 'https://generativelanguage.googleapis.com',
     models: GEMINI,
   },
-  { id: T.PaLM, name: 'PaLM', label: 'PaLM2', color: 'orange', offered: true, models: ['PaLM-2'] },
+  {
+    id: T.PaLM,
+    name: 'PaLM',
+    label: 'PaLM2',
+    color: 'orange',
+    offered: true,
+    adaptor: 'retired',
+    retired: 'PaLM2 已被 Google 停止服务（PaLM API 已下线），请改用 Gemini 渠道',
+    models: ['PaLM-2'],
+  },
   {
     id: T.Baidu,
     name: 'Baidu',
     label: 'Baidu',
     color: 'blue',
     offered: true,
+    adaptor: 'baidu',
+    baseUrl: 'https://aip.baidubce.com',
     keyHint: 'APIKey|SecretKey',
     models: ['ERNIE-4.0-8K', 'ERNIE-3.5-8K', 'ERNIE-Speed-128K', 'ERNIE-Lite-8K', 'Embedding-V1'],
   },
@@ -497,7 +514,7 @@ export const CHANNEL_TYPES: readonly ChannelTypeEntry[] = [
     baseUrl: 'https://api.minimax.chat',
     models: ['abab6.5-chat', 'abab6.5s-chat', 'abab5.5-chat', 'MiniMax-Text-01'],
   },
-  { id: T.Dify, name: 'Dify', label: 'Dify', color: 'teal', offered: true, baseUrl: 'https://api.dify.ai', models: ['dify'] },
+  { id: T.Dify, name: 'Dify', label: 'Dify', color: 'teal', offered: true, adaptor: 'dify', baseUrl: 'https://api.dify.ai', models: ['dify'] },
   {
     id: T.Jina,
     name: 'Jina',
@@ -636,6 +653,8 @@ export interface ConsoleChannelType {
   key_hint: string;
   json_key: boolean;
   predefined_models: boolean;
+  /** the provider shut the kind down (the console shows it as retired and does not offer it for new channels) */
+  retired?: string;
   fields: {
     organization?: boolean;
     base_url?: { label: string; placeholder?: string; required?: boolean; full_url?: boolean };
@@ -666,6 +685,7 @@ export function consoleChannelTypes(): ConsoleChannelType[] {
       key_hint: e.keyHint ?? '',
       json_key: e.keyFormat === 'json',
       predefined_models: !!e.predefinedModels,
+      ...(e.retired ? { retired: e.retired } : {}),
       fields,
     };
   });

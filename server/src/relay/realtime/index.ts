@@ -42,7 +42,12 @@ export function realtimeKey(req: IncomingMessage): string {
 
 function subprotocols(req: IncomingMessage): string[] {
   const raw = req.headers['sec-websocket-protocol'];
-  return typeof raw === 'string' ? raw.split(',').map((s) => s.trim()).filter(Boolean) : [];
+  return typeof raw === 'string'
+    ? raw
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : [];
 }
 
 /** The upstream's WebSocket URL and headers for one channel. */

@@ -1,0 +1,235 @@
+/**
+ * The remaining channel kinds end to end with the official `openai` client, each against a mock of
+ * its provider's published wire format: Dify (chat-messages, blocking and streaming), Baidu ERNIE
+ * (OAuth token, wenxinworkshop chat), and PaLM2 retired (refused clearly, never relayed).
+ */
+import OpenAI from 'openai';
+import { describeEach, DB_TARGETS, makeUser, type TestApp } from '../helpers/app';
+import { startMockUpstream, type MockUpstream } from '../mock-upstream';
+import { installDifyMock } from '../mock-upstream/dify';
+import { installBaiduMock, BAIDU_AK, BAIDU_SK, type BaiduMockState } from '../mock-upstream/baidu';
+import { flushUsage, listen, seedChannel, seedToken, setOptions } from '../mock-upstream/seed';
+import { testChannel } from '../../server/src/relay/channelOps';
+
+const MODELS = ['dify-app', 'ERNIE-4.0-8K', 'ERNIE-Speed-128K', 'palm-old', 'ERNIE-badkey'];
+const PRICING = {
+  ModelRatio: JSON.stringify(Object.fromEntries(MODELS.map((m) => [m, 1]))),
+  CompletionRatio: JSON.stringify(Object.fromEntries(MODELS.map((m) => [m, 2]))),
+  GroupRatio: JSON.stringify({ default: 1 }),
+  PreConsumedQuota: '100',
+};
+/** ratio 1, completion ratio 2, the mocks' usage (11 prompt, 7 completion) */
+const COST = 11 + 7 * 2;
+
+describeEach(DB_TARGETS, 'relay: Dify, Baidu, PaLM2 kinds', (getApp) => {
+  let app: TestApp;
+  let mock: MockUpstream;
+  let baidu: BaiduMockState;
+  let gw: { url: string; close(): Promise<void> };
+  let userId: number;
+  let openai: OpenAI;
+  let palmChannel: number;
+  let baiduChannel: number;
+
+  beforeAll(async () => {
+    app = getApp();
+    mock = await startMockUpstream();
+    installDifyMock(mock);
+    baidu = installBaiduMock(mock);
+    gw = await listen(app.callback);
+    await setOptions(app, PRICING);
+    userId = (await makeUser(app, { quota: 1_000_000 })).id;
+    const key = (await seedToken(app, userId)).key;
+    await seedChannel(app, {
+      name: 'dify-ch',
+      type: 37,
+      key: 'app-dify-key',
+      base_url: mock.url,
+      models: 'dify-app',
+      setting: JSON.stringify({ dify_inputs: { lang: 'en' } }),
+    });
+    baiduChannel = await seedChannel(app, {
+      name: 'baidu-ch',
+      type: 15,
+      key: `${BAIDU_AK}|${BAIDU_SK}`,
+      base_url: mock.url,
+      models: 'ERNIE-4.0-8K,ERNIE-Speed-128K',
+    });
+    await seedChannel(app, { name: 'baidu-bad', type: 15, key: `${BAIDU_AK}|wrong`, base_url: mock.url, models: 'ERNIE-badkey', auto_ban: 0 });
+    palmChannel = await seedChannel(app, { name: 'palm-ch', type: 11, key: 'palm-key', base_url: mock.url, models: 'palm-old', auto_ban: 0 });
+    openai = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await mock?.close();
+  });
+  beforeEach(() => mock.reset());
+
+  const quota = async () => Number((await app.knex('users').where({ id: userId }).first()).quota);
+  const lastLog = async () => {
+    await flushUsage(app);
+    return app.knex('logs').where({ user_id: userId, type: 2 }).orderBy('id', 'desc').first();
+  };
+
+  // ------------------------------------------------------------------------------------ Dify
+
+  test('Dify blocking: the conversation as one query, inputs and user, answer and usage billed', async () => {
+    const before = await quota();
+    const res = await openai.chat.completions.create({
+      model: 'dify-app',
+      user: 'alice',
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Hi' },
+        { role: 'assistant', content: 'Hello!' },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'What is this?' },
+            { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } },
+          ],
+        },
+      ],
+    });
+    expect(res.choices[0]!.message.content).toBe('Hello from the mock');
+    expect(res.choices[0]!.finish_reason).toBe('stop');
+    expect(res.usage).toMatchObject({ prompt_tokens: 11, completion_tokens: 7 });
+    const up = mock.received('/v1/chat-messages')[0]!;
+    expect(up.headers.authorization).toBe('Bearer app-dify-key');
+    expect(up.json).toMatchObject({
+      response_mode: 'blocking',
+      user: 'alice',
+      inputs: { lang: 'en' },
+      conversation_id: '',
+      query: 'SYSTEM: Be brief.\nUSER: Hi\nASSISTANT: Hello!\nUSER: What is this?',
+      files: [{ type: 'image', transfer_method: 'remote_url', url: 'https://example.com/cat.png' }],
+    });
+    expect(before - (await quota())).toBe(COST);
+    expect(Number((await lastLog()).quota)).toBe(COST);
+  });
+
+  test('Dify streaming: message pieces, agent thoughts as reasoning, usage from message_end', async () => {
+    const before = await quota();
+    const stream = await openai.chat.completions.create({
+      model: 'dify-app',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: 'think then answer' }],
+    });
+    let text = '';
+    let reasoning = '';
+    let usage: OpenAI.CompletionUsage | undefined;
+    let finish: string | null | undefined;
+    for await (const c of stream) {
+      text += c.choices[0]?.delta?.content ?? '';
+      reasoning += (c.choices[0]?.delta as { reasoning_content?: string } | undefined)?.reasoning_content ?? '';
+      finish = c.choices[0]?.finish_reason ?? finish;
+      if (c.usage) usage = c.usage;
+    }
+    expect(text).toBe('Hello from the mock');
+    expect(reasoning).toBe('Thinking it over');
+    expect(finish).toBe('stop');
+    expect(usage).toMatchObject({ prompt_tokens: 11, completion_tokens: 7 });
+    expect(mock.received('/v1/chat-messages')[0]!.json).toMatchObject({ response_mode: 'streaming', query: 'think then answer', user: 'gateway' });
+    expect(before - (await quota())).toBe(COST);
+  });
+
+  test('Dify errors: an error body before the answer, an error event within the stream', async () => {
+    await expect(openai.chat.completions.create({ model: 'dify-app', messages: [{ role: 'user', content: 'please fail' }] })).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringContaining('Model is overloaded'),
+    });
+    const stream = await openai.chat.completions.create({ model: 'dify-app', stream: true, messages: [{ role: 'user', content: 'streamfail' }] });
+    let text = '';
+    await expect(
+      (async () => {
+        for await (const c of stream) text += c.choices[0]?.delta?.content ?? '';
+      })(),
+    ).rejects.toThrow(/Workflow node failed/);
+    expect(text).toBe('Hello from the mock');
+  });
+
+  // ------------------------------------------------------------------------------------ Baidu
+
+  test('Baidu: access token minted once and cached, model endpoint, ERNIE body, usage billed', async () => {
+    const minted = baidu.minted;
+    const before = await quota();
+    const res = await openai.chat.completions.create({
+      model: 'ERNIE-4.0-8K',
+      temperature: 0.5,
+      max_tokens: 100,
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'assistant', content: 'dropped: the conversation must start with the user' },
+        { role: 'user', content: 'Hi' },
+        { role: 'user', content: 'there' },
+      ],
+    });
+    expect(res.choices[0]!.message.content).toBe('Hello from the mock');
+    expect(res.usage).toMatchObject({ prompt_tokens: 11, completion_tokens: 7 });
+    const up = mock.received(/wenxinworkshop/)[0]!;
+    expect(up.path).toBe('/rpc/2.0/ai_custom/v1/wenxinworkshop/chat/completions_pro');
+    expect(up.json).toEqual({
+      messages: [{ role: 'user', content: 'Hi\nthere' }],
+      system: 'Be brief.',
+      stream: false,
+      temperature: 0.5,
+      max_output_tokens: 100,
+    });
+    expect(before - (await quota())).toBe(COST);
+    await openai.chat.completions.create({ model: 'ERNIE-Speed-128K', messages: [{ role: 'user', content: 'again' }] });
+    expect(baidu.minted).toBe(minted + 1);
+    expect(baidu.endpoints.slice(-1)).toEqual(['ernie-speed-128k']);
+  });
+
+  test('Baidu stream: result pieces, usage on is_end; an expired token is minted again', async () => {
+    const stream = await openai.chat.completions.create({
+      model: 'ERNIE-4.0-8K',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: 'Hi' }],
+    });
+    let text = '';
+    let usage: OpenAI.CompletionUsage | undefined;
+    for await (const c of stream) {
+      text += c.choices[0]?.delta?.content ?? '';
+      if (c.usage) usage = c.usage;
+    }
+    expect(text).toBe('Hello from the mock');
+    expect(usage).toMatchObject({ prompt_tokens: 11, completion_tokens: 7 });
+    // Baidu revokes the token: the call fails with its message (HTTP 200 error body), the next one mints anew.
+    const token = new URL(mock.received(/wenxinworkshop/)[0]!.url, 'http://x').searchParams.get('access_token')!;
+    baidu.revoked.add(token);
+    const minted = baidu.minted;
+    await expect(openai.chat.completions.create({ model: 'ERNIE-4.0-8K', messages: [{ role: 'user', content: 'Hi' }] })).rejects.toMatchObject({
+      message: expect.stringContaining('Access token invalid'),
+    });
+    const res = await openai.chat.completions.create({ model: 'ERNIE-4.0-8K', messages: [{ role: 'user', content: 'Hi' }] });
+    expect(res.choices[0]!.message.content).toBe('Hello from the mock');
+    expect(baidu.minted).toBe(minted + 1);
+  });
+
+  test('Baidu: a wrong secret is reported from the token endpoint; channel test goes through the token too', async () => {
+    await expect(openai.chat.completions.create({ model: 'ERNIE-badkey', messages: [{ role: 'user', content: 'Hi' }] })).rejects.toMatchObject({
+      message: expect.stringContaining('unknown client id'),
+    });
+    const r = await testChannel(app.ctx, baiduChannel, 'ERNIE-4.0-8K');
+    expect(r).toMatchObject({ success: true });
+  });
+
+  // ------------------------------------------------------------------------------------ PaLM2
+
+  test('PaLM2: a stored channel is never relayed as OpenAI; calls and tests get the retirement message', async () => {
+    const before = await quota();
+    await expect(openai.chat.completions.create({ model: 'palm-old', messages: [{ role: 'user', content: 'Hi' }] })).rejects.toMatchObject({
+      status: 503,
+      message: expect.stringContaining('PaLM2 已被 Google 停止服务'),
+    });
+    expect(mock.requests).toHaveLength(0);
+    expect(await quota()).toBe(before);
+    const r = await testChannel(app.ctx, palmChannel);
+    expect(r.success).toBe(false);
+    expect(r.message).toContain('PaLM2');
+    expect(mock.requests).toHaveLength(0);
+  });
+});
