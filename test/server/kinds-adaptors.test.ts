@@ -1,7 +1,7 @@
 /**
  * The remaining channel kinds end to end with the official `openai` client, each against a mock of
  * its provider's published wire format: Dify (chat-messages, blocking and streaming), Baidu ERNIE
- * (OAuth token, wenxinworkshop chat), and PaLM2 retired (refused clearly, never relayed).
+ * (OAuth token, wenxinworkshop chat), Tencent Hunyuan (TC3-HMAC-SHA256), and PaLM2 retired (refused clearly, never relayed).
  */
 import OpenAI from 'openai';
 import { describeEach, DB_TARGETS, makeUser, type TestApp } from '../helpers/app';
@@ -9,9 +9,10 @@ import { startMockUpstream, type MockUpstream } from '../mock-upstream';
 import { installDifyMock } from '../mock-upstream/dify';
 import { installBaiduMock, BAIDU_AK, BAIDU_SK, type BaiduMockState } from '../mock-upstream/baidu';
 import { flushUsage, listen, seedChannel, seedToken, setOptions } from '../mock-upstream/seed';
+import { installTencentMock, TENCENT_SECRET_ID, TENCENT_SECRET_KEY, type TencentMockState } from '../mock-upstream/tencent';
 import { testChannel } from '../../server/src/relay/channelOps';
 
-const MODELS = ['dify-app', 'ERNIE-4.0-8K', 'ERNIE-Speed-128K', 'palm-old', 'ERNIE-badkey'];
+const MODELS = ['hunyuan-lite', 'hunyuan-bad', 'dify-app', 'ERNIE-4.0-8K', 'ERNIE-Speed-128K', 'palm-old', 'ERNIE-badkey'];
 const PRICING = {
   ModelRatio: JSON.stringify(Object.fromEntries(MODELS.map((m) => [m, 1]))),
   CompletionRatio: JSON.stringify(Object.fromEntries(MODELS.map((m) => [m, 2]))),
@@ -21,10 +22,11 @@ const PRICING = {
 /** ratio 1, completion ratio 2, the mocks' usage (11 prompt, 7 completion) */
 const COST = 11 + 7 * 2;
 
-describeEach(DB_TARGETS, 'relay: Dify, Baidu, PaLM2 kinds', (getApp) => {
+describeEach(DB_TARGETS, 'relay: Dify, Baidu, Tencent, iFlytek, AI Proxy, PaLM2 kinds', (getApp) => {
   let app: TestApp;
   let mock: MockUpstream;
   let baidu: BaiduMockState;
+  let tencent: TencentMockState;
   let gw: { url: string; close(): Promise<void> };
   let userId: number;
   let openai: OpenAI;
@@ -36,6 +38,7 @@ describeEach(DB_TARGETS, 'relay: Dify, Baidu, PaLM2 kinds', (getApp) => {
     mock = await startMockUpstream();
     installDifyMock(mock);
     baidu = installBaiduMock(mock);
+    tencent = installTencentMock(mock);
     gw = await listen(app.callback);
     await setOptions(app, PRICING);
     userId = (await makeUser(app, { quota: 1_000_000 })).id;
@@ -57,6 +60,15 @@ describeEach(DB_TARGETS, 'relay: Dify, Baidu, PaLM2 kinds', (getApp) => {
     });
     await seedChannel(app, { name: 'baidu-bad', type: 15, key: `${BAIDU_AK}|wrong`, base_url: mock.url, models: 'ERNIE-badkey', auto_ban: 0 });
     palmChannel = await seedChannel(app, { name: 'palm-ch', type: 11, key: 'palm-key', base_url: mock.url, models: 'palm-old', auto_ban: 0 });
+    await seedChannel(app, {
+      name: 'tc-ch',
+      type: 23,
+      key: `1250000000|${TENCENT_SECRET_ID}|${TENCENT_SECRET_KEY}`,
+      base_url: mock.url,
+      models: 'hunyuan-lite',
+      other: 'ap-guangzhou',
+    });
+    await seedChannel(app, { name: 'tc-bad', type: 23, key: `1250000000|${TENCENT_SECRET_ID}|wrong`, base_url: mock.url, models: 'hunyuan-bad', auto_ban: 0 });
     openai = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
   });
   afterAll(async () => {
@@ -215,6 +227,58 @@ describeEach(DB_TARGETS, 'relay: Dify, Baidu, PaLM2 kinds', (getApp) => {
     });
     const r = await testChannel(app.ctx, baiduChannel, 'ERNIE-4.0-8K');
     expect(r).toMatchObject({ success: true });
+  });
+
+  // ------------------------------------------------------------------------------------ Tencent
+
+  test('Tencent Hunyuan: TC3-signed request (checked by the mock), Hunyuan body, answer and usage billed', async () => {
+    const before = await quota();
+    const res = await openai.chat.completions.create({
+      model: 'hunyuan-lite',
+      temperature: 0.3,
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Hi' },
+      ],
+    });
+    expect(res.choices[0]!.message.content).toBe('Hello from the mock');
+    expect(res.usage).toMatchObject({ prompt_tokens: 11, completion_tokens: 7 });
+    expect(tencent.checks.slice(-1)).toEqual([{ ok: true, region: 'ap-guangzhou' }]);
+    expect(mock.received('/')[0]!.json).toEqual({
+      Model: 'hunyuan-lite',
+      Messages: [
+        { Role: 'system', Content: 'Be brief.' },
+        { Role: 'user', Content: 'Hi' },
+      ],
+      Stream: false,
+      Temperature: 0.3,
+    });
+    expect(before - (await quota())).toBe(COST);
+  });
+
+  test('Tencent Hunyuan stream: Delta pieces, usage billed; a bad secret is refused with its signature error', async () => {
+    const before = await quota();
+    const stream = await openai.chat.completions.create({
+      model: 'hunyuan-lite',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: 'Hi' }],
+    });
+    let text = '';
+    let usage: OpenAI.CompletionUsage | undefined;
+    for await (const c of stream) {
+      text += c.choices[0]?.delta?.content ?? '';
+      if (c.usage) usage = c.usage;
+    }
+    expect(text).toBe('Hello from the mock');
+    expect(usage).toMatchObject({ prompt_tokens: 11, completion_tokens: 7 });
+    expect(tencent.checks.slice(-1)[0]!.ok).toBe(true);
+    expect(before - (await quota())).toBe(COST);
+    await expect(openai.chat.completions.create({ model: 'hunyuan-bad', messages: [{ role: 'user', content: 'Hi' }] })).rejects.toMatchObject({
+      status: 401,
+      message: expect.stringContaining('AuthFailure.SignatureFailure'),
+    });
+    expect(tencent.checks.slice(-1)[0]!.ok).toBe(false);
   });
 
   // ------------------------------------------------------------------------------------ PaLM2

@@ -68,7 +68,20 @@ export type ChannelTypeName = keyof typeof CHANNEL_TYPE;
 
 /** Adaptor ids (each adaptor's `name` in server/src/relay/adaptors). */
 export type AdaptorId =
-  'openai' | 'azure' | 'claude' | 'aws-claude' | 'gemini' | 'vertex' | 'cohere' | 'cloudflare' | 'ollama' | 'xinference' | 'baidu' | 'dify' | 'retired';
+  | 'openai'
+  | 'azure'
+  | 'claude'
+  | 'aws-claude'
+  | 'gemini'
+  | 'vertex'
+  | 'cohere'
+  | 'cloudflare'
+  | 'ollama'
+  | 'xinference'
+  | 'baidu'
+  | 'dify'
+  | 'tencent'
+  | 'retired';
 
 /** How a channel's balance is read (relay/channelOps.ts); absent = not supported. */
 export type BalanceKind = 'openai-billing' | 'deepseek' | 'openrouter' | 'siliconflow';
@@ -484,6 +497,8 @@ export const CHANNEL_TYPES: readonly ChannelTypeEntry[] = [
     label: 'Tencent',
     color: 'teal',
     offered: true,
+    adaptor: 'tencent',
+    baseUrl: 'https://hunyuan.tencentcloudapi.com',
     keyHint: 'AppId|SecretId|SecretKey',
     models: ['hunyuan-lite', 'hunyuan-standard', 'hunyuan-pro', 'hunyuan-turbo'],
   },

@@ -13,6 +13,7 @@ import { xinferenceAdaptor } from './xinference';
 import { azureResponsesAdaptor, responsesAdaptor } from './responses';
 import { baiduAdaptor } from './baidu';
 import { difyAdaptor } from './dify';
+import { tencentAdaptor } from './tencent';
 import { retiredAdaptor } from './retired';
 
 /**
@@ -32,6 +33,7 @@ export const ADAPTORS: Readonly<Record<AdaptorId, ProviderAdaptor>> = {
   xinference: xinferenceAdaptor,
   baidu: baiduAdaptor,
   dify: difyAdaptor,
+  tencent: tencentAdaptor,
   retired: retiredAdaptor,
 };
 
