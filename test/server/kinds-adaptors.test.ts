@@ -10,9 +10,24 @@ import { installDifyMock } from '../mock-upstream/dify';
 import { installBaiduMock, BAIDU_AK, BAIDU_SK, type BaiduMockState } from '../mock-upstream/baidu';
 import { flushUsage, listen, seedChannel, seedToken, setOptions } from '../mock-upstream/seed';
 import { installTencentMock, TENCENT_SECRET_ID, TENCENT_SECRET_KEY, type TencentMockState } from '../mock-upstream/tencent';
+import { startSparkMock, SPARK_APP_ID, SPARK_API_KEY, SPARK_API_SECRET, type SparkMock } from '../mock-upstream/xunfei';
+import { installAiproxyLibraryMock, LIBRARY_ID } from '../mock-upstream/aiproxyLibrary';
+import { invalidateChannels } from '../../server/src/services/invalidate';
 import { testChannel } from '../../server/src/relay/channelOps';
 
-const MODELS = ['hunyuan-lite', 'hunyuan-bad', 'dify-app', 'ERNIE-4.0-8K', 'ERNIE-Speed-128K', 'palm-old', 'ERNIE-badkey'];
+const MODELS = [
+  'SparkDesk-v3.5',
+  'spark-default',
+  'spark-badkey',
+  'library-qa',
+  'hunyuan-lite',
+  'hunyuan-bad',
+  'dify-app',
+  'ERNIE-4.0-8K',
+  'ERNIE-Speed-128K',
+  'palm-old',
+  'ERNIE-badkey',
+];
 const PRICING = {
   ModelRatio: JSON.stringify(Object.fromEntries(MODELS.map((m) => [m, 1]))),
   CompletionRatio: JSON.stringify(Object.fromEntries(MODELS.map((m) => [m, 2]))),
@@ -27,6 +42,7 @@ describeEach(DB_TARGETS, 'relay: Dify, Baidu, Tencent, iFlytek, AI Proxy, PaLM2 
   let mock: MockUpstream;
   let baidu: BaiduMockState;
   let tencent: TencentMockState;
+  let spark: SparkMock;
   let gw: { url: string; close(): Promise<void> };
   let userId: number;
   let openai: OpenAI;
@@ -39,6 +55,8 @@ describeEach(DB_TARGETS, 'relay: Dify, Baidu, Tencent, iFlytek, AI Proxy, PaLM2 
     installDifyMock(mock);
     baidu = installBaiduMock(mock);
     tencent = installTencentMock(mock);
+    installAiproxyLibraryMock(mock);
+    spark = await startSparkMock();
     gw = await listen(app.callback);
     await setOptions(app, PRICING);
     userId = (await makeUser(app, { quota: 1_000_000 })).id;
@@ -69,13 +87,29 @@ describeEach(DB_TARGETS, 'relay: Dify, Baidu, Tencent, iFlytek, AI Proxy, PaLM2 
       other: 'ap-guangzhou',
     });
     await seedChannel(app, { name: 'tc-bad', type: 23, key: `1250000000|${TENCENT_SECRET_ID}|wrong`, base_url: mock.url, models: 'hunyuan-bad', auto_ban: 0 });
+    const sparkKey = `${SPARK_APP_ID}|${SPARK_API_SECRET}|${SPARK_API_KEY}`;
+    await seedChannel(app, { name: 'spark-ch', type: 18, key: sparkKey, base_url: spark.url, models: 'SparkDesk-v3.5,spark-default', other: 'v2.1' });
+    await seedChannel(app, {
+      name: 'spark-bad',
+      type: 18,
+      key: `${SPARK_APP_ID}|wrong-secret|${SPARK_API_KEY}`,
+      base_url: spark.url,
+      models: 'spark-badkey',
+      auto_ban: 0,
+    });
+    await seedChannel(app, { name: 'lib-ch', type: 21, key: 'aiproxy-key', base_url: mock.url, models: 'library-qa', other: LIBRARY_ID });
     openai = new OpenAI({ apiKey: key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
   });
   afterAll(async () => {
     await gw?.close();
     await mock?.close();
+    await spark?.close();
   });
-  beforeEach(() => mock.reset());
+  beforeEach(() => {
+    mock.reset();
+    spark.handshakes.length = 0;
+    spark.frames.length = 0;
+  });
 
   const quota = async () => Number((await app.knex('users').where({ id: userId }).first()).quota);
   const lastLog = async () => {
@@ -279,6 +313,116 @@ describeEach(DB_TARGETS, 'relay: Dify, Baidu, Tencent, iFlytek, AI Proxy, PaLM2 
       message: expect.stringContaining('AuthFailure.SignatureFailure'),
     });
     expect(tencent.checks.slice(-1)[0]!.ok).toBe(false);
+  });
+
+  // ------------------------------------------------------------------------------------ iFlytek
+
+  test('iFlytek Spark: signed WebSocket URL (checked by the mock), version from the model, frames merged, usage billed', async () => {
+    const before = await quota();
+    const res = await openai.chat.completions.create({
+      model: 'SparkDesk-v3.5',
+      temperature: 0.5,
+      max_tokens: 200,
+      messages: [
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Hi' },
+      ],
+    });
+    expect(res.choices[0]!.message.content).toBe('Hello from Spark');
+    expect(res.usage).toMatchObject({ prompt_tokens: 11, completion_tokens: 7 });
+    expect(spark.handshakes).toEqual([{ path: '/v3.5/chat', signed: true }]);
+    expect(spark.frames[0]).toEqual({
+      header: { app_id: SPARK_APP_ID },
+      parameter: { chat: { domain: 'generalv3.5', temperature: 0.5, max_tokens: 200 } },
+      payload: {
+        message: {
+          text: [
+            { role: 'system', content: 'Be brief.' },
+            { role: 'user', content: 'Hi' },
+          ],
+        },
+      },
+    });
+    expect(before - (await quota())).toBe(COST);
+  });
+
+  test('iFlytek Spark stream: one chunk per frame, usage from the last; the channel version otherwise', async () => {
+    const before = await quota();
+    const stream = await openai.chat.completions.create({
+      model: 'spark-default',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: 'Hi' }],
+    });
+    const pieces: string[] = [];
+    let usage: OpenAI.CompletionUsage | undefined;
+    for await (const c of stream) {
+      if (c.choices[0]?.delta?.content) pieces.push(c.choices[0].delta.content);
+      if (c.usage) usage = c.usage;
+    }
+    expect(pieces).toEqual(['Hello', ' from', ' Spark']);
+    expect(usage).toMatchObject({ prompt_tokens: 11, completion_tokens: 7 });
+    expect(spark.handshakes).toEqual([{ path: '/v2.1/chat', signed: true }]);
+    expect(spark.frames[0]!.parameter.chat.domain).toBe('generalv2');
+    expect(before - (await quota())).toBe(COST);
+  });
+
+  test('iFlytek Spark: a wrong secret is refused at the handshake with its message, nothing billed', async () => {
+    const before = await quota();
+    await expect(openai.chat.completions.create({ model: 'spark-badkey', messages: [{ role: 'user', content: 'Hi' }] })).rejects.toMatchObject({
+      status: 401,
+      message: expect.stringContaining('HMAC signature does not match'),
+    });
+    expect(spark.handshakes).toEqual([{ path: '/v1.1/chat', signed: false }]);
+    expect(await quota()).toBe(before);
+  });
+
+  // ------------------------------------------------------------------------------------ AI Proxy library
+
+  test('AI Proxy library: the question and library id, the answer with its documents, billed by the relay count', async () => {
+    const res = await openai.chat.completions.create({
+      model: 'library-qa',
+      messages: [
+        { role: 'user', content: 'earlier question' },
+        { role: 'assistant', content: 'earlier answer' },
+        { role: 'user', content: 'How do I start?' },
+      ],
+    });
+    expect(res.choices[0]!.message.content).toBe('Hello from the mock\n\n参考文档：\n1. [Guide](https://docs.example.com/guide)');
+    const up = mock.received('/api/library/ask')[0]!;
+    expect(up.headers.authorization).toBe('Bearer aiproxy-key');
+    expect(up.json).toEqual({ model: 'library-qa', query: 'How do I start?', libraryId: LIBRARY_ID, stream: false });
+    const log = await lastLog();
+    expect(Number(log.quota)).toBe(Number(log.prompt_tokens) + Number(log.completion_tokens) * 2);
+    expect(Number(log.completion_tokens)).toBeGreaterThan(0);
+  });
+
+  test('AI Proxy library stream: content pieces then the documents; a wrong library is an error', async () => {
+    const stream = await openai.chat.completions.create({
+      model: 'library-qa',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: 'Q' }],
+    });
+    let text = '';
+    let usage: OpenAI.CompletionUsage | undefined;
+    for await (const c of stream) {
+      text += c.choices[0]?.delta?.content ?? '';
+      if (c.usage) usage = c.usage;
+    }
+    expect(text).toBe('Hello from the mock\n\n参考文档：\n1. [Guide](https://docs.example.com/guide)');
+    expect(usage!.completion_tokens).toBeGreaterThan(0);
+    expect(mock.received('/api/library/ask')[0]!.json.stream).toBe(true);
+    await app.knex('channels').where({ other: LIBRARY_ID }).update({ other: 'lib-missing' });
+    await invalidateChannels(app.ctx);
+    try {
+      await expect(openai.chat.completions.create({ model: 'library-qa', messages: [{ role: 'user', content: 'Q' }] })).rejects.toMatchObject({
+        message: expect.stringContaining('library not found'),
+      });
+    } finally {
+      await app.knex('channels').where({ other: 'lib-missing' }).update({ other: LIBRARY_ID });
+      await invalidateChannels(app.ctx);
+    }
   });
 
   // ------------------------------------------------------------------------------------ PaLM2

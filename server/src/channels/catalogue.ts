@@ -81,6 +81,8 @@ export type AdaptorId =
   | 'baidu'
   | 'dify'
   | 'tencent'
+  | 'xunfei'
+  | 'aiproxy-library'
   | 'retired';
 
 /** How a channel's balance is read (relay/channelOps.ts); absent = not supported. */
@@ -447,6 +449,8 @@ export const CHANNEL_TYPES: readonly ChannelTypeEntry[] = [
     label: 'iFlytek',
     color: 'blue',
     offered: true,
+    adaptor: 'xunfei',
+    baseUrl: 'wss://spark-api.xf-yun.com',
     keyHint: 'APPID|APISecret|APIKey',
     version: { value: 'v2.1', pinOnCreate: true },
     models: ['SparkDesk-v1.1', 'SparkDesk-v3.5', 'SparkDesk-v4.0', '4.0Ultra'],
@@ -477,6 +481,8 @@ export const CHANNEL_TYPES: readonly ChannelTypeEntry[] = [
     label: 'AI Proxy',
     color: 'purple',
     offered: true,
+    adaptor: 'aiproxy-library',
+    baseUrl: 'https://api.aiproxy.io',
     models: ['gpt-4o', 'gpt-4o-mini', 'claude-3-5-sonnet-20241022'],
     form: { other: { label: 'res.channel.fields.knowledge_id', placeholder: '123456' } },
   },

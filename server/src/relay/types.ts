@@ -5,6 +5,7 @@
  * may forward bodies untouched and only *observe* the stream for usage.
  */
 
+import type { Dispatcher } from 'undici';
 import type { AppContext } from '../context';
 import type { RelayHttp } from './httpContext';
 
@@ -278,6 +279,11 @@ export interface ProviderAdaptor {
    * relay splits the bytes with this instead of the SSE splitter; blocks must be SSE text.
    */
   streamSplitter?(contentType: string, maxEventBytes?: number): { push(chunk: Uint8Array): string[]; end(): string[] } | undefined;
+  /**
+   * Upstreams that are not HTTP (iFlytek's WebSocket): the dispatcher the exchange sends the
+   * built request through instead of the HTTP client; it answers as an HTTP response would.
+   */
+  dispatcher?(app: AppContext): Dispatcher;
 }
 
 /** A client-facing route of a non-OpenAI format (H7 registers Claude/Gemini ones in formats/index.ts). */

@@ -14,6 +14,8 @@ import { azureResponsesAdaptor, responsesAdaptor } from './responses';
 import { baiduAdaptor } from './baidu';
 import { difyAdaptor } from './dify';
 import { tencentAdaptor } from './tencent';
+import { xunfeiAdaptor } from './xunfei';
+import { aiproxyLibraryAdaptor } from './aiproxyLibrary';
 import { retiredAdaptor } from './retired';
 
 /**
@@ -34,6 +36,8 @@ export const ADAPTORS: Readonly<Record<AdaptorId, ProviderAdaptor>> = {
   baidu: baiduAdaptor,
   dify: difyAdaptor,
   tencent: tencentAdaptor,
+  xunfei: xunfeiAdaptor,
+  'aiproxy-library': aiproxyLibraryAdaptor,
   retired: retiredAdaptor,
 };
 
