@@ -4,7 +4,7 @@
  * (OAuth token, wenxinworkshop chat), Tencent Hunyuan (TC3-HMAC-SHA256), and PaLM2 retired (refused clearly, never relayed).
  */
 import OpenAI from 'openai';
-import { describeEach, DB_TARGETS, makeUser, type TestApp } from '../helpers/app';
+import { describeEach, DB_TARGETS, loginAgent, makeUser, setupRoot, type TestApp } from '../helpers/app';
 import { startMockUpstream, type MockUpstream } from '../mock-upstream';
 import { installDifyMock } from '../mock-upstream/dify';
 import { installBaiduMock, BAIDU_AK, BAIDU_SK, type BaiduMockState } from '../mock-upstream/baidu';
@@ -439,5 +439,34 @@ describeEach(DB_TARGETS, 'relay: Dify, Baidu, Tencent, iFlytek, AI Proxy, PaLM2 
     expect(r.success).toBe(false);
     expect(r.message).toContain('PaLM2');
     expect(mock.requests).toHaveLength(0);
+  });
+
+  test('PaLM2: creating one, copying one or changing a channel to it is refused; a stored one stays editable', async () => {
+    const root = await setupRoot(app).catch(async () => {
+      const row = await app.knex('users').where({ role: 100 }).first();
+      return { username: row.username, password: 'rootpass123' };
+    });
+    const admin = await loginAgent(app, root.username, root.password);
+    const count = async () => Number((await app.knex('channels').count('* as n').first())!.n);
+    const n = await count();
+    const created = await admin.post('/api/channel/').send({ name: 'new-palm', type: 11, key: 'k', models: 'palm-old', group: 'default' });
+    expect(created.body.success).toBe(false);
+    expect(created.body.message).toContain('PaLM2 已被 Google 停止服务');
+    expect(await count()).toBe(n);
+    const copied = await admin.post(`/api/channel/copy/${palmChannel}`);
+    expect(copied.body).toMatchObject({ success: false, message: expect.stringContaining('PaLM2') });
+    expect(await count()).toBe(n);
+    const other = await seedChannel(app, { name: 'to-palm', type: 1, key: 'sk-x', base_url: mock.url, models: 'palm-old', status: 2 });
+    const changed = await admin.put('/api/channel/').send({ id: other, type: 11 });
+    expect(changed.body.success).toBe(false);
+    expect(changed.body.message).toContain('PaLM2');
+    expect(Number((await app.knex('channels').where({ id: other }).first()).type)).toBe(1);
+    const renamed = await admin.put('/api/channel/').send({ id: palmChannel, type: 11, name: 'palm-renamed', status: 2 });
+    expect(renamed.body.success).toBe(true);
+    // The catalogue tells the console it is retired.
+    const types = await admin.get('/api/channel/types');
+    const palm = (types.body.data as Array<{ id: number; retired: string }>).find((t) => t.id === 11)!;
+    expect(palm.retired).toContain('PaLM2');
+    expect((types.body.data as Array<{ id: number; retired: string }>).find((t) => t.id === 1)!.retired).toBe('');
   });
 });

@@ -85,8 +85,8 @@ export type AdaptorId =
   | 'aiproxy-library'
   | 'retired';
 
-/** How a channel's balance is read (relay/channelOps.ts); absent = not supported. */
-export type BalanceKind = 'openai-billing' | 'deepseek' | 'openrouter' | 'siliconflow';
+/** How a channel's balance is read (channels/balance.ts); absent = the provider publishes no balance endpoint. */
+export type BalanceKind = 'openai-billing' | 'deepseek' | 'openrouter' | 'siliconflow' | 'moonshot' | 'aiproxy';
 
 /** Tag colours the console's ColorTag knows. */
 export type TypeColor = 'grey' | 'green' | 'orange' | 'blue' | 'purple' | 'cyan' | 'teal' | 'pink' | 'indigo' | 'violet' | 'light-blue';
@@ -483,6 +483,7 @@ export const CHANNEL_TYPES: readonly ChannelTypeEntry[] = [
     offered: true,
     adaptor: 'aiproxy-library',
     baseUrl: 'https://api.aiproxy.io',
+    balance: 'aiproxy',
     models: ['gpt-4o', 'gpt-4o-mini', 'claude-3-5-sonnet-20241022'],
     form: { other: { label: 'res.channel.fields.knowledge_id', placeholder: '123456' } },
   },
@@ -515,6 +516,7 @@ export const CHANNEL_TYPES: readonly ChannelTypeEntry[] = [
     color: 'grey',
     offered: true,
     baseUrl: 'https://api.moonshot.cn',
+    balance: 'moonshot',
     models: ['moonshot-v1-8k', 'moonshot-v1-32k', 'moonshot-v1-128k'],
   },
   {
@@ -613,7 +615,7 @@ export const CHANNEL_TYPES: readonly ChannelTypeEntry[] = [
   { id: T.OpenAIMax, name: 'OpenAIMax', label: 'OpenAIMax', color: 'grey', offered: false, baseUrl: 'https://api.openaimax.com', balance: 'openai-billing' },
   { id: T.OhMyGPT, name: 'OhMyGPT', label: 'OhMyGPT', color: 'grey', offered: false, baseUrl: 'https://api.ohmygpt.com', balance: 'openai-billing' },
   { id: T.AILS, name: 'AILS', label: 'AILS', color: 'grey', offered: false, baseUrl: 'https://api.caipacity.com', balance: 'openai-billing' },
-  { id: T.AIProxy, name: 'AIProxy', label: 'AIProxy', color: 'grey', offered: false, baseUrl: 'https://api.aiproxy.io', balance: 'openai-billing' },
+  { id: T.AIProxy, name: 'AIProxy', label: 'AIProxy', color: 'grey', offered: false, baseUrl: 'https://api.aiproxy.io', balance: 'aiproxy' },
   { id: T.API2GPT, name: 'API2GPT', label: 'API2GPT', color: 'grey', offered: false, baseUrl: 'https://api.api2gpt.com', balance: 'openai-billing' },
   { id: T.AIGC2D, name: 'AIGC2D', label: 'AIGC2D', color: 'grey', offered: false, baseUrl: 'https://api.aigc2d.com', balance: 'openai-billing' },
   { id: T.Perplexity, name: 'Perplexity', label: 'Perplexity', color: 'grey', offered: false, baseUrl: 'https://api.perplexity.ai', apiPrefix: '' },
@@ -674,8 +676,8 @@ export interface ConsoleChannelType {
   key_hint: string;
   json_key: boolean;
   predefined_models: boolean;
-  /** the provider shut the kind down (the console shows it as retired and does not offer it for new channels) */
-  retired?: string;
+  /** why the provider's kind is no longer usable ('' for a live kind): the console shows it as retired, not offered for new channels */
+  retired: string;
   fields: {
     organization?: boolean;
     base_url?: { label: string; placeholder?: string; required?: boolean; full_url?: boolean };
@@ -706,7 +708,7 @@ export function consoleChannelTypes(): ConsoleChannelType[] {
       key_hint: e.keyHint ?? '',
       json_key: e.keyFormat === 'json',
       predefined_models: !!e.predefinedModels,
-      ...(e.retired ? { retired: e.retired } : {}),
+      retired: e.retired ?? '',
       fields,
     };
   });
