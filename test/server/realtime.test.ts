@@ -114,8 +114,10 @@ describeEach(DB_TARGETS, 'relay: /v1/realtime WebSocket', (getApp) => {
     await flushUsage(app);
     return Number((await app.knex('logs').max('id as m').first())?.m ?? 0);
   };
+  /** Polls (the session's bills and refund land after the close; settled rows go with the usage flush). */
   const waitFor = async (cond: () => Promise<boolean>) => {
-    for (let i = 0; i < 100; i++) {
+    for (let i = 0; i < 250; i++) {
+      await flushUsage(app);
       if (await cond()) return;
       await new Promise((r) => setTimeout(r, 20));
     }
@@ -162,7 +164,9 @@ describeEach(DB_TARGETS, 'relay: /v1/realtime WebSocket', (getApp) => {
     expect(hs.headers['openai-beta']).toBe('realtime=v1');
     s.ws.close();
     await s.closed;
-    await waitFor(async () => (await quota()) === before - 2 * PER_RESPONSE);
+    await waitFor(async () => (await quota()) === before - 2 * PER_RESPONSE).catch(async (e) => {
+      throw new Error(`${e.message}: spent ${before - (await quota())}, rows ${JSON.stringify(await app.knex('reservations').select())}`);
+    });
     await waitFor(async () => (await app.knex('reservations').count('* as n').first())!.n == 0);
     const logs = await logsSince(logId);
     expect(logs).toHaveLength(2);

@@ -129,7 +129,8 @@ export class RealtimeMeter {
 
   private async billNow(usage: RealtimeUsage, responseId: string): Promise<boolean> {
     const res = this.res;
-    if (!res || this.closed) return false;
+    // A response that finished as the session closed is still billed (close() waits for the chain).
+    if (!res) return false;
     this.res = undefined;
     const actual = realtimeQuota(this.app, this.price, usage);
     const prompt = usage.textIn + usage.audioIn;
@@ -137,15 +138,15 @@ export class RealtimeMeter {
     const s = await res.settle(actual, this.channel.id, prompt, completion);
     this.log(res, s.taken, usage, responseId);
     if (s.taken < actual) return false;
-    if (this.closed) return true;
+    // Opened even when the session is closing: a response already queued behind this one settles
+    // it, and close() refunds what is left once the queue is done.
     const nextRes = this.newReservation();
     try {
       await nextRes.open();
     } catch {
       return false;
     }
-    if (this.closed) await nextRes.refund();
-    else this.res = nextRes;
+    this.res = nextRes;
     return true;
   }
 
