@@ -214,6 +214,10 @@ describeEach(DB_TARGETS, 'relay: /v1/realtime WebSocket', (getApp) => {
       status: 400,
       body: { error: { code: 'endpoint_not_supported' } },
     });
+    // A plain HTTP request is told to upgrade.
+    const plain = await app.http().get(`/v1/realtime?model=${MODEL}`).set('authorization', `Bearer ${key}`);
+    expect(plain.status).toBe(426);
+    expect(plain.body.error.code).toBe('upgrade_required');
     await expect(connect(`${wsUrl}/v1/elsewhere`, { headers: { Authorization: `Bearer ${key}` } })).rejects.toMatchObject({ status: 404 });
     // Upstream refuses: 502 with its reason; the reservation goes back.
     const before = await quota();
