@@ -20,6 +20,7 @@ import { baseUrlOf, openaiHeaders } from '../relay/adaptors/openai';
 import { channelEntry } from '../relay/routing';
 import { UpstreamError, scrubSecrets } from '../relay/errors';
 import { readBody } from '../relay/upstream';
+import { upstreamErrorMessage } from '../relay/adaptors/shared';
 import { ChannelTargetRefused, guardedSend } from '../relay/channelOps';
 import type { FetchAudience } from '../lib/guardedFetch';
 import { channelType, type BalanceKind } from './catalogue';
@@ -39,7 +40,8 @@ async function getJson(
 ): Promise<Record<string, unknown>> {
   const res = await guardedSend(app, { url, method: 'GET', headers }, AbortSignal.timeout(BALANCE_TIMEOUT_MS), audience, proxy);
   const text = (await readBody(res, 1024 * 1024)).toString('utf8');
-  if (res.statusCode >= 400) throw new UpstreamError(res.statusCode, `查询余额失败（${res.statusCode}）：${text.slice(0, 200)}`);
+  if (res.statusCode >= 400)
+    throw new UpstreamError(res.statusCode, `查询余额失败（${res.statusCode}）：${upstreamErrorMessage(res.statusCode, text).slice(0, 200)}`);
   try {
     const j = JSON.parse(text);
     if (j && typeof j === 'object' && !Array.isArray(j)) return j as Record<string, unknown>;

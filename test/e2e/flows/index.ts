@@ -7,6 +7,7 @@ import { flow as settings } from './settings';
 import { flow as dashboard } from './dashboard';
 import { flow as channels } from './channels';
 import { flow as resources } from './resources';
+import { flow as channelKinds } from './channelKinds';
 
 /** Feature flows run after the core flow, each in a fresh context logged in as root. */
-export const FLOWS: Flow[] = [playground, pricing, wallet, personal, settings, dashboard, channels, resources];
+export const FLOWS: Flow[] = [playground, pricing, wallet, personal, settings, dashboard, channels, resources, channelKinds];
