@@ -377,6 +377,17 @@ describeEach(DB_TARGETS, 'relay: Dify, Baidu, Tencent, iFlytek, AI Proxy, PaLM2 
     expect(await quota()).toBe(before);
   });
 
+  test('iFlytek Spark: the channel test goes through the WebSocket too, under the channel rule', async () => {
+    const id = Number((await app.knex('channels').where({ name: 'spark-ch' }).first()).id);
+    expect(await testChannel(app.ctx, id, 'SparkDesk-v3.5')).toMatchObject({ success: true });
+    expect(spark.handshakes).toEqual([{ path: '/v3.5/chat', signed: true }]);
+    // An admin's test may not reach a private address, WebSocket or not: nothing is sent.
+    const refused = await testChannel(app.ctx, id, 'SparkDesk-v3.5', 'admin');
+    expect(refused.success).toBe(false);
+    expect(refused.message).toMatch(/fetch refused/);
+    expect(spark.handshakes).toHaveLength(1);
+  });
+
   // ------------------------------------------------------------------------------------ AI Proxy library
 
   test('AI Proxy library: the question and library id, the answer with its documents, billed by the relay count', async () => {

@@ -43,11 +43,13 @@ export async function guardedSend(
 ): Promise<UpstreamResponse> {
   const policy = fetchPolicy(app, audience);
   const viaProxy = Boolean(proxy && /^https?:\/\//.test(proxy));
+  // A WebSocket upstream (its own dispatcher) is checked like the same host over HTTP.
+  const target = req.dispatcher ? req.url.replace(/^ws(s?):/i, 'http$1:') : req.url;
   const check = async () => {
-    if (!viaProxy) return (await checkUrl(app, req.url, policy)).addresses;
+    if (!viaProxy) return (await checkUrl(app, target, policy)).addresses;
     await checkHost(app, new URL(proxy!).hostname, policy);
     // The proxy resolves the target; a name we cannot resolve here is its business.
-    await checkHost(app, new URL(req.url).hostname, policy).catch((err: unknown) => {
+    await checkHost(app, new URL(target).hostname, policy).catch((err: unknown) => {
       if (!(err instanceof FetchFailedError)) throw err;
     });
     return [];
@@ -60,7 +62,8 @@ export async function guardedSend(
     if (err instanceof FetchFailedError) throw new UpstreamError(0, err.message);
     throw new ChannelTargetRefused('fetch refused: invalid URL');
   }
-  if (viaProxy) return sendUpstream(app, req, signal, proxy);
+  // Its own transport connects by itself (after the check above).
+  if (viaProxy || req.dispatcher) return sendUpstream(app, req, signal, proxy);
   // A one-call agent whose lookup answers only the checked addresses, with the relay's bounds;
   // closed at once: undici lets the call in flight finish first.
   const b = upstreamBounds(app.config);

@@ -185,6 +185,11 @@ export interface UpstreamRequest {
   method: 'POST' | 'GET';
   headers: Record<string, string>;
   body?: string | Buffer;
+  /**
+   * An upstream that is not HTTP (iFlytek's WebSocket): the request is sent through this instead
+   * of the HTTP client, which answers as an HTTP response would (relay calls and channel tests).
+   */
+  dispatcher?: Dispatcher;
 }
 
 /** What the client called (the relay routes each to channels whose adaptor serves it). */
@@ -279,11 +284,6 @@ export interface ProviderAdaptor {
    * relay splits the bytes with this instead of the SSE splitter; blocks must be SSE text.
    */
   streamSplitter?(contentType: string, maxEventBytes?: number): { push(chunk: Uint8Array): string[]; end(): string[] } | undefined;
-  /**
-   * Upstreams that are not HTTP (iFlytek's WebSocket): the dispatcher the exchange sends the
-   * built request through instead of the HTTP client; it answers as an HTTP response would.
-   */
-  dispatcher?(app: AppContext): Dispatcher;
 }
 
 /** A client-facing route of a non-OpenAI format (H7 registers Claude/Gemini ones in formats/index.ts). */

@@ -14,8 +14,8 @@
  *   completion_tokens, total_tokens}}}}` until `header.status` 2 (usage on that one). A frame with
  *   a non-zero `header.code` is the error.
  *
- * The relay speaks HTTP to upstreams: `dispatcher()` gives the exchange a dispatcher that runs the
- * WebSocket instead and hands the frames over as an HTTP answer would come (SSE `data:` lines for
+ * The relay speaks HTTP to upstreams: the request carries a dispatcher that runs the WebSocket
+ * instead and hands the frames over as an HTTP answer would come (SSE `data:` lines for
  * a stream, one merged frame as JSON otherwise; an error frame before any text as an error status).
  */
 import crypto from 'node:crypto';
@@ -288,9 +288,9 @@ export const xunfeiAdaptor: ProviderAdaptor = {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: ctx.stream ? 'text/event-stream' : 'application/json' },
       body: JSON.stringify(toSparkRequest(req, appId, domain)),
+      dispatcher: sparkDispatcher,
     };
   },
-  dispatcher: () => sparkDispatcher,
   chatResponse(body, ctx) {
     return fromSparkResponse(body, ctx.upstreamModel);
   },

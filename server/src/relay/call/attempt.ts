@@ -96,7 +96,7 @@ async function attemptChannel(call: RelayCall, ch: ChannelEntry, calls: number, 
   const req = adaptor.authorize ? await adaptor.authorize(built, actx, app) : built;
 
   call.timer.upstreamStart();
-  const up = UpstreamExchange.open(app, req, typeof channel.setting.proxy === 'string' ? channel.setting.proxy : undefined, adaptor.dispatcher?.(app));
+  const up = UpstreamExchange.open(app, req, typeof channel.setting.proxy === 'string' ? channel.setting.proxy : undefined);
   const gate = money?.start();
   // A client that hangs up stops the upstream request (and, later, its billing at what was delivered).
   const onClose = () => {
