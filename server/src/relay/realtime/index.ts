@@ -14,7 +14,7 @@ import { authenticateKey, checkModelAllowed, type Principal } from '../auth';
 import { RelayError } from '../errors';
 import { normaliseKey } from '../keys';
 import { clientIp } from '../ip';
-import { pickChannel, routeTable, tiersFor, type ChannelEntry } from '../routing';
+import { pickChannel, pickKey, routeTable, tiersFor, type ChannelEntry } from '../routing';
 import { priceFor } from '../../services/billing';
 import { upstreamModelFor } from '../call/request';
 import { baseUrlOf } from '../adaptors/openai';
@@ -138,7 +138,7 @@ async function openSession(app: AppContext, wss: WebSocketServer, req: IncomingM
   }
   const price = priceFor(app, model, principal.group, principal.user.setting.accept_unset_model_ratio_model === true);
   const upstreamModel = upstreamModelFor(ch, model);
-  const key = ch.keys.length > 1 ? ch.keys[Math.floor(Math.random() * ch.keys.length)]! : ch.info.key;
+  const key = ch.keys.length > 1 ? pickKey(ch) : ch.info.key;
   const meter = new RealtimeMeter(app, principal, model, price, ch.info, ip, upstreamModel);
   await meter.open(); // 403 before the handshake when the reservation does not fit
 
