@@ -230,6 +230,9 @@ export const DEFAULT_OPTIONS: Record<string, string> = {
   CompletionRatio: json(DEFAULT_COMPLETION_RATIO),
   CacheRatio: json(DEFAULT_CACHE_RATIO),
   ModelPrice: json(DEFAULT_MODEL_PRICE),
+  // realtime audio tokens: input × AudioRatio, output × AudioRatio × AudioCompletionRatio (text = 1)
+  AudioRatio: json({ 'gpt-4o-realtime-preview': 8, 'gpt-4o-mini-realtime-preview': 16.67, 'gpt-realtime': 8, 'gpt-realtime-mini': 16.67 }),
+  AudioCompletionRatio: json({ 'gpt-4o-realtime-preview': 2, 'gpt-4o-mini-realtime-preview': 2, 'gpt-realtime': 2, 'gpt-realtime-mini': 2 }),
   GroupRatio: json(DEFAULT_GROUP_RATIO),
   UserUsableGroups: json(DEFAULT_USER_USABLE_GROUPS),
   // channel health

@@ -17,6 +17,8 @@ const OPERATION_KEYS = new Set([
   'CompletionRatio',
   'CacheRatio',
   'ModelPrice',
+  'AudioRatio',
+  'AudioCompletionRatio',
   'GroupRatio',
   'UserUsableGroups',
   'TopUpLink',

@@ -204,6 +204,8 @@ export const OPTION_RULES: Record<string, OptionRule> = {
   CompletionRatio: numberMap,
   CacheRatio: numberMap,
   ModelPrice: numberMap,
+  AudioRatio: numberMap,
+  AudioCompletionRatio: numberMap,
   GroupRatio: json(
     z.record(z.string().min(1), nonNegative).refine((m) => Object.keys(m).length > 0, '至少需要一个分组'),
     '必须是非空的 分组→非负倍率 对象',

@@ -72,7 +72,8 @@ export interface GatewayDataProvider extends DataProvider {
   testChannel(id: Identifier, model?: string): Promise<{ message: string; time?: number }>;
   testAllChannels(): Promise<{ message: string }>;
   updateChannelBalance(id: Identifier): Promise<{ balance: number }>;
-  updateAllBalances(): Promise<{ message: string }>;
+  /** Updates every enabled channel's balance; `data` is the per-channel summary (resources/channels/balanceSummary.ts). */
+  updateAllBalances(): Promise<{ message: string; data: unknown }>;
   deleteDisabledChannels(): Promise<{ count: number }>;
   fixAbilities(): Promise<{ data: unknown }>;
   /** Models of a saved channel (`id`) or of an unsaved one (`{ base_url, type, key }`). */
@@ -259,7 +260,7 @@ export function createDataProvider(http: Api, opts: DataProviderOptions = {}): G
     },
     async updateAllBalances() {
       const a = await http.get(`${RESOURCES.channel}/update_balance`);
-      return { message: a.message };
+      return { message: a.message, data: a.data };
     },
     async deleteDisabledChannels() {
       const a = await http.del<number>(`${RESOURCES.channel}/disabled`);

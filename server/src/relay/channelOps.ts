@@ -1,8 +1,7 @@
 import type { AppContext } from '../context';
-import { CHANNEL_STATUS, channelIdsByStatus, findChannel, recordChannelBalance, recordChannelTest, splitList } from '../repositories/channels';
+import { CHANNEL_STATUS, channelIdsByStatus, findChannel, recordChannelTest, splitList } from '../repositories/channels';
 import { nowSec } from '../lib/time';
 import { adaptorFor, chatAdaptorOf } from './adaptors';
-import { baseUrlOf, openaiHeaders } from './adaptors/openai';
 import { channelEntry } from './routing';
 import { scrubSecrets, UpstreamError } from './errors';
 import { readBody, sendUpstream, upstreamBounds, type UpstreamResponse } from './upstream';
@@ -12,9 +11,8 @@ import { autoDisableChannel, autoDisableKey, autoEnableChannel, setChannelKeySta
 import { healthBoard } from '../routing/board';
 import { KEY_STATUS, keyStatus, parseChannelInfo } from '../routing/channelInfo';
 import type { AdaptorContext, ChannelInfo, ChatRequest, ProviderAdaptor } from './types';
-import { channelType } from '../channels/catalogue';
 
-/** Upstream calls the console makes about channels: test, fetch models, balance. */
+/** Upstream calls the console makes about channels: test, fetch models (balances: channels/balance.ts). */
 
 export interface TestResult {
   success: boolean;
@@ -38,14 +36,22 @@ export class ChannelTargetRefused extends UpstreamError {
  * the connection goes to the address that was checked (pinned lookup); with one, the proxy's
  * host is checked and the proxy reaches the target. Redirects are not followed (undici's default).
  */
-async function guardedSend(app: AppContext, req: UpstreamRequest, signal: AbortSignal, audience: FetchAudience, proxy?: string): Promise<UpstreamResponse> {
+export async function guardedSend(
+  app: AppContext,
+  req: UpstreamRequest,
+  signal: AbortSignal,
+  audience: FetchAudience,
+  proxy?: string,
+): Promise<UpstreamResponse> {
   const policy = fetchPolicy(app, audience);
   const viaProxy = Boolean(proxy && /^https?:\/\//.test(proxy));
+  // A WebSocket upstream (its own dispatcher) is checked like the same host over HTTP.
+  const target = req.dispatcher ? req.url.replace(/^ws(s?):/i, 'http$1:') : req.url;
   const check = async () => {
-    if (!viaProxy) return (await checkUrl(app, req.url, policy)).addresses;
+    if (!viaProxy) return (await checkUrl(app, target, policy)).addresses;
     await checkHost(app, new URL(proxy!).hostname, policy);
     // The proxy resolves the target; a name we cannot resolve here is its business.
-    await checkHost(app, new URL(req.url).hostname, policy).catch((err: unknown) => {
+    await checkHost(app, new URL(target).hostname, policy).catch((err: unknown) => {
       if (!(err instanceof FetchFailedError)) throw err;
     });
     return [];
@@ -58,7 +64,8 @@ async function guardedSend(app: AppContext, req: UpstreamRequest, signal: AbortS
     if (err instanceof FetchFailedError) throw new UpstreamError(0, err.message);
     throw new ChannelTargetRefused('fetch refused: invalid URL');
   }
-  if (viaProxy) return sendUpstream(app, req, signal, proxy);
+  // Its own transport connects by itself (after the check above).
+  if (viaProxy || req.dispatcher) return sendUpstream(app, req, signal, proxy);
   // A one-call agent whose lookup answers only the checked addresses, with the relay's bounds;
   // closed at once: undici lets the call in flight finish first.
   const b = upstreamBounds(app.config);
@@ -264,72 +271,4 @@ export function channelInfoFrom(input: { type: number; base_url?: string; key: s
     other: input.other ?? '',
     setting: {},
   };
-}
-
-async function getJson(
-  app: AppContext,
-  url: string,
-  headers: Record<string, string>,
-  audience: FetchAudience,
-  proxy?: string,
-): Promise<Record<string, unknown>> {
-  const res = await guardedSend(app, { url, method: 'GET', headers }, AbortSignal.timeout(TEST_TIMEOUT_MS), audience, proxy);
-  if (res.statusCode >= 400) {
-    const text = (await readBody(res, 1024 * 1024)).toString('utf8');
-    throw new UpstreamError(res.statusCode, `查询余额失败（${res.statusCode}）：${text.slice(0, 200)}`);
-  }
-  const text = (await readBody(res, 1024 * 1024)).toString('utf8');
-  try {
-    return JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    throw new UpstreamError(502, '上游返回了无效的余额数据');
-  }
-}
-
-/** Reads and stores the channel's balance (USD). Throws UpstreamError with a console message. */
-export async function updateChannelBalance(app: AppContext, id: number, audience: FetchAudience = 'operator'): Promise<number> {
-  const row = await findChannel(app.knex, id);
-  if (!row) throw new UpstreamError(404, '渠道不存在');
-  const info = channelEntry(row).info;
-  let balance: number;
-  const base = baseUrlOf(info);
-  const headers = openaiHeaders(info, '');
-  const proxy = typeof info.setting.proxy === 'string' ? info.setting.proxy : undefined;
-  const get = (url: string) => getJson(app, url, headers, audience, proxy);
-  const kind = channelType(info.type)?.balance;
-  if (kind === 'openai-billing') {
-    try {
-      const sub = await get(`${base}/v1/dashboard/billing/subscription`);
-      const limit = Number(sub.hard_limit_usd ?? sub.system_hard_limit_usd ?? 0);
-      const now = new Date();
-      const start = new Date(now.getTime() - 99 * 86400_000).toISOString().slice(0, 10);
-      const end = new Date(now.getTime() + 86400_000).toISOString().slice(0, 10);
-      const usage = await get(`${base}/v1/dashboard/billing/usage?start_date=${start}&end_date=${end}`);
-      balance = limit - Number(usage.total_usage ?? 0) / 100;
-    } catch (err) {
-      if (err instanceof ChannelTargetRefused) throw err;
-      const grants = await get(`${base}/v1/dashboard/billing/credit_grants`);
-      balance = Number(grants.total_available ?? 0);
-    }
-  } else if (kind === 'deepseek') {
-    const j = await get(`${base}/user/balance`);
-    const infos = (j.balance_infos as Array<{ currency?: string; total_balance?: string }>) ?? [];
-    balance = Number(infos.find((x) => x.currency === 'USD')?.total_balance ?? infos[0]?.total_balance ?? 0);
-  } else if (kind === 'openrouter') {
-    const j = await get(`${base}/v1/credits`);
-    const d = (j.data ?? {}) as { total_credits?: number; total_usage?: number };
-    balance = Number(d.total_credits ?? 0) - Number(d.total_usage ?? 0);
-  } else if (kind === 'siliconflow') {
-    const j = await get(`${base}/v1/user/info`);
-    balance = Number(((j.data ?? {}) as { totalBalance?: string }).totalBalance ?? 0);
-  } else {
-    throw new UpstreamError(400, '尚未实现该渠道类型的余额查询');
-  }
-  if (!Number.isFinite(balance)) throw new UpstreamError(502, '上游返回了无效的余额数据');
-  await recordChannelBalance(app.knex, id, balance, nowSec());
-  return balance;
-}
-
-export function updateAllBalances(app: AppContext, audience: FetchAudience = 'operator'): boolean {
-  return backgroundSweep(app, 'balance', [CHANNEL_STATUS.enabled], (id) => updateChannelBalance(app, id, audience));
 }

@@ -269,6 +269,12 @@ export async function enabledModelNames(app: AppContext): Promise<string[]> {
 // ---------------------------------------------------------------------------------------------
 // Writes. Every write rewrites the abilities in the same transaction, then drops the relay caches.
 
+/** A kind its provider shut down (PaLM2) takes no new channels; stored ones stay editable. */
+function refuseRetired(type: number): void {
+  const retired = channelType(type)?.retired;
+  if (retired) throw new BadRequestError(`不能再创建或改为该类型的渠道：${retired}`);
+}
+
 export async function createChannels(
   app: AppContext,
   { mode, multiKeyMode, input }: ChannelCreate,
@@ -287,6 +293,7 @@ export async function createChannels(
     created_time: nowSec(),
   };
   if (!base.group) base.group = 'default';
+  refuseRetired(base.type!);
   const version = channelType(base.type!)?.version;
   if (version?.pinOnCreate && !base.other) base.other = version.value;
   if (base.status !== CHANNEL_STATUS.enabled) base.other_info = statusInfo(base.status!);
@@ -329,6 +336,7 @@ export async function updateChannel(app: AppContext, input: ChannelUpdate, role:
   }
   if (patch.group !== undefined && !patch.group) patch.group = 'default';
   const current = await loadChannel(app.knex, input.id);
+  if (patch.type !== undefined && patch.type !== Number(current.type)) refuseRetired(patch.type);
   // The masked key sent back unchanged (an admin's form) keeps the stored key.
   if (patch.key !== undefined && patch.key === maskKey(String(current.key ?? ''))) delete patch.key;
   // Only destinations that change are vetted: an admin may edit a channel root pointed at a local host.
@@ -372,6 +380,7 @@ export async function updateChannel(app: AppContext, input: ChannelUpdate, role:
  */
 export async function copyChannel(app: AppContext, id: number, role: number, suffix = '_复制'): Promise<Record<string, unknown>> {
   const src = await loadChannel(app.knex, id);
+  refuseRetired(Number(src.type));
   await vetChannelHosts(app, everyHost(src), role);
   const row: Partial<ChannelRow> = { created_time: nowSec() };
   for (const k of WRITABLE) (row as Record<string, unknown>)[k] = src[k as keyof ChannelRow];

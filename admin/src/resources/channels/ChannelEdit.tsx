@@ -198,12 +198,13 @@ const ChannelForm = ({ editId, onDone }: { editId?: string; onDone: () => void }
           size="small"
         >
           {typeMenu(catalogue, form.type).map((t) => (
-            <MenuItem key={t.value} value={t.value}>
-              {t.label}
+            <MenuItem key={t.value} value={t.value} disabled={t.disabled} title={t.retired}>
+              {t.retired ? `${t.label}（${translate('res.channel.retired')}）` : t.label}
             </MenuItem>
           ))}
         </TextField>
         {kind.hint && <Alert severity="info">{translate(kind.hint)}</Alert>}
+        {catalogue.byId.get(form.type)?.retired && <Alert severity="warning">{catalogue.byId.get(form.type)?.retired}</Alert>}
         <TextField required size="small" label={translate('res.channel.fields.name')} value={form.name} onChange={(e) => set('name', e.target.value)} />
 
         {kind.baseUrl ? (

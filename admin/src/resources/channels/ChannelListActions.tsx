@@ -7,6 +7,8 @@ import { useConfirmedAction } from '../shared/confirm';
 import { useNotifyError } from '../shared/hooks';
 import { useChannelOps } from './useChannelOps';
 import { BatchTagDialog } from './BatchTagDialog';
+import { BalanceSummaryDialog } from './BalanceSummaryDialog';
+import { balanceSummaryFrom, type BalanceSummary } from './balanceSummary';
 
 export interface ChannelListActionsProps {
   idSort: boolean;
@@ -29,6 +31,7 @@ export const ChannelListActions = ({ idSort, setIdSort, tagMode, setTagMode, ope
   const { selectedIds, onUnselectItems } = useListContext();
   const { ask, dialog: confirmDialog } = useConfirmedAction(refresh, notifyError);
   const [batchTagOpen, setBatchTagOpen] = useState(false);
+  const [balances, setBalances] = useState<BalanceSummary | null>(null);
   const selectedCount = selectedIds.length;
 
   const allChannels = (title: string, content: string, call: () => Promise<{ message: string }>) =>
@@ -51,7 +54,13 @@ export const ChannelListActions = ({ idSort, setIdSort, tagMode, setTagMode, ope
       </Button>
       <Button
         variant="outlined"
-        onClick={() => allChannels('res.channel.update_all_balance', 'res.channel.confirm.update_all_balance', () => dp.updateAllBalances())}
+        onClick={() =>
+          ask({
+            title: 'res.channel.update_all_balance',
+            content: 'res.channel.confirm.update_all_balance',
+            action: async () => setBalances(balanceSummaryFrom((await dp.updateAllBalances()).data)),
+          })
+        }
       >
         {translate('res.channel.update_all_balance')}
       </Button>
@@ -118,6 +127,7 @@ export const ChannelListActions = ({ idSort, setIdSort, tagMode, setTagMode, ope
         </IconButton>
       </Tooltip>
       {confirmDialog}
+      <BalanceSummaryDialog summary={balances} onClose={() => setBalances(null)} />
       <BatchTagDialog open={batchTagOpen} onClose={() => setBatchTagOpen(false)} />
     </Box>
   );

@@ -11,6 +11,12 @@ import { cloudflareAdaptor } from './cloudflare';
 import { ollamaAdaptor } from './ollama';
 import { xinferenceAdaptor } from './xinference';
 import { azureResponsesAdaptor, responsesAdaptor } from './responses';
+import { baiduAdaptor } from './baidu';
+import { difyAdaptor } from './dify';
+import { tencentAdaptor } from './tencent';
+import { xunfeiAdaptor } from './xunfei';
+import { aiproxyLibraryAdaptor } from './aiproxyLibrary';
+import { retiredAdaptor } from './retired';
 
 /**
  * The built-in adaptors by id. Which channel type each serves is the catalogue's `adaptor` fact
@@ -27,6 +33,12 @@ export const ADAPTORS: Readonly<Record<AdaptorId, ProviderAdaptor>> = {
   cloudflare: cloudflareAdaptor,
   ollama: ollamaAdaptor,
   xinference: xinferenceAdaptor,
+  baidu: baiduAdaptor,
+  dify: difyAdaptor,
+  tencent: tencentAdaptor,
+  xunfei: xunfeiAdaptor,
+  'aiproxy-library': aiproxyLibraryAdaptor,
+  retired: retiredAdaptor,
 };
 
 // Built once: adaptorFor is on the relay's per-call path.
