@@ -4,10 +4,13 @@
  * events both ways, each `response.done` billed with the audio ratios, and a session that runs out
  * of quota closed with an `error` event.
  */
+import fs from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
-import { describeEach, DB_TARGETS, makeUser, type TestApp } from '../helpers/app';
+import { buildApp, describeEach, DB_TARGETS, makeUser, type TestApp } from '../helpers/app';
 import { startRealtimeMock, DEFAULT_REALTIME_USAGE, type RealtimeMock } from '../mock-upstream/realtime';
 import { flushUsage, seedChannel, seedToken, setOptions } from '../mock-upstream/seed';
 import { realtimeQuota, realtimeUsage } from '../../server/src/relay/realtime/billing';
@@ -259,5 +262,39 @@ describeEach(DB_TARGETS, 'relay: /v1/realtime WebSocket', (getApp) => {
     expect(Number(logs[0].quota)).toBe(PER_RESPONSE);
     await waitFor(async () => Number((await app.knex('tokens').where({ id: t.id }).first()).remain_quota) === RESERVE + 1000 - PER_RESPONSE);
     await waitFor(async () => (await app.knex('reservations').count('* as n').first())!.n == 0);
+  });
+
+  test('closing the app ends its open sessions and settles them before the database closes', async () => {
+    // Two nodes on one database: the one closed, and one to read the outcome with afterwards.
+    const file = path.join(os.tmpdir(), `realtime-close-${process.pid}-${Date.now()}.db`);
+    const keeper = await buildApp(app.target, app.target.db === 'sqlite' ? { config: { databaseUrl: `sqlite:${file}` } } : {});
+    try {
+      await setOptions(keeper, PRICING);
+      await seedChannel(keeper, { name: 'oa-rt', type: 1, key: 'sk-upstream-rt', base_url: mock.url, models: MODEL });
+      const u = await makeUser(keeper, { quota: 1_000_000 });
+      const k = (await seedToken(keeper, u.id)).key;
+      const node = await buildApp(app.target, { shareWith: keeper });
+      const srv = http.createServer(node.callback);
+      srv.on('upgrade', node.upgrade);
+      await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+      const s = await connect(`ws://127.0.0.1:${(srv.address() as AddressInfo).port}/v1/realtime?model=${MODEL}`, {
+        headers: { Authorization: `Bearer ${k}` },
+      });
+      await s.next('session.created');
+      s.ws.send(JSON.stringify({ type: 'response.create' }));
+      await s.next('response.done');
+      await node.close(); // the session is still open
+      srv.closeAllConnections();
+      srv.close();
+      await s.closed;
+      // The response is billed and logged, the rest of the reservation given back: no open row left.
+      expect(Number((await keeper.knex('users').where({ id: u.id }).first()).quota)).toBe(1_000_000 - PER_RESPONSE);
+      expect(Number((await keeper.knex('reservations').count('* as n').first())!.n)).toBe(0);
+      const logs = await keeper.knex('logs').where({ user_id: u.id, type: 2 });
+      expect(logs.map((l: { quota: number }) => Number(l.quota))).toEqual([PER_RESPONSE]);
+    } finally {
+      await keeper.close();
+      fs.rmSync(file, { force: true });
+    }
   });
 });

@@ -94,9 +94,15 @@ export function realtimeUpgradeHandler(app: AppContext): (req: IncomingMessage, 
     // A browser offers `realtime` plus its key and beta entries: the answer names `realtime` only (never the key).
     handleProtocols: (protocols) => (protocols.has('realtime') ? 'realtime' : false),
   });
-  app.onClose(() => {
+  // Closing the app ends every session and waits (a bounded time) for each to settle its money:
+  // the last responses billed, the rest of the reservation refunded, before the database closes.
+  app.onClose(async () => {
+    const live = liveSessions(app);
+    for (const end of live.open) end(1001, 'server shutting down');
     for (const c of wss.clients) c.terminate();
     wss.close();
+    const settling = [...live.settling];
+    if (settling.length) await Promise.race([Promise.allSettled(settling), new Promise((r) => setTimeout(r, 5_000).unref())]);
   });
   return (req, socket, head) => {
     const path = (req.url ?? '').split('?')[0];
@@ -193,6 +199,10 @@ function connectUpstream(url: string, headers: Record<string, string>): Promise<
   });
 }
 
+/** Open sessions (their `end`), and sessions whose money is still being settled: app close ends the first and waits for the second. */
+const liveSessions = (app: AppContext) =>
+  app.memo('realtime:sessions', () => ({ open: new Set<(code: number, reason: string) => void>(), settling: new Set<Promise<void>>() }));
+
 function relaySession(app: AppContext, client: WebSocket, upstream: WebSocket, meter: RealtimeMeter): void {
   let ended = false;
   const end = (code: number, reason: string) => {
@@ -206,8 +216,15 @@ function relaySession(app: AppContext, client: WebSocket, upstream: WebSocket, m
       client.terminate();
       upstream.terminate();
     }, 5_000).unref();
-    void meter.close();
+    const live = liveSessions(app);
+    live.open.delete(end);
+    const settled: Promise<void> = meter
+      .close()
+      .catch((err: unknown) => app.log.warn({ err }, 'realtime session settle failed'))
+      .finally(() => live.settling.delete(settled));
+    live.settling.add(settled);
   };
+  liveSessions(app).open.add(end);
   const outOfQuota = () => {
     if (ended) return;
     if (client.readyState === WebSocket.OPEN) client.send(errorEvent('额度不足，实时会话已结束', 'insufficient_quota', 'insufficient_quota'));
