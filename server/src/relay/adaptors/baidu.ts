@@ -103,10 +103,14 @@ function finishOf(b: Record<string, unknown>): ChatResponse['choices'][number]['
   return 'stop';
 }
 
-/** ERNIE `{error_code, error_msg}` → UpstreamError (invalid/expired token: 401). */
+/**
+ * ERNIE `{error_code, error_msg}` → UpstreamError. An invalid or expired access token (110/111)
+ * heals by itself — the token is minted again on the next call — so it is a 503 (the channel's
+ * breaker counts it like any passing fault), not an auth failure that would open it at once.
+ */
 function baiduError(b: Record<string, unknown>): UpstreamError {
   const code = Number(b.error_code);
-  const status = code === 110 || code === 111 ? 401 : code === 18 || code === 4 || code === 17 || code === 19 ? 429 : code === 336003 ? 400 : 500;
+  const status = code === 110 || code === 111 ? 503 : code === 18 || code === 4 || code === 17 || code === 19 ? 429 : code === 336003 ? 400 : 500;
   return new UpstreamError(status, `${String(b.error_msg ?? 'Baidu error')} (error_code ${code})`, JSON.stringify(b), `baidu_${code}`);
 }
 
