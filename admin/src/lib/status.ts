@@ -35,6 +35,8 @@ export interface SiteStatus {
   linuxdo_client_id?: string;
   self_use_mode_enabled?: boolean;
   demo_site_enabled?: boolean;
+  /** A release feed is configured: the settings page offers the update check. */
+  update_check?: boolean;
   password_login_enabled?: boolean;
   password_register_enabled?: boolean;
   register_enabled?: boolean;
