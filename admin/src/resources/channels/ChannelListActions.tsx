@@ -7,6 +7,7 @@ import { useConfirmedAction } from '../shared/confirm';
 import { useNotifyError } from '../shared/hooks';
 import { useChannelOps } from './useChannelOps';
 import { BatchTagDialog } from './BatchTagDialog';
+import { ChannelTestSummary } from './ChannelTestSummary';
 
 export interface ChannelListActionsProps {
   idSort: boolean;
@@ -29,6 +30,7 @@ export const ChannelListActions = ({ idSort, setIdSort, tagMode, setTagMode, ope
   const { selectedIds, onUnselectItems } = useListContext();
   const { ask, dialog: confirmDialog } = useConfirmedAction(refresh, notifyError);
   const [batchTagOpen, setBatchTagOpen] = useState(false);
+  const [testRun, setTestRun] = useState(0);
   const selectedCount = selectedIds.length;
 
   const allChannels = (title: string, content: string, call: () => Promise<{ message: string }>) =>
@@ -46,9 +48,19 @@ export const ChannelListActions = ({ idSort, setIdSort, tagMode, setTagMode, ope
       <Button variant="contained" startIcon={<AddIcon />} onClick={openCreate}>
         {translate('res.channel.add')}
       </Button>
-      <Button variant="outlined" onClick={() => allChannels('res.channel.test_all', 'res.channel.confirm.test_all', () => dp.testAllChannels())}>
+      <Button
+        variant="outlined"
+        onClick={() =>
+          allChannels('res.channel.test_all', 'res.channel.confirm.test_all', async () => {
+            const r = await dp.testAllChannels();
+            setTestRun((n) => n + 1);
+            return r;
+          })
+        }
+      >
         {translate('res.channel.test_all')}
       </Button>
+      <ChannelTestSummary run={testRun} />
       <Button
         variant="outlined"
         onClick={() => allChannels('res.channel.update_all_balance', 'res.channel.confirm.update_all_balance', () => dp.updateAllBalances())}
