@@ -23,10 +23,8 @@ export const flow: Flow = {
       await shot(page, 'notice-01-dialog');
       await page.getByTestId('notice-close').click();
       await dialog.waitFor({ state: 'detached' });
-      await page.reload();
-      await page.getByTestId('home').waitFor();
-      // The notice request has answered once the home content has: give it a moment to (not) open.
-      await page.waitForResponse((r) => r.url().endsWith('/api/notice')).catch(() => undefined);
+      // Reloaded: once the notice has been fetched, give the dialog a moment to (not) open.
+      await Promise.all([page.waitForResponse((r) => r.url().endsWith('/api/notice')), page.reload()]);
       await page.waitForTimeout(500);
       assert((await dialog.count()) === 0, 'a dismissed notice is not shown again');
     });
