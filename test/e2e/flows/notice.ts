@@ -6,7 +6,7 @@ const FIRST = '# E2E 公告\n第一版：今晚 **22:00** 维护';
 const SECOND = '# E2E 公告\n第二版：维护推迟到明晚';
 const ERR_MODEL = 'e2e-err-model';
 
-/** End-to-end steps of the home-page notice dialog and the usage log's error filter. */
+/** End-to-end steps of the home-page notice dialog, the usage log's error filter and the test-all summary. */
 export const flow: Flow = {
   name: 'notice',
   async run(ctx) {
@@ -66,6 +66,24 @@ export const flow: Flow = {
       await page.locator('tr', { hasText: 'e2e-ok-model' }).waitFor({ state: 'detached' });
       await page.locator('tr', { hasText: ERR_MODEL }).first().getByText('错误', { exact: true }).waitFor();
       await shot(page, 'logs-error-filter');
+    });
+
+    await step('channels: "test all channels" ends with a per-channel summary', async () => {
+      const channels = await ctx.stack.app.ctx.knex('channels').whereIn('status', [1, 3]).select('name');
+      await page.goto(`${base}/channel`);
+      await page.getByRole('button', { name: '测试所有通道' }).click();
+      await page.getByRole('dialog').getByRole('button', { name: '确认' }).click();
+      const chip = page.getByTestId('channel-test-summary');
+      await chip.filter({ hasText: '上次测试' }).waitFor({ timeout: 30_000 });
+      const text = (await chip.textContent()) ?? '';
+      const m = /成功 (\d+)，失败 (\d+)/.exec(text);
+      assert(m && Number(m[1]) + Number(m[2]) === channels.length, `summary ${text} vs ${channels.length} channels`);
+      await chip.click();
+      const dialog = page.getByRole('dialog');
+      await dialog.getByText('上次测试所有通道的结果').waitFor();
+      assert((await dialog.locator('tbody tr').count()) === channels.length, 'one row per channel');
+      await shot(page, 'channels-test-summary');
+      await dialog.getByRole('button', { name: '关闭' }).click();
     });
   },
 };
