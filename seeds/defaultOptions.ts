@@ -258,10 +258,13 @@ export const DEFAULT_OPTIONS: Record<string, string> = {
   RoutingHealthAwareEnabled: 'true',
   // logs & display
   LogConsumeEnabled: 'true',
+  ErrorLogEnabled: 'true',
   DisplayInCurrencyEnabled: 'true',
   DisplayTokenStatEnabled: 'true',
   DefaultCollapseSidebar: 'false',
   Chats: '[]',
+  ChatLink: '',
+  ChatLink2: '',
   // sensitive words
   CheckSensitiveEnabled: 'false',
   CheckSensitiveOnPromptEnabled: 'false',
@@ -278,6 +281,8 @@ export const DEFAULT_OPTIONS: Record<string, string> = {
   DataExportEnabled: 'true',
   DataExportDefaultTime: 'hour',
   DataExportInterval: '5',
+  // update check: this project's release feed (empty: no check)
+  UpdateCheckUrl: '',
   // site modes
   DemoSiteEnabled: 'false',
   SelfUseModeEnabled: 'false',

@@ -7,6 +7,7 @@ import { scrubSecrets, UpstreamError } from './errors';
 import { readBody, sendUpstream, upstreamBounds, type UpstreamResponse } from './upstream';
 import { checkHost, checkUrl, fetchPolicy, FetchFailedError, FetchRefusedError, pinnedAgent, untilAborted, type FetchAudience } from '../lib/guardedFetch';
 import type { UpstreamRequest } from './types';
+import { TestSummaryRecorder } from './testSummary';
 import { autoDisableChannel, autoDisableKey, autoEnableChannel, setChannelKeyStatus, shouldAutoDisable } from './health';
 import { healthBoard } from '../routing/board';
 import { KEY_STATUS, keyStatus, parseChannelInfo } from '../routing/channelInfo';
@@ -193,7 +194,13 @@ async function retestDisabledKeys(
  * Runs `each` over channel ids one after another in the background, at most one sweep of a kind
  * at a time. Closing the app stops the sweep between channels and waits for the one in flight.
  */
-function backgroundSweep(app: AppContext, name: string, statuses: number[], each: (id: number) => Promise<unknown>): boolean {
+function backgroundSweep(
+  app: AppContext,
+  name: string,
+  statuses: number[],
+  each: (id: number) => Promise<unknown>,
+  hooks?: { start(ids: number[]): Promise<void>; done(): Promise<void> },
+): boolean {
   const state = app.memo(`relay:sweep:${name}`, () => {
     const st = { running: false, stopped: false, done: Promise.resolve() };
     app.onClose(async () => {
@@ -206,7 +213,9 @@ function backgroundSweep(app: AppContext, name: string, statuses: number[], each
   state.running = true;
   state.done = (async () => {
     try {
-      for (const id of await channelIdsByStatus(app.knex, statuses)) {
+      const ids = await channelIdsByStatus(app.knex, statuses);
+      await hooks?.start(ids);
+      for (const id of ids) {
         if (state.stopped) break;
         try {
           await each(id);
@@ -218,6 +227,7 @@ function backgroundSweep(app: AppContext, name: string, statuses: number[], each
       app.log.warn({ err, sweep: name }, 'channel sweep failed');
     } finally {
       state.running = false;
+      await hooks?.done().catch((err: unknown) => app.log.warn({ err, sweep: name }, 'channel sweep summary failed'));
     }
   })();
   return true;
@@ -228,7 +238,23 @@ function backgroundSweep(app: AppContext, name: string, statuses: number[], each
  * rule of whoever started the sweep (an admin's sweep skips channels root pointed at private hosts).
  */
 export function testAllChannels(app: AppContext, audience: FetchAudience = 'operator'): boolean {
-  return backgroundSweep(app, 'test', [CHANNEL_STATUS.enabled, CHANNEL_STATUS.autoDisabled], (id) => testChannel(app, id, undefined, audience));
+  // Each channel's result goes to the summary the console shows (GET /api/channel/test/summary).
+  const summary = new TestSummaryRecorder(app);
+  return backgroundSweep(
+    app,
+    'test',
+    [CHANNEL_STATUS.enabled, CHANNEL_STATUS.autoDisabled],
+    async (id) => {
+      let r: TestResult;
+      try {
+        r = await testChannel(app, id, undefined, audience);
+      } catch (err) {
+        r = { success: false, message: err instanceof Error ? err.message : String(err), time: 0 };
+      }
+      await summary.add(id, r);
+    },
+    { start: (ids) => summary.start(ids.length), done: () => summary.done() },
+  );
 }
 
 /** Model ids the upstream lists (GET /v1/models or the adaptor's equivalent). */

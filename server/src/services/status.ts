@@ -49,6 +49,8 @@ export async function statusObject(app: AppContext): Promise<Record<string, unkn
     linuxdo_client_id: o.get('LinuxDOClientId'),
     self_use_mode_enabled: o.bool('SelfUseModeEnabled'),
     demo_site_enabled: o.bool('DemoSiteEnabled'),
+    // The console offers the update check only when a release feed is configured.
+    update_check: o.get('UpdateCheckUrl').trim() !== '',
     setup: await isSetupDone(app),
   };
 }

@@ -10,6 +10,7 @@ import { flow as resources } from './resources';
 import { flow as tasks } from './tasks';
 import { flow as security } from './security';
 import { flow as channelKinds } from './channelKinds';
+import { flow as notice } from './notice';
 
 /** Feature flows run after the core flow, each in a fresh context logged in as root. */
-export const FLOWS: Flow[] = [playground, pricing, wallet, personal, settings, dashboard, channels, resources, tasks, security, channelKinds];
+export const FLOWS: Flow[] = [playground, pricing, wallet, personal, settings, dashboard, channels, resources, tasks, security, channelKinds, notice];

@@ -9,6 +9,7 @@ import { useChannelOps } from './useChannelOps';
 import { BatchTagDialog } from './BatchTagDialog';
 import { BalanceSummaryDialog } from './BalanceSummaryDialog';
 import { balanceSummaryFrom, type BalanceSummary } from './balanceSummary';
+import { ChannelTestSummary } from './ChannelTestSummary';
 
 export interface ChannelListActionsProps {
   idSort: boolean;
@@ -32,6 +33,7 @@ export const ChannelListActions = ({ idSort, setIdSort, tagMode, setTagMode, ope
   const { ask, dialog: confirmDialog } = useConfirmedAction(refresh, notifyError);
   const [batchTagOpen, setBatchTagOpen] = useState(false);
   const [balances, setBalances] = useState<BalanceSummary | null>(null);
+  const [testRun, setTestRun] = useState(0);
   const selectedCount = selectedIds.length;
 
   const allChannels = (title: string, content: string, call: () => Promise<{ message: string }>) =>
@@ -49,9 +51,19 @@ export const ChannelListActions = ({ idSort, setIdSort, tagMode, setTagMode, ope
       <Button variant="contained" startIcon={<AddIcon />} onClick={openCreate}>
         {translate('res.channel.add')}
       </Button>
-      <Button variant="outlined" onClick={() => allChannels('res.channel.test_all', 'res.channel.confirm.test_all', () => dp.testAllChannels())}>
+      <Button
+        variant="outlined"
+        onClick={() =>
+          allChannels('res.channel.test_all', 'res.channel.confirm.test_all', async () => {
+            const r = await dp.testAllChannels();
+            setTestRun((n) => n + 1);
+            return r;
+          })
+        }
+      >
         {translate('res.channel.test_all')}
       </Button>
+      <ChannelTestSummary run={testRun} />
       <Button
         variant="outlined"
         onClick={() =>

@@ -8,6 +8,16 @@ export const zh = {
   tag_edit_title: '编辑标签',
   test: '测试',
   test_all: '测试所有通道',
+  test_summary: {
+    title: '上次测试所有通道的结果',
+    running: '测试中 {{done}}/{{total}}',
+    done: '上次测试：成功 {{ok}}，失败 {{failed}}',
+    channel: '渠道',
+    result: '结果',
+    message: '耗时 / 错误',
+    ok: '成功',
+    fail: '失败',
+  },
   update_all_balance: '更新所有已启用通道余额',
   balance_summary: {
     title: '余额更新结果',
@@ -183,6 +193,16 @@ export const en: typeof zh = {
   tag_edit_title: 'Edit tag',
   test: 'Test',
   test_all: 'Test all channels',
+  test_summary: {
+    title: 'Last "test all channels" results',
+    running: 'Testing {{done}}/{{total}}',
+    done: 'Last test: {{ok}} passed, {{failed}} failed',
+    channel: 'Channel',
+    result: 'Result',
+    message: 'Time / error',
+    ok: 'Passed',
+    fail: 'Failed',
+  },
   update_all_balance: 'Update balances of enabled channels',
   balance_summary: {
     title: 'Balance update results',

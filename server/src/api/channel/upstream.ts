@@ -8,6 +8,7 @@ import { channelEntry } from '../../relay/routing';
 import { channelInfoFrom, fetchUpstreamModels, testAllChannels, testChannel } from '../../relay/channelOps';
 import { updateAllBalances, updateChannelBalance } from '../../channels/balance';
 import { ok, type ConsoleRoutes } from '../route';
+import { channelTestSummary } from '../../relay/testSummary';
 import { fetchModelsBody, rawIdParams, testQuery } from './schema';
 
 /** An upstream failure is a handled outcome; anything else goes to the error middleware. */
@@ -32,6 +33,13 @@ export function registerUpstream(api: ConsoleRoutes): void {
     const started = testAllChannels(app, audienceOf(currentUser(ctx).role));
     ok(ctx, null, started ? '' : '测试已在运行中');
   });
+
+  api.route(
+    { method: 'get', path: '/api/channel/test/summary', summary: 'The last "test all channels" sweep: per channel success or failure.', access: 'admin' },
+    async (ctx) => {
+      ok(ctx, await channelTestSummary(app));
+    },
+  );
 
   api.route(
     {
