@@ -9,8 +9,8 @@
  *   The documents the answer is based on are appended as a reference list (Markdown links).
  * - Usage: not reported by the library; the relay counts the prompt and the answer.
  */
-import type { ChatChunk, ChatRequest, ChatResponse, ProviderAdaptor, SSEEvent, StreamTranslator, Usage } from '../types';
-import { contentText, isRecord, newId, streamError, upstreamErrorMessage } from './shared';
+import type { ChatChunk, ChatRequest, ChatResponse, ProviderAdaptor, SSEEvent } from '../types';
+import { contentText, isRecord, JsonEventTranslator, newId, streamError, upstreamErrorMessage } from './shared';
 import { UpstreamError } from '../errors';
 import { typesServedBy } from '../../channels/catalogue';
 
@@ -47,23 +47,10 @@ export function fromLibraryResponse(body: unknown, model: string): ChatResponse 
   };
 }
 
-export class LibraryStreamTranslator implements StreamTranslator {
-  private readonly id = newId('chatcmpl-');
-  private readonly created = Math.floor(Date.now() / 1000);
-  private started = false;
-  constructor(private readonly model: string) {}
-  private chunk(delta: ChatChunk['choices'][number]['delta'], finish: ChatChunk['choices'][number]['finish_reason'] = null): ChatChunk {
-    return { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [{ index: 0, delta, finish_reason: finish }] };
-  }
+export class LibraryStreamTranslator extends JsonEventTranslator {
   push(ev: SSEEvent): ChatChunk[] {
-    let d: Record<string, unknown>;
-    try {
-      const p = JSON.parse(ev.data);
-      if (!isRecord(p)) return [];
-      d = p;
-    } catch {
-      return [];
-    }
+    const d = this.json(ev);
+    if (!d) return [];
     if (d.success === false) throw streamError(String(d.message ?? 'AI Proxy library error'), 'api_error', ev.data);
     const out: ChatChunk[] = [];
     if (!this.started) {
@@ -77,12 +64,6 @@ export class LibraryStreamTranslator implements StreamTranslator {
       out.push(this.chunk({}, 'stop'));
     }
     return out;
-  }
-  end(): ChatChunk[] {
-    return [];
-  }
-  usage(): Usage | undefined {
-    return undefined;
   }
 }
 

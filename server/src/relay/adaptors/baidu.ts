@@ -17,19 +17,8 @@
  */
 import crypto from 'node:crypto';
 import type { AppContext } from '../../context';
-import type {
-  ChatChunk,
-  ChatMessage,
-  ChatRequest,
-  ChatResponse,
-  ProviderAdaptor,
-  SSEEvent,
-  StreamTranslator,
-  Usage,
-  UpstreamRequest,
-  AdaptorContext,
-} from '../types';
-import { contentText, isRecord, newId, streamError, upstreamErrorMessage } from './shared';
+import type { ChatChunk, ChatMessage, ChatRequest, ChatResponse, ProviderAdaptor, SSEEvent, Usage, UpstreamRequest, AdaptorContext } from '../types';
+import { contentText, isRecord, JsonEventTranslator, newId, streamError, upstreamErrorMessage } from './shared';
 import { UpstreamError } from '../errors';
 import { sendUpstream, readBody } from '../upstream';
 import { typesServedBy } from '../../channels/catalogue';
@@ -129,24 +118,10 @@ export function fromBaiduResponse(body: unknown, model: string): ChatResponse {
   return res;
 }
 
-export class BaiduStreamTranslator implements StreamTranslator {
-  private id = newId('chatcmpl-');
-  private created = Math.floor(Date.now() / 1000);
-  private u: Usage | undefined;
-  private started = false;
-  constructor(private readonly model: string) {}
-  private chunk(delta: ChatChunk['choices'][number]['delta'], finish: ChatChunk['choices'][number]['finish_reason'] = null): ChatChunk {
-    return { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [{ index: 0, delta, finish_reason: finish }] };
-  }
+export class BaiduStreamTranslator extends JsonEventTranslator {
   push(ev: SSEEvent): ChatChunk[] {
-    let d: Record<string, unknown>;
-    try {
-      const p = JSON.parse(ev.data);
-      if (!isRecord(p)) return [];
-      d = p;
-    } catch {
-      return [];
-    }
+    const d = this.json(ev);
+    if (!d) return [];
     if (d.error_code !== undefined && d.error_code !== 0) {
       const e = baiduError(d);
       throw streamError(e.message, 'api_error', ev.data);
@@ -163,15 +138,9 @@ export class BaiduStreamTranslator implements StreamTranslator {
     if (u) this.u = u;
     if (d.is_end === true) {
       out.push(this.chunk({}, finishOf(d)));
-      if (u) out.push({ id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [], usage: u });
+      if (u) out.push(this.usageChunk(u));
     }
     return out;
-  }
-  end(): ChatChunk[] {
-    return [];
-  }
-  usage(): Usage | undefined {
-    return this.u;
   }
 }
 

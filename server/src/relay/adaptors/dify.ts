@@ -14,9 +14,9 @@
  *   (`metadata.usage`), `error` (`{status, code, message}`); workflow/node/ping events are skipped.
  * - Usage: `metadata.usage` `prompt_tokens` / `completion_tokens` (the relay counts when absent).
  */
-import type { ChatChunk, ChatRequest, ChatResponse, ProviderAdaptor, SSEEvent, StreamTranslator, Usage } from '../types';
+import type { ChatChunk, ChatRequest, ChatResponse, ProviderAdaptor, SSEEvent, Usage } from '../types';
 import { baseUrlOf } from './openai';
-import { contentText, isRecord, newId, streamError, upstreamErrorMessage } from './shared';
+import { contentText, isRecord, JsonEventTranslator, newId, streamError, upstreamErrorMessage } from './shared';
 import { typesServedBy } from '../../channels/catalogue';
 
 /** The conversation as one Dify query (pure; exported for tests). */
@@ -78,27 +78,10 @@ export function fromDifyResponse(body: unknown, model: string): ChatResponse {
   return res;
 }
 
-export class DifyStreamTranslator implements StreamTranslator {
-  private id = newId('chatcmpl-');
-  private readonly created = Math.floor(Date.now() / 1000);
-  private u: Usage | undefined;
-  private started = false;
-
-  constructor(private readonly model: string) {}
-
-  private chunk(delta: ChatChunk['choices'][number]['delta'], finish: ChatChunk['choices'][number]['finish_reason'] = null): ChatChunk {
-    return { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [{ index: 0, delta, finish_reason: finish }] };
-  }
-
+export class DifyStreamTranslator extends JsonEventTranslator {
   push(ev: SSEEvent): ChatChunk[] {
-    let d: Record<string, unknown>;
-    try {
-      const p = JSON.parse(ev.data);
-      if (!isRecord(p)) return [];
-      d = p;
-    } catch {
-      return [];
-    }
+    const d = this.json(ev);
+    if (!d) return [];
     const out: ChatChunk[] = [];
     if (!this.started) {
       this.started = true;
@@ -120,7 +103,7 @@ export class DifyStreamTranslator implements StreamTranslator {
         const u = difyUsage(d.metadata);
         if (u) this.u = u;
         out.push(this.chunk({}, 'stop'));
-        if (u) out.push({ id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [], usage: u });
+        if (u) out.push(this.usageChunk(u));
         break;
       }
       case 'error':
@@ -129,12 +112,6 @@ export class DifyStreamTranslator implements StreamTranslator {
         break;
     }
     return out;
-  }
-  end(): ChatChunk[] {
-    return [];
-  }
-  usage(): Usage | undefined {
-    return this.u;
   }
 }
 

@@ -5,7 +5,7 @@
  * observer). Nothing here is specific to one provider.
  */
 import crypto from 'node:crypto';
-import type { AdaptorContext, ChatMessage, ChatRequest, StreamObserver, StreamTranslator } from '../types';
+import type { AdaptorContext, ChatChunk, ChatMessage, ChatRequest, SSEEvent, StreamObserver, StreamTranslator, Usage } from '../types';
 import { UpstreamError } from '../errors';
 
 /**
@@ -171,4 +171,47 @@ export function upstreamErrorMessage(status: number, body: string): string {
 export function withOpenAIBeta(headers: Record<string, string>, ctx: AdaptorContext): Record<string, string> {
   const beta = ctx.clientHeader?.('openai-beta');
   return beta ? { ...headers, 'openai-beta': beta } : headers;
+}
+
+/**
+ * What the stream translators of providers sending one JSON object per event share (Baidu, Dify,
+ * iFlytek, the AI Proxy library): one id and clock per stream (a provider's own may replace them
+ * on the first event), the chunks built from them, the upstream's usage, and the event's object.
+ */
+export abstract class JsonEventTranslator implements StreamTranslator {
+  protected id = newId('chatcmpl-');
+  protected created = Math.floor(Date.now() / 1000);
+  protected started = false;
+  protected u: Usage | undefined;
+
+  constructor(protected readonly model: string) {}
+
+  abstract push(ev: SSEEvent): ChatChunk[];
+
+  protected chunk(delta: ChatChunk['choices'][number]['delta'], finish: ChatChunk['choices'][number]['finish_reason'] = null): ChatChunk {
+    return { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [{ index: 0, delta, finish_reason: finish }] };
+  }
+
+  /** The chunk carrying only the usage (after the finish chunk). */
+  protected usageChunk(usage: Usage): ChatChunk {
+    return { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [], usage };
+  }
+
+  /** The event's data as a JSON object; undefined for anything else (keep-alives, partial lines). */
+  protected json(ev: SSEEvent): Record<string, unknown> | undefined {
+    try {
+      const p: unknown = JSON.parse(ev.data);
+      return p !== null && typeof p === 'object' && !Array.isArray(p) ? (p as Record<string, unknown>) : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  end(): ChatChunk[] {
+    return [];
+  }
+
+  usage(): Usage | undefined {
+    return this.u;
+  }
 }

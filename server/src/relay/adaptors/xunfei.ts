@@ -21,8 +21,8 @@
 import crypto from 'node:crypto';
 import WebSocket from 'ws';
 import type { Dispatcher } from 'undici';
-import type { ChatChunk, ChatRequest, ChatResponse, ProviderAdaptor, SSEEvent, StreamTranslator, Usage } from '../types';
-import { contentText, isRecord, newId, streamError } from './shared';
+import type { ChatChunk, ChatRequest, ChatResponse, ProviderAdaptor, SSEEvent, Usage } from '../types';
+import { contentText, isRecord, JsonEventTranslator, newId, streamError } from './shared';
 import { UpstreamError } from '../errors';
 import { typesServedBy } from '../../channels/catalogue';
 
@@ -120,24 +120,10 @@ export function fromSparkResponse(body: unknown, model: string): ChatResponse {
   return res;
 }
 
-export class SparkStreamTranslator implements StreamTranslator {
-  private id = newId('chatcmpl-');
-  private readonly created = Math.floor(Date.now() / 1000);
-  private u: Usage | undefined;
-  private started = false;
-  constructor(private readonly model: string) {}
-  private chunk(delta: ChatChunk['choices'][number]['delta'], finish: ChatChunk['choices'][number]['finish_reason'] = null): ChatChunk {
-    return { id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [{ index: 0, delta, finish_reason: finish }] };
-  }
+export class SparkStreamTranslator extends JsonEventTranslator {
   push(ev: SSEEvent): ChatChunk[] {
-    let d: Record<string, unknown>;
-    try {
-      const p = JSON.parse(ev.data);
-      if (!isRecord(p)) return [];
-      d = p;
-    } catch {
-      return [];
-    }
+    const d = this.json(ev);
+    if (!d) return [];
     const header = isRecord(d.header) ? d.header : {};
     const code = Number(header.code ?? 0);
     if (code !== 0) throw streamError(`${String(header.message ?? 'Spark error')} (code ${code})`, 'api_error', ev.data);
@@ -153,15 +139,9 @@ export class SparkStreamTranslator implements StreamTranslator {
     if (u) this.u = u;
     if (Number(header.status) === 2) {
       out.push(this.chunk({}, 'stop'));
-      if (this.u) out.push({ id: this.id, object: 'chat.completion.chunk', created: this.created, model: this.model, choices: [], usage: this.u });
+      if (this.u) out.push(this.usageChunk(this.u));
     }
     return out;
-  }
-  end(): ChatChunk[] {
-    return [];
-  }
-  usage(): Usage | undefined {
-    return this.u;
   }
 }
 
