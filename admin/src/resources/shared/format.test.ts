@@ -4,6 +4,8 @@ import {
   firstTokenColor,
   formatQuota,
   formatUsd,
+  modelTones,
+  SERIES_TONES,
   quotaPresetLabel,
   usdPresets,
   formatTimestamp,
@@ -164,5 +166,20 @@ describe('presets at the configured quota per unit', () => {
       { value: 5000000, usd: 10, label: '$10' },
     ]);
     expect(usdPresets([1], { displayInCurrency: false, quotaPerUnit: 1000 })).toEqual([{ value: 1000, usd: 1, label: '1000' }]);
+  });
+});
+
+describe('modelTones', () => {
+  it('gives each model its own tone, in order, and keeps the first assignment', () => {
+    const t = modelTones(['b', 'a', 'b', 'c']);
+    expect([...t.entries()]).toEqual([
+      ['b', SERIES_TONES[0]],
+      ['a', SERIES_TONES[1]],
+      ['c', SERIES_TONES[2]],
+    ]);
+  });
+  it('repeats the tones past the palette', () => {
+    const names = Array.from({ length: SERIES_TONES.length + 1 }, (_, i) => `m${i}`);
+    expect(modelTones(names).get(`m${SERIES_TONES.length}`)).toBe(SERIES_TONES[0]);
   });
 });

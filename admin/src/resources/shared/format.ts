@@ -196,6 +196,35 @@ export function stringColor(label: string): TagColor {
   return palette[sum % palette.length];
 }
 
+/** Distinct tones for series (charts and their table): the most separable first. */
+export const SERIES_TONES: TagColor[] = [
+  'blue',
+  'orange',
+  'green',
+  'purple',
+  'cyan',
+  'red',
+  'amber',
+  'pink',
+  'teal',
+  'indigo',
+  'lime',
+  'violet',
+  'light-blue',
+  'yellow',
+];
+
+/**
+ * One tone per model for a whole screen, so a model keeps its colour across the chart tabs and the
+ * table: models in the given order (e.g. by total spend) get the series tones in turn; beyond
+ * them the tones repeat.
+ */
+export function modelTones(models: readonly string[]): Map<string, TagColor> {
+  const out = new Map<string, TagColor>();
+  for (const m of models) if (!out.has(m)) out.set(m, SERIES_TONES[out.size % SERIES_TONES.length]);
+  return out;
+}
+
 /** Comma string ↔ list, trimming blanks and dropping empties / duplicates. */
 export function splitComma(value: string | null | undefined): string[] {
   if (!value) return [];

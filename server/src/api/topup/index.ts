@@ -1,7 +1,6 @@
 import type Koa from 'koa';
 import { currentUser } from '../../middleware/auth';
-import { recentTopUps } from '../../repositories/topups';
-import { paymentNotified, quotePrice, startPayment } from '../../services/topup';
+import { paymentNotified, quotePrice, startPayment, topUpHistory } from '../../services/topup';
 import { ok, type ConsoleRoutes } from '../route';
 import { notifyFields, payBody } from './schema';
 
@@ -31,7 +30,7 @@ export function register(api: ConsoleRoutes): void {
   api.route({ method: 'get', path: '/api/user/epay/notify', summary, access: 'public' }, notify);
   api.route({ method: 'post', path: '/api/user/epay/notify', summary, access: 'public', documentedBody: notifyFields }, notify);
 
-  api.route({ method: 'get', path: '/api/user/topup/self', summary: "The caller's latest orders.", access: 'user' }, async (ctx) => {
-    ok(ctx, await recentTopUps(app.knex, currentUser(ctx).id));
+  api.route({ method: 'get', path: '/api/user/topup/self', summary: "The caller's latest orders and redeemed codes.", access: 'user' }, async (ctx) => {
+    ok(ctx, await topUpHistory(app, currentUser(ctx).id));
   });
 }
