@@ -28,7 +28,7 @@ export const zh = {
 };
 
 export const en: typeof zh = {
-  title: 'Model pricing',
+  title: 'Pricing',
   group_banner: 'Your group is {{group}}, group ratio {{ratio}}',
   back_to_mine: 'Show my group',
   visitor_banner: 'You are not logged in: prices use the default group ratio {{ratio}}',

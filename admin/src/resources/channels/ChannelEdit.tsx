@@ -17,7 +17,7 @@ import {
 } from '@mui/material';
 import { Confirm, useNotify, useRefresh, useTranslate } from 'react-admin';
 import { Link as RouterLink } from 'react-router-dom';
-import { SideDrawer } from '../shared/SideDrawer';
+import { SideDrawer, STICKY_ACTIONS_SX } from '../shared/SideDrawer';
 import { unpricedModels } from '../../features/pricing/pricingTable';
 import { useGateway, useApi } from '../shared/api';
 import { useNotifyError } from '../shared/hooks';
@@ -508,7 +508,7 @@ const ChannelForm = ({ editId, onDone }: { editId?: string; onDone: () => void }
           </Stack>
         )}
 
-        <Stack direction="row" spacing={1} justifyContent="flex-end" sx={{ pt: 1 }}>
+        <Stack direction="row" spacing={1} justifyContent="flex-end" sx={STICKY_ACTIONS_SX} data-testid="drawer-actions">
           <Button onClick={onDone}>{translate('res.common.cancel')}</Button>
           <Button type="submit" variant="contained" disabled={saving}>
             {translate('res.common.submit')}
