@@ -12,6 +12,8 @@ const shared: RaThemeOptions = {
     MuiButton: { defaultProps: { disableElevation: true }, styleOverrides: { root: { textTransform: 'none' } } },
     MuiAppBar: { styleOverrides: { colorDefault: { backgroundImage: 'none' } } },
     // Confirm dialogs: the cancel button is a plain text button (react-admin gives it a warning icon).
+    // Every list table scrolls inside its card (a visible bar) instead of widening the page.
+    RaDataTable: { styleOverrides: { root: { '& .RaDataTable-tableWrapper': { overflowX: 'auto' } } } },
     RaConfirm: { styleOverrides: { root: { '& .MuiDialogActions-root .MuiButton-root:not(.ra-confirm) .MuiButton-startIcon': { display: 'none' } } } },
   } as RaThemeOptions['components'],
 };

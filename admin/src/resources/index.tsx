@@ -34,10 +34,11 @@ function guarded<P extends object>(C: ComponentType<P>): ComponentType<P> {
  * routes /<resource>/create and /<resource>/<id> (the list route matches them, so no edit/create
  * route is registered).
  */
-export function renderResources(permissions: number | undefined): ReactElement[] {
+export function renderResources(permissions: number | null | undefined): ReactElement[] {
   // A visitor (no stored user) gets every list behind RequireUser, so /token, /channel… go to the
   // login page before the list mounts: no API call, no 401, no "login expired".
-  const visitor = permissions === undefined;
+  // react-admin hands null (no permissions: nobody logged in) or undefined (still loading).
+  const visitor = permissions == null;
   const admin = visitor || Number(permissions ?? 0) >= 10;
   const g = visitor ? guarded : <P extends object>(c: ComponentType<P>) => c;
   const ChannelList = g(ChannelListPage);

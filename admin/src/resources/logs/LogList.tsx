@@ -184,21 +184,25 @@ const LogTable = ({ admin }: { admin: boolean }) => {
             );
           }}
         />
-        <DataTable.NumberCol
+        {/* Col, not NumberCol: NumberCol draws its own NumberField and ignores `render`. */}
+        <DataTable.Col
           source="prompt_tokens"
           label="res.log.fields.prompt_tokens"
+          align="right"
           disableSort
           render={(r) => (isConsume(r) ? compactNumber(r.prompt_tokens) : null)}
         />
-        <DataTable.NumberCol
+        <DataTable.Col
           source="completion_tokens"
           label="res.log.fields.completion_tokens"
+          align="right"
           disableSort
           render={(r) => (isConsume(r) ? compactNumber(r.completion_tokens) : null)}
         />
-        <DataTable.NumberCol
+        <DataTable.Col
           source="quota"
           label="res.log.fields.quota"
+          align="right"
           disableSort
           render={(r) => (isConsume(r) ? formatQuota(r.quota, display) : Number(r.type) === 1 ? formatQuota(r.quota, display) : null)}
         />
