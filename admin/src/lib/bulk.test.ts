@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BulkError, bulkItemsFromAnswer, bulkSummary, runEach } from './bulk';
+import { errorText } from './http';
 
 const t = (k: string, o?: Record<string, unknown>) => `${k}:${o?.ok}/${o?.failed}`;
 
@@ -30,10 +31,11 @@ describe('bulkSummary', () => {
       ),
     ).toBe('app.bulk.summary:1/2: #2 gone; #3');
   });
-  it('BulkError carries the items', () => {
+  it('BulkError carries the items, and its summary is shown as is', () => {
     const e = new BulkError('x', [{ label: '#1', ok: false }]);
     expect(e.message).toBe('x');
     expect(e.items).toHaveLength(1);
+    expect(errorText(e)).toBe('x');
   });
 });
 

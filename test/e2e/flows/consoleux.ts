@@ -1,5 +1,5 @@
 import type { Page, Response } from 'playwright-core';
-import { seedChannel, setOptions } from '../../mock-upstream/seed';
+import { seedChannel, seedToken, setOptions } from '../../mock-upstream/seed';
 import { insertLogs } from '../../../server/src/repositories/logs';
 import { formatQuota } from '../../../admin/src/resources/shared/format';
 import { assert, expectPath, expectText, shot, step } from '../lib';
@@ -69,6 +69,21 @@ export const flow: Flow = {
             }),
             created_at: Math.floor(Date.now() / 1000) - 30,
           },
+          // A second model with more spend but fewer calls: the chart tabs order the two differently.
+          ...[0, 1, 2].map((i) => ({
+            type: 2,
+            user_id: Number(root.id),
+            username: 'root',
+            token_name: 'e2e-cux-token-b',
+            model_name: 'e2e-cux-small',
+            quota: 10,
+            prompt_tokens: 5,
+            completion_tokens: 1,
+            channel_id: channelId,
+            content: '',
+            other: '{}',
+            created_at: Math.floor(Date.now() / 1000) - 40 - i,
+          })),
         ]);
       });
       if (!ok) return;
@@ -142,6 +157,25 @@ export const flow: Flow = {
         await dialog.waitFor({ state: 'detached' });
       });
 
+      await step('consoleux: a model keeps one colour across the dashboard tabs and its table', async () => {
+        await page.goto(`${base}/detail`);
+        const colours = async () =>
+          page.evaluate(
+            (names) => names.map((n) => getComputedStyle(document.querySelector(`[data-testid="legend-${n}"]`)!).backgroundColor),
+            [PRICED, 'e2e-cux-small'],
+          );
+        await page.getByTestId(`legend-${PRICED}`).waitFor();
+        const byQuota = await colours();
+        await page.getByRole('tab', { name: '调用次数' }).click();
+        await page.waitForTimeout(300);
+        const byCount = await colours();
+        assert(byQuota[0] !== byQuota[1], `two models, two colours: ${byQuota.join(' / ')}`);
+        assert(JSON.stringify(byQuota) === JSON.stringify(byCount), `quota tab ${byQuota.join(' / ')} vs count tab ${byCount.join(' / ')}`);
+        const tag = await page.getByTestId(`model-tag-${PRICED}`).evaluate((e) => getComputedStyle(e).color);
+        assert(tag === byQuota[0], `table tag ${tag} vs chart ${byQuota[0]}`);
+        await shot(page, 'consoleux-dashboard-colours');
+      });
+
       await step('consoleux: redemption amounts are entered in dollars with presets and shown in both units', async () => {
         const qpu = o.quotaPerUnit;
         await page.goto(`${base}/redemption/create`);
@@ -189,6 +223,25 @@ export const flow: Flow = {
         await warning.getByText(/text-embedding-3-small/).waitFor();
         assert(!(await warning.innerText()).includes('gpt-4o-mini'), 'a priced model is not listed');
         await shot(page, 'consoleux-fetch-models-unpriced');
+      });
+
+      await step('consoleux: a bulk delete tries every item and reports which failed', async () => {
+        const a = await seedToken(app, 1, { name: 'e2e-cux-bulk-a' });
+        const b = await seedToken(app, 1, { name: 'e2e-cux-bulk-b' });
+        await page.goto(`${base}/token`);
+        for (const name of ['e2e-cux-bulk-a', 'e2e-cux-bulk-b']) await page.locator('tbody tr', { hasText: name }).getByRole('checkbox').check();
+        // b goes away behind the console's back: its delete fails, a's must still happen.
+        await app
+          .knex('tokens')
+          .where({ id: b.id })
+          .update({ deleted_at: Math.floor(Date.now() / 1000) });
+        await page.getByRole('button', { name: '删除所选' }).click();
+        await page.getByRole('button', { name: '确认' }).click();
+        await expectText(page, new RegExp(`成功 1 项，失败 1 项: #${b.id} `));
+        await shot(page, 'consoleux-bulk-report');
+        const left = await app.knex('tokens').where({ id: a.id }).first();
+        assert(left && left.deleted_at != null, 'the other token was deleted');
+        await page.locator('tbody tr', { hasText: 'e2e-cux-bulk-a' }).waitFor({ state: 'detached' });
       });
 
       await step('consoleux: drawer actions stay visible at 900 px height (user edit)', async () => {

@@ -101,8 +101,9 @@ export const flow: Flow = {
       const text = (await assistant(page).last().innerText()).trim();
       assert(text.length > 0, 'partial answer kept');
       await page.getByTestId('playground-send').waitFor();
-      await chooseModel(page, MODEL);
+      // Clear this model's conversation (each model keeps its own).
       await page.getByTestId('playground-clear').click();
+      await chooseModel(page, MODEL);
     });
 
     await step('playground: corrupt stored chats → 聊天数据解析失败; ?expired shows the notice', async () => {
