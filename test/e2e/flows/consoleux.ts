@@ -202,6 +202,10 @@ export const flow: Flow = {
         await app.knex('abilities').where({ channel_id: channelId }).delete();
         await page.goto(`${base}/channel`);
         await page.getByTestId('channel-fix-abilities').click();
+        // The confirm dialog's cancel button is plain (no warning icon); confirm keeps its icon.
+        const cancel = page.getByRole('dialog').getByRole('button', { name: '取消' });
+        await cancel.waitFor();
+        assert((await cancel.locator('svg:visible').count()) === 0, 'cancel shows no icon');
         await page.getByRole('button', { name: '确认' }).click();
         const result = page.getByTestId('bulk-result');
         await result.getByText(/已按 \d+ 个渠道重建能力表/).waitFor();
@@ -253,6 +257,14 @@ export const flow: Flow = {
         await actions.getByRole('button', { name: '提交' }).waitFor();
         await shot(page, 'consoleux-user-drawer');
         await page.keyboard.press('Escape');
+      });
+
+      await step('consoleux: the chat page title is padded like the other pages', async () => {
+        await page.goto(`${base}/chat/0`);
+        const title = page.locator('#react-admin-title');
+        await title.getByText(/\S/).first().waitFor();
+        const pad = await title.evaluate((e) => parseFloat(getComputedStyle(e).paddingLeft));
+        assert(pad >= 8, `chat title padding-left ${pad}px`);
       });
 
       await step('consoleux: the user list labels its statistic chips', async () => {
