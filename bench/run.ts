@@ -1008,9 +1008,19 @@ async function main() {
       [`${label} streaming added TTFT ≤ 1 ms`, isNum(s.addedTtftMs) ? s.addedTtftMs <= 1 : undefined],
     );
   }
+  // The multi-node set-up (PostgreSQL + Redis), against C of the same run.
+  const c2 = summary.C2;
+  if (c2 && !c2.skipped && benches.some((b) => b.id === 'C2' && b.available)) {
+    checks.push(
+      ['C2 (PostgreSQL + Redis) throughput ≥ 0.8 × C', isNum(ratios['C2/C']) ? ratios['C2/C'] >= 0.8 : undefined],
+      ['C2 added latency c=1 p50 ≤ 0.5 ms', isNum(c2.addedLatencyP50Ms) ? c2.addedLatencyP50Ms <= 0.5 : undefined],
+      ['C2 added latency c=1 p99 ≤ 2 ms', isNum(c2.addedLatencyP99Ms) ? c2.addedLatencyP99Ms <= 2 : undefined],
+      ['C2 streaming added TTFT ≤ 1 ms', isNum(c2.addedTtftMs) ? c2.addedTtftMs <= 1 : undefined],
+    );
+  }
   if (checks.length)
     log(
-      `\ntargets (gateway C${benches.some((b) => b.conversion) ? '; CM, CR: its conversion paths, same thresholds' : ''}):\n` +
+      `\ntargets (gateway C${benches.some((b) => b.conversion) ? '; CM, CR: its conversion paths, same thresholds' : ''}; C2: the same on PostgreSQL + Redis):\n` +
         checks.map(([k, v]) => `  ${v === undefined ? '   n/a' : v ? '  PASS' : '  FAIL'}  ${k}`).join('\n'),
     );
   if (QUICK) log('\n(quick run: short phases, numbers are indicative only)');

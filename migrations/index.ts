@@ -3,6 +3,7 @@ import * as m001 from './001_initial';
 import * as m002 from './002_log_rollups';
 import * as m003 from './003_user_sessions';
 import * as m004 from './004_reservations';
+import * as m005 from './005_two_factor';
 import * as m006 from './006_channel_info';
 import * as m007 from './007_task_polling';
 import * as m009 from './009_pg_batch_rollups';
@@ -13,6 +14,7 @@ const migrations: Record<string, Knex.Migration> = {
   '002_log_rollups': m002,
   '003_user_sessions': m003,
   '004_reservations': m004,
+  '005_two_factor': m005,
   '006_channel_info': m006,
   '007_task_polling': m007,
   '009_pg_batch_rollups': m009,

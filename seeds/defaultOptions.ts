@@ -230,6 +230,9 @@ export const DEFAULT_OPTIONS: Record<string, string> = {
   CompletionRatio: json(DEFAULT_COMPLETION_RATIO),
   CacheRatio: json(DEFAULT_CACHE_RATIO),
   ModelPrice: json(DEFAULT_MODEL_PRICE),
+  // realtime audio tokens: input × AudioRatio, output × AudioRatio × AudioCompletionRatio (text = 1)
+  AudioRatio: json({ 'gpt-4o-realtime-preview': 8, 'gpt-4o-mini-realtime-preview': 16.67, 'gpt-realtime': 8, 'gpt-realtime-mini': 16.67 }),
+  AudioCompletionRatio: json({ 'gpt-4o-realtime-preview': 2, 'gpt-4o-mini-realtime-preview': 2, 'gpt-realtime': 2, 'gpt-realtime-mini': 2 }),
   GroupRatio: json(DEFAULT_GROUP_RATIO),
   UserUsableGroups: json(DEFAULT_USER_USABLE_GROUPS),
   // channel health
@@ -255,10 +258,13 @@ export const DEFAULT_OPTIONS: Record<string, string> = {
   RoutingHealthAwareEnabled: 'true',
   // logs & display
   LogConsumeEnabled: 'true',
+  ErrorLogEnabled: 'true',
   DisplayInCurrencyEnabled: 'true',
   DisplayTokenStatEnabled: 'true',
   DefaultCollapseSidebar: 'false',
   Chats: '[]',
+  ChatLink: '',
+  ChatLink2: '',
   // sensitive words
   CheckSensitiveEnabled: 'false',
   CheckSensitiveOnPromptEnabled: 'false',
@@ -275,6 +281,8 @@ export const DEFAULT_OPTIONS: Record<string, string> = {
   DataExportEnabled: 'true',
   DataExportDefaultTime: 'hour',
   DataExportInterval: '5',
+  // update check: this project's release feed (empty: no check)
+  UpdateCheckUrl: '',
   // site modes
   DemoSiteEnabled: 'false',
   SelfUseModeEnabled: 'false',
@@ -306,4 +314,8 @@ export const DEFAULT_OPTIONS: Record<string, string> = {
   'fetch_setting.ip_allow_list': '',
   'fetch_setting.ip_deny_list': '',
   'fetch_setting.allowed_ports': '80,443,8080,8443',
+  // second factors and re-verification: see docs/security.md
+  SecureVerificationWindowSeconds: '300',
+  AdminTwoFactorRequired: 'false',
+  PasskeyLoginEnabled: 'true',
 };

@@ -204,6 +204,8 @@ export const OPTION_RULES: Record<string, OptionRule> = {
   CompletionRatio: numberMap,
   CacheRatio: numberMap,
   ModelPrice: numberMap,
+  AudioRatio: numberMap,
+  AudioCompletionRatio: numberMap,
   GroupRatio: json(
     z.record(z.string().min(1), nonNegative).refine((m) => Object.keys(m).length > 0, '至少需要一个分组'),
     '必须是非空的 分组→非负倍率 对象',
@@ -224,9 +226,12 @@ export const OPTION_RULES: Record<string, OptionRule> = {
   RoutingBreakerMaxCooldownSeconds: int(0, 86_400),
   RoutingHealthAwareEnabled: bool,
   LogConsumeEnabled: bool,
+  ErrorLogEnabled: bool,
   DisplayInCurrencyEnabled: bool,
   DisplayTokenStatEnabled: bool,
   DefaultCollapseSidebar: bool,
+  ChatLink: baseUrl,
+  ChatLink2: baseUrl,
   Chats: json(z.array(stringMap).max(100), '必须是 JSON 数组，每项为 名称→地址 对象'),
   CheckSensitiveEnabled: bool,
   CheckSensitiveOnPromptEnabled: bool,
@@ -241,6 +246,7 @@ export const OPTION_RULES: Record<string, OptionRule> = {
   DataExportEnabled: bool,
   DataExportDefaultTime: oneOf('hour', 'day', 'week'),
   DataExportInterval: int(1, 1440),
+  UpdateCheckUrl: url,
   DemoSiteEnabled: bool,
   SelfUseModeEnabled: bool,
   ModelRequestRateLimitEnabled: bool,
@@ -271,6 +277,9 @@ export const OPTION_RULES: Record<string, OptionRule> = {
   'fetch_setting.ip_allow_list': cidrs,
   'fetch_setting.ip_deny_list': cidrs,
   'fetch_setting.allowed_ports': portList,
+  SecureVerificationWindowSeconds: int(30, 86_400),
+  AdminTwoFactorRequired: bool,
+  PasskeyLoginEnabled: bool,
 };
 
 /** Keys of DEFAULT_OPTIONS without a rule, or rules without a default (both must be empty). */

@@ -6,6 +6,8 @@ module.exports = {
   transform: {
     '^.+\\.(t|j)s$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } }, module: { type: 'commonjs' } }],
   },
+  // otplib's default plugins need @scure/base and @noble/hashes 2, published as ESM only: compile it like our sources.
+  transformIgnorePatterns: ['^(?!.*/node_modules/(@scure/base|@noble/hashes)/).*/node_modules/'],
   testEnvironment: 'node',
   // Generous: hooks build apps, hash passwords and start servers; a loaded 2-core CI box is slow.
   testTimeout: 60000,

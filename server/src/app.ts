@@ -1,5 +1,6 @@
 import Koa from 'koa';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import session from 'koa-session';
 import type { AppConfig } from './config';
 import type { AppContext } from './context';
@@ -18,12 +19,15 @@ import { metricsMiddleware } from './metrics';
 import { serveConsole } from './static';
 import { startLedger } from './ledger/recovery';
 import { startTasks } from './tasks';
+import { realtimeUpgradeHandler } from './relay/realtime';
 
 export interface GatewayApp {
   koa: Koa;
   ctx: AppContext;
   /** Node request handler (for http.createServer / supertest). */
   callback: (req: IncomingMessage, res: ServerResponse) => Promise<void> | undefined;
+  /** The HTTP server's `upgrade` listener (WebSocket: /v1/realtime). */
+  upgrade: (req: IncomingMessage, socket: Duplex, head: Buffer) => void;
   /** Flushes batches, closes DB and Redis. */
   close(): Promise<void>;
   /** Waits (at most `timeoutMs`) until no relay call is in progress; false if some still are. */
@@ -121,6 +125,7 @@ export async function createApp(config: AppConfig, opts: CreateAppOptions = {}):
     koa,
     ctx,
     callback,
+    upgrade: realtimeUpgradeHandler(ctx),
     drain: (timeoutMs) => relayCallsDone(ctx, timeoutMs),
     releaseIdle: async () => {
       await Promise.all([releaseIdleUpstreams(ctx), releaseDbMemory(db)]);

@@ -63,6 +63,8 @@ export interface AppConfig {
   metricsToken?: string;
   /** `/metrics` adds the process metrics (RSS, CPU, event-loop lag, GC). */
   processMetrics: boolean;
+  /** Base of the Telegram Bot API (channel alerts); default https://api.telegram.org (tests point it at a mock). */
+  telegramApiUrl?: string;
 }
 
 const root = path.resolve(__dirname, '../..');

@@ -13,6 +13,7 @@ async function main() {
   }
   const gateway = await createApp(config, { logger: log });
   const server = createGatewayServer(gateway.callback);
+  server.on('upgrade', gateway.upgrade);
   // Start-up (migrations, loading options and caches) leaves garbage: listen without it.
   await gateway.releaseIdle();
   collectNow();

@@ -87,6 +87,8 @@ describeEach(DB_TARGETS, 'login, logout and sessions', (app) => {
   it('issues a system access token that authenticates with New-Api-User, and replaces the previous one', async () => {
     const u = await makeUser(app());
     const s = await loginAgent(app(), u.username, u.password);
+    // A new token needs a fresh re-verification (docs/security.md).
+    expect((await s.post('/api/verify').send({ method: 'password', password: u.password })).body.success).toBe(true);
     const t1 = (await s.get('/api/user/token')).body.data as string;
     expect(t1).toMatch(/^[A-Za-z0-9]{32}$/);
     const viaToken = await app().http().get('/api/user/self').set('Authorization', t1).set('New-Api-User', String(u.id));
@@ -334,6 +336,8 @@ describeEach(DB_TARGETS, 'self service', (app) => {
   it('deletes the own account softly and ends the session; root cannot delete itself', async () => {
     const u = await makeUser(app());
     const s = await loginAgent(app(), u.username, u.password);
+    expect((await s.del('/api/user/self')).body.data).toMatchObject({ verification_required: true });
+    expect((await s.post('/api/verify').send({ method: 'password', password: u.password })).body.success).toBe(true);
     const del = await s.del('/api/user/self');
     expect(del.body).toMatchObject({ success: true });
     const row = await app().knex('users').where({ id: u.id }).first();
@@ -342,6 +346,7 @@ describeEach(DB_TARGETS, 'self service', (app) => {
     expect((await app().http().post('/api/user/login').send({ username: u.username, password: u.password })).body.success).toBe(false);
 
     const r = await loginAgent(app(), root.username, root.password);
+    await r.post('/api/verify').send({ method: 'password', password: root.password });
     const rootDel = await r.del('/api/user/self');
     expect(rootDel.body.success).toBe(false);
     expect((await app().knex('users').where({ id: root.id }).first()).deleted_at).toBeNull();

@@ -133,7 +133,7 @@ describe('channel-type catalogue', () => {
     expect(byId.get(CHANNEL_TYPE.Suno)?.predefined_models).toBe(true);
     // Nothing server-only leaks to the console answer.
     for (const t of byId.values())
-      expect(Object.keys(t).sort()).toEqual(['color', 'fields', 'id', 'json_key', 'key_hint', 'label', 'name', 'offered', 'predefined_models']);
+      expect(Object.keys(t).sort()).toEqual(['color', 'fields', 'id', 'json_key', 'key_hint', 'label', 'name', 'offered', 'predefined_models', 'retired']);
   });
 });
 

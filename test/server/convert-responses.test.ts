@@ -399,7 +399,12 @@ describe('Responses request → canonical', () => {
     expect(responsesNativeOnly({ model: 'm', input: 'x', background: true })).toBe('background');
     expect(responsesNativeOnly({ model: 'm', prompt: { id: 'pmpt_1' } })).toBe('prompt');
     expect(responsesNativeOnly({ model: 'm', input: [{ type: 'item_reference', id: 'msg_1' }] })).toMatch(/item_reference/);
-    expect(responsesNativeOnly({ model: 'm', input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'file-1' }] }] })).toMatch(/file_id/);
+    // A file stored at OpenAI: Chat Completions reads it too, so it is no longer Responses-only…
+    const withFile = { model: 'm', input: [{ role: 'user', content: [{ type: 'input_file', file_id: 'file-1' }] }] };
+    expect(responsesNativeOnly(withFile)).toBeUndefined();
+    // …but only upstreams speaking one of OpenAI's protocols (call/plan.ts) take it.
+    expect(responsesFormat.openaiFiles!(withFile)).toBe('input[0].content (file_id)');
+    expect(responsesFormat.openaiFiles!({ model: 'm', input: 'x' })).toBeUndefined();
     expect(responsesNativeOnly({ model: 'm', input: 'x', tools: [{ type: 'web_search' }], tool_choice: { type: 'web_search' } })).toMatch(/tool_choice/);
     expect(responsesNativeOnly({ model: 'm', input: 'x', tools: [{ type: 'file_search' }], tool_choice: 'required' })).toMatch(/required/);
     expect(responsesNativeOnly({ model: 'm', input: 'x', tools: [{ type: 'function', name: 'f' }], tool_choice: 'required' })).toBeUndefined();

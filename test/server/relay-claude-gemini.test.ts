@@ -181,6 +181,35 @@ describeEach(DB_TARGETS, 'relay: Claude and Gemini formats', (getApp) => {
     expect(res.choices[0]!.message.content).toBe('Hello from the mock');
   });
 
+  test('OpenAI client → Claude channel: a file stored at OpenAI is refused (not dropped); a JSON schema becomes output_config.format', async () => {
+    const calls = mock.received('/v1/messages').length;
+    const err = await openai.chat.completions
+      .create({
+        model: 'claude-test',
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'Sum it up' },
+              { type: 'file', file: { file_id: 'file-abc123' } },
+            ],
+          },
+        ],
+      })
+      .catch((e: unknown) => e as { status: number; message: string });
+    expect(err).toMatchObject({ status: 400 });
+    expect((err as { message: string }).message).toMatch(/file_id.*file_data/);
+    expect(mock.received('/v1/messages')).toHaveLength(calls);
+    const schema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false };
+    await openai.chat.completions.create({
+      model: 'claude-test',
+      messages: [{ role: 'user', content: 'Where?' }],
+      response_format: { type: 'json_schema', json_schema: { name: 'place', schema, strict: true } },
+    });
+    const up = mock.received('/v1/messages').at(-1)!.json;
+    expect(up.output_config).toEqual({ format: { type: 'json_schema', schema } });
+  });
+
   test('AWS Claude channel (type 33): SigV4-signed Bedrock invoke, Claude and OpenAI clients', async () => {
     const msg = await anthropic.messages.create({ model: 'claude-aws', max_tokens: 20, messages: [{ role: 'user', content: 'Hi' }] });
     expect(msg.content).toEqual([{ type: 'text', text: 'Hello from the mock' }]);

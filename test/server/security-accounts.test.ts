@@ -125,6 +125,7 @@ describeEach(ALL_TARGETS, 'revocable sessions', (app) => {
   it('a password change with the access token ends the sessions and hands the script no cookie; root changing its own password keeps its session', async () => {
     const u = await makeUser(app());
     const s = await loginCookie(app(), u.username, u.password);
+    await app().http().post('/api/verify').set('Cookie', s.cookie).set('New-Api-User', String(s.id)).send({ method: 'password', password: u.password });
     const token = (await app().http().get('/api/user/token').set('Cookie', s.cookie).set('New-Api-User', String(s.id))).body.data as string;
     const res = await app()
       .http()

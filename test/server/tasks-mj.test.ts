@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { buildApp, DB_TARGETS, makeUser, type TestApp } from '../helpers/app';
+import { buildApp, DB_TARGETS, loginAgent, makeUser, type TestApp } from '../helpers/app';
 import { accessHeaders } from '../helpers/auth';
 import { flushUsage, listen, seedChannel, seedToken, setOptions } from '../mock-upstream/seed';
 import { startTaskMock, type TaskMock } from '../mock-upstream/tasks';
@@ -50,6 +50,24 @@ describe.each(DB_TARGETS.map((t) => [t.name, t] as const))('Midjourney tasks [%s
     await app.close();
   });
   beforeEach(() => mock.reset());
+
+  it('a Midjourney channel takes no model-API call: a chat for its model finds no channel, and its test says why', async () => {
+    const before = await quota(alice.id);
+    const chat = await app
+      .http()
+      .post('/v1/chat/completions')
+      .set('Authorization', `Bearer sk-${aliceKey}`)
+      .send({ model: 'mj_imagine', messages: [{ role: 'user', content: 'hi' }] });
+    expect(chat.status).toBeGreaterThanOrEqual(400);
+    expect(chat.body.error).toBeDefined();
+    expect(mock.requests).toHaveLength(0);
+    expect(await quota(alice.id)).toBe(before);
+    const root = await makeUser(app, { role: 100 });
+    const agent = await loginAgent(app, root.username, root.password);
+    const test = await agent.get(`/api/channel/test/${channelId}`);
+    expect(test.body).toMatchObject({ success: false, message: expect.stringContaining('不支持对话测试') });
+    expect(mock.requests).toHaveLength(0);
+  });
 
   it('imagine: billed on accept, polled to success, shown in fetch, list and the drawing log', async () => {
     const before = await quota(alice.id);

@@ -5,7 +5,7 @@ import { epaySign } from '../../server/src/services/epay';
 const EPAY_KEY = 'epay-test-key';
 
 describeEach(DB_TARGETS, 'online top-up (epay)', (app) => {
-  let user: { id: number };
+  let user: { id: number; username: string };
   let headers: Record<string, string>;
 
   beforeAll(async () => {
@@ -69,6 +69,28 @@ describeEach(DB_TARGETS, 'online top-up (epay)', (app) => {
     const logs = await app().knex('logs').where({ user_id: user.id, type: 1 });
     expect(logs).toHaveLength(1);
     expect(Number(logs[0].quota)).toBe(10 * 500000);
+    // The row carries the username: the usage log's username filter finds it.
+    expect(logs[0].username).toBe(user.username);
+    const admin = await makeUser(app(), { role: 10 });
+    const adminH = await accessHeaders(app(), admin.id);
+    const byName = await app().http().get('/api/log').set(adminH).query({ type: 1, username: user.username });
+    expect(byName.body.data.items.map((r: { quota: number }) => r.quota)).toEqual([10 * 500000]);
+
+    // Admins list the orders with their usernames, filtered by one.
+    const other = await makeUser(app());
+    await app()
+      .knex('top_ups')
+      .insert({ user_id: other.id, amount: 3, money: 1, trade_no: 'OTHER-1', payment_method: 'zfb', create_time: 1, status: 'pending' });
+    const all = await app().http().get('/api/user/topup').set(adminH);
+    expect(all.body.success).toBe(true);
+    expect(all.body.data.total).toBeGreaterThanOrEqual(2);
+    const mine = await app().http().get('/api/user/topup').set(adminH).query({ username: user.username });
+    expect(mine.body.data.total).toBe(1);
+    expect(mine.body.data.items[0]).toMatchObject({ trade_no: form.out_trade_no, username: user.username, status: 'success' });
+    const none = await app().http().get('/api/user/topup').set(adminH).query({ username: 'nobody-here' });
+    expect(none.body.data).toMatchObject({ total: 0, items: [] });
+    // Users cannot list everyone's orders.
+    expect((await app().http().get('/api/user/topup').set(headers)).status).toBe(403);
   });
 
   it("lists the caller's orders and redeemed codes together, newest first, without code keys", async () => {

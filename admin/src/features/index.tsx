@@ -9,6 +9,7 @@ import * as setting from './setting';
 import * as detail from './detail';
 import * as tasklogs from './tasklogs';
 import * as performance from './performance';
+import * as security from './security';
 
 const FEATURES: Array<{ routes: FeatureRoute[]; messages: FeatureMessages }> = [
   playground,
@@ -20,6 +21,7 @@ const FEATURES: Array<{ routes: FeatureRoute[]; messages: FeatureMessages }> = [
   detail,
   tasklogs,
   performance,
+  security,
 ];
 
 /** Every feature page's route (private unless marked public). */

@@ -79,6 +79,8 @@ export const appMessages = {
         version: '版本',
         started: '启动时间',
         load_failed: '加载首页内容失败',
+        notice_title: '系统公告',
+        notice_close: '关闭公告',
       },
       about: {
         title: '关于',
@@ -281,6 +283,8 @@ export const appMessages = {
         version: 'Version',
         started: 'Started',
         load_failed: 'Failed to load home page content',
+        notice_title: 'Notice',
+        notice_close: 'Close notice',
       },
       about: {
         title: 'About',

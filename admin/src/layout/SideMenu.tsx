@@ -53,6 +53,7 @@ export function menuGroups(
   user: StoredUser | null,
   flag: (key: string) => boolean = (k) => store().getItem(k) === 'true',
   chats = chatLinks(),
+  chatLink = store().getItem('chat_link') ?? '',
 ): MenuGroupDef[] {
   const admin = isAdmin(user);
   const top: MenuItemDef[] = [{ key: 'playground', label: 'app.menu.playground', to: '/playground', icon: <ScienceIcon /> }];
@@ -64,6 +65,9 @@ export function menuGroups(
       icon: <ChatIcon />,
       children: chats.map((c, i) => ({ key: `chat-${i}`, label: c.name, literal: true, to: `/chat/${i}`, icon: <ChatIcon fontSize="small" /> })),
     });
+  } else if (chatLink.trim()) {
+    // Only the site's chat link (ChatLink) is set: the chat entry opens it with the user's key.
+    top.push({ key: 'chat', label: 'app.menu.chat', to: '/chat2link', icon: <ChatIcon /> });
   }
   const consoleItems: MenuItemDef[] = [];
   if (flag('enable_data_export')) consoleItems.push({ key: 'detail', label: 'app.menu.detail', to: '/detail', icon: <DashboardIcon /> });

@@ -43,6 +43,13 @@ describe('side menu', () => {
     ]);
   });
 
+  it('only the site chat link (ChatLink): one chat entry opening /chat2link', () => {
+    const groups = menuGroups(user, off, [], 'https://chat.example.com');
+    expect(keys(groups)[0]).toEqual(['chat', ['playground', 'chat']]);
+    expect(groups[0]!.items[1]).toMatchObject({ label: 'app.menu.chat', to: '/chat2link' });
+    expect(keys(menuGroups(user, off, [], '  '))[0]).toEqual(['chat', ['playground']]);
+  });
+
   it('each flag alone', () => {
     expect(keys(menuGroups(user, (k) => k === 'enable_task', []))[1]).toEqual(['console', ['token', 'log', 'task']]);
     expect(keys(menuGroups(user, (k) => k === 'enable_drawing', []))[1]).toEqual(['console', ['token', 'log', 'midjourney']]);

@@ -35,7 +35,11 @@ export interface SiteStatus {
   linuxdo_client_id?: string;
   self_use_mode_enabled?: boolean;
   demo_site_enabled?: boolean;
+  /** A release feed is configured: the settings page offers the update check. */
+  update_check?: boolean;
   password_login_enabled?: boolean;
+  /** Passkeys on (switch and ServerAddress): the login page offers a passkey login. */
+  passkey_login?: boolean;
   password_register_enabled?: boolean;
   register_enabled?: boolean;
   setup?: boolean;

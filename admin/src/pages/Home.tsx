@@ -13,10 +13,11 @@ import { useStatus } from '../lib/StatusContext';
 import { useStoredUser } from '../lib/useUser';
 import { HtmlContent } from '../components/HtmlContent';
 import { useCopy } from '../components/CopyDialog';
+import { NoticeDialog } from '../components/NoticeDialog';
 
 const CACHE_KEY = 'home_page_content';
 
-/** Home: the admin's HomePageContent (GET /api/home_page_content) when set, else a default page. */
+/** Home: the admin's HomePageContent (GET /api/home_page_content) when set, else a default page; the notice over either. */
 export function Home() {
   const translate = useTranslate();
   const { status } = useStatus();
@@ -39,9 +40,16 @@ export function Home() {
   }, []);
 
   if (content.trim()) {
-    if (/^https?:\/\/\S+$/i.test(content.trim())) return <HtmlContent content={content} testId="home-content" />;
+    if (/^https?:\/\/\S+$/i.test(content.trim()))
+      return (
+        <>
+          <NoticeDialog />
+          <HtmlContent content={content} testId="home-content" />
+        </>
+      );
     return (
       <Container maxWidth="lg" sx={{ py: 3 }}>
+        <NoticeDialog />
         <HtmlContent content={content} testId="home-content" />
       </Container>
     );
@@ -58,6 +66,7 @@ export function Home() {
   return (
     <Box data-testid="home" data-loaded={loaded ? 'true' : 'false'}>
       {dialog}
+      <NoticeDialog />
       <Box
         sx={{
           py: { xs: 6, md: 10 },

@@ -26,6 +26,9 @@ import { useStatus } from '../lib/StatusContext';
 import { api, errorText, qs } from '../lib/http';
 import { KEYS, setUser, store, type StoredUser } from '../lib/storage';
 import { TelegramWidget } from '../components/TelegramWidget';
+import { TwoFactorRequired } from '../providers/authProvider';
+import FingerprintIcon from '@mui/icons-material/Fingerprint';
+import { browserSupportsWebAuthn, startAuthentication } from '@simplewebauthn/browser';
 
 /** Server-built authorization redirect (state bound to the session), carrying a stored inviter code. */
 export function oauthStartUrl(provider: 'github' | 'oidc' | 'linuxdo', aff = store().getItem(KEYS.aff) ?? ''): string {
@@ -73,6 +76,8 @@ export function Login() {
   const [busy, setBusy] = useState(false);
   const [wechatOpen, setWechatOpen] = useState(false);
   const [wechatCode, setWechatCode] = useState('');
+  const [codeOpen, setCodeOpen] = useState(false);
+  const [code, setCode] = useState('');
   const expired = params.get('expired') === 'true';
   const passwordLogin = status.password_login_enabled !== false;
 
@@ -91,11 +96,50 @@ export function Login() {
       await login({ username, password, turnstile }, '/token');
       notify('app.login.success', { type: 'success' });
     } catch (err) {
+      if (err instanceof TwoFactorRequired) {
+        setCode('');
+        setCodeOpen(true);
+      } else notify(errorText(err, translate), { type: 'error' });
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  // A session started outside react-admin's login (second factor, passkey): store the user, full load.
+  const loggedIn = (user: StoredUser, to: string) => {
+    setUser(user);
+    notify('app.login.success', { type: 'success' });
+    window.location.assign(to);
+  };
+
+  const submitCode = async () => {
+    if (!code.trim()) return;
+    setBusy(true);
+    try {
+      const r = await api().post<StoredUser>('/api/user/login/2fa', { code: code.trim() });
+      setCodeOpen(false);
+      loggedIn(r.data, '/token');
+    } catch (err) {
       notify(errorText(err, translate), { type: 'error' });
     } finally {
       setBusy(false);
     }
   };
+
+  const passkeyLogin = async () => {
+    setBusy(true);
+    try {
+      const begin = await api().post<{ options: Parameters<typeof startAuthentication>[0]['optionsJSON'] }>('/api/user/passkey/login/begin');
+      const credential = await startAuthentication({ optionsJSON: begin.data.options });
+      const r = await api().post<StoredUser>('/api/user/passkey/login/finish', { credential });
+      loggedIn(r.data, '/token');
+    } catch (err) {
+      notify(errorText(err, translate), { type: 'error' });
+    } finally {
+      setBusy(false);
+    }
+  };
+  const passkeyOn = Boolean(status.passkey_login) && typeof window !== 'undefined' && browserSupportsWebAuthn();
 
   const wechatLogin = async () => {
     if (!wechatCode.trim()) return;
@@ -157,6 +201,19 @@ export function Login() {
       ) : (
         <Alert severity="info">{translate('app.login.password_disabled')}</Alert>
       )}
+      {passkeyOn ? (
+        <Button
+          variant="outlined"
+          fullWidth
+          startIcon={<FingerprintIcon />}
+          sx={{ mt: 2 }}
+          onClick={() => void passkeyLogin()}
+          disabled={busy}
+          data-testid="login-passkey"
+        >
+          {translate('feat.security.login.passkey')}
+        </Button>
+      ) : null}
       <Stack
         direction="row"
         justifyContent="space-between"
@@ -201,6 +258,35 @@ export function Login() {
           </Stack>
         </>
       ) : null}
+      <Dialog open={codeOpen} onClose={() => !busy && setCodeOpen(false)} maxWidth="xs" fullWidth>
+        <DialogTitle>{translate('feat.security.login.code_title')}</DialogTitle>
+        <DialogContent>
+          <Typography variant="body2" color="text.secondary" sx={{ mb: 2 }}>
+            {translate('feat.security.login.code_hint')}
+          </Typography>
+          <TextField
+            autoFocus
+            fullWidth
+            size="small"
+            label={translate('feat.security.login.code')}
+            value={code}
+            autoComplete="one-time-code"
+            onChange={(e) => setCode(e.target.value)}
+            onKeyDown={(e) => {
+              if (e.key === 'Enter') void submitCode();
+            }}
+            slotProps={{ htmlInput: { 'data-testid': 'login-2fa-code' } }}
+          />
+        </DialogContent>
+        <DialogActions>
+          <Button onClick={() => setCodeOpen(false)} disabled={busy}>
+            {translate('app.common.cancel')}
+          </Button>
+          <Button variant="contained" disableElevation onClick={() => void submitCode()} disabled={busy || !code.trim()} data-testid="login-2fa-submit">
+            {busy ? <CircularProgress size={18} color="inherit" /> : translate('app.login.submit')}
+          </Button>
+        </DialogActions>
+      </Dialog>
       <Dialog open={wechatOpen} onClose={() => setWechatOpen(false)} maxWidth="xs" fullWidth>
         <DialogTitle>{translate('app.login.wechat_title')}</DialogTitle>
         <DialogContent>

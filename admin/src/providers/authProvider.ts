@@ -3,6 +3,13 @@ import { api as browserApi, type Api } from '../lib/http';
 import { clearUser, getUser, setUser, type StoredUser } from '../lib/storage';
 
 export const LOGIN_PATH = '/login';
+
+/** A right password on an account with two-factor authentication: the code is asked next. */
+export class TwoFactorRequired extends Error {
+  constructor() {
+    super('two-factor code required');
+  }
+}
 export const EXPIRED_PATH = '/login?expired=true';
 
 export interface LoginParams {
@@ -27,6 +34,8 @@ export function createAuthProvider(http: Api): AuthProvider {
         username,
         password,
       });
+      // The account has 2FA: no session yet, the login page asks for the code (POST /api/user/login/2fa).
+      if ((answer.data as { require_2fa?: boolean } | null)?.require_2fa) throw new TwoFactorRequired();
       const user = answer.data;
       if (!user || typeof user !== 'object' || user.id == null) throw new Error(answer.message || 'Login failed');
       setUser(user);

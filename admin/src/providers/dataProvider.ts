@@ -73,7 +73,8 @@ export interface GatewayDataProvider extends DataProvider {
   testChannel(id: Identifier, model?: string): Promise<{ message: string; time?: number }>;
   testAllChannels(): Promise<{ message: string; data?: unknown }>;
   updateChannelBalance(id: Identifier): Promise<{ balance: number }>;
-  updateAllBalances(): Promise<{ message: string; data?: unknown }>;
+  /** Updates every enabled channel's balance; `data` is the per-channel summary (resources/channels/balanceSummary.ts). */
+  updateAllBalances(): Promise<{ message: string; data: unknown }>;
   deleteDisabledChannels(): Promise<{ count: number }>;
   fixAbilities(): Promise<{ data: unknown; message?: string }>;
   /** Models of a saved channel (`id`) or of an unsaved one (`{ base_url, type, key }`). */

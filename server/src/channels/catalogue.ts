@@ -67,10 +67,26 @@ export const CHANNEL_TYPE = {
 export type ChannelTypeName = keyof typeof CHANNEL_TYPE;
 
 /** Adaptor ids (each adaptor's `name` in server/src/relay/adaptors). */
-export type AdaptorId = 'openai' | 'azure' | 'claude' | 'aws-claude' | 'gemini' | 'vertex' | 'cohere' | 'cloudflare' | 'ollama' | 'xinference';
+export type AdaptorId =
+  | 'openai'
+  | 'azure'
+  | 'claude'
+  | 'aws-claude'
+  | 'gemini'
+  | 'vertex'
+  | 'cohere'
+  | 'cloudflare'
+  | 'ollama'
+  | 'xinference'
+  | 'baidu'
+  | 'dify'
+  | 'tencent'
+  | 'xunfei'
+  | 'aiproxy-library'
+  | 'retired';
 
-/** How a channel's balance is read (relay/channelOps.ts); absent = not supported. */
-export type BalanceKind = 'openai-billing' | 'deepseek' | 'openrouter' | 'siliconflow';
+/** How a channel's balance is read (channels/balance.ts); absent = the provider publishes no balance endpoint. */
+export type BalanceKind = 'openai-billing' | 'deepseek' | 'openrouter' | 'siliconflow' | 'moonshot' | 'aiproxy';
 
 /** Tag colours the console's ColorTag knows. */
 export type TypeColor = 'grey' | 'green' | 'orange' | 'blue' | 'purple' | 'cyan' | 'teal' | 'pink' | 'indigo' | 'violet' | 'light-blue';
@@ -126,6 +142,13 @@ export interface ChannelTypeEntry {
    * speaks OpenAI's protocols; a channel's `setting.upstream_protocol` overrides it.
    */
   responsesApi?: boolean;
+  /** Served only by the asynchronous task routes (server/src/tasks/): never picked for a model-API call. */
+  taskOnly?: boolean;
+  /**
+   * The provider shut the kind down: new channels of it are refused with this message, stored ones
+   * are reported (test and relay answer it) instead of being relayed.
+   */
+  retired?: string;
 }
 
 /**
@@ -229,6 +252,7 @@ export const CHANNEL_TYPES: readonly ChannelTypeEntry[] = [
     predefinedModels: true,
     // Served by the task routes (server/src/tasks/midjourney.ts); the key goes in mj-api-secret.
     keyHint: 'mj-api-secret',
+    taskOnly: true,
     balance: 'openai-billing',
   },
   {
@@ -242,6 +266,7 @@ export const CHANNEL_TYPES: readonly ChannelTypeEntry[] = [
     predefinedModels: true,
     // Served by the task routes (server/src/tasks/midjourney.ts); the key goes in mj-api-secret.
     keyHint: 'mj-api-secret',
+    taskOnly: true,
     balance: 'openai-billing',
   },
   {
@@ -253,6 +278,7 @@ export const CHANNEL_TYPES: readonly ChannelTypeEntry[] = [
     models: ['suno_music', 'suno_lyrics'],
     predefinedModels: true,
     // Served by the task routes (server/src/tasks/suno.ts): /suno/submit/*, /suno/fetch.
+    taskOnly: true,
     form: { baseUrl: { label: 'res.channel.fields.suno_path', placeholder: 'https://suno.example.com' } },
   },
   {
@@ -367,13 +393,24 @@ export const CHANNEL_TYPES: readonly ChannelTypeEntry[] = [
     baseUrl: 'https://generativelanguage.googleapis.com',
     models: GEMINI,
   },
-  { id: T.PaLM, name: 'PaLM', label: 'PaLM2', color: 'orange', offered: true, models: ['PaLM-2'] },
+  {
+    id: T.PaLM,
+    name: 'PaLM',
+    label: 'PaLM2',
+    color: 'orange',
+    offered: true,
+    adaptor: 'retired',
+    retired: 'PaLM2 已被 Google 停止服务（PaLM API 已下线），请改用 Gemini 渠道',
+    models: ['PaLM-2'],
+  },
   {
     id: T.Baidu,
     name: 'Baidu',
     label: 'Baidu',
     color: 'blue',
     offered: true,
+    adaptor: 'baidu',
+    baseUrl: 'https://aip.baidubce.com',
     keyHint: 'APIKey|SecretKey',
     models: ['ERNIE-4.0-8K', 'ERNIE-3.5-8K', 'ERNIE-Speed-128K', 'ERNIE-Lite-8K', 'Embedding-V1'],
   },
@@ -423,6 +460,8 @@ export const CHANNEL_TYPES: readonly ChannelTypeEntry[] = [
     label: 'iFlytek',
     color: 'blue',
     offered: true,
+    adaptor: 'xunfei',
+    baseUrl: 'wss://spark-api.xf-yun.com',
     keyHint: 'APPID|APISecret|APIKey',
     version: { value: 'v2.1', pinOnCreate: true },
     models: ['SparkDesk-v1.1', 'SparkDesk-v3.5', 'SparkDesk-v4.0', '4.0Ultra'],
@@ -453,6 +492,9 @@ export const CHANNEL_TYPES: readonly ChannelTypeEntry[] = [
     label: 'AI Proxy',
     color: 'purple',
     offered: true,
+    adaptor: 'aiproxy-library',
+    baseUrl: 'https://api.aiproxy.io',
+    balance: 'aiproxy',
     models: ['gpt-4o', 'gpt-4o-mini', 'claude-3-5-sonnet-20241022'],
     form: { other: { label: 'res.channel.fields.knowledge_id', placeholder: '123456' } },
   },
@@ -473,6 +515,8 @@ export const CHANNEL_TYPES: readonly ChannelTypeEntry[] = [
     label: 'Tencent',
     color: 'teal',
     offered: true,
+    adaptor: 'tencent',
+    baseUrl: 'https://hunyuan.tencentcloudapi.com',
     keyHint: 'AppId|SecretId|SecretKey',
     models: ['hunyuan-lite', 'hunyuan-standard', 'hunyuan-pro', 'hunyuan-turbo'],
   },
@@ -483,6 +527,7 @@ export const CHANNEL_TYPES: readonly ChannelTypeEntry[] = [
     color: 'grey',
     offered: true,
     baseUrl: 'https://api.moonshot.cn',
+    balance: 'moonshot',
     models: ['moonshot-v1-8k', 'moonshot-v1-32k', 'moonshot-v1-128k'],
   },
   {
@@ -503,7 +548,7 @@ export const CHANNEL_TYPES: readonly ChannelTypeEntry[] = [
     baseUrl: 'https://api.minimax.chat',
     models: ['abab6.5-chat', 'abab6.5s-chat', 'abab5.5-chat', 'MiniMax-Text-01'],
   },
-  { id: T.Dify, name: 'Dify', label: 'Dify', color: 'teal', offered: true, baseUrl: 'https://api.dify.ai', models: ['dify'] },
+  { id: T.Dify, name: 'Dify', label: 'Dify', color: 'teal', offered: true, adaptor: 'dify', baseUrl: 'https://api.dify.ai', models: ['dify'] },
   {
     id: T.Jina,
     name: 'Jina',
@@ -581,7 +626,7 @@ export const CHANNEL_TYPES: readonly ChannelTypeEntry[] = [
   { id: T.OpenAIMax, name: 'OpenAIMax', label: 'OpenAIMax', color: 'grey', offered: false, baseUrl: 'https://api.openaimax.com', balance: 'openai-billing' },
   { id: T.OhMyGPT, name: 'OhMyGPT', label: 'OhMyGPT', color: 'grey', offered: false, baseUrl: 'https://api.ohmygpt.com', balance: 'openai-billing' },
   { id: T.AILS, name: 'AILS', label: 'AILS', color: 'grey', offered: false, baseUrl: 'https://api.caipacity.com', balance: 'openai-billing' },
-  { id: T.AIProxy, name: 'AIProxy', label: 'AIProxy', color: 'grey', offered: false, baseUrl: 'https://api.aiproxy.io', balance: 'openai-billing' },
+  { id: T.AIProxy, name: 'AIProxy', label: 'AIProxy', color: 'grey', offered: false, baseUrl: 'https://api.aiproxy.io', balance: 'aiproxy' },
   { id: T.API2GPT, name: 'API2GPT', label: 'API2GPT', color: 'grey', offered: false, baseUrl: 'https://api.api2gpt.com', balance: 'openai-billing' },
   { id: T.AIGC2D, name: 'AIGC2D', label: 'AIGC2D', color: 'grey', offered: false, baseUrl: 'https://api.aigc2d.com', balance: 'openai-billing' },
   { id: T.Perplexity, name: 'Perplexity', label: 'Perplexity', color: 'grey', offered: false, baseUrl: 'https://api.perplexity.ai', apiPrefix: '' },
@@ -642,6 +687,8 @@ export interface ConsoleChannelType {
   key_hint: string;
   json_key: boolean;
   predefined_models: boolean;
+  /** why the provider's kind is no longer usable ('' for a live kind): the console shows it as retired, not offered for new channels */
+  retired: string;
   fields: {
     organization?: boolean;
     base_url?: { label: string; placeholder?: string; required?: boolean; full_url?: boolean };
@@ -672,6 +719,7 @@ export function consoleChannelTypes(): ConsoleChannelType[] {
       key_hint: e.keyHint ?? '',
       json_key: e.keyFormat === 'json',
       predefined_models: !!e.predefinedModels,
+      retired: e.retired ?? '',
       fields,
     };
   });

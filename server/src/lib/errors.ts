@@ -8,6 +8,8 @@ export class AppError extends Error {
   readonly status: number;
   /** Machine-readable code (OpenAI `error.code` / `error.type` in relay answers). */
   readonly code: string;
+  /** Extra facts for the console (the envelope's `data`), e.g. which re-verification methods apply. */
+  data?: unknown;
   constructor(message: string, status = 400, code = 'bad_request') {
     super(message);
     this.status = status;

@@ -3,6 +3,7 @@ import type { AppContext } from '../context';
 import { ForbiddenError, UnauthorizedError } from '../lib/errors';
 import { findUserByAccessToken, USER_STATUS, type UserRow } from '../repositories/users';
 import { sessionUser } from '../services/sessions';
+import { assertAdminTwoFactor } from '../services/twoFactor';
 
 declare module 'koa' {
   interface DefaultState {
@@ -72,6 +73,8 @@ export function requireAuth(app: AppContext, minRole = 1): Koa.Middleware {
     const user = ctx.state.user ?? (await resolveUser(app, ctx));
     if (!user) throw new UnauthorizedError();
     if (user.role < minRole) throw new ForbiddenError('无权进行此操作，权限不足');
+    // Root may make 2FA compulsory for admins: admin routes wait until it is on.
+    if (minRole >= 10) await assertAdminTwoFactor(app, user);
     ctx.state.user = user;
     await next();
   };

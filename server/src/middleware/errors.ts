@@ -17,7 +17,7 @@ export function apiErrors(app: AppContext): Koa.Middleware {
       if (err instanceof AppError) {
         ctx.status = [401, 403, 429].includes(err.status) ? err.status : 200;
         if (err instanceof RateLimitError) ctx.set('Retry-After', String(err.retryAfterSeconds));
-        ctx.body = { success: false, message: err.message, data: null };
+        ctx.body = { success: false, message: err.message, data: err.data ?? null };
         return;
       }
       if (err instanceof ZodError) {

@@ -1,20 +1,19 @@
 import type { AppContext } from '../context';
-import { CHANNEL_STATUS, channelIdsByStatus, findChannel, recordChannelBalance, recordChannelTest, splitList } from '../repositories/channels';
+import { CHANNEL_STATUS, channelIdsByStatus, findChannel, recordChannelTest, splitList } from '../repositories/channels';
 import { nowSec } from '../lib/time';
 import { adaptorFor, chatAdaptorOf } from './adaptors';
-import { baseUrlOf, openaiHeaders } from './adaptors/openai';
 import { channelEntry } from './routing';
 import { scrubSecrets, UpstreamError } from './errors';
 import { readBody, sendUpstream, upstreamBounds, type UpstreamResponse } from './upstream';
 import { checkHost, checkUrl, fetchPolicy, FetchFailedError, FetchRefusedError, pinnedAgent, untilAborted, type FetchAudience } from '../lib/guardedFetch';
 import type { UpstreamRequest } from './types';
+import { TestSummaryRecorder } from './testSummary';
 import { autoDisableChannel, autoDisableKey, autoEnableChannel, setChannelKeyStatus, shouldAutoDisable } from './health';
 import { healthBoard } from '../routing/board';
 import { KEY_STATUS, keyStatus, parseChannelInfo } from '../routing/channelInfo';
-import type { AdaptorContext, ChannelInfo, ChatRequest } from './types';
-import { channelType } from '../channels/catalogue';
+import type { AdaptorContext, ChannelInfo, ChatRequest, ProviderAdaptor } from './types';
 
-/** Upstream calls the console makes about channels: test, fetch models, balance. */
+/** Upstream calls the console makes about channels: test, fetch models (balances: channels/balance.ts). */
 
 export interface TestResult {
   success: boolean;
@@ -38,14 +37,22 @@ export class ChannelTargetRefused extends UpstreamError {
  * the connection goes to the address that was checked (pinned lookup); with one, the proxy's
  * host is checked and the proxy reaches the target. Redirects are not followed (undici's default).
  */
-async function guardedSend(app: AppContext, req: UpstreamRequest, signal: AbortSignal, audience: FetchAudience, proxy?: string): Promise<UpstreamResponse> {
+export async function guardedSend(
+  app: AppContext,
+  req: UpstreamRequest,
+  signal: AbortSignal,
+  audience: FetchAudience,
+  proxy?: string,
+): Promise<UpstreamResponse> {
   const policy = fetchPolicy(app, audience);
   const viaProxy = Boolean(proxy && /^https?:\/\//.test(proxy));
+  // A WebSocket upstream (its own dispatcher) is checked like the same host over HTTP.
+  const target = req.dispatcher ? req.url.replace(/^ws(s?):/i, 'http$1:') : req.url;
   const check = async () => {
-    if (!viaProxy) return (await checkUrl(app, req.url, policy)).addresses;
+    if (!viaProxy) return (await checkUrl(app, target, policy)).addresses;
     await checkHost(app, new URL(proxy!).hostname, policy);
     // The proxy resolves the target; a name we cannot resolve here is its business.
-    await checkHost(app, new URL(req.url).hostname, policy).catch((err: unknown) => {
+    await checkHost(app, new URL(target).hostname, policy).catch((err: unknown) => {
       if (!(err instanceof FetchFailedError)) throw err;
     });
     return [];
@@ -58,7 +65,8 @@ async function guardedSend(app: AppContext, req: UpstreamRequest, signal: AbortS
     if (err instanceof FetchFailedError) throw new UpstreamError(0, err.message);
     throw new ChannelTargetRefused('fetch refused: invalid URL');
   }
-  if (viaProxy) return sendUpstream(app, req, signal, proxy);
+  // Its own transport connects by itself (after the check above).
+  if (viaProxy || req.dispatcher) return sendUpstream(app, req, signal, proxy);
   // A one-call agent whose lookup answers only the checked addresses, with the relay's bounds;
   // closed at once: undici lets the call in flight finish first.
   const b = upstreamBounds(app.config);
@@ -87,6 +95,7 @@ export async function testChannel(app: AppContext, id: number, modelArg?: string
   const entry = channelEntry(row);
   // The adaptor chat calls use (the Responses one for an upstream that has only Responses).
   const adaptor = chatAdaptorOf(entry.info);
+  if (!adaptor) return { success: false, message: '该渠道类型只处理绘图/音乐任务，不支持对话测试', time: 0 };
   const model = (modelArg ?? '').trim() || String(row.test_model ?? '').trim() || splitList(row.models)[0] || 'gpt-4o-mini';
   const upstreamModel = entry.modelMapping?.[model]?.trim() || model;
   const actx: AdaptorContext = {
@@ -131,7 +140,7 @@ async function testOnce(
   app: AppContext,
   entry: ReturnType<typeof channelEntry>,
   actx: AdaptorContext,
-  adaptor: ReturnType<typeof chatAdaptorOf>,
+  adaptor: ProviderAdaptor,
   upstreamModel: string,
   audience: FetchAudience,
 ): Promise<UpstreamError | undefined> {
@@ -165,7 +174,7 @@ async function retestDisabledKeys(
   entry: ReturnType<typeof channelEntry>,
   rawInfo: string,
   actx: AdaptorContext,
-  adaptor: ReturnType<typeof chatAdaptorOf>,
+  adaptor: ProviderAdaptor,
   upstreamModel: string,
   audience: FetchAudience,
 ): Promise<void> {
@@ -185,7 +194,13 @@ async function retestDisabledKeys(
  * Runs `each` over channel ids one after another in the background, at most one sweep of a kind
  * at a time. Closing the app stops the sweep between channels and waits for the one in flight.
  */
-function backgroundSweep(app: AppContext, name: string, statuses: number[], each: (id: number) => Promise<unknown>): boolean {
+function backgroundSweep(
+  app: AppContext,
+  name: string,
+  statuses: number[],
+  each: (id: number) => Promise<unknown>,
+  hooks?: { start(ids: number[]): Promise<void>; done(): Promise<void> },
+): boolean {
   const state = app.memo(`relay:sweep:${name}`, () => {
     const st = { running: false, stopped: false, done: Promise.resolve() };
     app.onClose(async () => {
@@ -198,7 +213,9 @@ function backgroundSweep(app: AppContext, name: string, statuses: number[], each
   state.running = true;
   state.done = (async () => {
     try {
-      for (const id of await channelIdsByStatus(app.knex, statuses)) {
+      const ids = await channelIdsByStatus(app.knex, statuses);
+      await hooks?.start(ids);
+      for (const id of ids) {
         if (state.stopped) break;
         try {
           await each(id);
@@ -210,6 +227,7 @@ function backgroundSweep(app: AppContext, name: string, statuses: number[], each
       app.log.warn({ err, sweep: name }, 'channel sweep failed');
     } finally {
       state.running = false;
+      await hooks?.done().catch((err: unknown) => app.log.warn({ err, sweep: name }, 'channel sweep summary failed'));
     }
   })();
   return true;
@@ -220,7 +238,23 @@ function backgroundSweep(app: AppContext, name: string, statuses: number[], each
  * rule of whoever started the sweep (an admin's sweep skips channels root pointed at private hosts).
  */
 export function testAllChannels(app: AppContext, audience: FetchAudience = 'operator'): boolean {
-  return backgroundSweep(app, 'test', [CHANNEL_STATUS.enabled, CHANNEL_STATUS.autoDisabled], (id) => testChannel(app, id, undefined, audience));
+  // Each channel's result goes to the summary the console shows (GET /api/channel/test/summary).
+  const summary = new TestSummaryRecorder(app);
+  return backgroundSweep(
+    app,
+    'test',
+    [CHANNEL_STATUS.enabled, CHANNEL_STATUS.autoDisabled],
+    async (id) => {
+      let r: TestResult;
+      try {
+        r = await testChannel(app, id, undefined, audience);
+      } catch (err) {
+        r = { success: false, message: err instanceof Error ? err.message : String(err), time: 0 };
+      }
+      await summary.add(id, r);
+    },
+    { start: (ids) => summary.start(ids.length), done: () => summary.done() },
+  );
 }
 
 /** Model ids the upstream lists (GET /v1/models or the adaptor's equivalent). */
@@ -263,72 +297,4 @@ export function channelInfoFrom(input: { type: number; base_url?: string; key: s
     other: input.other ?? '',
     setting: {},
   };
-}
-
-async function getJson(
-  app: AppContext,
-  url: string,
-  headers: Record<string, string>,
-  audience: FetchAudience,
-  proxy?: string,
-): Promise<Record<string, unknown>> {
-  const res = await guardedSend(app, { url, method: 'GET', headers }, AbortSignal.timeout(TEST_TIMEOUT_MS), audience, proxy);
-  if (res.statusCode >= 400) {
-    const text = (await readBody(res, 1024 * 1024)).toString('utf8');
-    throw new UpstreamError(res.statusCode, `查询余额失败（${res.statusCode}）：${text.slice(0, 200)}`);
-  }
-  const text = (await readBody(res, 1024 * 1024)).toString('utf8');
-  try {
-    return JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    throw new UpstreamError(502, '上游返回了无效的余额数据');
-  }
-}
-
-/** Reads and stores the channel's balance (USD). Throws UpstreamError with a console message. */
-export async function updateChannelBalance(app: AppContext, id: number, audience: FetchAudience = 'operator'): Promise<number> {
-  const row = await findChannel(app.knex, id);
-  if (!row) throw new UpstreamError(404, '渠道不存在');
-  const info = channelEntry(row).info;
-  let balance: number;
-  const base = baseUrlOf(info);
-  const headers = openaiHeaders(info, '');
-  const proxy = typeof info.setting.proxy === 'string' ? info.setting.proxy : undefined;
-  const get = (url: string) => getJson(app, url, headers, audience, proxy);
-  const kind = channelType(info.type)?.balance;
-  if (kind === 'openai-billing') {
-    try {
-      const sub = await get(`${base}/v1/dashboard/billing/subscription`);
-      const limit = Number(sub.hard_limit_usd ?? sub.system_hard_limit_usd ?? 0);
-      const now = new Date();
-      const start = new Date(now.getTime() - 99 * 86400_000).toISOString().slice(0, 10);
-      const end = new Date(now.getTime() + 86400_000).toISOString().slice(0, 10);
-      const usage = await get(`${base}/v1/dashboard/billing/usage?start_date=${start}&end_date=${end}`);
-      balance = limit - Number(usage.total_usage ?? 0) / 100;
-    } catch (err) {
-      if (err instanceof ChannelTargetRefused) throw err;
-      const grants = await get(`${base}/v1/dashboard/billing/credit_grants`);
-      balance = Number(grants.total_available ?? 0);
-    }
-  } else if (kind === 'deepseek') {
-    const j = await get(`${base}/user/balance`);
-    const infos = (j.balance_infos as Array<{ currency?: string; total_balance?: string }>) ?? [];
-    balance = Number(infos.find((x) => x.currency === 'USD')?.total_balance ?? infos[0]?.total_balance ?? 0);
-  } else if (kind === 'openrouter') {
-    const j = await get(`${base}/v1/credits`);
-    const d = (j.data ?? {}) as { total_credits?: number; total_usage?: number };
-    balance = Number(d.total_credits ?? 0) - Number(d.total_usage ?? 0);
-  } else if (kind === 'siliconflow') {
-    const j = await get(`${base}/v1/user/info`);
-    balance = Number(((j.data ?? {}) as { totalBalance?: string }).totalBalance ?? 0);
-  } else {
-    throw new UpstreamError(400, '尚未实现该渠道类型的余额查询');
-  }
-  if (!Number.isFinite(balance)) throw new UpstreamError(502, '上游返回了无效的余额数据');
-  await recordChannelBalance(app.knex, id, balance, nowSec());
-  return balance;
-}
-
-export function updateAllBalances(app: AppContext, audience: FetchAudience = 'operator'): boolean {
-  return backgroundSweep(app, 'balance', [CHANNEL_STATUS.enabled], (id) => updateChannelBalance(app, id, audience));
 }

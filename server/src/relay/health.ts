@@ -7,10 +7,15 @@ import { invalidateChannels } from '../services/invalidate';
 import { nowSec } from '../lib/time';
 import type { UpstreamError } from './errors';
 import { sendMail } from '../services/mail';
+import { notifyAdminTelegram } from '../services/notify';
 import { rootEmail } from '../repositories/users';
 
-/** Tells the root user (by email, when SMTP is set up) that a channel changed state. Background. */
+/**
+ * Tells the root user (by email, when SMTP is set up) and the admins' Telegram chat (when
+ * TelegramAdminChatId and the bot token are set) that a channel changed state. Background.
+ */
 function notifyRoot(app: AppContext, subject: string, content: string): void {
+  void notifyAdminTelegram(app, `${subject}\n${content}`).catch((err: unknown) => app.log.warn({ err: String(err) }, 'channel notice telegram failed'));
   void (async () => {
     if (!app.options.get('SMTPServer').trim()) return;
     const email = await rootEmail(app.knex);

@@ -136,6 +136,8 @@ async function routeRelay(app: AppContext, ctx: RelayHttp, playground?: () => Pr
     }
     if (ctx.method === 'GET' && BILLING_PATHS.has(path)) return await handleBilling(app, ctx, path.endsWith('/usage'));
     if (isVideoPath(path)) return await handleTaskRoute(app, ctx, { readBody: () => readRelayBody(ctx, app.config.relayBodyLimit), ip: clientIp(ctx) });
+    // The realtime API is a WebSocket (relay/realtime, on the server's `upgrade` event).
+    if (path === '/v1/realtime') throw new RelayError(426, '/v1/realtime 是 WebSocket 接口，请以 WebSocket 连接', 'upgrade_required');
     throw new RelayError(404, `Invalid URL (${ctx.method} ${path})`, 'not_found');
   } catch (err) {
     respondError(app, ctx, format, err);

@@ -5,6 +5,7 @@
  * may forward bodies untouched and only *observe* the stream for usage.
  */
 
+import type { Dispatcher } from 'undici';
 import type { AppContext } from '../context';
 import type { RelayHttp } from './httpContext';
 
@@ -184,6 +185,11 @@ export interface UpstreamRequest {
   method: 'POST' | 'GET';
   headers: Record<string, string>;
   body?: string | Buffer;
+  /**
+   * An upstream that is not HTTP (iFlytek's WebSocket): the request is sent through this instead
+   * of the HTTP client, which answers as an HTTP response would (relay calls and channel tests).
+   */
+  dispatcher?: Dispatcher;
 }
 
 /** What the client called (the relay routes each to channels whose adaptor serves it). */
@@ -333,6 +339,11 @@ export interface InboundFormat {
    * upstream keeps, such as a Responses `previous_response_id`); undefined when it converts.
    */
   nativeOnly?(body: unknown): string | undefined;
+  /**
+   * Where this body names files stored at OpenAI (`file_id`): only upstreams speaking one of
+   * OpenAI's protocols (Chat Completions, Responses) can read them; undefined when none.
+   */
+  openaiFiles?(body: unknown): string | undefined;
   /** Canonical response → client body (`clientBody`: what the client sent, for echoed fields). */
   fromChat(res: ChatResponse, requestedModel: string, clientBody?: Record<string, unknown>): unknown;
   /**

@@ -85,7 +85,7 @@ export class UpstreamExchange {
     const { origin, path } = splitUrl(req.url);
     const opts: Dispatcher.DispatchOptions = { origin, path, method: req.method, headers: req.headers, body: req.body ?? null };
     try {
-      const d = (ex.dispatcher = dispatcher ?? upstreamDispatcher(app, proxy));
+      const d = (ex.dispatcher = req.dispatcher ?? dispatcher ?? upstreamDispatcher(app, proxy));
       ex.origin = origin;
       countWaiting(d, origin, 1);
       ex.waiting = true;

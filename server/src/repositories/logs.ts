@@ -3,7 +3,7 @@ import { nowSec } from '../lib/time';
 import { DIM, ROLLUP_DIMS_002, rollupUpsertSql } from '../../../migrations/002_log_rollups';
 import { addRollupsSqlite, isSqlite } from './logRollups';
 
-export const LOG_TYPE = { unknown: 0, topup: 1, consume: 2, manage: 3, system: 4 } as const;
+export const LOG_TYPE = { unknown: 0, topup: 1, consume: 2, manage: 3, system: 4, error: 5 } as const;
 
 export interface LogRow {
   id?: number;

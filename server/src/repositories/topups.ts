@@ -31,7 +31,9 @@ export async function completeTopUp(knex: Knex, tradeNo: string, credit: (order:
     if (!won) return undefined;
     const { quota, content } = credit(order);
     await trx('users').where({ id: order.user_id }).increment('quota', quota);
-    await insertLog(trx, { user_id: order.user_id, type: LOG_TYPE.topup, quota, content });
+    // The username rides on the row (as on a redemption's) so admins find it by the username filter.
+    const user: { username: string } | undefined = await trx('users').where({ id: order.user_id }).first('username');
+    await insertLog(trx, { user_id: order.user_id, type: LOG_TYPE.topup, username: user?.username ?? '', quota, content });
     return Number(order.user_id);
   });
 }
@@ -44,4 +46,22 @@ export async function findTopUpUser(knex: Knex, tradeNo: string): Promise<number
 /** The user's latest orders (at most 100), newest first. */
 export function recentTopUps(knex: Knex, userId: number): Promise<TopUpRow[]> {
   return knex('top_ups').where({ user_id: userId }).orderBy('id', 'desc').limit(100);
+}
+
+/** Orders of all users for admins, newest first, each with its user's name; `username` filters exactly. */
+export async function listTopUps(
+  knex: Knex,
+  filter: { username?: string },
+  paging: { p: number; page_size: number },
+): Promise<{ items: Array<TopUpRow & { username: string }>; total: number }> {
+  const base = knex('top_ups').leftJoin('users', 'users.id', 'top_ups.user_id');
+  if (filter.username) base.where('users.username', filter.username);
+  const counted = (await base.clone().count({ n: '*' }).first()) as { n?: number | string } | undefined;
+  const items = (await base
+    .clone()
+    .select('top_ups.*', knex.raw("coalesce(users.username, '') as username"))
+    .orderBy('top_ups.id', 'desc')
+    .limit(paging.page_size)
+    .offset((paging.p - 1) * paging.page_size)) as Array<TopUpRow & { username: string }>;
+  return { items, total: Number(counted?.n ?? 0) };
 }

@@ -99,14 +99,20 @@ export function maskKey(key: string): string {
 
 export const canSeeKeys = (role: number) => role >= ROLE.root;
 
-/** The channel as the caller may see it: root gets the key, an admin the masked key. */
-function viewFor(row: ChannelRow, role: number): Record<string, unknown> {
+/**
+ * The channel as answers carry it: the key masked for everybody. Root reads the full key only
+ * through `channelKey` (POST /api/channel/:id/key), after a fresh re-verification.
+ */
+function viewFor(row: ChannelRow, _role: number): Record<string, unknown> {
   const out = channelView(row, true);
-  if (!canSeeKeys(role)) {
-    out.key = maskKey(String(row.key ?? ''));
-    out.key_masked = true;
-  }
+  out.key = maskKey(String(row.key ?? ''));
+  out.key_masked = true;
   return out;
+}
+
+/** The full key of one channel (root, re-verified: checked by the route). */
+export async function channelKey(app: AppContext, id: number): Promise<{ key: string }> {
+  return { key: String((await loadChannel(app.knex, id)).key ?? '') };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -263,6 +269,12 @@ export async function enabledModelNames(app: AppContext): Promise<string[]> {
 // ---------------------------------------------------------------------------------------------
 // Writes. Every write rewrites the abilities in the same transaction, then drops the relay caches.
 
+/** A kind its provider shut down (PaLM2) takes no new channels; stored ones stay editable. */
+function refuseRetired(type: number): void {
+  const retired = channelType(type)?.retired;
+  if (retired) throw new BadRequestError(`不能再创建或改为该类型的渠道：${retired}`);
+}
+
 export async function createChannels(
   app: AppContext,
   { mode, multiKeyMode, input }: ChannelCreate,
@@ -281,6 +293,7 @@ export async function createChannels(
     created_time: nowSec(),
   };
   if (!base.group) base.group = 'default';
+  refuseRetired(base.type!);
   const version = channelType(base.type!)?.version;
   if (version?.pinOnCreate && !base.other) base.other = version.value;
   if (base.status !== CHANNEL_STATUS.enabled) base.other_info = statusInfo(base.status!);
@@ -323,6 +336,7 @@ export async function updateChannel(app: AppContext, input: ChannelUpdate, role:
   }
   if (patch.group !== undefined && !patch.group) patch.group = 'default';
   const current = await loadChannel(app.knex, input.id);
+  if (patch.type !== undefined && patch.type !== Number(current.type)) refuseRetired(patch.type);
   // The masked key sent back unchanged (an admin's form) keeps the stored key.
   if (patch.key !== undefined && patch.key === maskKey(String(current.key ?? ''))) delete patch.key;
   // Only destinations that change are vetted: an admin may edit a channel root pointed at a local host.
@@ -366,6 +380,7 @@ export async function updateChannel(app: AppContext, input: ChannelUpdate, role:
  */
 export async function copyChannel(app: AppContext, id: number, role: number, suffix = '_复制'): Promise<Record<string, unknown>> {
   const src = await loadChannel(app.knex, id);
+  refuseRetired(Number(src.type));
   await vetChannelHosts(app, everyHost(src), role);
   const row: Partial<ChannelRow> = { created_time: nowSec() };
   for (const k of WRITABLE) (row as Record<string, unknown>)[k] = src[k as keyof ChannelRow];

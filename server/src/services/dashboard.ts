@@ -14,13 +14,34 @@ export interface UsageQuery {
   username?: string;
 }
 
-/** Consumption per time bucket and model; the range defaults to the last 7 days and spans at most a year. */
+/**
+ * Consumption per time bucket and model; the range defaults to the last 7 days and spans at most a
+ * year. The dashboard is refreshed every `DataExportInterval` minutes (as new-api exports its
+ * dashboard data on that period): the range is cut to the interval's grid (it ends at the last
+ * boundary) and each answer is
+ * kept in the KV (shared by all nodes) until the next one, so reloading the dashboard costs no
+ * aggregation over the logs in between.
+ */
 export async function usageData(app: AppContext, query: UsageQuery, userId?: number): Promise<UsageBucket[]> {
-  const end = query.end_timestamp ?? nowSec();
+  const now = nowSec();
+  const end = query.end_timestamp ?? now;
   const start = query.start_timestamp ?? end - 7 * 86400;
   if (start > end) throw new BadRequestError('开始时间不能晚于结束时间');
   if (end - start > 366 * 86400) throw new BadRequestError('时间范围不能超过一年');
-  return usageBuckets(app.knex, { start, end, bucketSeconds: BUCKET[query.default_time ?? 'hour'] }, { userId, username: query.username });
+  const interval = Math.max(1, Math.floor(app.options.num('DataExportInterval', 5))) * 60;
+  const boundary = Math.floor(now / interval) * interval;
+  // Both ends on the interval's grid, so every reload within one interval asks the same question.
+  const from = Math.floor(start / interval) * interval;
+  const to = Math.min(end, boundary - 1);
+  if (to < from) return [];
+  const gran = query.default_time ?? 'hour';
+  const who = userId !== undefined ? `u${userId}` : query.username ? `n${query.username}` : 'all';
+  const key = `dashboard:${interval}:${boundary}:${gran}:${who}:${from}:${to}`;
+  const hit = await app.kv.get(key);
+  if (hit) return JSON.parse(hit) as UsageBucket[];
+  const rows = await usageBuckets(app.knex, { start: from, end: to, bucketSeconds: BUCKET[gran] }, { userId, username: query.username });
+  await app.kv.set(key, JSON.stringify(rows), Math.max(1, boundary + interval - now));
+  return rows;
 }
 
 /** Process metrics for the admin "performance" page. */

@@ -7,7 +7,7 @@ import { deleteLogsBefore, logStats, queryLogs, type LogFilter, type LogRow } fr
 const nonNeg = (what: string, max = 1e13) => qIntOpt().refine((n) => n === undefined || (n >= 0 && n <= max), `${what} 必须是非负整数`);
 
 export const filterQuery = z.object({
-  type: nonNeg('type').refine((n) => n === undefined || n <= 4, 'type 只能是 0-4'),
+  type: nonNeg('type').refine((n) => n === undefined || n <= 5, 'type 只能是 0-5'),
   username: qStr(),
   token_name: qStr(),
   model_name: qStr(),

@@ -1,7 +1,7 @@
 import type { AppContext } from '../context';
 import type { UserRecord } from '../relay/auth';
 import { sendMail } from './mail';
-import { guardedFetch } from '../lib/guardedFetch';
+import { fetchPolicy, guardedFetch } from '../lib/guardedFetch';
 
 /**
  * Quota warning: when a call takes the user's balance from at/above the threshold to below it,
@@ -42,4 +42,28 @@ export async function notifyQuota(app: AppContext, user: UserRecord, remaining: 
   const to = (typeof s.notification_email === 'string' && s.notification_email) || user.email;
   if (!to) return;
   await sendMail(app, to, title, `<p>${content}</p>`);
+}
+
+/**
+ * Sends an alert to the admins' Telegram chat (TelegramAdminChatId) through the login bot
+ * (TelegramBotToken), as new-api does for channel state changes. Nothing when either is unset.
+ * Root configured both, so the operator's fetch rule applies. Rejects when Telegram refuses.
+ */
+export async function notifyAdminTelegram(app: AppContext, text: string): Promise<boolean> {
+  const chatId = app.options.get('TelegramAdminChatId').trim();
+  const token = app.options.get('TelegramBotToken').trim();
+  if (!chatId || !token) return false;
+  const base = (app.config.telegramApiUrl ?? 'https://api.telegram.org').replace(/\/+$/, '');
+  const res = await guardedFetch(app, `${base}/bot${encodeURIComponent(token)}/sendMessage`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ chat_id: chatId, text: text.slice(0, 4000), disable_web_page_preview: true }),
+    timeoutMs: 10_000,
+    maxBytes: 64 * 1024,
+    maxRedirects: 0,
+    policy: fetchPolicy(app, 'operator'),
+  });
+  // The token is part of the URL: report Telegram's status and description only.
+  if (res.status >= 400) throw new Error(`telegram answered ${res.status}: ${res.text().slice(0, 200)}`);
+  return true;
 }

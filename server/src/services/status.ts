@@ -1,5 +1,6 @@
 import type { AppContext } from '../context';
 import { isSetupDone } from './setup';
+import { passkeysUsable } from './passkeys';
 
 /** The public status object the console reads at start, answered before setup too. */
 export async function statusObject(app: AppContext): Promise<Record<string, unknown>> {
@@ -30,6 +31,7 @@ export async function statusObject(app: AppContext): Promise<Record<string, unkn
     display_token_stat: o.bool('DisplayTokenStatEnabled'),
     email_verification: o.bool('EmailVerificationEnabled'),
     password_login_enabled: o.bool('PasswordLoginEnabled'),
+    passkey_login: passkeysUsable(app),
     password_register_enabled: o.bool('PasswordRegisterEnabled'),
     register_enabled: o.bool('RegisterEnabled'),
     turnstile_check: o.bool('TurnstileCheckEnabled'),
@@ -47,6 +49,8 @@ export async function statusObject(app: AppContext): Promise<Record<string, unkn
     linuxdo_client_id: o.get('LinuxDOClientId'),
     self_use_mode_enabled: o.bool('SelfUseModeEnabled'),
     demo_site_enabled: o.bool('DemoSiteEnabled'),
+    // The console offers the update check only when a release feed is configured.
+    update_check: o.get('UpdateCheckUrl').trim() !== '',
     setup: await isSetupDone(app),
   };
 }

@@ -6,6 +6,8 @@ import { nowSec } from '../lib/time';
 import type { Paging } from '../lib/validate';
 import { hitLimit } from '../middleware/rateLimit';
 import { insertLog, LOG_TYPE } from '../repositories/logs';
+import { passkeyCountsAmong } from '../repositories/passkeys';
+import { twoFactorEnabledAmong } from '../repositories/twoFactor';
 import {
   clientUser,
   findUserByEmail,
@@ -102,16 +104,21 @@ export function checkEmailAllowed(app: AppContext, email: string): string {
 
 /* ------------------------------------------------------------------ login */
 
-export async function passwordLogin(app: AppContext, ip: string, username: string, password: string): Promise<UserRow> {
-  if (!app.options.bool('PasswordLoginEnabled')) throw new BadRequestError(MSG.loginDisabled);
-  if (!username.trim() || !password) throw new BadRequestError(MSG.loginEmpty);
-  const user = await findUserForLogin(app.knex, username.trim());
-  // Failures are counted atomically BEFORE the password is checked (each attempt takes a slot, a
-  // success gives it back): N concurrent guesses take N slots, so at most `limit` of them ever
-  // reach bcrypt in a window. The account key is the user id (username and email hit the same
-  // counter); unknown names get one per name.
+/**
+ * The login lockout's counters for one attempt (a password, a second-factor code or a
+ * re-verification): per account and per IP, taken atomically BEFORE the secret is checked (each
+ * attempt takes a slot, a success gives it back), so N concurrent guesses take N slots and at most
+ * `limit` of them ever reach the check in a window. The account key is the user id (username and
+ * email hit the same counter); unknown names get one per name.
+ */
+export interface LoginSlots {
+  accountKey: string;
+  ipKey: string;
+}
+
+export async function takeLoginSlots(app: AppContext, ip: string, account: { id: number } | string): Promise<LoginSlots> {
   const { perAccount, perIp, windowSeconds } = app.config.loginLimit;
-  const accountKey = `rl:loginfail:user:${user ? `#${user.id}` : username.trim().toLowerCase()}`;
+  const accountKey = `rl:loginfail:user:${typeof account === 'string' ? account.trim().toLowerCase() : `#${account.id}`}`;
   const ipKey = `rl:loginfail:ip:${ip}`;
   const [byIp, byAccount] = await Promise.all([perIp > 0 ? app.kv.incr(ipKey, windowSeconds) : 0, perAccount > 0 ? app.kv.incr(accountKey, windowSeconds) : 0]);
   if (byIp > perIp || byAccount > perAccount) {
@@ -119,12 +126,36 @@ export async function passwordLogin(app: AppContext, ip: string, username: strin
     const ttl = await app.kv.ttl(key);
     throw new RateLimitError('登录失败次数过多，请稍后再试', ttl > 0 ? ttl : windowSeconds);
   }
+  return { accountKey, ipKey };
+}
+
+/** The owner got in: the account's count starts over, the IP's slot is given back. */
+export async function releaseLoginSlots(app: AppContext, slots: LoginSlots): Promise<void> {
+  const { perAccount, perIp } = app.config.loginLimit;
+  await Promise.all([perAccount > 0 ? app.kv.del(slots.accountKey) : undefined, perIp > 0 ? app.kv.decr(slots.ipKey) : undefined]);
+}
+
+/**
+ * Checks a password login. With `keepCount` (the account has a second factor) a right password
+ * leaves the counters as they are: they are released only when the second step succeeds, so
+ * wrong codes after a right password still count toward the same lockout.
+ */
+export async function passwordLogin(
+  app: AppContext,
+  ip: string,
+  username: string,
+  password: string,
+  keepCount?: (user: UserRow) => Promise<boolean>,
+): Promise<UserRow> {
+  if (!app.options.bool('PasswordLoginEnabled')) throw new BadRequestError(MSG.loginDisabled);
+  if (!username.trim() || !password) throw new BadRequestError(MSG.loginEmpty);
+  const user = await findUserForLogin(app.knex, username.trim());
+  const slots = await takeLoginSlots(app, ip, user ?? username);
   // Unknown names cost a bcrypt comparison too, so timing does not reveal which accounts exist.
   const dummy = app.memo('users:dummyHash', () => hashPassword(randomString(24)));
   const ok = user?.password ? await verifyPassword(password, user.password) : (await verifyPassword(password, await dummy), false);
   if (!user || !ok) throw new BadRequestError(MSG.loginWrong);
-  // The owner got in: the account's count starts over, the IP's slot is given back.
-  await Promise.all([perAccount > 0 ? app.kv.del(accountKey) : undefined, perIp > 0 ? app.kv.decr(ipKey) : undefined]);
+  if (!(keepCount && (await keepCount(user)))) await releaseLoginSlots(app, slots);
   if (Number(user.status) !== USER_STATUS.enabled) throw new BadRequestError(MSG.banned);
   return user;
 }
@@ -563,7 +594,11 @@ export function selfGroups(app: AppContext, user: UserRow): Record<string, { des
 /** A page of users for the admin list (optionally filtered by keyword and group). */
 export async function listUsers(app: AppContext, paging: Paging, filter: { keyword?: string; group?: string } = {}) {
   const { items, total } = await queryUsers(app.knex, { ...filter, offset: (paging.p - 1) * paging.page_size, limit: paging.page_size });
-  return { items: items.map((u) => clientUser(u)), total, page: paging.p, page_size: paging.page_size };
+  // Admins see who has a second factor (two queries for the whole page).
+  const ids = items.map((u) => Number(u.id));
+  const [twoFa, passkeys] = await Promise.all([twoFactorEnabledAmong(app.knex, ids), passkeyCountsAmong(app.knex, ids)]);
+  const rows = items.map((u) => ({ ...clientUser(u), two_fa_enabled: twoFa.has(Number(u.id)), passkey_count: passkeys.get(Number(u.id)) ?? 0 }));
+  return { items: rows, total, page: paging.p, page_size: paging.page_size };
 }
 
 /** One user for an admin: never a user of the same or a higher role (oneself excepted). */

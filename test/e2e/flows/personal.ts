@@ -38,6 +38,9 @@ export const flow: Flow = {
 
     await step('personal: generating the access token copies it (the token authenticates the API)', async () => {
       await page.getByTestId('personal-token').click();
+      // A new token needs a fresh re-verification (root has only its password).
+      await page.getByTestId('verify-input').fill(ctx.admin.password);
+      await page.getByTestId('verify-submit').click();
       await expectText(page, '令牌已重置并已复制到剪贴板');
       const shownToken = await page.getByTestId('personal-token-value').inputValue();
       const row = await root();
@@ -233,6 +236,8 @@ export const flow: Flow = {
         await expectText(up, '请输入你的账户名以确认删除！');
         await up.getByTestId('personal-delete-input').fill(username);
         await up.getByTestId('personal-delete-confirm').click();
+        await up.getByTestId('verify-input').fill('second-pass-2');
+        await up.getByTestId('verify-submit').click();
         await expectPath(up, '/login');
         await expectText(up, '账户已删除！');
         assert((await up.evaluate(() => localStorage.getItem('user'))) === null, 'the stored user is cleared');

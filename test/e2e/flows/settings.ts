@@ -128,6 +128,25 @@ export const flow: Flow = {
       assert(o.get('ServerAddress') === 'https://gw.example.com', `stored ${o.get('ServerAddress')}`);
     });
 
+    await step('settings: the update check appears once a release feed is set, and compares with it', async () => {
+      // This project's feed, served by the mock (a GitHub-style latest-release object).
+      stack.mock.route('GET', /^\/e2e-releases\/latest$/, (_req, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ tag_name: 'v99.0.0', html_url: 'https://example.com/releases/v99.0.0' }));
+      });
+      await o.set('UpdateCheckUrl', '');
+      await page.goto(`${base}/setting?tab=other`);
+      await page.locator('input[name="UpdateCheckUrl"]').waitFor();
+      assert((await page.getByRole('button', { name: '检查更新' }).count()) === 0, 'no feed: no update check');
+      await page.locator('input[name="UpdateCheckUrl"]').fill(`${stack.mock.url}/e2e-releases/latest`);
+      await page.getByRole('button', { name: /保存版本更新/ }).click();
+      await expectText(page, '保存成功');
+      await page.reload();
+      await page.getByRole('button', { name: '检查更新' }).click();
+      await expectText(page, '发现新版本 v99.0.0');
+      await page.getByRole('link', { name: 'v99.0.0' }).waitFor();
+    });
+
     await step('settings: other tab shows system info; mobile layout', async () => {
       await page.goto(`${base}/setting?tab=other`);
       await expectText(page, '检查更新');

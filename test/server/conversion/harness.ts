@@ -60,6 +60,11 @@ export function convertRequest(client: Protocol, upstream: Protocol, fx: ClientR
   // call/plan.ts: a body only an upstream of the client's protocol can honour is never converted
   const nativeOnly = (client.inbound as { nativeOnly?(b: unknown): string | undefined }).nativeOnly?.(fx.body);
   if (nativeOnly) return { stream, golden: { refused: { status: 400, reason: nativeOnly } } };
+  // …and files stored at OpenAI go only to upstreams speaking one of OpenAI's protocols
+  const openaiFiles = client.inbound!.openaiFiles?.(fx.body);
+  if (openaiFiles && upstream.adaptor!.format !== 'openai' && upstream.adaptor!.format !== 'responses') {
+    return { stream, golden: { refused: { status: 400, reason: openaiFiles } } };
+  }
   let chat: ChatRequest;
   try {
     chat = client.inbound!.toChat(fx.body, route.modelFromPath);

@@ -7,6 +7,7 @@ import { BindingsCard } from './BindingsCard';
 import { SecurityCard } from './SecurityCard';
 import { SettingsTabs } from './SettingsTabs';
 import { useSelf } from './useSelf';
+import { PasskeysCard, TwoFactorCard } from '../security';
 
 /** Personal settings page: account, bindings, security, invitations and settings. */
 export function PersonalPage() {
@@ -27,6 +28,8 @@ export function PersonalPage() {
         <Grid size={{ xs: 12, md: 5, lg: 4 }}>
           <Stack spacing={2}>
             <SecurityCard self={self} />
+            <TwoFactorCard />
+            <PasskeysCard />
             <InviteCard self={self} onChanged={refresh} />
             <BindingsCard self={self} onChanged={refresh} />
           </Stack>

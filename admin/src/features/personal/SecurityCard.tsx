@@ -24,6 +24,7 @@ import { clearUser } from '../../lib/storage';
 import { useCopy } from '../../components/CopyDialog';
 import { deleteProblem, passwordProblem } from './personalSettings';
 import type { SelfUser } from './useSelf';
+import { isCancelled, useSecureAction } from '../security/secureAction';
 
 /** System access token, change password, log out everywhere, delete account. */
 export function SecurityCard({ self }: { self: SelfUser | null }) {
@@ -31,7 +32,11 @@ export function SecurityCard({ self }: { self: SelfUser | null }) {
   const notify = useNotify();
   const navigate = useNavigate();
   const { copy, dialog } = useCopy();
-  const fail = (err: unknown) => notify(errorText(err, translate), { type: 'error' });
+  // The token and the deletion need a fresh re-verification: the dialog opens when the server asks.
+  const { run, dialog: verifyDialog } = useSecureAction();
+  const fail = (err: unknown) => {
+    if (!isCancelled(err)) notify(errorText(err, translate), { type: 'error' });
+  };
 
   const [token, setToken] = useState('');
   const [tokenBusy, setTokenBusy] = useState(false);
@@ -63,7 +68,7 @@ export function SecurityCard({ self }: { self: SelfUser | null }) {
   const generateToken = async () => {
     setTokenBusy(true);
     try {
-      const r = await api().get<string>('/api/user/token');
+      const r = await run(() => api().get<string>('/api/user/token'));
       const t = String(r.data ?? '');
       setToken(t);
       // The manual-copy dialog opens when the clipboard refuses; the token also stays visible below.
@@ -97,7 +102,7 @@ export function SecurityCard({ self }: { self: SelfUser | null }) {
     if (problem) return notify(problem.key, { type: 'error' });
     setDelBusy(true);
     try {
-      await api().del('/api/user/self');
+      await run(() => api().del('/api/user/self'));
       notify('feat.personal.delete.ok', { type: 'success' });
       setDelOpen(false);
       clearUser();
@@ -257,6 +262,7 @@ export function SecurityCard({ self }: { self: SelfUser | null }) {
         </DialogActions>
       </Dialog>
       {dialog}
+      {verifyDialog}
     </Card>
   );
 }

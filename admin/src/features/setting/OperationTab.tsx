@@ -63,8 +63,8 @@ export function OperationTab() {
           { key: 'AutomaticDisableKeywords', type: 'textarea', help: 'feat.setting.help.keywords' },
         ]}
       />
-      <OptionSection title="feat.setting.sec.log" fields={[sw('LogConsumeEnabled')]} extra={() => <ClearLogs />} />
-      <OptionSection title="feat.setting.sec.chats" fields={[{ ...json('Chats'), help: 'feat.setting.help.chats' }]} />
+      <OptionSection title="feat.setting.sec.log" fields={[sw('LogConsumeEnabled'), sw('ErrorLogEnabled')]} extra={() => <ClearLogs />} />
+      <OptionSection title="feat.setting.sec.chats" fields={[text('ChatLink'), text('ChatLink2'), { ...json('Chats'), help: 'feat.setting.help.chats' }]} />
       <OptionSection
         title="feat.setting.sec.sensitive"
         fields={[

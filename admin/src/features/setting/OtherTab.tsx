@@ -1,22 +1,18 @@
 import { useState } from 'react';
-import { Box, Button, Link, Stack, TextField } from '@mui/material';
+import { Box, Button, Link, Stack } from '@mui/material';
 import SystemUpdateIcon from '@mui/icons-material/SystemUpdateAltOutlined';
 import { useNotify, useTranslate } from 'react-admin';
 import { useStatus } from '../../lib/StatusContext';
-import { store } from '../../lib/storage';
+import { api } from '../../lib/http';
 import { formatTimestamp } from '../../resources/shared/format';
 import { InfoLine, OptionSection, SectionCard } from './OptionSection';
-import { isNewerVersion } from './settingOptions';
-
-/** Where the update check looks (stored locally, editable here). */
-export const RELEASE_URL_KEY = 'setting_release_url';
-export const DEFAULT_RELEASE_URL = 'https://api.github.com/repos/QuantumNous/new-api/releases/latest';
 
 /** Other settings: system info with update check, notice, name, logo, home page, about, footer. */
 export function OtherTab() {
   return (
     <Box>
       <SystemInfo />
+      <OptionSection title="feat.setting.sec.update" fields={[{ key: 'UpdateCheckUrl', type: 'text', help: 'feat.setting.help.update_feed' }]} />
       <OptionSection title="feat.setting.sec.notice" fields={[{ key: 'Notice', type: 'textarea', help: 'feat.setting.help.markdown' }]} />
       <OptionSection
         title="feat.setting.sec.content"
@@ -36,21 +32,17 @@ function SystemInfo() {
   const translate = useTranslate();
   const notify = useNotify();
   const { status } = useStatus();
-  const [url, setUrl] = useState(() => store().getItem(RELEASE_URL_KEY) || DEFAULT_RELEASE_URL);
   const [latest, setLatest] = useState<{ tag: string; url: string } | null>(null);
   const [busy, setBusy] = useState(false);
   const version = String(status.version ?? '') || '-';
+  // The server compares with the configured release feed (UpdateCheckUrl); none set: no check.
   const check = async () => {
-    store().setItem(RELEASE_URL_KEY, url.trim());
     setBusy(true);
     try {
-      const res = await window.fetch(url.trim(), { headers: { Accept: 'application/json' } });
-      if (!res.ok) throw new Error(String(res.status));
-      const data = (await res.json()) as { tag_name?: string; html_url?: string };
-      const tag = String(data.tag_name ?? '');
-      if (!tag) throw new Error('no tag');
-      setLatest({ tag, url: String(data.html_url ?? '') });
-      if (isNewerVersion(version, tag)) notify('feat.setting.other.new_version', { type: 'info', messageArgs: { tag } });
+      const res = await api().raw<{ latest: string; url: string; newer: boolean }>('GET', '/api/status/update');
+      if (!res.success || !res.data) throw new Error(res.message);
+      setLatest({ tag: res.data.latest, url: res.data.url });
+      if (res.data.newer) notify('feat.setting.other.new_version', { type: 'info', messageArgs: { tag: res.data.latest } });
       else notify('feat.setting.other.up_to_date', { type: 'success' });
     } catch {
       notify('feat.setting.other.update_fail', { type: 'error' });
@@ -76,19 +68,13 @@ function SystemInfo() {
           }
         />
       )}
-      <Stack direction={{ xs: 'column', sm: 'row' }} spacing={1} sx={{ mt: 1.5 }}>
-        <TextField
-          size="small"
-          fullWidth
-          name="release_url"
-          label={translate('feat.setting.other.release_url')}
-          value={url}
-          onChange={(e) => setUrl(e.target.value)}
-        />
-        <Button variant="outlined" startIcon={<SystemUpdateIcon />} onClick={check} disabled={busy} sx={{ whiteSpace: 'nowrap', flexShrink: 0 }}>
-          {translate('feat.setting.other.check')}
-        </Button>
-      </Stack>
+      {status.update_check ? (
+        <Stack direction={{ xs: 'column', sm: 'row' }} spacing={1} sx={{ mt: 1.5 }}>
+          <Button variant="outlined" startIcon={<SystemUpdateIcon />} onClick={check} disabled={busy} sx={{ whiteSpace: 'nowrap', flexShrink: 0 }}>
+            {translate('feat.setting.other.check')}
+          </Button>
+        </Stack>
+      ) : null}
     </SectionCard>
   );
 }

@@ -19,7 +19,7 @@ const trim =
     return out;
   };
 
-/** System settings (root): general, proxy, payment, login, whitelist, SMTP, OIDC, OAuth providers, bot-check, outbound fetch guard. */
+/** System settings (root): general, payment, login, whitelist, SMTP, OIDC, OAuth providers, bot-check, outbound fetch guard. */
 export function SystemTab() {
   return (
     <Box>
@@ -28,7 +28,6 @@ export function SystemTab() {
         fields={[text('ServerAddress', { help: 'feat.setting.help.server_address' })]}
         transform={trim('ServerAddress')}
       />
-      <OptionSection title="feat.setting.sec.proxy" fields={[text('WorkerUrl'), secret('WorkerValidKey')]} transform={trim('WorkerUrl')} />
       <OptionSection
         title="feat.setting.sec.payment"
         fields={[
@@ -91,6 +90,11 @@ export function SystemTab() {
       <OptionSection
         title="feat.setting.sec.telegram"
         fields={[sw('TelegramOAuthEnabled'), secret('TelegramBotToken'), text('TelegramBotName'), text('TelegramAdminChatId')]}
+      />
+      <OptionSection
+        title="feat.setting.sec.security"
+        testId="sec-security"
+        fields={[sw('AdminTwoFactorRequired'), num('SecureVerificationWindowSeconds'), sw('PasskeyLoginEnabled')]}
       />
       <OptionSection title="feat.setting.sec.turnstile" fields={[sw('TurnstileCheckEnabled'), secret('TurnstileSiteKey'), secret('TurnstileSecretKey')]} />
       <OptionSection

@@ -19,7 +19,8 @@ import { Confirm, useNotify, useRefresh, useTranslate } from 'react-admin';
 import { Link as RouterLink } from 'react-router-dom';
 import { SideDrawer, STICKY_ACTIONS_SX } from '../shared/SideDrawer';
 import { unpricedModels } from '../../features/pricing/pricingTable';
-import { useGateway, useApi } from '../shared/api';
+import { storedUserRole, useGateway, useApi } from '../shared/api';
+import { ChannelKeyButton } from '../../features/security/ChannelKeyButton';
 import { useNotifyError } from '../shared/hooks';
 import { readLocal, writeLocal } from '../shared/storage';
 import {
@@ -223,12 +224,13 @@ const ChannelForm = ({ editId, onDone }: { editId?: string; onDone: () => void }
           size="small"
         >
           {typeMenu(catalogue, form.type).map((t) => (
-            <MenuItem key={t.value} value={t.value}>
-              {t.label}
+            <MenuItem key={t.value} value={t.value} disabled={t.disabled} title={t.retired}>
+              {t.retired ? `${t.label}（${translate('res.channel.retired')}）` : t.label}
             </MenuItem>
           ))}
         </TextField>
         {kind.hint && <Alert severity="info">{translate(kind.hint)}</Alert>}
+        {catalogue.byId.get(form.type)?.retired && <Alert severity="warning">{catalogue.byId.get(form.type)?.retired}</Alert>}
         <TextField required size="small" label={translate('res.channel.fields.name')} value={form.name} onChange={(e) => set('name', e.target.value)} />
 
         {kind.baseUrl ? (
@@ -355,6 +357,8 @@ const ChannelForm = ({ editId, onDone }: { editId?: string; onDone: () => void }
           autoComplete="new-password"
           onChange={(e) => set('key', e.target.value)}
         />
+        {/* Answers mask the key for everybody; root reads it after a re-verification. */}
+        {isEdit && form.id !== undefined && storedUserRole() >= 100 ? <ChannelKeyButton id={form.id} /> : null}
 
         <Autocomplete
           multiple

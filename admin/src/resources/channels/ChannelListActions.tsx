@@ -9,6 +9,9 @@ import { useChannelOps } from './useChannelOps';
 import { BatchTagDialog } from './BatchTagDialog';
 import { BulkResultDialog, type BulkResult } from '../shared/BulkResultDialog';
 import { bulkItemsFromAnswer } from '../../lib/bulk';
+import { BalanceSummaryDialog } from './BalanceSummaryDialog';
+import { balanceSummaryFrom, type BalanceSummary } from './balanceSummary';
+import { ChannelTestSummary } from './ChannelTestSummary';
 
 export interface ChannelListActionsProps {
   idSort: boolean;
@@ -32,6 +35,8 @@ export const ChannelListActions = ({ idSort, setIdSort, tagMode, setTagMode, ope
   const { ask, dialog: confirmDialog } = useConfirmedAction(refresh, notifyError);
   const [batchTagOpen, setBatchTagOpen] = useState(false);
   const [result, setResult] = useState<BulkResult | null>(null);
+  const [balances, setBalances] = useState<BalanceSummary | null>(null);
+  const [testRun, setTestRun] = useState(0);
   const selectedCount = selectedIds.length;
 
   // The server's per-item answer is shown item by item when it gives one; else its message.
@@ -52,12 +57,28 @@ export const ChannelListActions = ({ idSort, setIdSort, tagMode, setTagMode, ope
       <Button variant="contained" startIcon={<AddIcon />} onClick={openCreate}>
         {translate('res.channel.add')}
       </Button>
-      <Button variant="outlined" onClick={() => allChannels('res.channel.test_all', 'res.channel.confirm.test_all', () => dp.testAllChannels())}>
-        {translate('res.channel.test_all')}
-      </Button>
       <Button
         variant="outlined"
-        onClick={() => allChannels('res.channel.update_all_balance', 'res.channel.confirm.update_all_balance', () => dp.updateAllBalances())}
+        onClick={() =>
+          allChannels('res.channel.test_all', 'res.channel.confirm.test_all', async () => {
+            const r = await dp.testAllChannels();
+            setTestRun((n) => n + 1);
+            return r;
+          })
+        }
+      >
+        {translate('res.channel.test_all')}
+      </Button>
+      <ChannelTestSummary run={testRun} />
+      <Button
+        variant="outlined"
+        onClick={() =>
+          ask({
+            title: 'res.channel.update_all_balance',
+            content: 'res.channel.confirm.update_all_balance',
+            action: async () => setBalances(balanceSummaryFrom((await dp.updateAllBalances()).data)),
+          })
+        }
       >
         {translate('res.channel.update_all_balance')}
       </Button>
@@ -149,6 +170,7 @@ export const ChannelListActions = ({ idSort, setIdSort, tagMode, setTagMode, ope
       </Tooltip>
       {confirmDialog}
       <BulkResultDialog result={result} onClose={() => setResult(null)} />
+      <BalanceSummaryDialog summary={balances} onClose={() => setBalances(null)} />
       <BatchTagDialog open={batchTagOpen} onClose={() => setBatchTagOpen(false)} />
     </Box>
   );

@@ -67,7 +67,7 @@ describe('channel types from GET /api/channel/types', () => {
       { id: 4, label: 'Ollama', color: 'no-such-colour', fields: { base_url: { placeholder: 'no label' } } },
     ]);
     expect(cat.list).toEqual([
-      { id: 4, name: '', label: 'Ollama', color: 'grey', offered: true, key_hint: '', json_key: false, predefined_models: false, fields: {} },
+      { id: 4, name: '', label: 'Ollama', color: 'grey', offered: true, key_hint: '', json_key: false, predefined_models: false, retired: '', fields: {} },
     ]);
     expect(catalogueFrom({ not: 'a list' }).list).toEqual([]);
     expect(channelTypeLabel(EMPTY_CATALOGUE, 1)).toBe('#1');

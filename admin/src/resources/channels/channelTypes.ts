@@ -67,6 +67,7 @@ export function catalogueFrom(answer: unknown): ChannelTypeCatalogue {
       key_hint: typeof t.key_hint === 'string' ? t.key_hint : '',
       json_key: t.json_key === true,
       predefined_models: t.predefined_models === true,
+      retired: typeof t.retired === 'string' ? t.retired : '',
       fields,
     });
   }
@@ -80,9 +81,14 @@ export function channelTypeColor(cat: ChannelTypeCatalogue, type: number): TagCo
   return cat.byId.get(type)?.color ?? 'grey';
 }
 
-/** The type menu: the offered kinds, plus the channel's own kind when it is not offered (or unknown). */
-export function typeMenu(cat: ChannelTypeCatalogue, current: number): { value: number; label: string }[] {
-  const items = cat.list.filter((t) => t.offered || t.id === current).map((t) => ({ value: t.id, label: t.label }));
+/**
+ * The type menu: the offered kinds, plus the channel's own kind when it is not offered (or unknown).
+ * A retired kind (PaLM2) is listed disabled with its reason, selectable only as the channel's own.
+ */
+export function typeMenu(cat: ChannelTypeCatalogue, current: number): { value: number; label: string; retired?: string; disabled?: boolean }[] {
+  const items: { value: number; label: string; retired?: string; disabled?: boolean }[] = cat.list
+    .filter((t) => t.offered || t.id === current)
+    .map((t) => (t.retired ? { value: t.id, label: t.label, retired: t.retired, disabled: t.id !== current } : { value: t.id, label: t.label }));
   if (!cat.byId.has(current)) items.push({ value: current, label: channelTypeLabel(cat, current) });
   return items;
 }

@@ -55,6 +55,8 @@ export const LogList = () => {
 };
 
 const isConsume = (r: Record<string, unknown>) => Number(r.type) === 2 || Number(r.type) === 0;
+/** Rows of a relay call: consumption, and failed calls (type 5: model, channel, token, group too). */
+const isCall = (r: Record<string, unknown>) => isConsume(r) || Number(r.type) === 5;
 
 const LogTable = ({ admin }: { admin: boolean }) => {
   const translate = useTranslate();
@@ -92,7 +94,7 @@ const LogTable = ({ admin }: { admin: boolean }) => {
             label="res.log.fields.channel"
             disableSort
             render={(r) =>
-              isConsume(r) && r.channel ? (
+              isCall(r) && r.channel ? (
                 <Tooltip title={r.channel_name || ''}>
                   <span>
                     <ColorTag tone={stringColor(String(r.channel))} label={String(r.channel)} />
@@ -127,7 +129,7 @@ const LogTable = ({ admin }: { admin: boolean }) => {
           source="token_name"
           label="res.log.fields.token_name"
           disableSort
-          render={(r) => (isConsume(r) && r.token_name ? <ColorTag tone="grey" label={r.token_name} /> : null)}
+          render={(r) => (isCall(r) && r.token_name ? <ColorTag tone="grey" label={r.token_name} /> : null)}
         />
         <DataTable.Col
           source="group"
@@ -135,7 +137,7 @@ const LogTable = ({ admin }: { admin: boolean }) => {
           disableSort
           render={(r) => {
             const g = r.group || parseJsonObject(r.other).group;
-            return isConsume(r) && g ? <ColorTag tone={stringColor(String(g))} label={String(g)} /> : null;
+            return isCall(r) && g ? <ColorTag tone={stringColor(String(g))} label={String(g)} /> : null;
           }}
         />
         <DataTable.Col
@@ -149,7 +151,7 @@ const LogTable = ({ admin }: { admin: boolean }) => {
           label="res.log.fields.model_name"
           disableSort
           render={(r) => {
-            if (!isConsume(r) || !r.model_name) return null;
+            if (!isCall(r) || !r.model_name) return null;
             const o = parseJsonObject(r.other);
             const tag = <ColorTag tone={stringColor(String(r.model_name))} label={r.model_name} />;
             return o.is_model_mapped && o.upstream_model_name ? (

@@ -3,7 +3,7 @@ import { firstTokenSeconds, logDetail, logTypeKey, usedChannels } from './logDis
 
 describe('logs', () => {
   it('type keys', () => {
-    expect([0, 1, 2, 3, 4, 9].map(logTypeKey)).toEqual(['all', 'topup', 'consume', 'manage', 'system', 'unknown']);
+    expect([0, 1, 2, 3, 4, 5, 9].map(logTypeKey)).toEqual(['all', 'topup', 'consume', 'manage', 'system', 'error', 'unknown']);
   });
   it('first-token time from other.frt in ms', () => {
     expect(firstTokenSeconds('{"frt":2500}')).toBe(2.5);

@@ -1,12 +1,12 @@
 /** How a usage-log row reads: type labels and colours, first-token time, retried channels, details. */
 import { parseJsonObject } from '../shared/format';
 
-export const LOG_TYPES = [0, 1, 2, 3, 4] as const;
+export const LOG_TYPES = [0, 1, 2, 3, 4, 5] as const;
 export function logTypeKey(type: number): string {
-  return ['all', 'topup', 'consume', 'manage', 'system'][type] ?? 'unknown';
+  return ['all', 'topup', 'consume', 'manage', 'system', 'error'][type] ?? 'unknown';
 }
 export function logTypeColor(type: number) {
-  return (['grey', 'cyan', 'green', 'orange', 'purple'] as const)[type] ?? 'grey';
+  return (['grey', 'cyan', 'green', 'orange', 'purple', 'red'] as const)[type] ?? 'grey';
 }
 
 /** First-token time (other.frt, milliseconds) in seconds, or null when absent. */

@@ -12,7 +12,7 @@ export const zh = {
   user_info: '用户信息',
   retry_path: '重试：{{path}}',
   stat: { quota: '消耗额度' },
-  type: { all: '全部', topup: '充值', consume: '消费', manage: '管理', system: '系统', unknown: '未知' },
+  type: { all: '全部', topup: '充值', consume: '消费', manage: '管理', system: '系统', error: '错误', unknown: '未知' },
   fields: {
     created_at: '时间',
     channel: '渠道',
@@ -64,7 +64,7 @@ export const en: typeof zh = {
   user_info: 'User information',
   retry_path: 'Retried: {{path}}',
   stat: { quota: 'Quota used' },
-  type: { all: 'All', topup: 'Top-up', consume: 'Consumption', manage: 'Admin', system: 'System', unknown: 'Unknown' },
+  type: { all: 'All', topup: 'Top-up', consume: 'Consumption', manage: 'Admin', system: 'System', error: 'Error', unknown: 'Unknown' },
   fields: {
     created_at: 'Time',
     channel: 'Channel',

@@ -13,6 +13,7 @@ import { EmptyRows } from '../shared/EmptyRows';
 import { availableActions, enableBlocked, roleKey, userStatusKey, type ManageAction } from './userManagement';
 import { useGroups } from './useGroups';
 import { UserCreateDrawer, UserEditDrawer } from './UserEdit';
+import { SecondFactorCell } from '../../features/security/SecondFactorCell';
 
 type Row = RaRecord;
 const ROLE_TONE = { user: 'blue', admin: 'yellow', root: 'orange', unknown: 'red' } as const;
@@ -192,6 +193,7 @@ const UserTable = ({ openEdit }: { openEdit: (id: string | number) => void }) =>
             return <ColorTag tone={STATUS_TONE[k as keyof typeof STATUS_TONE]} label={translate(`res.user.status.${k}`)} />;
           }}
         />
+        <DataTable.Col<Row> label="feat.security.admin.column" render={(r) => <SecondFactorCell row={r as never} myRole={myRole} />} />
         <DataTable.Col<Row>
           label="res.common.actions"
           render={(r) => {

@@ -4,6 +4,7 @@ import { parsePaging, parseId } from '../../lib/validate';
 import {
   allModelNames,
   batchSetTag,
+  channelKey,
   copyChannel,
   createChannels,
   deleteChannel,
@@ -34,6 +35,7 @@ import {
   updateBody,
 } from './schema';
 import { registerUpstream } from './upstream';
+import { requireFreshVerification } from '../../services/secureVerification';
 
 /** Built once: the catalogue does not change at run time. */
 const CONSOLE_TYPES = consoleChannelTypes();
@@ -167,9 +169,18 @@ export function register(api: ConsoleRoutes): void {
   );
 
   // Numeric ids only: anything else falls through (e.g. routes of other areas).
-  api.route({ method: 'get', path: '/api/channel/:id', summary: 'One channel (key masked below root).', access: 'admin', params: idParams }, async (ctx) => {
+  api.route({ method: 'get', path: '/api/channel/:id', summary: 'One channel (key masked).', access: 'admin', params: idParams }, async (ctx) => {
     ok(ctx, await getChannel(app, ctx.input.params.id, currentUser(ctx).role));
   });
+  // The full key: root only, after a fresh re-verification (2FA code, passkey or password).
+  api.route(
+    { method: 'post', path: '/api/channel/:id/key', summary: "A channel's full key (root, needs re-verification).", access: 'root', params: idParams },
+    async (ctx) => {
+      await requireFreshVerification(app, ctx, currentUser(ctx));
+      ctx.set('Cache-Control', 'no-store');
+      ok(ctx, await channelKey(app, ctx.input.params.id));
+    },
+  );
   api.route({ method: 'delete', path: '/api/channel/:id', summary: 'Delete a channel.', access: 'admin', params: idParams }, async (ctx) => {
     await deleteChannel(app, ctx.input.params.id);
     ok(ctx, null);

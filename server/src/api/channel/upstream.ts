@@ -5,8 +5,10 @@ import { parseId } from '../../lib/validate';
 import { findChannel } from '../../repositories/channels';
 import { UpstreamError } from '../../relay/errors';
 import { channelEntry } from '../../relay/routing';
-import { channelInfoFrom, fetchUpstreamModels, testAllChannels, testChannel, updateAllBalances, updateChannelBalance } from '../../relay/channelOps';
+import { channelInfoFrom, fetchUpstreamModels, testAllChannels, testChannel } from '../../relay/channelOps';
+import { updateAllBalances, updateChannelBalance } from '../../channels/balance';
 import { ok, type ConsoleRoutes } from '../route';
+import { channelTestSummary } from '../../relay/testSummary';
 import { fetchModelsBody, rawIdParams, testQuery } from './schema';
 
 /** An upstream failure is a handled outcome; anything else goes to the error middleware. */
@@ -31,6 +33,13 @@ export function registerUpstream(api: ConsoleRoutes): void {
     const started = testAllChannels(app, audienceOf(currentUser(ctx).role));
     ok(ctx, null, started ? '' : '测试已在运行中');
   });
+
+  api.route(
+    { method: 'get', path: '/api/channel/test/summary', summary: 'The last "test all channels" sweep: per channel success or failure.', access: 'admin' },
+    async (ctx) => {
+      ok(ctx, await channelTestSummary(app));
+    },
+  );
 
   api.route(
     {
@@ -81,10 +90,15 @@ export function registerUpstream(api: ConsoleRoutes): void {
   );
 
   api.route(
-    { method: 'get', path: '/api/channel/update_balance', summary: 'Start updating every balance in the background.', access: 'admin' },
+    {
+      method: 'get',
+      path: '/api/channel/update_balance',
+      summary: "Update every enabled channel's balance; answers per channel what was updated, what failed and why, and which kinds have no balance endpoint.",
+      access: 'admin',
+    },
     async (ctx) => {
-      const started = updateAllBalances(app, audienceOf(currentUser(ctx).role));
-      ok(ctx, null, started ? '' : '余额更新已在运行中');
+      const s = await updateAllBalances(app, audienceOf(currentUser(ctx).role));
+      ok(ctx, s, `已更新 ${s.updated} 个渠道的余额，失败 ${s.failed} 个，不支持查询 ${s.unsupported} 个`);
     },
   );
 

@@ -5,6 +5,7 @@ import { startSession } from '../../services/sessions';
 import { assertNotCrossSite } from '../../middleware/auth';
 import { clientUser } from '../../repositories/users';
 import { statusObject } from '../../services/status';
+import { checkForUpdate } from '../../services/updateCheck';
 import { ok, type ConsoleRoutes } from '../route';
 import { rootAccountBody, setupBody, setupModesBody } from './schema';
 
@@ -17,6 +18,12 @@ export function register(api: ConsoleRoutes): void {
   api.route({ method: 'get', path: '/api/notice', summary: 'The notice text.', access: 'public' }, (ctx) => {
     ok(ctx, app.options.get('Notice'));
   });
+  api.route(
+    { method: 'get', path: '/api/status/update', summary: "This server's version against the newest release of the configured feed.", access: 'admin' },
+    async (ctx) => {
+      ok(ctx, await checkForUpdate(app));
+    },
+  );
   api.route({ method: 'get', path: '/api/about', summary: 'The about page content.', access: 'public' }, (ctx) => {
     ok(ctx, app.options.get('About'));
   });

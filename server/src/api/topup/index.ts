@@ -1,8 +1,10 @@
 import type Koa from 'koa';
 import { currentUser } from '../../middleware/auth';
+import { listTopUps } from '../../repositories/topups';
+import { parsePaging } from '../../lib/validate';
 import { paymentNotified, quotePrice, startPayment, topUpHistory } from '../../services/topup';
 import { ok, type ConsoleRoutes } from '../route';
-import { notifyFields, payBody } from './schema';
+import { notifyFields, payBody, topUpListQuery } from './schema';
 
 /** Online top-up through an epay provider. */
 export function register(api: ConsoleRoutes): void {
@@ -30,6 +32,12 @@ export function register(api: ConsoleRoutes): void {
   api.route({ method: 'get', path: '/api/user/epay/notify', summary, access: 'public' }, notify);
   api.route({ method: 'post', path: '/api/user/epay/notify', summary, access: 'public', documentedBody: notifyFields }, notify);
 
+  api.route(
+    { method: 'get', path: '/api/user/topup', summary: "All users' orders (paged), optionally of one `username`.", access: 'admin', query: topUpListQuery },
+    async (ctx) => {
+      ok(ctx, await listTopUps(app.knex, { username: ctx.input.query.username.trim() || undefined }, parsePaging(ctx.input.query)));
+    },
+  );
   api.route({ method: 'get', path: '/api/user/topup/self', summary: "The caller's latest orders and redeemed codes.", access: 'user' }, async (ctx) => {
     ok(ctx, await topUpHistory(app, currentUser(ctx).id));
   });

@@ -22,6 +22,10 @@ import {
   userForAdmin,
 } from '../../services/users';
 import { endSession, endUserSessions, sessionId, startSession } from '../../services/sessions';
+import { requireFreshVerification } from '../../services/secureVerification';
+import { startPendingLogin } from '../../services/twoFactor';
+import { isTwoFactorEnabled } from '../../repositories/twoFactor';
+import { registerSecurity } from './security';
 import { idParams, ok, type ConsoleRoutes } from '../route';
 import {
   affTransferBody,
@@ -40,13 +44,28 @@ import {
 export function register(api: ConsoleRoutes): void {
   const { app } = api;
   const bot = turnstileCheck(app);
+  // 2FA, passkeys, re-verification: their fixed paths come before `/api/user/:id`.
+  registerSecurity(api);
 
   /* ---------------------------------------------------------------- login / registration */
   api.route(
     { method: 'post', path: '/api/user/login', summary: 'Log in with a password; sets the session cookie.', access: 'public', before: [bot], body: loginBody },
     async (ctx) => {
       assertNotCrossSite(ctx);
-      const u = await passwordLogin(app, ctx.ip, ctx.input.body.username, ctx.input.body.password);
+      let needsCode = false;
+      const u = await passwordLogin(
+        app,
+        ctx.ip,
+        ctx.input.body.username,
+        ctx.input.body.password,
+        async (user) => (needsCode = await isTwoFactorEnabled(app.knex, user.id)),
+      );
+      if (needsCode) {
+        // No session yet: the code goes to POST /api/user/login/2fa from this browser.
+        await startPendingLogin(app, ctx, u);
+        ok(ctx, { require_2fa: true }, '请输入两步验证码');
+        return;
+      }
       await startSession(app, ctx, u);
       ok(ctx, clientUser(u, { owner: true }), 'Login successful!');
     },
@@ -103,13 +122,15 @@ export function register(api: ConsoleRoutes): void {
     },
   );
 
-  api.route({ method: 'delete', path: '/api/user/self', summary: "Delete the caller's account.", access: 'user' }, async (ctx) => {
+  api.route({ method: 'delete', path: '/api/user/self', summary: "Delete the caller's account (needs re-verification).", access: 'user' }, async (ctx) => {
+    await requireFreshVerification(app, ctx, currentUser(ctx));
     await deleteSelf(app, currentUser(ctx));
     ctx.session = null;
     ok(ctx, null, 'Account deleted!');
   });
 
-  api.route({ method: 'get', path: '/api/user/token', summary: 'Issue a new system access token.', access: 'user' }, async (ctx) => {
+  api.route({ method: 'get', path: '/api/user/token', summary: 'Issue a new system access token (needs re-verification).', access: 'user' }, async (ctx) => {
+    await requireFreshVerification(app, ctx, currentUser(ctx));
     ok(ctx, await regenerateAccessToken(app, currentUser(ctx).id));
   });
 

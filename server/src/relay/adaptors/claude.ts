@@ -244,6 +244,12 @@ function toolLoopWithoutThinking(messages: ClaudeMessage[]): boolean {
 }
 
 /** Builds the Claude Messages body (pure; exported for tests). */
+/** OpenAI's `response_format: json_schema` → Claude's `output_config.format` (JSON mode has no Claude equivalent). */
+function claudeOutputFormat(rf: ChatRequest['response_format']): Record<string, unknown> | undefined {
+  if (rf?.type !== 'json_schema' || !isRecord(rf.json_schema) || !isRecord(rf.json_schema.schema)) return undefined;
+  return { type: 'json_schema', schema: rf.json_schema.schema };
+}
+
 export function toClaudeRequest(req: ChatRequest, ctx: AdaptorContext): { body: Record<string, unknown>; model: string; headers: Record<string, string> } {
   let model = ctx.upstreamModel;
   const originalModel = model;
@@ -293,8 +299,11 @@ export function toClaudeRequest(req: ChatRequest, ctx: AdaptorContext): { body: 
     else if (req.top_p != null) body.top_p = req.top_p;
     if (req.top_k != null) body.top_k = req.top_k;
   }
+  // effort: only a Claude client's own (older models reject output_config). format: an OpenAI or
+  // Gemini structured output's schema, as Claude's JSON outputs (a model without them says so).
   const effort = getHints(req).claudeEffort;
-  if (effort) body.output_config = { effort }; // only a Claude client's own: older models reject output_config
+  const format = claudeOutputFormat(req.response_format);
+  if (effort || format) body.output_config = { ...(effort && { effort }), ...(format && { format }) };
   if (req.stop != null) {
     const stops = (Array.isArray(req.stop) ? req.stop : [req.stop]).filter((s) => typeof s === 'string' && s.trim() !== '');
     if (stops.length) body.stop_sequences = stops;

@@ -11,6 +11,12 @@ import { cloudflareAdaptor } from './cloudflare';
 import { ollamaAdaptor } from './ollama';
 import { xinferenceAdaptor } from './xinference';
 import { azureResponsesAdaptor, responsesAdaptor } from './responses';
+import { baiduAdaptor } from './baidu';
+import { difyAdaptor } from './dify';
+import { tencentAdaptor } from './tencent';
+import { xunfeiAdaptor } from './xunfei';
+import { aiproxyLibraryAdaptor } from './aiproxyLibrary';
+import { retiredAdaptor } from './retired';
 
 /**
  * The built-in adaptors by id. Which channel type each serves is the catalogue's `adaptor` fact
@@ -27,11 +33,19 @@ export const ADAPTORS: Readonly<Record<AdaptorId, ProviderAdaptor>> = {
   cloudflare: cloudflareAdaptor,
   ollama: ollamaAdaptor,
   xinference: xinferenceAdaptor,
+  baidu: baiduAdaptor,
+  dify: difyAdaptor,
+  tencent: tencentAdaptor,
+  xunfei: xunfeiAdaptor,
+  'aiproxy-library': aiproxyLibraryAdaptor,
+  retired: retiredAdaptor,
 };
 
 // Built once: adaptorFor is on the relay's per-call path.
 const byType = new Map<number, ProviderAdaptor>();
 for (const e of CHANNEL_TYPES) byType.set(e.id, ADAPTORS[adaptorIdOf(e)]);
+/** Kinds served only by the task routes (Midjourney, Suno): no model-API call goes to them. */
+const TASK_ONLY = new Set(CHANNEL_TYPES.filter((e) => e.taskOnly).map((e) => e.id));
 
 /** Registers an adaptor at run time (tests, plug-ins) for its `channelTypes`; later registrations win. */
 export function registerAdaptor(a: ProviderAdaptor): void {
@@ -127,6 +141,7 @@ function way(adaptor: ProviderAdaptor, mode: ChannelWay['mode']): ChannelWay {
  * passthrough only, apart from those an adaptor converts itself.
  */
 export function channelWay(ch: ChannelFacts, endpoint: Endpoint, format: WireFormat): ChannelWay | undefined {
+  if (TASK_ONLY.has(ch.type)) return undefined;
   const base = adaptorFor(ch.type);
   if (endpoint === 'chat' || (endpoint === 'responses' && format === 'responses')) {
     const speaks = channelSpeaks(ch);
@@ -140,7 +155,7 @@ export function channelWay(ch: ChannelFacts, endpoint: Endpoint, format: WireFor
   return undefined;
 }
 
-/** The adaptor that answers a channel's chat calls (the Responses one when its upstream has only that). */
-export function chatAdaptorOf(ch: ChannelFacts): ProviderAdaptor {
-  return channelWay(ch, 'chat', 'openai')!.adaptor;
+/** The adaptor that answers a channel's chat calls (the Responses one when its upstream has only that); none for task-only kinds. */
+export function chatAdaptorOf(ch: ChannelFacts): ProviderAdaptor | undefined {
+  return channelWay(ch, 'chat', 'openai')?.adaptor;
 }

@@ -9,6 +9,7 @@ import { CallMoney } from './money';
 import { attemptChannels } from './attempt';
 import { recordUsage, settleCall } from './settle';
 import { RelayOutcome } from './outcome';
+import { recordFailure } from '../errorLog';
 
 export type { RelayCall } from './relayCall';
 
@@ -41,6 +42,7 @@ export async function relay(call: RelayCall): Promise<void> {
     recordUsage(call, plan, money, answer, outcome, settled);
   } catch (err) {
     outcome.failed(err);
+    recordFailure(call, outcome);
     throw err;
   } finally {
     if (--live.n === 0 && live.idle) live.idle();

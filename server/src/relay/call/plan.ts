@@ -7,7 +7,7 @@ import { estimateQuota, isPriced, priceFor, type PriceInfo } from '../../service
 import type { Payer } from '../../ledger/balances';
 import { checkPromptSensitive } from '../../services/sensitive';
 import { channelType } from '../../channels/catalogue';
-import type { WireFormat } from '../types';
+import type { ProviderAdaptor, WireFormat } from '../types';
 import { promptFallback, promptTexts, safeChat, type RelayCall } from './relayCall';
 
 /** What a call may use and what it costs up front: its candidate channels, its price, the reservation's amount. */
@@ -24,17 +24,21 @@ export class CallPlan {
   readonly accepts = (c: ChannelEntry): boolean => this.serves(c) && this.fits(c);
   /** What in the client's body only an upstream speaking its protocol can honour (then conversion is no way). */
   readonly nativeOnly: string | undefined;
+  /** Where the body names files stored at OpenAI: then only upstreams speaking an OpenAI protocol. */
+  readonly openaiFiles: string | undefined;
 
   constructor(
     readonly call: RelayCall,
     readonly tiers: Tier[],
   ) {
     this.nativeOnly = call.inbound.nativeOnly?.(call.body);
+    this.openaiFiles = call.inbound.openaiFiles?.(call.body);
   }
 
   serves(c: ChannelEntry): boolean {
     const way = channelWay(c.info, this.call.endpoint, this.call.inbound.name);
-    return !!way && (way.mode === 'passthrough' || !this.nativeOnly);
+    if (!way || (way.mode !== 'passthrough' && this.nativeOnly)) return false;
+    return !this.openaiFiles || readsOpenAIFiles(way.adaptor);
   }
 
   fits(c: ChannelEntry): boolean {
@@ -78,6 +82,9 @@ export function planCall(call: RelayCall, table: RouteTable): CallPlan {
   return plan;
 }
 
+/** An upstream speaking one of OpenAI's protocols reads files stored there (Claude, Gemini … cannot). */
+const readsOpenAIFiles = (a: ProviderAdaptor) => a.format === 'openai' || a.format === 'responses';
+
 /** Some tier has a channel serving the call (and, with `fitting`, one the prompt fits). */
 function anyChannel(plan: CallPlan, fitting: boolean): boolean {
   for (const t of plan.tiers) {
@@ -106,6 +113,19 @@ export function noChannel(call: RelayCall, plan?: CallPlan): RelayError {
   const protocol = PROTOCOL_NAME[call.inbound.name] ?? call.inbound.name;
   const kinds = [...new Set([...channels.values()].map((c) => channelType(c.info.type)?.label ?? `type ${c.info.type}`))].join('、');
   const converted = [...channels.values()].some((c) => channelWay(c.info, call.endpoint, call.inbound.name)?.mode === 'converted');
+  if (
+    plan.openaiFiles &&
+    [...channels.values()].some((c) => {
+      const w = channelWay(c.info, call.endpoint, call.inbound.name);
+      return w && !readsOpenAIFiles(w.adaptor);
+    })
+  ) {
+    return new RelayError(
+      400,
+      `模型 ${model} 的渠道（${kinds}）读不到保存在 OpenAI 的文件：${plan.openaiFiles} 引用了 file_id，请改用 file_data（base64）发送文件内容`,
+      'unsupported_by_channel',
+    );
+  }
   if (plan.nativeOnly && converted) {
     return new RelayError(
       400,

@@ -27,6 +27,21 @@ export const openaiFormat: InboundFormat & {
     const m = (body as { model?: unknown })?.model;
     return typeof m === 'string' ? m : undefined;
   },
+  openaiFiles(body: unknown): string | undefined {
+    const messages = (body as { messages?: unknown })?.messages;
+    if (!Array.isArray(messages)) return undefined;
+    for (let i = 0; i < messages.length; i++) {
+      const content = (messages[i] as { content?: unknown } | null)?.content;
+      if (!Array.isArray(content)) continue;
+      for (const p of content) {
+        const file = (p as { type?: unknown; file?: { file_id?: unknown; file_data?: unknown } } | null)?.file;
+        if ((p as { type?: unknown }).type === 'file' && typeof file?.file_id === 'string' && file.file_id && !file.file_data) {
+          return `messages[${i}].content (file_id)`;
+        }
+      }
+    }
+    return undefined;
+  },
   fromChat(res: ChatResponse): unknown {
     return res;
   },

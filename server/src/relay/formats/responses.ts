@@ -139,6 +139,16 @@ function hasFileId(content: unknown): boolean {
  * upstream keeps (a stored response, conversation, prompt template, file or item), asks to run in
  * the background, or requires a tool only OpenAI runs. Undefined when it can be converted.
  */
+/** A Responses body's message parts naming files stored at OpenAI (Chat Completions reads them too). */
+export function responsesOpenAIFiles(body: unknown): string | undefined {
+  if (!isRecord(body) || !Array.isArray(body.input)) return undefined;
+  for (let i = 0; i < body.input.length; i++) {
+    const item = body.input[i];
+    if (isRecord(item) && itemType(item) === 'message' && hasFileId(item.content)) return `input[${i}].content (file_id)`;
+  }
+  return undefined;
+}
+
 export function responsesNativeOnly(body: unknown): string | undefined {
   if (!isRecord(body)) return undefined;
   if (typeof body.previous_response_id === 'string' && body.previous_response_id) return 'previous_response_id';
@@ -151,7 +161,6 @@ export function responsesNativeOnly(body: unknown): string | undefined {
       if (!isRecord(item)) continue;
       const type = itemType(item);
       if (type === 'item_reference' || type === 'compaction') return `input[${i}] (${type})`;
-      if (type === 'message' && hasFileId(item.content)) return `input[${i}].content (file_id)`;
       if ((type === 'function_call_output' || type === 'custom_tool_call_output') && hasFileId(item.output)) return `input[${i}].output (file_id)`;
     }
   }
@@ -905,6 +914,7 @@ export const responsesFormat: InboundFormat = {
   name: 'responses',
   toChat: (body) => responsesToChat(body),
   nativeOnly: (body) => responsesNativeOnly(body),
+  openaiFiles: (body) => responsesOpenAIFiles(body),
   modelOf: (body) => (isRecord(body) && typeof body.model === 'string' ? body.model : undefined),
   fromChat: (res, requestedModel, clientBody) => chatToResponses(res, requestedModel, clientBody),
   streamWriter(requestedModel: string, opts?: StreamWriterOptions) {

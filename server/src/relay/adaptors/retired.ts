@@ -1,0 +1,24 @@
+/**
+ * Kinds the provider shut down (PaLM2): a stored channel of such a kind is never relayed as
+ * something else. Every call and channel test through it fails with the catalogue's message (a
+ * 503 like an unavailable upstream, so a call still goes on to the model's other channels).
+ */
+import type { ProviderAdaptor } from '../types';
+import { UpstreamError } from '../errors';
+import { channelType, typesServedBy } from '../../channels/catalogue';
+import { upstreamErrorMessage } from './shared';
+
+function refuse(type: number): never {
+  const msg = channelType(type)?.retired ?? '该渠道类型已停止服务';
+  throw new UpstreamError(503, msg, '', 'channel_type_retired');
+}
+
+export const retiredAdaptor: ProviderAdaptor = {
+  name: 'retired',
+  channelTypes: typesServedBy('retired'),
+  format: 'openai',
+  chatRequest: (_req, ctx) => refuse(ctx.channel.type),
+  chatResponse: (_body, ctx) => refuse(ctx.channel.type),
+  chatStream: (ctx) => refuse(ctx.channel.type),
+  errorMessage: upstreamErrorMessage,
+};
