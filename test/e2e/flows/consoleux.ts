@@ -69,7 +69,23 @@ export const flow: Flow = {
             }),
             created_at: Math.floor(Date.now() / 1000) - 30,
           },
-          // A second model with more spend but fewer calls: the chart tabs order the two differently.
+          // For the dashboard (whose range ends on the DataExportInterval grid, so two hours back): the
+          // priced model spends more in one call, a second model spends less in three calls, so the
+          // chart tabs order the two differently.
+          {
+            type: 2,
+            user_id: Number(root.id),
+            username: 'root',
+            token_name: 'e2e-cux-token-b',
+            model_name: PRICED,
+            quota: 65,
+            prompt_tokens: 40,
+            completion_tokens: 12,
+            channel_id: channelId,
+            content: '',
+            other: '{}',
+            created_at: Math.floor(Date.now() / 1000) - 7200,
+          },
           ...[0, 1, 2].map((i) => ({
             type: 2,
             user_id: Number(root.id),
@@ -82,7 +98,7 @@ export const flow: Flow = {
             channel_id: channelId,
             content: '',
             other: '{}',
-            created_at: Math.floor(Date.now() / 1000) - 40 - i,
+            created_at: Math.floor(Date.now() / 1000) - 7200 - i,
           })),
         ]);
       });
