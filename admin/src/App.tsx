@@ -68,7 +68,7 @@ export const App = ({ i18nProvider, store = createStore() }: { i18nProvider: I18
             <Route key={p.path} path={p.path} element={p.isPublic ? p.element : <RequireUser>{p.element}</RequireUser>} />
           ))}
         </CustomRoutes>
-        {(permissions: number | undefined) => renderResources(permissions)}
+        {(permissions: number | null | undefined) => renderResources(permissions)}
       </Admin>
     </StatusProvider>
   </BrowserRouter>

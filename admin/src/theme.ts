@@ -11,7 +11,11 @@ const shared: RaThemeOptions = {
   components: {
     MuiButton: { defaultProps: { disableElevation: true }, styleOverrides: { root: { textTransform: 'none' } } },
     MuiAppBar: { styleOverrides: { colorDefault: { backgroundImage: 'none' } } },
-  },
+    // Confirm dialogs: the cancel button is a plain text button (react-admin gives it a warning icon).
+    // Every list table scrolls inside its card (a visible bar) instead of widening the page.
+    RaDataTable: { styleOverrides: { root: { '& .RaDataTable-tableWrapper': { overflowX: 'auto' } } } },
+    RaConfirm: { styleOverrides: { root: { '& .MuiDialogActions-root .MuiButton-root:not(.ra-confirm) .MuiButton-startIcon': { display: 'none' } } } },
+  } as RaThemeOptions['components'],
 };
 
 export const lightTheme: RaThemeOptions = deepMerge<RaThemeOptions>(defaultLightTheme, shared, {

@@ -19,7 +19,7 @@ describeEach(DB_TARGETS, 'public pricing', (getApp) => {
     await app.ctx.options.set('GroupRatio', JSON.stringify({ default: 1, vip: 0.8, svip: 0.5, hidden: 2 }));
     await app.ctx.options.set('UserUsableGroups', JSON.stringify({ default: '默认分组', vip: 'vip分组' }));
     const mk = (body: Record<string, unknown>) => admin.post('/api/channel/').send({ type: 1, key: 'k', ...body });
-    await mk({ name: 'a', models: 'gpt-4o,dall-e-3', group: 'default,vip' });
+    await mk({ name: 'a', models: 'gpt-4o,dall-e-3,no-price-model', group: 'default,vip' });
     await mk({ name: 'b', models: 'gpt-4o,o3', group: 'svip' });
     await mk({ name: 'off', models: 'only-disabled', group: 'default', status: 2 });
   });
@@ -28,9 +28,11 @@ describeEach(DB_TARGETS, 'public pricing', (getApp) => {
     const res = await getApp().http().get('/api/pricing');
     expect(res.body.success).toBe(true);
     expect(res.body.data).toEqual([
-      { model_name: 'dall-e-3', quota_type: 1, model_ratio: 0, completion_ratio: 1, model_price: 0.04, enable_groups: ['default', 'vip'] },
-      { model_name: 'gpt-4o', quota_type: 0, model_ratio: 1.25, completion_ratio: 4, model_price: 0, enable_groups: ['default', 'svip', 'vip'] },
-      { model_name: 'o3', quota_type: 0, model_ratio: 1, completion_ratio: 1, model_price: 0, enable_groups: ['svip'] },
+      { model_name: 'dall-e-3', quota_type: 1, model_ratio: 0, completion_ratio: 1, model_price: 0.04, enable_groups: ['default', 'vip'], priced: true },
+      { model_name: 'gpt-4o', quota_type: 0, model_ratio: 1.25, completion_ratio: 4, model_price: 0, enable_groups: ['default', 'svip', 'vip'], priced: true },
+      // Served but neither priced nor rated: the relay refuses it, so the answer says so.
+      { model_name: 'no-price-model', quota_type: 0, model_ratio: 0, completion_ratio: 1, model_price: 0, enable_groups: ['default', 'vip'], priced: false },
+      { model_name: 'o3', quota_type: 0, model_ratio: 1, completion_ratio: 1, model_price: 0, enable_groups: ['svip'], priced: true },
     ]);
     expect(res.body.usable_group).toEqual({ default: '默认分组', vip: 'vip分组' });
     expect(res.body.group_ratio).toEqual({ default: 1, vip: 0.8 });
@@ -52,6 +54,6 @@ describeEach(DB_TARGETS, 'public pricing', (getApp) => {
     const app = getApp();
     await app.knex('abilities').where({ model: 'o3' }).update({ enabled: false });
     const res = await app.http().get('/api/pricing');
-    expect(res.body.data.map((e: { model_name: string }) => e.model_name)).toEqual(['dall-e-3', 'gpt-4o']);
+    expect(res.body.data.map((e: { model_name: string }) => e.model_name)).toEqual(['dall-e-3', 'gpt-4o', 'no-price-model']);
   });
 });

@@ -93,6 +93,30 @@ describeEach(DB_TARGETS, 'online top-up (epay)', (app) => {
     expect((await app().http().get('/api/user/topup').set(headers)).status).toBe(403);
   });
 
+  it("lists the caller's orders and redeemed codes together, newest first, without code keys", async () => {
+    const other = await makeUser(app(), { quota: 0 });
+    const now = Math.floor(Date.now() / 1000);
+    const ins = (row: Record<string, unknown>) =>
+      app()
+        .knex('redemptions')
+        .insert({ user_id: 1, status: 3, created_time: now - 100, ...row });
+    await ins({ key: 'k'.repeat(32), name: 'mine-new', quota: 250000, used_user_id: user.id, redeemed_time: now + 10 });
+    await ins({ key: 'j'.repeat(32), name: 'mine-deleted', quota: 65, used_user_id: user.id, redeemed_time: now + 5, deleted_at: now });
+    await ins({ key: 'h'.repeat(32), name: 'someone-else', quota: 1, used_user_id: other.id, redeemed_time: now + 20 });
+    await ins({ key: 'g'.repeat(32), name: 'unused', quota: 1, used_user_id: 0, redeemed_time: 0, status: 1 });
+    const res = await app().http().get('/api/user/topup/self').set(headers);
+    expect(res.body.success).toBe(true);
+    const rows = res.body.data as Array<Record<string, unknown>>;
+    expect(rows.map((r) => [r.kind, r.trade_no])).toEqual([
+      ['redemption', 'mine-new'],
+      ['redemption', 'mine-deleted'],
+      ['order', expect.any(String)],
+    ]);
+    expect(rows[0]).toMatchObject({ payment_method: 'redemption', status: 'success', quota: 250000, amount: 0.5, money: 0 });
+    expect(rows[2]).toMatchObject({ payment_method: 'wx', status: 'success', amount: 10, quota: 5000000 });
+    expect(JSON.stringify(rows)).not.toContain('k'.repeat(32));
+  });
+
   it('needs a login', async () => {
     const res = await app().http().post('/api/user/pay').send({ amount: 10 });
     expect(res.status).toBe(401);

@@ -3,6 +3,13 @@ export const appMessages = {
   zh: {
     app: {
       name: 'AI 网关',
+      bulk: {
+        summary: '成功 {{ok}} 项，失败 {{failed}} 项',
+        result_title: '操作结果',
+        ok: '成功',
+        failed: '失败',
+        close: '关闭',
+      },
       nav: {
         home: '首页',
         console: '控制台',
@@ -200,6 +207,13 @@ export const appMessages = {
   en: {
     app: {
       name: 'AI Gateway',
+      bulk: {
+        summary: '{{ok}} succeeded, {{failed}} failed',
+        result_title: 'Result',
+        ok: 'OK',
+        failed: 'Failed',
+        close: 'Close',
+      },
       nav: {
         home: 'Home',
         console: 'Console',

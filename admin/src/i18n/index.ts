@@ -8,6 +8,7 @@ import { resourceMessages } from '../resources/messages';
 import { featureMessages } from '../features';
 import { KEYS, store } from '../lib/storage';
 import { deepMerge } from '../lib/merge';
+import { setBulkTranslator } from '../lib/bulk';
 
 export type Locale = 'zh' | 'en';
 export const LOCALES: Array<{ locale: Locale; name: string }> = [
@@ -49,6 +50,7 @@ export async function createI18nProvider(): Promise<I18nProvider> {
     },
     LOCALES,
   );
+  setBulkTranslator((key, options) => String(instance.t(key, options)));
   const change = provider.changeLocale;
   return {
     ...provider,

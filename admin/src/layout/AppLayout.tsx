@@ -1,7 +1,9 @@
 import { Component, Suspense, useEffect, useState, type ErrorInfo, type ReactNode } from 'react';
 import { Link as RouterLink, Navigate, useLocation } from 'react-router-dom';
-import { Loading, TitlePortal, useTranslate } from 'react-admin';
+import { Loading, TitlePortal, useLocaleState, useTranslate } from 'react-admin';
 import { Alert, Box, Divider, Drawer, List, ListItemButton, ListItemText } from '@mui/material';
+import { ThemeProvider, createTheme, type Theme } from '@mui/material/styles';
+import { enUS, zhCN } from '@mui/material/locale';
 import { TopBar, useNavEntries } from './TopBar';
 import { SideMenu, sidebarHiddenOn } from './SideMenu';
 import { Footer } from './Footer';
@@ -77,6 +79,16 @@ function MobileNav({ onNavigate }: { onNavigate: () => void }) {
   );
 }
 
+/**
+ * MUI's built-in texts (pagination's "rows per page" and page-button titles, autocomplete's "no
+ * options", …) in the console's language: the theme gets MUI's locale for it.
+ */
+export function MuiLocale({ children }: { children: ReactNode }) {
+  const [locale] = useLocaleState();
+  const pack = locale === 'en' ? enUS : zhCN;
+  return <ThemeProvider theme={(outer: Theme) => createTheme(outer, pack)}>{children}</ThemeProvider>;
+}
+
 /** The console frame: top bar, side menu (not on home/chat/setup, not on mobile, only when logged in), content, footer. */
 export function AppLayout({ children }: { children?: ReactNode }) {
   const { pathname } = useLocation();
@@ -96,32 +108,41 @@ export function AppLayout({ children }: { children?: ReactNode }) {
       return !c;
     });
   };
+  const bare = sidebarHiddenOn(pathname);
   return (
-    <Box sx={{ display: 'flex', flexDirection: 'column', minHeight: '100vh', bgcolor: 'background.default' }}>
-      <TopBar onOpenMenu={() => setMobileOpen(true)} />
-      <StatusBanner />
-      <Box sx={{ display: 'flex', flex: 1, minHeight: 0 }}>
-        {showSider ? <SideMenu user={user} collapsed={collapsed} onToggle={toggle} /> : null}
-        {mobile ? (
-          <Drawer open={mobileOpen} onClose={() => setMobileOpen(false)}>
-            <MobileNav onNavigate={() => setMobileOpen(false)} />
-            {user ? <SideMenu user={user} collapsed={false} onNavigate={() => setMobileOpen(false)} /> : null}
-          </Drawer>
-        ) : null}
-        <Box sx={{ flex: 1, minWidth: 0, display: 'flex', flexDirection: 'column', minHeight: 'calc(100vh - 57px)' }}>
-          <Box component="main" id="main-content" sx={{ flex: 1, p: sidebarHiddenOn(pathname) ? 0 : { xs: 1, sm: 2 } }}>
-            <Box sx={{ '& #react-admin-title': { fontSize: 18, fontWeight: 600, mb: 1 }, '& #react-admin-title:empty': { display: 'none' } }}>
-              <TitlePortal variant="h6" />
+    <MuiLocale>
+      <Box sx={{ display: 'flex', flexDirection: 'column', minHeight: '100vh', bgcolor: 'background.default' }}>
+        <TopBar onOpenMenu={() => setMobileOpen(true)} />
+        <StatusBanner />
+        <Box sx={{ display: 'flex', flex: 1, minHeight: 0 }}>
+          {showSider ? <SideMenu user={user} collapsed={collapsed} onToggle={toggle} /> : null}
+          {mobile ? (
+            <Drawer open={mobileOpen} onClose={() => setMobileOpen(false)}>
+              <MobileNav onNavigate={() => setMobileOpen(false)} />
+              {user ? <SideMenu user={user} collapsed={false} onNavigate={() => setMobileOpen(false)} /> : null}
+            </Drawer>
+          ) : null}
+          <Box sx={{ flex: 1, minWidth: 0, display: 'flex', flexDirection: 'column', minHeight: 'calc(100vh - 57px)' }}>
+            <Box component="main" id="main-content" sx={{ flex: 1, p: sidebarHiddenOn(pathname) ? 0 : { xs: 1, sm: 2 } }}>
+              {/* Pages without the frame's padding (chat) still get a padded title. */}
+              <Box
+                sx={{
+                  '& #react-admin-title': { fontSize: 18, fontWeight: 600, mb: 1, ...(bare ? { px: { xs: 1, sm: 2 }, pt: 1 } : {}) },
+                  '& #react-admin-title:empty': { display: 'none' },
+                }}
+              >
+                <TitlePortal variant="h6" />
+              </Box>
+              <Boundary resetKey={pathname}>
+                <SetupGuard>
+                  <Suspense fallback={<Loading />}>{children}</Suspense>
+                </SetupGuard>
+              </Boundary>
             </Box>
-            <Boundary resetKey={pathname}>
-              <SetupGuard>
-                <Suspense fallback={<Loading />}>{children}</Suspense>
-              </SetupGuard>
-            </Boundary>
+            <Footer />
           </Box>
-          <Footer />
         </Box>
       </Box>
-    </Box>
+    </MuiLocale>
   );
 }

@@ -133,14 +133,19 @@ export function TopBar({ onOpenMenu }: { onOpenMenu?: () => void }) {
             <MenuIcon />
           </IconButton>
         ) : null}
-        <Box component={RouterLink} to="/" sx={{ display: 'flex', alignItems: 'center', color: 'inherit', textDecoration: 'none', mr: 2 }}>
+        {/* On a phone the name and badges shrink (ellipsis) rather than widen the page. */}
+        <Box
+          component={RouterLink}
+          to="/"
+          sx={{ display: 'flex', alignItems: 'center', color: 'inherit', textDecoration: 'none', mr: { xs: 1, sm: 2 }, minWidth: 0 }}
+        >
           {status.logo ? <Box component="img" src={String(status.logo)} alt="" sx={{ width: 28, height: 28, borderRadius: 1, mr: 1 }} /> : null}
           <Typography noWrap sx={{ fontWeight: 700, fontSize: 18, letterSpacing: 0.2 }}>
             {name}
           </Typography>
         </Box>
-        {status.self_use_mode_enabled ? <Chip size="small" color="info" label={translate('app.nav.self_use')} sx={{ mr: 1 }} /> : null}
-        {status.demo_site_enabled ? <Chip size="small" color="warning" label={translate('app.nav.demo')} sx={{ mr: 1 }} /> : null}
+        {status.self_use_mode_enabled ? <Chip size="small" color="info" label={translate('app.nav.self_use')} sx={{ mr: 1, minWidth: 0 }} /> : null}
+        {status.demo_site_enabled ? <Chip size="small" color="warning" label={translate('app.nav.demo')} sx={{ mr: 1, minWidth: 0 }} /> : null}
         {!mobile && (
           <Box component="nav" sx={{ display: 'flex', gap: 0.5 }}>
             {nav.map((e) =>

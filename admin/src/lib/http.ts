@@ -136,6 +136,7 @@ export function setApi(a: Api): void {
 export function errorText(err: unknown, translate?: (key: string, opts?: Record<string, unknown>) => string): string {
   const msg = err instanceof Error ? err.message : typeof err === 'string' ? err : String(err);
   if (msg.startsWith('app.') || msg.startsWith('ra.')) return translate ? translate(msg, { _: msg }) : msg;
-  if (err instanceof HttpError || msg.startsWith('Error:')) return msg;
+  // A bulk summary (lib/bulk.ts) is already a sentence in the console's language.
+  if (err instanceof HttpError || msg.startsWith('Error:') || (err instanceof Error && err.name === 'BulkError')) return msg;
   return `Error: ${msg}`;
 }

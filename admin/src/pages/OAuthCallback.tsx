@@ -10,6 +10,15 @@ export const OAUTH_TYPES = ['github', 'oidc', 'linuxdo', 'telegram'] as const;
 
 export type CallbackOutcome = { kind: 'bind' } | { kind: 'login'; user: StoredUser } | { kind: 'failed'; message: string };
 
+/**
+ * Where a login through `type` lands: the code-hosting, OIDC and forum callbacks open the token
+ * page; Telegram, a widget on the login page like the chat-app login, lands on the home page as
+ * that one does.
+ */
+export function loginLanding(type: string): string {
+  return type === 'telegram' ? '/' : '/token';
+}
+
 /** OAuth return: 'bind' → /setting; other success → store user, /token; failure → message, then /setting. */
 export function callbackOutcome(answer: { success: boolean; message?: string; data?: unknown }): CallbackOutcome {
   if (!answer.success) return { kind: 'failed', message: answer.message || 'Error' };
@@ -50,7 +59,7 @@ export function OAuthCallback() {
           setUser(out.user);
           notify('app.oauth.success', { type: 'success' });
           // A full load so react-admin re-reads the permissions of the new session.
-          window.location.assign('/token');
+          window.location.assign(loginLanding(type));
         } else fail(out.message);
       })
       .catch((err) => fail(errorText(err, translate)));

@@ -1,3 +1,4 @@
+import { BulkError } from '../lib/bulk';
 import { describe, expect, it } from 'vitest';
 import { createDataProvider } from './dataProvider';
 import { recorder } from '../test/recorder';
@@ -285,11 +286,17 @@ describe('dataProvider: updateMany (status)', () => {
     ]);
   });
 
-  it('stops on the first failure', async () => {
+  it('goes on after a failure and reports every item', async () => {
     const { r, dp } = setup();
     r.answerRaw(200, { success: false, message: 'bad' });
-    await expect(dp.updateMany('token', { ids: [1, 2], data: { status: 1 } })).rejects.toMatchObject({ message: 'bad' });
-    expect(r.calls).toHaveLength(1);
+    const err = await dp.updateMany('token', { ids: [1, 2], data: { status: 1 } }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(BulkError);
+    expect((err as BulkError).items).toEqual([
+      { label: '#1', ok: false, message: 'bad' },
+      { label: '#2', ok: true },
+    ]);
+    expect((err as BulkError).message).toBe('1 succeeded, 1 failed: #1 bad');
+    expect(r.calls).toHaveLength(2);
   });
 });
 

@@ -1,6 +1,7 @@
 import type { DataProvider, GetListParams, Identifier, RaRecord } from 'react-admin';
 import { api as browserApi, qs, type Api } from '../lib/http';
 import { isAdmin as storedIsAdmin } from '../lib/storage';
+import { failIfAny, runEach } from '../lib/bulk';
 
 /**
  * react-admin resource names are the console paths (`/channel`, `/token`, …),
@@ -70,12 +71,12 @@ export interface ChannelTagEdit {
 
 export interface GatewayDataProvider extends DataProvider {
   testChannel(id: Identifier, model?: string): Promise<{ message: string; time?: number }>;
-  testAllChannels(): Promise<{ message: string }>;
+  testAllChannels(): Promise<{ message: string; data?: unknown }>;
   updateChannelBalance(id: Identifier): Promise<{ balance: number }>;
   /** Updates every enabled channel's balance; `data` is the per-channel summary (resources/channels/balanceSummary.ts). */
   updateAllBalances(): Promise<{ message: string; data: unknown }>;
   deleteDisabledChannels(): Promise<{ count: number }>;
-  fixAbilities(): Promise<{ data: unknown }>;
+  fixAbilities(): Promise<{ data: unknown; message?: string }>;
   /** Models of a saved channel (`id`) or of an unsaved one (`{ base_url, type, key }`). */
   fetchModels(source: Identifier | { base_url?: string; type: number; key: string }): Promise<{ data: string[] }>;
   channelModels(): Promise<{ data: Array<{ id: string; [k: string]: unknown }> }>;
@@ -222,10 +223,10 @@ export function createDataProvider(http: Api, opts: DataProviderOptions = {}): G
       const res = resourceName(resource);
       const data = params.data as Record<string, unknown>;
       const statusOnly = Object.keys(data).length === 1 && 'status' in data;
-      for (const id of params.ids) {
-        if (statusOnly) await setStatus(res, id, Number(data.status));
-        else await http.put(`${RESOURCES[res]}/`, toWire(res, { ...data, id }));
-      }
+      const items = await runEach(params.ids, (id) =>
+        statusOnly ? setStatus(res, id, Number(data.status)) : http.put(`${RESOURCES[res]}/`, toWire(res, { ...data, id })),
+      );
+      failIfAny(items);
       return { data: params.ids };
     },
 
@@ -240,7 +241,7 @@ export function createDataProvider(http: Api, opts: DataProviderOptions = {}): G
       if (res === 'channel') {
         await http.post(`${RESOURCES.channel}/batch`, { ids: params.ids });
       } else {
-        for (const id of params.ids) await remove(res, id);
+        failIfAny(await runEach(params.ids, (id) => remove(res, id)));
       }
       return { data: params.ids };
     },
@@ -251,7 +252,7 @@ export function createDataProvider(http: Api, opts: DataProviderOptions = {}): G
     },
     async testAllChannels() {
       const a = await http.get(`${RESOURCES.channel}/test`);
-      return { message: a.message };
+      return { message: a.message, data: a.data };
     },
     async updateChannelBalance(id) {
       const a = await http.get<number>(`${RESOURCES.channel}/update_balance/${id}/`);
@@ -268,7 +269,7 @@ export function createDataProvider(http: Api, opts: DataProviderOptions = {}): G
     },
     async fixAbilities() {
       const a = await http.post(`${RESOURCES.channel}/fix`, {});
-      return { data: a.data };
+      return { data: a.data, message: a.message };
     },
     async fetchModels(source) {
       const a =

@@ -1,15 +1,31 @@
-import type { ReactElement } from 'react';
+import type { ComponentType, ReactElement } from 'react';
+import { RequireUser } from '../pages/RequireUser';
 import { Resource } from 'react-admin';
 import HubIcon from '@mui/icons-material/Hub';
 import KeyIcon from '@mui/icons-material/VpnKey';
 import RedeemIcon from '@mui/icons-material/Redeem';
 import PeopleIcon from '@mui/icons-material/People';
 import ReceiptLongIcon from '@mui/icons-material/ReceiptLong';
-import { ChannelList } from './channels';
-import { TokenList } from './tokens';
-import { RedemptionList } from './redemptions';
-import { UserList } from './users';
-import { LogList } from './logs';
+import { ChannelList as ChannelListPage } from './channels';
+import { TokenList as TokenListPage } from './tokens';
+import { RedemptionList as RedemptionListPage } from './redemptions';
+import { UserList as UserListPage } from './users';
+import { LogList as LogListPage } from './logs';
+
+const guardCache = new Map<ComponentType, ComponentType>();
+/** The list behind the login guard (memoised: a new component type per render would remount the list). */
+function guarded<P extends object>(C: ComponentType<P>): ComponentType<P> {
+  let G = guardCache.get(C as ComponentType) as ComponentType<P> | undefined;
+  if (!G) {
+    G = (props: P) => (
+      <RequireUser>
+        <C {...props} />
+      </RequireUser>
+    );
+    guardCache.set(C as ComponentType, G as ComponentType);
+  }
+  return G;
+}
 
 /**
  * The console's CRUD resources (channels, tokens, redemptions, users, logs), as <Resource>
@@ -18,8 +34,18 @@ import { LogList } from './logs';
  * routes /<resource>/create and /<resource>/<id> (the list route matches them, so no edit/create
  * route is registered).
  */
-export function renderResources(permissions: number | undefined): ReactElement[] {
-  const admin = Number(permissions ?? 0) >= 10;
+export function renderResources(permissions: number | null | undefined): ReactElement[] {
+  // A visitor (no stored user) gets every list behind RequireUser, so /token, /channel… go to the
+  // login page before the list mounts: no API call, no 401, no "login expired".
+  // react-admin hands null (no permissions: nobody logged in) or undefined (still loading).
+  const visitor = permissions == null;
+  const admin = visitor || Number(permissions ?? 0) >= 10;
+  const g = visitor ? guarded : <P extends object>(c: ComponentType<P>) => c;
+  const ChannelList = g(ChannelListPage);
+  const TokenList = g(TokenListPage);
+  const RedemptionList = g(RedemptionListPage);
+  const UserList = g(UserListPage);
+  const LogList = g(LogListPage);
   const out: ReactElement[] = [];
   if (admin)
     out.push(

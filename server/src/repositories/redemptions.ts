@@ -49,3 +49,15 @@ export async function claimRedemption(trx: Knex.Transaction, key: string, userId
   if (!n) return undefined;
   return trx<RedemptionRow>('redemptions').where({ key }).first();
 }
+
+/**
+ * The codes `userId` redeemed (newest first, at most `limit`), soft-deleted ones included: the
+ * user's history does not change when an admin later deletes a used code. Never the key.
+ */
+export function redeemedBy(knex: Knex, userId: number, limit = 100): Promise<Array<{ id: number; name: string; quota: number; redeemed_time: number }>> {
+  return knex('redemptions')
+    .where({ used_user_id: userId, status: REDEMPTION_STATUS.used })
+    .orderBy('redeemed_time', 'desc')
+    .limit(limit)
+    .select('id', 'name', 'quota', 'redeemed_time');
+}

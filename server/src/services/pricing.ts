@@ -20,6 +20,12 @@ export interface PricingEntry {
   completion_ratio: number;
   model_price: number;
   enable_groups: string[];
+  /**
+   * A price (ModelPrice) or ratio (ModelRatio) is configured. Without one the relay refuses the
+   * model (unless self-use mode or the user's accept-unset setting), so the console shows it as
+   * not available instead of free.
+   */
+  priced: boolean;
 }
 
 const numMap = (app: AppContext, key: string): Record<string, number> => {
@@ -43,6 +49,7 @@ export async function pricingEntries(app: AppContext): Promise<PricingEntry[]> {
   const price = numMap(app, 'ModelPrice');
   return [...groups.keys()].sort().map((model) => {
     const perCall = Object.prototype.hasOwnProperty.call(price, model);
+    const hasRatio = Object.prototype.hasOwnProperty.call(ratio, model);
     return {
       model_name: model,
       quota_type: perCall ? 1 : 0,
@@ -50,6 +57,7 @@ export async function pricingEntries(app: AppContext): Promise<PricingEntry[]> {
       completion_ratio: completion[model] ?? 1,
       model_price: perCall ? price[model]! : 0,
       enable_groups: [...groups.get(model)!].sort(),
+      priced: perCall || hasRatio,
     };
   });
 }

@@ -1,7 +1,8 @@
 import type { AppContext } from '../context';
 import { BadRequestError } from '../lib/errors';
 import { randomString } from '../lib/random';
-import { completeTopUp, findTopUpUser, insertPendingTopUp } from '../repositories/topups';
+import { completeTopUp, findTopUpUser, insertPendingTopUp, recentTopUps } from '../repositories/topups';
+import { redeemedBy } from '../repositories/redemptions';
 import type { UserRow } from '../repositories/users';
 import { formatQuota } from './accounts';
 import { EPAY_TYPES, epaySign, epayVerify } from './epay';
@@ -84,4 +85,54 @@ export async function paymentNotified(app: AppContext, params: Record<string, st
   const userId = await findTopUpUser(app.knex, tradeNo);
   if (userId !== undefined) await invalidateUser(app, userId);
   return 'success';
+}
+
+export interface TopUpHistoryRow {
+  /** 'order' (online payment) or 'redemption' (a redeemed code). */
+  kind: 'order' | 'redemption';
+  id: number;
+  /** Units the user typed (orders), or the code's quota in display units (redemptions). */
+  amount: number;
+  /** Quota credited (redemptions; orders: the quota the amount buys). */
+  quota: number;
+  money: number;
+  trade_no: string;
+  payment_method: string;
+  create_time: number;
+  status: string;
+}
+
+/**
+ * The wallet's history: the user's online orders and the codes they redeemed, newest first, at most
+ * 100. Redemptions carry the code's name (not its key) as trade_no and `redemption` as method.
+ */
+export async function topUpHistory(app: AppContext, userId: number): Promise<TopUpHistoryRow[]> {
+  const [orders, codes] = await Promise.all([recentTopUps(app.knex, userId), redeemedBy(app.knex, userId)]);
+  const qpu = app.options.quotaPerUnit;
+  const inCurrency = app.options.bool('DisplayInCurrencyEnabled');
+  const rows: TopUpHistoryRow[] = [
+    ...orders.map((o) => ({
+      kind: 'order' as const,
+      id: Number(o.id),
+      amount: Number(o.amount),
+      quota: quotaFor(app, Number(o.amount)),
+      money: Number(o.money),
+      trade_no: o.trade_no,
+      payment_method: o.payment_method,
+      create_time: Number(o.create_time),
+      status: o.status,
+    })),
+    ...codes.map((c) => ({
+      kind: 'redemption' as const,
+      id: Number(c.id),
+      amount: inCurrency ? Math.round((Number(c.quota) / qpu) * 1e6) / 1e6 : Number(c.quota),
+      quota: Number(c.quota),
+      money: 0,
+      trade_no: c.name,
+      payment_method: 'redemption',
+      create_time: Number(c.redeemed_time),
+      status: 'success',
+    })),
+  ];
+  return rows.sort((a, b) => b.create_time - a.create_time || b.id - a.id).slice(0, 100);
 }

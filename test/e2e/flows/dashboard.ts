@@ -141,7 +141,7 @@ export const flow: Flow = {
     await step('drawing log: the next page is fetched lazily from the server', async () => {
       const table = page.getByTestId('mj-table');
       const req = page.waitForRequest((r) => r.url().includes('/api/mj/') && r.url().includes('p=2'));
-      await page.getByRole('button', { name: /next page/i }).click();
+      await page.getByRole('button', { name: '下一页' }).click();
       await req;
       await table.getByText('e2e-mj-01').waitFor();
       assert((await table.locator('tbody tr').count()) === 2, 'two rows on the second page');
@@ -154,7 +154,7 @@ export const flow: Flow = {
       await shot(page, 'dashboard-03-image');
       await page.getByTestId('image-viewer').getByRole('button', { name: '关闭' }).click();
       await page.getByTestId('image-viewer').waitFor({ state: 'hidden' });
-      await page.getByRole('button', { name: /previous page/i }).click();
+      await page.getByRole('button', { name: '上一页' }).click();
       await table.getByText('e2e-mj-11').waitFor();
       await table.getByRole('button', { name: /upstream refused/ }).click();
       await page.getByTestId('text-dialog').getByText(LONG_REASON).waitFor();

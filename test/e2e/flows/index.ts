@@ -11,6 +11,21 @@ import { flow as tasks } from './tasks';
 import { flow as security } from './security';
 import { flow as channelKinds } from './channelKinds';
 import { flow as notice } from './notice';
+import { flow as consoleux } from './consoleux';
 
 /** Feature flows run after the core flow, each in a fresh context logged in as root. */
-export const FLOWS: Flow[] = [playground, pricing, wallet, personal, settings, dashboard, channels, resources, tasks, security, channelKinds, notice];
+export const FLOWS: Flow[] = [
+  playground,
+  pricing,
+  wallet,
+  personal,
+  settings,
+  dashboard,
+  channels,
+  resources,
+  tasks,
+  security,
+  channelKinds,
+  notice,
+  consoleux,
+];

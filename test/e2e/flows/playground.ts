@@ -60,15 +60,18 @@ export const flow: Flow = {
       await shot(page, 'playground-answer');
     });
 
-    await step('playground: the conversation survives a reload (local storage) and clear context empties it', async () => {
-      const stored = await page.evaluate(() => localStorage.getItem('playground_chats'));
-      assert(stored && stored.includes('Hello from the mock'), 'stored chat');
+    await step('playground: the conversation survives a page change and a reload (kept per model) and clear context empties it', async () => {
+      const stored = await page.evaluate(() => localStorage.getItem('playground_chats_by_model'));
+      assert(stored && (JSON.parse(stored) as Record<string, unknown[]>)[MODEL] && stored.includes('Hello from the mock'), `stored chat ${stored}`);
+      await page.goto(`${base}/token`);
+      await page.goto(`${base}/playground`);
+      await expectText(page, 'Hello from the mock');
       await page.reload();
       await expectText(page, 'Hello from the mock');
       await page.getByTestId('playground-clear').click();
       await page.getByText('Hello from the mock').waitFor({ state: 'detached' });
-      const after = await page.evaluate(() => localStorage.getItem('playground_chats'));
-      assert(after === '[]', `stored after clear: ${after}`);
+      const after = await page.evaluate(() => localStorage.getItem('playground_chats_by_model'));
+      assert(after !== null && !(MODEL in (JSON.parse(after) as Record<string, unknown>)), `stored after clear: ${after}`);
     });
 
     await step('playground: an upstream error is appended to the message, marked error', async () => {
@@ -79,8 +82,13 @@ export const flow: Flow = {
       const text = (await assistant(page).last().innerText()).trim();
       assert(/mock failure 400|400/.test(text), `error text shown: ${text.slice(0, 200)}`);
       await shot(page, 'playground-error');
+      // Each model keeps its own conversation: the other model's is empty, this one's comes back.
       await chooseModel(page, MODEL);
+      await page.getByText('will fail').waitFor({ state: 'detached' });
+      await chooseModel(page, FAULTY);
+      await page.getByText('will fail').first().waitFor();
       await page.getByTestId('playground-clear').click();
+      await chooseModel(page, MODEL);
     });
 
     await step('playground: stop ends a long stream, keeping the partial answer as complete', async () => {
@@ -93,12 +101,13 @@ export const flow: Flow = {
       const text = (await assistant(page).last().innerText()).trim();
       assert(text.length > 0, 'partial answer kept');
       await page.getByTestId('playground-send').waitFor();
-      await chooseModel(page, MODEL);
+      // Clear this model's conversation (each model keeps its own).
       await page.getByTestId('playground-clear').click();
+      await chooseModel(page, MODEL);
     });
 
     await step('playground: corrupt stored chats → 聊天数据解析失败; ?expired shows the notice', async () => {
-      await page.evaluate(() => localStorage.setItem('playground_chats', '{broken'));
+      await page.evaluate(() => localStorage.setItem('playground_chats_by_model', '{broken'));
       await page.goto(`${base}/playground?expired=true`);
       await expectText(page, '聊天数据解析失败');
       await expectText(page, '未登录或登录已过期，请重新登录！');

@@ -66,12 +66,18 @@ export const flow: Flow = {
       await page.getByTestId('redeem-submit').click();
       await expectText(page, '该兑换码已被使用');
       assert((await rootQuota(ctx)) === after, 'a used code adds nothing');
+      // The redeemed code is in the top-up history, with its amount.
+      const redeemedRow = page.getByTestId('topup-records').locator('tr', { hasText: 'e2e-wallet' });
+      await redeemedRow.getByText('兑换码', { exact: true }).waitFor();
+      await redeemedRow.getByText(shown(ctx, 2 * qpu), { exact: true }).waitFor();
       await shot(page, 'wallet-02-redeemed');
     });
 
     await step('wallet: online top-up off and no top-up link give the product messages', async () => {
-      await page.getByTestId('pay-zfb').click();
-      await expectText(page, '管理员未开启在线充值！');
+      // Payment buttons are disabled while online top-up is off, and say why.
+      assert(await page.getByTestId('pay-zfb').isDisabled(), 'zfb disabled while online top-up is off');
+      assert(await page.getByTestId('pay-wx').isDisabled(), 'wx disabled while online top-up is off');
+      await page.getByTestId('pay-disabled-reason').getByText('在线充值未开启').waitFor();
       await page.getByTestId('topup-link').click();
       await expectText(page, '超级管理员未设置充值链接！');
     });

@@ -31,8 +31,8 @@ import { api } from '../../lib/http';
 import { useStatus } from '../../lib/StatusContext';
 import { isAdmin } from '../../lib/storage';
 import { useStoredUser } from '../../lib/useUser';
-import { ColorTag } from '../../resources/shared/ColorTag';
-import { compactNumber, formatQuota, parseDateText, stringColor } from '../../resources/shared/format';
+import { ColorTag, toneColor } from '../../resources/shared/ColorTag';
+import { compactNumber, formatQuota, modelTones, parseDateText, stringColor } from '../../resources/shared/format';
 import { useDisplaySettings, useNotifyError } from '../../resources/shared/hooks';
 import { BAR_SX } from '../tasklogs/LogPage';
 import { StackedBars } from './StackedBars';
@@ -126,6 +126,9 @@ export function DashboardPage() {
   const axis = useMemo(() => bucketAxis(rows, applied.granularity, rangeStart, rangeEnd), [rows, applied.granularity, rangeStart, rangeEnd]);
   const series = useMemo(() => buildSeries(rows, axis, metric), [rows, axis, metric]);
   const models = useMemo(() => modelTotals(rows), [rows]);
+  // One colour per model for the page: the chart tabs and the table agree (order: the table's).
+  const tones = useMemo(() => modelTones(models.map((m) => m.model)), [models]);
+  const colorOf = (name: string) => (name === OTHER ? '#9e9e9e' : toneColor(tones.get(name) ?? stringColor(name)));
 
   const formatMetric = (v: number) => (metric === 'quota' ? quotaTick(v, display.displayInCurrency, display.quotaPerUnit, compactNumber) : compactNumber(v));
   const seriesName = (n: string) => (n === OTHER ? translate('feat.detail.other') : n);
@@ -250,6 +253,7 @@ export function DashboardPage() {
               granularity={applied.granularity}
               format={formatMetric}
               seriesName={seriesName}
+              colorOf={colorOf}
               integer={metric !== 'quota'}
             />
           )}
@@ -280,7 +284,7 @@ export function DashboardPage() {
               {models.map((m) => (
                 <TableRow key={m.model} hover>
                   <TableCell>
-                    <ColorTag tone={stringColor(m.model)} label={m.model} />
+                    <ColorTag tone={tones.get(m.model) ?? stringColor(m.model)} label={m.model} data-testid={`model-tag-${m.model}`} />
                   </TableCell>
                   <TableCell align="right">{m.count}</TableCell>
                   <TableCell align="right">{formatQuota(m.quota, display)}</TableCell>

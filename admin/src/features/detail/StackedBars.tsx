@@ -22,13 +22,16 @@ interface Props {
   height?: number;
   /** whole-number ticks (counts, tokens) */
   integer?: boolean;
+  /** Colour of a series by name (the screen's model colours); by position when absent. */
+  colorOf?: (name: string) => string | undefined;
 }
 
 /**
  * Stacked bars drawn as plain SVG (no chart library: keeps the bundle and the build small).
  * Hovering a bar shows its bucket's breakdown.
  */
-export function StackedBars({ axis, series, granularity, format, seriesName, height = 280, integer = false }: Props) {
+export function StackedBars({ axis, series, granularity, format, seriesName, height = 280, integer = false, colorOf }: Props) {
+  const fill = (name: string, si: number) => colorOf?.(name) ?? PALETTE[si % PALETTE.length];
   const theme = useTheme();
   const ref = useRef<HTMLDivElement>(null);
   const [width, setWidth] = useState(600);
@@ -84,7 +87,7 @@ export function StackedBars({ axis, series, granularity, format, seriesName, hei
                 const y0 = y(acc);
                 acc += v;
                 const y1 = y(acc);
-                return <rect key={s.name} x={x} y={y1} width={barW} height={Math.max(0.5, y0 - y1)} fill={PALETTE[si % PALETTE.length]} />;
+                return <rect key={s.name} x={x} y={y1} width={barW} height={Math.max(0.5, y0 - y1)} fill={fill(s.name, si)} />;
               })}
               {i % stride === 0 && (
                 <text x={left + i * slot + slot / 2} y={top + plotH + 16} textAnchor="middle" fontSize={11} fill={text}>
@@ -118,7 +121,7 @@ export function StackedBars({ axis, series, granularity, format, seriesName, hei
           {series.map((s, si) =>
             s.values[hover] ? (
               <Box key={s.name} sx={{ display: 'flex', alignItems: 'center', gap: 0.5 }}>
-                <Box sx={{ width: 8, height: 8, borderRadius: '2px', bgcolor: PALETTE[si % PALETTE.length], flex: 'none' }} />
+                <Box sx={{ width: 8, height: 8, borderRadius: '2px', bgcolor: fill(s.name, si), flex: 'none' }} />
                 <Typography variant="caption" sx={{ flex: 1, overflow: 'hidden', textOverflow: 'ellipsis', whiteSpace: 'nowrap' }}>
                   {seriesName(s.name)}
                 </Typography>
@@ -131,7 +134,7 @@ export function StackedBars({ axis, series, granularity, format, seriesName, hei
       <Box sx={{ display: 'flex', flexWrap: 'wrap', gap: 1.5, px: 1, pt: 0.5 }}>
         {series.map((s, si) => (
           <Box key={s.name} sx={{ display: 'flex', alignItems: 'center', gap: 0.5 }}>
-            <Box sx={{ width: 10, height: 10, borderRadius: '2px', bgcolor: PALETTE[si % PALETTE.length] }} />
+            <Box sx={{ width: 10, height: 10, borderRadius: '2px', bgcolor: fill(s.name, si) }} data-testid={`legend-${s.name}`} />
             <Typography variant="caption">{seriesName(s.name)}</Typography>
           </Box>
         ))}

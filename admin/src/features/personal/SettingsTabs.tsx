@@ -20,10 +20,13 @@ import {
 import { api, errorText } from '../../lib/http';
 import { parseSetting, settingBody, settingProblem, THRESHOLD_PRESETS, type UserSetting } from './personalSettings';
 import type { SelfUser } from './useSelf';
+import { quotaPresetLabel } from '../../resources/shared/format';
+import { useDisplaySettings } from '../../resources/shared/hooks';
 
 /** Notification and price settings (PUT /api/user/setting). */
 export function SettingsTabs({ self, onSaved }: { self: SelfUser | null; onSaved: () => void }) {
   const translate = useTranslate();
+  const display = useDisplaySettings();
   const notify = useNotify();
   const [tab, setTab] = useState<'notify' | 'price'>('notify');
   const [s, setS] = useState<UserSetting>(() => parseSetting(self?.setting));
@@ -104,7 +107,7 @@ export function SettingsTabs({ self, onSaved }: { self: SelfUser | null; onSaved
                   <Chip
                     key={p.value}
                     size="small"
-                    label={`${p.value.toLocaleString('en-US')} (${p.label})`}
+                    label={quotaPresetLabel(p.value, display)}
                     color={Number(thresholdText) === p.value ? 'primary' : 'default'}
                     variant={Number(thresholdText) === p.value ? 'filled' : 'outlined'}
                     onClick={() => setThresholdText(String(p.value))}

@@ -36,11 +36,12 @@ import {
   completeMessage,
   failMessage,
   isBusy,
-  loadChats,
+  loadChatsFor,
+  STORAGE_KEYS,
   loadSettings,
   loadingMessage,
   pickModel,
-  saveChats,
+  saveChatsFor,
   saveSettings,
   streamChat,
   userMessage,
@@ -62,10 +63,9 @@ export function PlaygroundPage() {
   const expired = new URLSearchParams(location.search).has('expired');
 
   const [settings, setSettings] = useState<ChatSettings>(() => loadSettings(store()));
-  const [messages, setMessages] = useState<ChatMessage[]>(() => {
-    const loaded = loadChats(store());
-    return loaded.messages;
-  });
+  // The conversation shown belongs to `convModel`; each model keeps its own (localStorage).
+  const [convModel, setConvModel] = useState(() => settings.model);
+  const [messages, setMessages] = useState<ChatMessage[]>(() => loadChatsFor(store(), settings.model).messages);
   const [models, setModels] = useState<string[]>([]);
   const [groups, setGroups] = useState<Record<string, GroupOption>>({});
   const [input, setInput] = useState('');
@@ -75,11 +75,21 @@ export function PlaygroundPage() {
 
   // Corrupt stored conversation: say so once, start afresh.
   useEffect(() => {
-    if (loadChats(store()).error) {
+    if (loadChatsFor(store(), convModel).error) {
       notify('feat.playground.parse_failed', { type: 'error' });
-      saveChats(store(), []);
+      store().removeItem(STORAGE_KEYS.byModel);
+      store().removeItem(STORAGE_KEYS.chats);
     }
+    // eslint-disable-next-line react-hooks/exhaustive-deps -- checked once, for the conversation first shown
   }, [notify]);
+
+  // Another model picked: stop a running answer and show that model's conversation.
+  useEffect(() => {
+    if (settings.model === convModel) return;
+    abortRef.current?.abort();
+    setConvModel(settings.model);
+    setMessages(loadChatsFor(store(), settings.model).messages);
+  }, [settings.model, convModel]);
 
   useEffect(() => setSidebarOpen(!isMobile), [isMobile]);
 
@@ -109,7 +119,7 @@ export function PlaygroundPage() {
   }, [notify, translate]);
 
   useEffect(() => saveSettings(store(), settings), [settings]);
-  useEffect(() => saveChats(store(), messages), [messages]);
+  useEffect(() => saveChatsFor(store(), convModel, messages), [convModel, messages]);
   useEffect(() => {
     endRef.current?.scrollIntoView?.({ block: 'end' });
   }, [messages]);

@@ -12,6 +12,8 @@ import {
   failMessage,
   isBusy,
   loadChats,
+  loadChatsFor,
+  saveChatsFor,
   loadSettings,
   loadingMessage,
   pickModel,
@@ -138,6 +140,36 @@ describe('stored chats', () => {
       s.setItem(STORAGE_KEYS.chats, bad);
       expect(loadChats(s)).toEqual({ messages: [], error: 'parse' });
     }
+  });
+  it('keeps one conversation per model, and clearing one leaves the others', () => {
+    const s = memoryStorage();
+    const a = userMessage('to a');
+    const b = userMessage('to b');
+    saveChatsFor(s, 'model-a', [a]);
+    saveChatsFor(s, 'model-b', [b]);
+    expect(loadChatsFor(s, 'model-a').messages).toEqual([a]);
+    expect(loadChatsFor(s, 'model-b').messages).toEqual([b]);
+    expect(loadChatsFor(s, 'model-c').messages).toEqual([]);
+    saveChatsFor(s, 'model-a', []);
+    expect(loadChatsFor(s, 'model-a').messages).toEqual([]);
+    expect(loadChatsFor(s, 'model-b').messages).toEqual([b]);
+    expect(JSON.parse(s.getItem(STORAGE_KEYS.byModel)!)).not.toHaveProperty('model-a');
+  });
+  it('offers an older single conversation to the first model, then keeps it under that model', () => {
+    const s = memoryStorage();
+    const old = userMessage('old');
+    saveChats(s, [old]);
+    expect(loadChatsFor(s, 'gpt').messages).toEqual([old]);
+    saveChatsFor(s, 'gpt', [old]);
+    expect(s.getItem(STORAGE_KEYS.chats)).toBeNull();
+    expect(loadChatsFor(s, 'other').messages).toEqual([]);
+  });
+  it('reports a corrupt per-model store', () => {
+    const s = memoryStorage();
+    s.setItem(STORAGE_KEYS.byModel, '[1]');
+    expect(loadChatsFor(s, 'x')).toEqual({ messages: [], error: 'parse' });
+    s.setItem(STORAGE_KEYS.byModel, JSON.stringify({ x: [{ role: 'bot', content: 1 }] }));
+    expect(loadChatsFor(s, 'x')).toEqual({ messages: [], error: 'parse' });
   });
   it('keeps the settings, refusing odd values', () => {
     const s = memoryStorage();

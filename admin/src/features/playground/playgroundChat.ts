@@ -30,7 +30,7 @@ export const DEFAULT_SETTINGS: ChatSettings = { model: DEFAULT_MODEL, group: '',
 export const TEMPERATURE = { min: 0.1, max: 1, step: 0.1 } as const;
 
 /** Local storage: the conversation and the sidebar settings of the playground. */
-export const STORAGE_KEYS = { chats: 'playground_chats', settings: 'playground_settings' } as const;
+export const STORAGE_KEYS = { chats: 'playground_chats', settings: 'playground_settings', byModel: 'playground_chats_by_model' } as const;
 
 let seq = 0;
 export function newId(now = Date.now()): string {
@@ -98,6 +98,11 @@ export function loadChats(s: Pick<KeyValueStore, 'getItem'>): { messages: ChatMe
   } catch {
     return { messages: [], error: 'parse' };
   }
+  return parseMessages(parsed);
+}
+
+/** A stored message list, checked (any odd entry: `error: 'parse'`). */
+function parseMessages(parsed: unknown): { messages: ChatMessage[]; error?: 'parse' } {
   if (!Array.isArray(parsed)) return { messages: [], error: 'parse' };
   const out: ChatMessage[] = [];
   for (const m of parsed) {
@@ -115,6 +120,39 @@ export function loadChats(s: Pick<KeyValueStore, 'getItem'>): { messages: ChatMe
     });
   }
   return { messages: out };
+}
+
+function readByModel(s: Pick<KeyValueStore, 'getItem'>): Record<string, unknown> | 'parse' {
+  const raw = s.getItem(STORAGE_KEYS.byModel);
+  if (raw == null || raw === '') return {};
+  try {
+    const v = JSON.parse(raw) as unknown;
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : 'parse';
+  } catch {
+    return 'parse';
+  }
+}
+
+/**
+ * The stored conversation of one model (each model keeps its own, across page changes and
+ * reloads). A conversation stored before conversations were kept per model is offered to the
+ * first model opened, then saved under it.
+ */
+export function loadChatsFor(s: Pick<KeyValueStore, 'getItem'>, model: string): { messages: ChatMessage[]; error?: 'parse' } {
+  const all = readByModel(s);
+  if (all === 'parse') return { messages: [], error: 'parse' };
+  if (Object.prototype.hasOwnProperty.call(all, model)) return parseMessages(all[model]);
+  return loadChats(s);
+}
+
+/** Stores one model's conversation (an empty one is dropped); the pre-per-model key is retired. */
+export function saveChatsFor(s: KeyValueStore, model: string, list: readonly ChatMessage[]): void {
+  const read = readByModel(s);
+  const all = read === 'parse' ? {} : { ...read };
+  if (list.length) all[model] = list;
+  else delete all[model];
+  s.setItem(STORAGE_KEYS.byModel, JSON.stringify(all));
+  s.removeItem(STORAGE_KEYS.chats);
 }
 
 export function saveChats(s: Pick<KeyValueStore, 'setItem'>, list: readonly ChatMessage[]): void {

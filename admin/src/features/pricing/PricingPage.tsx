@@ -6,6 +6,7 @@ import {
   Button,
   Card,
   Checkbox,
+  Link,
   CircularProgress,
   InputAdornment,
   Stack,
@@ -23,6 +24,7 @@ import SearchIcon from '@mui/icons-material/Search';
 import ContentCopyIcon from '@mui/icons-material/ContentCopy';
 import CheckCircleIcon from '@mui/icons-material/CheckCircle';
 import CancelIcon from '@mui/icons-material/Cancel';
+import { Link as RouterLink } from 'react-router-dom';
 import { api, errorText } from '../../lib/http';
 import { useStoredUser } from '../../lib/useUser';
 import { useStatus } from '../../lib/StatusContext';
@@ -34,7 +36,7 @@ import {
   formatPrice,
   groupRatioOf,
   initialGroup,
-  isAvailable,
+  availability,
   normalisePricing,
   priceOf,
   selectionText,
@@ -74,6 +76,8 @@ export function PricingPage() {
   const rows = useMemo(() => (answer ? filterModels(sortModels(answer.data), query) : []), [answer, query]);
   const ratio = answer ? groupRatioOf(answer.group_ratio, group) : 1;
   const defaultRatio = answer ? groupRatioOf(answer.group_ratio, 'default') : 1;
+  const selfUse = status.self_use_mode_enabled === true;
+  const isAdmin = Number(user?.role ?? 0) >= 10;
   const allChecked = rows.length > 0 && rows.every((r) => selected.includes(r.model_name));
 
   const toggle = (name: string) => setSelected((s) => (s.includes(name) ? s.filter((n) => n !== name) : [...s, name]));
@@ -158,15 +162,27 @@ export function PricingPage() {
                 )}
                 {rows.map((e) => {
                   const p = priceOf(e, ratio);
-                  const available = isAvailable(e, group);
+                  const state = availability(e, group, selfUse);
+                  const available = state === 'ok';
                   return (
                     <TableRow key={e.model_name} hover data-testid={`pricing-row-${e.model_name}`}>
                       <TableCell padding="checkbox">
                         <Checkbox size="small" checked={selected.includes(e.model_name)} onChange={() => toggle(e.model_name)} />
                       </TableCell>
                       <TableCell>
-                        <Tooltip title={translate(available ? 'feat.pricing.available' : 'feat.pricing.unavailable', { group })}>
-                          {available ? <CheckCircleIcon color="success" fontSize="small" /> : <CancelIcon color="error" fontSize="small" />}
+                        <Tooltip
+                          title={translate(
+                            available ? 'feat.pricing.available' : state === 'unpriced' ? 'feat.pricing.unpriced_tip' : 'feat.pricing.unavailable',
+                            {
+                              group,
+                            },
+                          )}
+                        >
+                          {available ? (
+                            <CheckCircleIcon color="success" fontSize="small" data-testid={`pricing-ok-${e.model_name}`} />
+                          ) : (
+                            <CancelIcon color="error" fontSize="small" data-testid={`pricing-unavailable-${e.model_name}`} />
+                          )}
                         </Tooltip>
                       </TableCell>
                       <TableCell>
@@ -202,7 +218,9 @@ export function PricingPage() {
                         </Box>
                       </TableCell>
                       <TableCell sx={{ whiteSpace: 'nowrap' }}>
-                        {e.quota_type === 1 ? (
+                        {state === 'unpriced' ? (
+                          <Typography variant="body2">-</Typography>
+                        ) : e.quota_type === 1 ? (
                           <Typography variant="body2">{translate('feat.pricing.group_ratio', { ratio })}</Typography>
                         ) : (
                           <>
@@ -213,7 +231,21 @@ export function PricingPage() {
                         )}
                       </TableCell>
                       <TableCell sx={{ whiteSpace: 'nowrap' }} data-testid={`pricing-price-${e.model_name}`}>
-                        {p.kind === 'call' ? (
+                        {state === 'unpriced' ? (
+                          <Box data-testid={`pricing-unpriced-${e.model_name}`}>
+                            <Typography variant="body2" color="error">
+                              {translate('feat.pricing.unpriced')}
+                            </Typography>
+                            <Typography variant="caption" color="text.secondary" sx={{ whiteSpace: 'normal', display: 'block', maxWidth: 260 }}>
+                              {translate('feat.pricing.unpriced_why')}
+                            </Typography>
+                            {isAdmin && (
+                              <Link component={RouterLink} to="/setting?tab=operation" variant="caption" data-testid={`pricing-fix-${e.model_name}`}>
+                                {translate('feat.pricing.set_ratio')}
+                              </Link>
+                            )}
+                          </Box>
+                        ) : p.kind === 'call' ? (
                           <Typography variant="body2">{translate('feat.pricing.call_price', { price: formatPrice(p.call ?? 0, display) })}</Typography>
                         ) : (
                           <>

@@ -12,6 +12,10 @@ export const zh = {
   available: '您的分组 {{group}} 可以使用该模型',
   unavailable: '您的分组 {{group}} 无权使用该模型',
   click_copy: '点击复制模型名称',
+  unpriced: '未配置价格，不可用',
+  unpriced_tip: '该模型未配置倍率或价格，调用会被拒绝',
+  unpriced_why: '管理员尚未为该模型设置模型倍率或模型价格，调用会被拒绝（倍率或价格未配置）。',
+  set_ratio: '前往设置倍率',
   per_token: '按量计费',
   per_call: '按次计费',
   model_ratio: '模型倍率：{{ratio}}',
@@ -24,7 +28,7 @@ export const zh = {
 };
 
 export const en: typeof zh = {
-  title: 'Model pricing',
+  title: 'Pricing',
   group_banner: 'Your group is {{group}}, group ratio {{ratio}}',
   back_to_mine: 'Show my group',
   visitor_banner: 'You are not logged in: prices use the default group ratio {{ratio}}',
@@ -36,6 +40,10 @@ export const en: typeof zh = {
   available: 'Your group {{group}} can use this model',
   unavailable: 'Your group {{group}} cannot use this model',
   click_copy: 'Click to copy the model name',
+  unpriced: 'No price set: not available',
+  unpriced_tip: 'This model has no ratio or price configured; calls are refused',
+  unpriced_why: 'No model ratio or model price is set for this model yet, so calls to it are refused.',
+  set_ratio: 'Set its ratio',
   per_token: 'Per token',
   per_call: 'Per call',
   model_ratio: 'Model ratio: {{ratio}}',

@@ -7,6 +7,8 @@ import {
   groupRatioOf,
   initialGroup,
   isAvailable,
+  availability,
+  unpricedModels,
   normalisePricing,
   perCallPrice,
   priceOf,
@@ -28,6 +30,7 @@ const entry = (model_name: string, extra: Partial<PricingEntry> = {}): PricingEn
   completion_ratio: 1,
   model_price: 0,
   enable_groups: ['default'],
+  priced: true,
   ...extra,
 });
 
@@ -122,11 +125,44 @@ describe('normalisePricing', () => {
       usable_group: { default: '默认' },
     });
     expect(n.data).toEqual([
-      { model_name: 'x', quota_type: 1, model_ratio: 0, completion_ratio: 1, model_price: 0.2, enable_groups: ['default'] },
-      { model_name: 'y', quota_type: 0, model_ratio: 2, completion_ratio: 1, model_price: 0, enable_groups: [] },
+      { model_name: 'x', quota_type: 1, model_ratio: 0, completion_ratio: 1, model_price: 0.2, enable_groups: ['default'], priced: true },
+      { model_name: 'y', quota_type: 0, model_ratio: 2, completion_ratio: 1, model_price: 0, enable_groups: [], priced: true },
     ]);
     expect(n.group_ratio).toEqual({ default: 1, vip: 2 });
     expect(n.usable_group).toEqual({ default: '默认' });
     expect(normalisePricing(null)).toEqual({ data: [], group_ratio: {}, usable_group: {} });
+  });
+});
+
+describe('availability', () => {
+  it('marks a model with no price or ratio as unpriced, whatever group serves it', () => {
+    const e = entry('x', { priced: false, model_ratio: 0 });
+    expect(availability(e, 'default', false)).toBe('unpriced');
+    expect(isAvailable(e, 'default')).toBe(false);
+  });
+  it('self-use mode lets unpriced models through', () => {
+    expect(availability(entry('x', { priced: false }), 'default', true)).toBe('ok');
+  });
+  it('a priced model is available only to the groups serving it', () => {
+    expect(availability(entry('x'), 'default', false)).toBe('ok');
+    expect(availability(entry('x'), 'vip', false)).toBe('group');
+  });
+  it('normalisePricing reads priced, and guesses it from the ratio or price when absent', () => {
+    const a = normalisePricing({
+      data: [
+        { model_name: 'a', quota_type: 0, model_ratio: 0, enable_groups: [], priced: false },
+        { model_name: 'b', quota_type: 0, model_ratio: 0, enable_groups: [] },
+        { model_name: 'c', quota_type: 1, model_price: 0.1, enable_groups: [] },
+      ],
+    });
+    expect(a.data.map((e) => e.priced)).toEqual([false, false, true]);
+  });
+});
+
+describe('unpricedModels', () => {
+  it('lists the models without a priced pricing entry or a configured ratio/price', () => {
+    const pricing = [entry('gpt-4o'), entry('free', { priced: false })];
+    expect(unpricedModels(['gpt-4o', 'free', 'new-one', 'rated'], pricing, { price: {}, ratio: { rated: 1 } })).toEqual(['free', 'new-one']);
+    expect(unpricedModels(['gpt-4o', 'new-one'], pricing)).toEqual(['new-one']);
   });
 });

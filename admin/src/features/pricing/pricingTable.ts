@@ -14,6 +14,8 @@ export interface PricingEntry {
   completion_ratio: number;
   model_price: number;
   enable_groups: string[];
+  /** A price or ratio is configured (older servers omit it: then a non-zero ratio or price counts). */
+  priced: boolean;
 }
 
 export interface PricingAnswer {
@@ -31,7 +33,10 @@ export function normalisePricing(raw: unknown): PricingAnswer {
     if (!e || typeof e !== 'object') continue;
     const o = e as Record<string, unknown>;
     if (typeof o.model_name !== 'string' || !o.model_name) continue;
+    const quotaType = Number(o.quota_type) === 1 ? 1 : 0;
+    const priced = typeof o.priced === 'boolean' ? o.priced : quotaType === 1 ? num(o.model_price, 0) > 0 : num(o.model_ratio, 0) > 0;
     data.push({
+      priced,
       model_name: o.model_name,
       quota_type: Number(o.quota_type) === 1 ? 1 : 0,
       model_ratio: num(o.model_ratio, 0),
@@ -148,7 +153,24 @@ export function filterModels(list: readonly PricingEntry[], query: string): Pric
 
 /** Is the model served to the viewed group? */
 export function isAvailable(entry: PricingEntry, group: string): boolean {
-  return entry.enable_groups.includes(group);
+  return availability(entry, group, false) === 'ok';
+}
+
+/**
+ * Why a model can or cannot be called from the viewed group: 'unpriced' when no price or ratio is
+ * configured (the relay refuses it unless self-use mode is on), 'group' when no channel serves it to
+ * that group, else 'ok'.
+ */
+export function availability(entry: PricingEntry, group: string, selfUse: boolean): 'ok' | 'unpriced' | 'group' {
+  if (!entry.priced && !selfUse) return 'unpriced';
+  return entry.enable_groups.includes(group) ? 'ok' : 'group';
+}
+
+/** Models of a list that have no entry in the pricing answer's priced set (for the fetch-models warning). */
+export function unpricedModels(models: readonly string[], pricing: readonly PricingEntry[], ratios?: { price: object; ratio: object }): string[] {
+  const priced = new Set(pricing.filter((e) => e.priced).map((e) => e.model_name));
+  const has = (o: object | undefined, k: string) => !!o && Object.prototype.hasOwnProperty.call(o, k);
+  return models.filter((m) => !priced.has(m) && !(ratios && (has(ratios.price, m) || has(ratios.ratio, m))));
 }
 
 /**

@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
 import { Title, useNotify, useTranslate } from 'react-admin';
 import {
+  Alert,
   Box,
   Button,
   Card,
@@ -57,6 +58,9 @@ interface SelfUser extends StoredUser {
 }
 
 interface TopupRow {
+  /** 'order' (online payment) or 'redemption' (a redeemed code); older servers send orders only, without it. */
+  kind?: 'order' | 'redemption';
+  quota?: number;
   id: number;
   amount: number;
   money: number;
@@ -158,7 +162,7 @@ export function TopupPage() {
         type: 'success',
       });
       setCode('');
-      await loadSelf();
+      await Promise.all([loadSelf(), loadRecords()]);
     } catch (err) {
       fail(err);
     } finally {
@@ -337,11 +341,17 @@ export function TopupPage() {
                   {price !== null ? translate('feat.topup.yuan', { amount: price }) : '-'}
                 </Typography>
               </Stack>
+              {!online && (
+                <Alert severity="info" sx={{ mb: 1 }} data-testid="pay-disabled-reason">
+                  {translate('feat.topup.online_disabled_reason')}
+                </Alert>
+              )}
               <Stack direction="row" spacing={1} sx={{ flexWrap: 'wrap', rowGap: 1 }}>
                 <Button
                   variant="contained"
                   disableElevation
                   onClick={() => startPay('zfb')}
+                  disabled={!online}
                   sx={{ bgcolor: '#1677ff', '&:hover': { bgcolor: '#0958d9' } }}
                   data-testid="pay-zfb"
                 >
@@ -351,6 +361,7 @@ export function TopupPage() {
                   variant="contained"
                   disableElevation
                   onClick={() => startPay('wx')}
+                  disabled={!online}
                   sx={{ bgcolor: '#07c160', '&:hover': { bgcolor: '#06a052' } }}
                   data-testid="pay-wx"
                 >
@@ -385,16 +396,18 @@ export function TopupPage() {
                     </TableHead>
                     <TableBody>
                       {records.map((r) => (
-                        <TableRow key={r.id}>
-                          <TableCell sx={{ fontFamily: 'monospace', fontSize: 12 }}>{r.trade_no}</TableCell>
-                          <TableCell>{r.amount}</TableCell>
-                          <TableCell>{translate('feat.topup.yuan', { amount: yuanText(r.money) })}</TableCell>
+                        <TableRow key={`${r.kind ?? 'order'}-${r.id}`} data-testid={`topup-record-${r.kind ?? 'order'}-${r.id}`}>
+                          <TableCell sx={{ fontFamily: r.kind === 'redemption' ? undefined : 'monospace', fontSize: 12 }}>{r.trade_no}</TableCell>
+                          <TableCell>{r.kind === 'redemption' ? formatQuota(r.quota ?? 0, display) : r.amount}</TableCell>
+                          <TableCell>{r.kind === 'redemption' ? '-' : translate('feat.topup.yuan', { amount: yuanText(r.money) })}</TableCell>
                           <TableCell>
                             {r.payment_method === 'wx'
                               ? translate('feat.topup.wx')
                               : r.payment_method === 'zfb'
                                 ? translate('feat.topup.zfb')
-                                : r.payment_method}
+                                : r.payment_method === 'redemption'
+                                  ? translate('feat.topup.redemption')
+                                  : r.payment_method}
                           </TableCell>
                           <TableCell>
                             <ColorTag tone={orderStatusTone(r.status)} label={translate(`feat.topup.order.${r.status}`, { _: r.status })} />

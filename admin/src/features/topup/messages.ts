@@ -28,6 +28,8 @@ export const topupMessages = {
         zfb: '支付宝',
         wx: '微信',
         online_disabled: '管理员未开启在线充值！',
+        online_disabled_reason: '在线充值未开启：管理员尚未配置支付（支付地址、商户 ID 和密钥），支付按钮暂不可用。可使用兑换码充值。',
+        redemption: '兑换码',
         below_min: '充值数量不能小于 {{n}}',
         confirm_title: '确认充值',
         confirm_amount: '充值数量：{{amount}}',
@@ -75,6 +77,9 @@ export const topupMessages = {
         zfb: 'Alipay',
         wx: 'WeChat Pay',
         online_disabled: 'Online top-up is not enabled by the administrator!',
+        online_disabled_reason:
+          'Online top-up is off: the administrator has not set up payments (payment address, merchant ID and key), so the payment buttons are unavailable. You can top up with a redemption code.',
+        redemption: 'Redemption code',
         below_min: 'The amount must not be less than {{n}}',
         confirm_title: 'Confirm top-up',
         confirm_amount: 'Amount: {{amount}}',

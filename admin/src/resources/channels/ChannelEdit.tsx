@@ -8,6 +8,7 @@ import {
   CircularProgress,
   Divider,
   FormControlLabel,
+  Link,
   MenuItem,
   Stack,
   Switch,
@@ -15,7 +16,9 @@ import {
   Typography,
 } from '@mui/material';
 import { Confirm, useNotify, useRefresh, useTranslate } from 'react-admin';
-import { SideDrawer } from '../shared/SideDrawer';
+import { Link as RouterLink } from 'react-router-dom';
+import { SideDrawer, STICKY_ACTIONS_SX } from '../shared/SideDrawer';
+import { unpricedModels } from '../../features/pricing/pricingTable';
 import { storedUserRole, useGateway, useApi } from '../shared/api';
 import { ChannelKeyButton } from '../../features/security/ChannelKeyButton';
 import { useNotifyError } from '../shared/hooks';
@@ -70,6 +73,8 @@ const ChannelForm = ({ editId, onDone }: { editId?: string; onDone: () => void }
   const [typeModels, setTypeModels] = useState<Record<string, string[]>>(() => readLocal('channel_models', {}));
   const [custom, setCustom] = useState('');
   const [fetching, setFetching] = useState(false);
+  // Fetched models that have no price or ratio: the relay would refuse them until one is set.
+  const [unpriced, setUnpriced] = useState<string[]>([]);
   const [confirmV1, setConfirmV1] = useState(false);
   const [showAdvanced, setShowAdvanced] = useState(false);
 
@@ -143,12 +148,33 @@ const ChannelForm = ({ editId, onDone }: { editId?: string; onDone: () => void }
               type: form.type,
               key: form.batch ? form.key.split(/\r?\n/)[0].trim() : form.key.trim(),
             });
-      set('models', Array.from(new Set(r.data)));
+      const fetched = Array.from(new Set(r.data));
+      set('models', fetched);
       notify('res.channel.msg.models_fetched', { type: 'success' });
+      setUnpriced(await unpricedOf(fetched));
     } catch (e) {
       notifyError(e instanceof Error && e.message ? e : translate('res.channel.msg.models_fetch_failed'));
     } finally {
       setFetching(false);
+    }
+  };
+
+  /** The fetched models lacking a ModelPrice/ModelRatio entry (the option list is an admin call; failures hide the warning). */
+  const unpricedOf = async (models: string[]): Promise<string[]> => {
+    try {
+      const res = await http.get<Array<{ key: string; value: string }>>('/api/option/');
+      const opts = Array.isArray(res.data) ? res.data : [];
+      const parse = (k: string): object => {
+        try {
+          const v = JSON.parse(opts.find((o) => o.key === k)?.value ?? '{}') as unknown;
+          return v && typeof v === 'object' ? v : {};
+        } catch {
+          return {};
+        }
+      };
+      return unpricedModels(models, [], { price: parse('ModelPrice'), ratio: parse('ModelRatio') });
+    } catch {
+      return [];
     }
   };
 
@@ -380,6 +406,17 @@ const ChannelForm = ({ editId, onDone }: { editId?: string; onDone: () => void }
             {translate('res.channel.clear_models')}
           </Button>
         </Stack>
+        {unpriced.filter((m) => form.models.includes(m)).length > 0 && (
+          <Alert severity="warning" data-testid="channel-unpriced-warning" onClose={() => setUnpriced([])}>
+            {translate('res.channel.msg.unpriced_models', {
+              count: unpriced.filter((m) => form.models.includes(m)).length,
+              models: unpriced.filter((m) => form.models.includes(m)).join(', '),
+            })}{' '}
+            <Link component={RouterLink} to="/setting?tab=operation">
+              {translate('res.channel.msg.set_ratios')}
+            </Link>
+          </Alert>
+        )}
         <Stack direction="row" spacing={1}>
           <TextField
             size="small"
@@ -475,7 +512,7 @@ const ChannelForm = ({ editId, onDone }: { editId?: string; onDone: () => void }
           </Stack>
         )}
 
-        <Stack direction="row" spacing={1} justifyContent="flex-end" sx={{ pt: 1 }}>
+        <Stack direction="row" spacing={1} justifyContent="flex-end" sx={STICKY_ACTIONS_SX} data-testid="drawer-actions">
           <Button onClick={onDone}>{translate('res.common.cancel')}</Button>
           <Button type="submit" variant="contained" disabled={saving}>
             {translate('res.common.submit')}

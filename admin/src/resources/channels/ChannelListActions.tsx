@@ -7,6 +7,8 @@ import { useConfirmedAction } from '../shared/confirm';
 import { useNotifyError } from '../shared/hooks';
 import { useChannelOps } from './useChannelOps';
 import { BatchTagDialog } from './BatchTagDialog';
+import { BulkResultDialog, type BulkResult } from '../shared/BulkResultDialog';
+import { bulkItemsFromAnswer } from '../../lib/bulk';
 import { BalanceSummaryDialog } from './BalanceSummaryDialog';
 import { balanceSummaryFrom, type BalanceSummary } from './balanceSummary';
 import { ChannelTestSummary } from './ChannelTestSummary';
@@ -32,17 +34,21 @@ export const ChannelListActions = ({ idSort, setIdSort, tagMode, setTagMode, ope
   const { selectedIds, onUnselectItems } = useListContext();
   const { ask, dialog: confirmDialog } = useConfirmedAction(refresh, notifyError);
   const [batchTagOpen, setBatchTagOpen] = useState(false);
+  const [result, setResult] = useState<BulkResult | null>(null);
   const [balances, setBalances] = useState<BalanceSummary | null>(null);
   const [testRun, setTestRun] = useState(0);
   const selectedCount = selectedIds.length;
 
-  const allChannels = (title: string, content: string, call: () => Promise<{ message: string }>) =>
+  // The server's per-item answer is shown item by item when it gives one; else its message.
+  const allChannels = (title: string, content: string, call: () => Promise<{ message: string; data?: unknown }>) =>
     ask({
       title,
       content,
       action: async () => {
         const r = await call();
-        notify(r.message || 'res.common.op_success', { type: 'info' });
+        const items = bulkItemsFromAnswer(r.data);
+        if (items.length) setResult({ title, message: r.message, items });
+        else notify(r.message || 'res.common.op_success', { type: 'info' });
       },
     });
 
@@ -75,6 +81,30 @@ export const ChannelListActions = ({ idSort, setIdSort, tagMode, setTagMode, ope
         }
       >
         {translate('res.channel.update_all_balance')}
+      </Button>
+      <Button
+        variant="outlined"
+        data-testid="channel-fix-abilities"
+        onClick={() =>
+          ask({
+            title: 'res.channel.fix_abilities',
+            content: 'res.channel.confirm.fix_abilities',
+            action: async () => {
+              const r = await dp.fixAbilities();
+              const items = bulkItemsFromAnswer(r.data);
+              setResult({
+                title: 'res.channel.fix_abilities',
+                message:
+                  typeof r.data === 'number'
+                    ? translate('res.channel.msg.abilities_fixed', { count: r.data })
+                    : r.message || translate('res.common.op_success'),
+                items,
+              });
+            },
+          })
+        }
+      >
+        {translate('res.channel.fix_abilities')}
       </Button>
       <Button
         variant="outlined"
@@ -139,6 +169,7 @@ export const ChannelListActions = ({ idSort, setIdSort, tagMode, setTagMode, ope
         </IconButton>
       </Tooltip>
       {confirmDialog}
+      <BulkResultDialog result={result} onClose={() => setResult(null)} />
       <BalanceSummaryDialog summary={balances} onClose={() => setBalances(null)} />
       <BatchTagDialog open={batchTagOpen} onClose={() => setBatchTagOpen(false)} />
     </Box>

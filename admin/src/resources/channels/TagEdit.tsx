@@ -1,7 +1,7 @@
 import { useState } from 'react';
 import { Alert, Autocomplete, Button, Stack, TextField } from '@mui/material';
 import { useNotify, useTranslate } from 'react-admin';
-import { SideDrawer } from '../shared/SideDrawer';
+import { SideDrawer, STICKY_ACTIONS_SX } from '../shared/SideDrawer';
 import { useGateway } from '../shared/api';
 import { useNotifyError } from '../shared/hooks';
 import { splitComma } from '../shared/format';
@@ -100,7 +100,7 @@ const TagEditForm = ({ row, groupsOptions, onClose, onSaved }: { row: TagRow; gr
         helperText={translate('res.channel.hint.tag_mapping')}
         slotProps={{ htmlInput: { style: { fontFamily: 'monospace', fontSize: 13 } } }}
       />
-      <Stack direction="row" spacing={1} justifyContent="flex-end">
+      <Stack direction="row" spacing={1} justifyContent="flex-end" sx={STICKY_ACTIONS_SX} data-testid="drawer-actions">
         <Button onClick={onClose}>{translate('res.common.cancel')}</Button>
         <Button variant="contained" onClick={submit} disabled={saving}>
           {translate('res.common.submit')}

@@ -13,6 +13,20 @@ import { firstTokenSeconds, logDetail, logTypeColor, logTypeKey, usedChannels } 
 import { LogFilterBar } from './LogFilterBar';
 import { LogStats } from './LogStats';
 import { UserInfoDialog } from './UserInfoDialog';
+import { LogDetailDialog } from './LogDetailDialog';
+
+/**
+ * The log table fits its box: cells may wrap (time on two lines, tags wrap), the detail text is
+ * clipped to two lines, and what still does not fit scrolls inside the table (a visible scrollbar),
+ * never the page. A row click opens the whole record.
+ */
+const LOG_TABLE_SX = {
+  ...TABLE_SX,
+  '& .RaDataTable-rowCell': { whiteSpace: 'normal', px: 1, verticalAlign: 'top' },
+  '& .RaDataTable-headerCell': { fontWeight: 600, whiteSpace: 'nowrap', px: 1 },
+  '& .RaDataTable-tableWrapper': { overflowX: 'auto', scrollbarGutter: 'stable' },
+  '& .RaDataTable-row': { cursor: 'pointer' },
+} as const;
 
 type Row = RaRecord;
 
@@ -48,10 +62,32 @@ const LogTable = ({ admin }: { admin: boolean }) => {
   const translate = useTranslate();
   const display = useDisplaySettings();
   const [userLookup, setUserLookup] = useState<number | null>(null);
+  const [open, setOpen] = useState<Row | null>(null);
   return (
     <>
-      <DataTable<Row> rowClick={false} bulkActionButtons={false} sx={TABLE_SX} empty={<EmptyText text="res.log.empty" />}>
-        <DataTable.Col source="created_at" label="res.log.fields.created_at" disableSort render={(r) => formatTimestamp(r.created_at)} />
+      <DataTable<Row>
+        rowClick={(_id, _res, record) => {
+          setOpen(record as Row);
+          return false;
+        }}
+        bulkActionButtons={false}
+        sx={LOG_TABLE_SX}
+        empty={<EmptyText text="res.log.empty" />}
+      >
+        <DataTable.Col
+          source="created_at"
+          label="res.log.fields.created_at"
+          disableSort
+          render={(r) => {
+            const [day, time] = formatTimestamp(r.created_at).split(' ');
+            return (
+              <Box sx={{ minWidth: 80 }}>
+                <div>{day}</div>
+                {time && <div>{time}</div>}
+              </Box>
+            );
+          }}
+        />
         {admin && (
           <DataTable.Col
             source="channel"
@@ -75,7 +111,14 @@ const LogTable = ({ admin }: { admin: boolean }) => {
             disableSort
             render={(r) =>
               r.username ? (
-                <Link component="button" underline="hover" onClick={() => setUserLookup(Number(r.user_id))}>
+                <Link
+                  component="button"
+                  underline="hover"
+                  onClick={(e) => {
+                    e.stopPropagation();
+                    setUserLookup(Number(r.user_id));
+                  }}
+                >
                   {r.username}
                 </Link>
               ) : null
@@ -129,7 +172,7 @@ const LogTable = ({ admin }: { admin: boolean }) => {
             const t = Number(r.use_time) || 0;
             const frt = firstTokenSeconds(r.other);
             return (
-              <Stack direction="row" spacing={0.5}>
+              <Stack direction="row" sx={{ flexWrap: 'wrap', gap: 0.5, minWidth: 90 }}>
                 <ColorTag tone={elapsedColor(t)} label={`${t} s`} />
                 {frt !== null && (
                   <Tooltip title={translate('res.log.first_token')}>
@@ -143,23 +186,27 @@ const LogTable = ({ admin }: { admin: boolean }) => {
             );
           }}
         />
-        <DataTable.NumberCol
+        {/* Col, not NumberCol: NumberCol draws its own NumberField and ignores `render`. */}
+        <DataTable.Col
           source="prompt_tokens"
           label="res.log.fields.prompt_tokens"
+          align="right"
           disableSort
           render={(r) => (isConsume(r) ? compactNumber(r.prompt_tokens) : null)}
         />
-        <DataTable.NumberCol
+        <DataTable.Col
           source="completion_tokens"
           label="res.log.fields.completion_tokens"
+          align="right"
           disableSort
           render={(r) => (isConsume(r) ? compactNumber(r.completion_tokens) : null)}
         />
-        <DataTable.NumberCol
+        <DataTable.Col
           source="quota"
           label="res.log.fields.quota"
+          align="right"
           disableSort
-          render={(r) => (isConsume(r) ? formatQuota(r.quota, display, 6) : Number(r.type) === 1 ? formatQuota(r.quota, display) : null)}
+          render={(r) => (isConsume(r) ? formatQuota(r.quota, display) : Number(r.type) === 1 ? formatQuota(r.quota, display) : null)}
         />
         <DataTable.Col
           source="detail"
@@ -169,8 +216,20 @@ const LogTable = ({ admin }: { admin: boolean }) => {
             const d = logDetail(r as never);
             const text = d.parts.length ? d.parts.map((p) => translate(p.key, p.params)).join('  ') : (d.text ?? '');
             return (
-              <Tooltip title={text}>
-                <Typography variant="body2" sx={{ maxWidth: 320, overflow: 'hidden', textOverflow: 'ellipsis', whiteSpace: 'nowrap' }}>
+              <Tooltip title={translate('res.log.open_detail')}>
+                <Typography
+                  variant="body2"
+                  data-testid="log-detail-cell"
+                  sx={{
+                    minWidth: 120,
+                    maxWidth: 260,
+                    overflow: 'hidden',
+                    display: '-webkit-box',
+                    WebkitLineClamp: 2,
+                    WebkitBoxOrient: 'vertical',
+                    wordBreak: 'break-word',
+                  }}
+                >
                   {text}
                 </Typography>
               </Tooltip>
@@ -190,6 +249,7 @@ const LogTable = ({ admin }: { admin: boolean }) => {
         )}
       </DataTable>
       <UserInfoDialog id={userLookup} onClose={() => setUserLookup(null)} />
+      <LogDetailDialog row={open} display={display} onClose={() => setOpen(null)} />
     </>
   );
 };

@@ -1,12 +1,21 @@
-import { Box, CircularProgress } from '@mui/material';
+import { useEffect, useState } from 'react';
+import { Box, Chip, CircularProgress, InputAdornment, Stack, TextField } from '@mui/material';
 import { SimpleForm, TextInput, useGetOne, useNotify, useRefresh, useTranslate } from 'react-admin';
-import { useWatch } from 'react-hook-form';
+import { useFormContext, useWatch } from 'react-hook-form';
 import { SideDrawer } from '../shared/SideDrawer';
 import { FormButtons } from '../shared/FormButtons';
 import { useApi, useGateway } from '../shared/api';
 import { useDisplaySettings, useNotifyError } from '../shared/hooks';
-import { formatQuota } from '../shared/format';
-import { DEFAULT_REDEMPTION_QUOTA, MAX_REDEMPTION_COUNT, codesFileText, redemptionErrors, redemptionPayload, type RedemptionForm } from './redemptionCodes';
+import { formatQuota, usdPresets, usdToQuota } from '../shared/format';
+import {
+  REDEMPTION_USD_PRESETS,
+  amountText,
+  MAX_REDEMPTION_COUNT,
+  codesFileText,
+  redemptionErrors,
+  redemptionPayload,
+  type RedemptionForm,
+} from './redemptionCodes';
 
 export const RedemptionEditDrawer = ({ creating, editId, onClose }: { creating: boolean; editId?: string; onClose: () => void }) => (
   <SideDrawer open={creating || !!editId} onClose={onClose} title={creating ? 'res.redemption.create_title' : 'res.redemption.edit_title'} width={480}>
@@ -78,7 +87,7 @@ const FormView = ({ editId, onDone }: { editId?: string; onDone: () => void }) =
   const record: RedemptionForm =
     isEdit && code
       ? { id: code.id as number, name: String(code.name ?? ''), quota: Number(code.quota) || 0, count: 1 }
-      : { name: '', quota: DEFAULT_REDEMPTION_QUOTA, count: 1 };
+      : { name: '', quota: usdToQuota(REDEMPTION_USD_PRESETS[0], display.quotaPerUnit), count: 1 };
   return (
     <SimpleForm
       noValidate
@@ -103,18 +112,66 @@ const FormView = ({ editId, onDone }: { editId?: string; onDone: () => void }) =
   );
 };
 
-/** The quota field, with the amount it stands for as its hint. */
+/**
+ * The amount, entered in dollars (with presets, as the token form does) or in quota units; the two
+ * fields follow each other at the configured quota per unit, and the hint shows both.
+ */
 const QuotaInput = () => {
+  const translate = useTranslate();
   const display = useDisplaySettings();
-  const q = parseInt(String(useWatch({ name: 'quota' })), 10);
+  const { setValue } = useFormContext();
+  const raw = useWatch({ name: 'quota' });
+  const q = parseInt(String(raw), 10);
+  const [usd, setUsd] = useState(() => amountText(q, display.quotaPerUnit));
+  // Follow edits of the units field (and the loaded record) unless the dollar field is being typed in.
+  const [typing, setTyping] = useState(false);
+  useEffect(() => {
+    if (!typing) setUsd(amountText(q, display.quotaPerUnit));
+  }, [q, display.quotaPerUnit, typing]);
+  const setQuota = (value: number) => setValue('quota', value, { shouldDirty: true, shouldValidate: true });
   return (
-    <TextInput
-      source="quota"
-      type="number"
-      label="res.redemption.fields.quota"
-      helperText={Number.isFinite(q) ? `≈ ${formatQuota(q, display)}` : false}
-      slotProps={{ htmlInput: { min: 0, step: 1 } }}
-    />
+    <Box sx={{ width: '100%', display: 'flex', flexDirection: 'column', gap: 1, mb: 1 }}>
+      <TextField
+        label={translate('res.redemption.fields.amount')}
+        value={usd}
+        type="number"
+        onFocus={() => setTyping(true)}
+        onBlur={() => setTyping(false)}
+        onChange={(e) => {
+          setUsd(e.target.value);
+          const v = Number(e.target.value);
+          if (e.target.value.trim() !== '' && Number.isFinite(v) && v >= 0) setQuota(usdToQuota(v, display.quotaPerUnit));
+        }}
+        slotProps={{
+          htmlInput: { min: 0, step: 'any', 'data-testid': 'redemption-amount' },
+          input: { startAdornment: <InputAdornment position="start">$</InputAdornment> },
+        }}
+        helperText={translate('res.redemption.hint.amount', { per: display.quotaPerUnit.toLocaleString('en-US') })}
+      />
+      <Stack direction="row" sx={{ flexWrap: 'wrap', gap: 1 }}>
+        {usdPresets(REDEMPTION_USD_PRESETS, { ...display, displayInCurrency: true }).map((p) => (
+          <Chip
+            key={p.usd}
+            label={p.label}
+            clickable
+            color={q === p.value ? 'primary' : 'default'}
+            onClick={() => setQuota(p.value)}
+            data-testid={`redemption-preset-${p.usd}`}
+          />
+        ))}
+      </Stack>
+      <TextInput
+        source="quota"
+        type="number"
+        label="res.redemption.fields.quota_units"
+        helperText={
+          Number.isFinite(q)
+            ? translate('res.redemption.hint.quota_both', { units: q.toLocaleString('en-US'), amount: formatQuota(q, { ...display, displayInCurrency: true }) })
+            : false
+        }
+        slotProps={{ htmlInput: { min: 0, step: 1 } }}
+      />
+    </Box>
   );
 };
 

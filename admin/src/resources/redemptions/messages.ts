@@ -14,6 +14,8 @@ const zh = {
     name: '名称',
     status: '状态',
     quota: '额度',
+    quota_units: '额度（单位）',
+    amount: '金额（美元）',
     created_time: '创建时间',
     used_user_id: '兑换人 ID',
     count: '生成数量',
@@ -27,6 +29,8 @@ const zh = {
   hint: {
     name: '1–20 个字符，留空则使用额度作为名称',
     count: '一次最多生成 {{max}} 个，创建后自动下载兑换码文件',
+    amount: '$1 = {{per}} 额度单位',
+    quota_both: '{{units}} 单位 = {{amount}}',
   },
   confirm: {
     delete: '确定删除此兑换码？',
@@ -59,6 +63,8 @@ export const redemptionMessages: { zh: typeof zh; en: typeof zh } = {
       name: 'Name',
       status: 'Status',
       quota: 'Quota',
+      quota_units: 'Quota (units)',
+      amount: 'Amount (USD)',
       created_time: 'Created',
       used_user_id: 'Redeemed by',
       count: 'Number to create',
@@ -72,6 +78,8 @@ export const redemptionMessages: { zh: typeof zh; en: typeof zh } = {
     hint: {
       name: '1–20 characters; empty uses the quota as the name',
       count: 'At most {{max}} at once; the codes are downloaded as a text file',
+      amount: '$1 = {{per}} quota units',
+      quota_both: '{{units}} units = {{amount}}',
     },
     confirm: {
       delete: 'Delete this redemption code?',

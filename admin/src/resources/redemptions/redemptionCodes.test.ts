@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { codesFileText, redemptionErrors, redemptionPayload, redemptionStatusKey, validateRedemption } from './redemptionCodes';
+import {
+  REDEMPTION_USD_PRESETS,
+  amountText,
+  codesFileText,
+  redemptionErrors,
+  redemptionPayload,
+  redemptionStatusKey,
+  validateRedemption,
+} from './redemptionCodes';
 
 const usd = { displayInCurrency: true, quotaPerUnit: 500000 };
 
@@ -31,5 +39,17 @@ describe('redemption form errors', () => {
     expect(redemptionErrors({ name: 'x'.repeat(21), quota: 1, count: 1 }, false)).toEqual({ name: 'res.redemption.msg.name_length' });
     expect(redemptionErrors({ name: '', quota: '1.5', count: 1 }, false)).toEqual({ quota: 'res.redemption.msg.quota_integer' });
     expect(redemptionErrors({ name: '', quota: 1, count: 101 }, false)).toEqual({ count: 'res.redemption.msg.count_range' });
+  });
+});
+
+describe('amount in dollars', () => {
+  it('shows quota units as dollars at the configured quota per unit', () => {
+    expect(amountText(5000000, 500000)).toBe('10');
+    expect(amountText(100000, 500000)).toBe('0.2');
+    expect(amountText(1, 3)).toBe('0.333333333333');
+    expect(amountText(Number.NaN, 500000)).toBe('');
+  });
+  it('the first preset is $10', () => {
+    expect(REDEMPTION_USD_PRESETS[0]).toBe(10);
   });
 });

@@ -4,6 +4,14 @@ import { formatQuota, type DisplaySettings } from '../shared/format';
 export const REDEMPTION_STATUS = { UNUSED: 1, DISABLED: 2, USED: 3 } as const;
 export const DEFAULT_REDEMPTION_QUOTA = 100000;
 export const MAX_REDEMPTION_COUNT = 100;
+/** Amount presets in dollars (the first is the new code's default). */
+export const REDEMPTION_USD_PRESETS = [10, 1, 5, 20, 50, 100];
+
+/** Quota units → the dollar field's text ('' for a non-number), without float noise. */
+export function amountText(quota: number, quotaPerUnit: number): string {
+  if (!Number.isFinite(quota) || !(quotaPerUnit > 0)) return '';
+  return String(Number((quota / quotaPerUnit).toPrecision(12)));
+}
 
 export interface RedemptionForm {
   id?: number;

@@ -20,6 +20,11 @@ const COLORS: Record<TagColor, { bg: string; fg: string }> = {
   white: { bg: '#ffffff', fg: '#37474f' },
 };
 
+/** The strong colour of a tone (charts draw series in it, so they match the tags). */
+export function toneColor(tone: TagColor): string {
+  return (COLORS[tone] ?? COLORS.grey).fg;
+}
+
 export interface ColorTagProps extends Omit<ChipProps, 'color'> {
   tone?: TagColor;
 }

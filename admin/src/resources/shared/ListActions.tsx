@@ -19,7 +19,7 @@ export const ListActions = ({
   const translate = useTranslate();
   const refresh = useRefresh();
   return (
-    <TopToolbar sx={{ alignItems: 'center', gap: 1 }}>
+    <TopToolbar sx={{ alignItems: 'center', gap: 1, flexWrap: 'wrap', minWidth: 0 }}>
       <Button variant={addVariant} startIcon={<AddIcon />} onClick={onAdd}>
         {translate(addLabel)}
       </Button>

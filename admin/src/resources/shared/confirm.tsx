@@ -1,5 +1,6 @@
 import { useState } from 'react';
 import { Confirm } from 'react-admin';
+import { BulkError } from '../../lib/bulk';
 
 export interface ConfirmedAction {
   title?: string;
@@ -26,6 +27,8 @@ export function useConfirmedAction(onDone: () => void, onError: (e: unknown) => 
           await c?.action();
           onDone();
         } catch (e) {
+          // A bulk action that failed for some items changed the others: refresh too.
+          if (e instanceof BulkError) onDone();
           onError(e);
         }
       }}

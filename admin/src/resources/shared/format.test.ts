@@ -3,6 +3,11 @@ import {
   compactNumber,
   firstTokenColor,
   formatQuota,
+  formatUsd,
+  modelTones,
+  SERIES_TONES,
+  quotaPresetLabel,
+  usdPresets,
   formatTimestamp,
   groupRatioColor,
   joinComma,
@@ -25,9 +30,24 @@ describe('formatQuota', () => {
     expect(formatQuota(0, usd)).toBe('$0.00');
     expect(formatQuota(1000, { displayInCurrency: true, quotaPerUnit: 1000 })).toBe('$1.00');
   });
-  it('shows the smallest visible unit for tiny positive amounts', () => {
-    expect(formatQuota(1, usd)).toBe('$0.01');
-    expect(formatQuota(-1, usd)).toBe('-$0.01');
+  it('shows small amounts with two significant digits instead of rounding them to a cent', () => {
+    expect(formatQuota(65, usd)).toBe('$0.00013');
+    expect(formatQuota(-65, usd)).toBe('-$0.00013');
+    expect(formatQuota(1, usd)).toBe('$0.000002');
+    expect(formatQuota(25000, usd)).toBe('$0.05');
+    expect(formatQuota(6150, usd)).toBe('$0.012');
+    expect(formatQuota(49999, usd)).toBe('$0.10');
+    expect(formatQuota(75000, usd)).toBe('$0.15');
+    expect(formatQuota(1234567, usd)).toBe('$2.47');
+  });
+  it('shows the smallest visible unit below a millionth', () => {
+    expect(formatQuota(0.1, usd)).toBe('$0.000001');
+    expect(formatQuota(-0.1, usd)).toBe('-$0.000001');
+  });
+  it('formatUsd follows the same rules', () => {
+    expect(formatUsd(0.00013)).toBe('$0.00013');
+    expect(formatUsd(12.345, 2)).toBe('$12.35');
+    expect(formatUsd(0.5, 4)).toBe('$0.5000');
   });
   it('keeps the sign of negative amounts', () => {
     expect(formatQuota(-500000, usd)).toBe('-$1.00');
@@ -131,5 +151,35 @@ describe('lists and JSON', () => {
   it('makes alphanumeric suffixes of the asked length', () => {
     const s = randomSuffix(6);
     expect(s).toMatch(/^[A-Za-z0-9]{6}$/);
+  });
+});
+
+describe('presets at the configured quota per unit', () => {
+  it('labels a quota preset with its real amount', () => {
+    expect(quotaPresetLabel(1000000, { displayInCurrency: true, quotaPerUnit: 500000 })).toBe('1,000,000 ($2.00)');
+    expect(quotaPresetLabel(1000000, { displayInCurrency: true, quotaPerUnit: 200000 })).toBe('1,000,000 ($5.00)');
+    expect(quotaPresetLabel(1000000, { displayInCurrency: false, quotaPerUnit: 500000 })).toBe('1,000,000');
+  });
+  it('turns dollar presets into quota units', () => {
+    expect(usdPresets([1, 10], { displayInCurrency: true, quotaPerUnit: 500000 })).toEqual([
+      { value: 500000, usd: 1, label: '$1' },
+      { value: 5000000, usd: 10, label: '$10' },
+    ]);
+    expect(usdPresets([1], { displayInCurrency: false, quotaPerUnit: 1000 })).toEqual([{ value: 1000, usd: 1, label: '1000' }]);
+  });
+});
+
+describe('modelTones', () => {
+  it('gives each model its own tone, in order, and keeps the first assignment', () => {
+    const t = modelTones(['b', 'a', 'b', 'c']);
+    expect([...t.entries()]).toEqual([
+      ['b', SERIES_TONES[0]],
+      ['a', SERIES_TONES[1]],
+      ['c', SERIES_TONES[2]],
+    ]);
+  });
+  it('repeats the tones past the palette', () => {
+    const names = Array.from({ length: SERIES_TONES.length + 1 }, (_, i) => `m${i}`);
+    expect(modelTones(names).get(`m${SERIES_TONES.length}`)).toBe(SERIES_TONES[0]);
   });
 });

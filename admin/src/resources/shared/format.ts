@@ -55,18 +55,54 @@ export function compactNumber(n: number | null | undefined): string {
 }
 
 /**
- * Quota → text. With currency display on: '$' + quota / quota_per_unit with `digits` decimals
- * (a positive amount too small to show is shown as the smallest visible unit); else a compact number.
+ * Quota → text. With currency display on: '$' + quota / quota_per_unit with at least `digits`
+ * decimals; an amount below one cent gets the decimals it needs to show two significant digits
+ * (up to 6), so $0.00013 stays $0.00013 rather than rounding to $0.01; an amount below $0.000001
+ * shows as the smallest visible unit. Without currency display: a compact number.
  */
 export function formatQuota(quota: number | null | undefined, settings: DisplaySettings = readDisplaySettings(), digits = 2): string {
   const q = Number(quota ?? 0);
   if (!Number.isFinite(q)) return '-';
   if (!settings.displayInCurrency) return compactNumber(q);
   const usd = q / (settings.quotaPerUnit || DEFAULT_QUOTA_PER_UNIT);
-  const fixed = usd.toFixed(digits);
-  if (Number(fixed) === 0 && usd > 0) return `$${Math.pow(10, -digits).toFixed(digits)}`;
-  if (Number(fixed) === 0 && usd < 0) return `-$${Math.pow(10, -digits).toFixed(digits)}`;
-  return usd < 0 ? `-$${fixed.slice(1)}` : `$${fixed}`;
+  return formatUsd(usd, digits);
+}
+
+/** A USD amount as '$x' with the precision rules of formatQuota. */
+export function formatUsd(usd: number, digits = 2): string {
+  if (!Number.isFinite(usd)) return '-';
+  const abs = Math.abs(usd);
+  const sign = usd < 0 ? '-' : '';
+  if (abs === 0) return `$${(0).toFixed(digits)}`;
+  const MAX = 6;
+  let decimals = digits;
+  if (abs < Math.pow(10, -digits + 1)) decimals = Math.max(digits, Math.min(MAX, Math.ceil(-Math.log10(abs)) + 1));
+  let text = abs.toFixed(decimals);
+  if (Number(text) === 0) return `${sign}$${Math.pow(10, -Math.max(decimals, digits)).toFixed(Math.max(decimals, digits))}`;
+  // Extra decimals beyond `digits` only carry significant digits: drop their trailing zeros.
+  if (decimals > digits) text = text.replace(/0+$/, '').replace(/\.(\d*)$/, (_, d: string) => `.${d.padEnd(digits, '0')}`);
+  return `${sign}$${text}`;
+}
+
+/** A quota preset's label: the units, then what they are worth at the configured quota per unit ('1,000,000 ($2.00)'). */
+export function quotaPresetLabel(quota: number, settings: DisplaySettings): string {
+  const units = quota.toLocaleString('en-US');
+  return settings.displayInCurrency ? `${units} (${formatQuota(quota, settings)})` : units;
+}
+
+export interface AmountPreset {
+  /** quota units at the configured quota per unit */
+  value: number;
+  usd: number;
+  label: string;
+}
+
+/** Dollar amounts as presets in quota units at the configured quota per unit; labelled in the display unit. */
+export function usdPresets(amounts: readonly number[], settings: DisplaySettings): AmountPreset[] {
+  return amounts.map((usd) => {
+    const value = usdToQuota(usd, settings.quotaPerUnit);
+    return { value, usd, label: settings.displayInCurrency ? `$${usd}` : compactNumber(value) };
+  });
 }
 
 /** Dollars → quota units (rounded). */
@@ -158,6 +194,35 @@ export function stringColor(label: string): TagColor {
   let sum = 0;
   for (let i = 0; i < label.length; i++) sum = (sum * 31 + label.charCodeAt(i)) >>> 0;
   return palette[sum % palette.length];
+}
+
+/** Distinct tones for series (charts and their table): the most separable first. */
+export const SERIES_TONES: TagColor[] = [
+  'blue',
+  'orange',
+  'green',
+  'purple',
+  'cyan',
+  'red',
+  'amber',
+  'pink',
+  'teal',
+  'indigo',
+  'lime',
+  'violet',
+  'light-blue',
+  'yellow',
+];
+
+/**
+ * One tone per model for a whole screen, so a model keeps its colour across the chart tabs and the
+ * table: models in the given order (e.g. by total spend) get the series tones in turn; beyond
+ * them the tones repeat.
+ */
+export function modelTones(models: readonly string[]): Map<string, TagColor> {
+  const out = new Map<string, TagColor>();
+  for (const m of models) if (!out.has(m)) out.set(m, SERIES_TONES[out.size % SERIES_TONES.length]);
+  return out;
 }
 
 /** Comma string ↔ list, trimming blanks and dropping empties / duplicates. */

@@ -6,12 +6,12 @@ import { SideDrawer } from '../shared/SideDrawer';
 import { FormButtons } from '../shared/FormButtons';
 import { useGateway } from '../shared/api';
 import { useDisplaySettings, useNotifyError } from '../shared/hooks';
-import { formatQuota, formatTimestamp, groupRatioColor } from '../shared/format';
+import { formatQuota, formatTimestamp, groupRatioColor, usdPresets } from '../shared/format';
 import { ColorTag } from '../shared/ColorTag';
 import {
   BATCH_PRESETS,
   EXPIRY_OPTIONS,
-  QUOTA_PRESETS,
+  QUOTA_USD_PRESETS,
   TOKEN_DEFAULTS,
   batchNames,
   expiryFromOption,
@@ -169,7 +169,7 @@ const TokenFields = ({ isEdit, models, groups }: { isEdit: boolean; models: stri
             slotProps={{ htmlInput: { step: 1 } }}
           />
           <Stack direction="row" spacing={1} sx={{ flexWrap: 'wrap', gap: 1 }}>
-            {QUOTA_PRESETS.map((p) => (
+            {usdPresets(QUOTA_USD_PRESETS, display).map((p) => (
               <Chip
                 key={p.value}
                 label={p.label}

@@ -66,7 +66,7 @@ const zh = {
 export const tokenMessages: { zh: typeof zh; en: typeof zh } = {
   zh,
   en: {
-    title: 'Tokens',
+    title: 'API tokens',
     empty: 'No tokens yet',
     add: 'Add token',
     create_title: 'Create a token',

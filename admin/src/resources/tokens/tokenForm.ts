@@ -13,6 +13,8 @@ export const QUOTA_PRESETS = [
   { value: 250000000, label: '$500' },
   { value: 500000000, label: '$1000' },
 ];
+/** The same presets in dollars: the form turns them into quota at the configured quota per unit (usdPresets). */
+export const QUOTA_USD_PRESETS = [1, 10, 50, 100, 500, 1000];
 export const DEFAULT_TOKEN_QUOTA = 500000;
 export const BATCH_PRESETS = [10, 20, 30, 100];
 

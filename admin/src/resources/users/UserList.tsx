@@ -131,20 +131,20 @@ const UserTable = ({ openEdit }: { openEdit: (id: string | number) => void }) =>
         <DataTable.Col
           label="res.user.fields.stats"
           render={(r) => (
-            <Stack direction="row" spacing={0.5}>
+            <Stack direction="row" sx={{ flexWrap: 'wrap', gap: 0.5, minWidth: 140 }} data-testid="user-stats">
               <Tooltip title={translate('res.user.fields.quota')}>
                 <span>
-                  <ColorTag tone="white" label={formatQuota(r.quota, display)} />
+                  <ColorTag tone="white" label={`${translate('res.user.chip.quota')} ${formatQuota(r.quota, display)}`} />
                 </span>
               </Tooltip>
               <Tooltip title={translate('res.user.fields.used_quota')}>
                 <span>
-                  <ColorTag tone="white" label={formatQuota(r.used_quota, display)} />
+                  <ColorTag tone="white" label={`${translate('res.user.chip.used_quota')} ${formatQuota(r.used_quota, display)}`} />
                 </span>
               </Tooltip>
               <Tooltip title={translate('res.user.fields.request_count')}>
                 <span>
-                  <ColorTag tone="white" label={compactNumber(r.request_count)} />
+                  <ColorTag tone="white" label={`${translate('res.user.chip.request_count')} ${compactNumber(r.request_count)}`} />
                 </span>
               </Tooltip>
             </Stack>
@@ -153,20 +153,23 @@ const UserTable = ({ openEdit }: { openEdit: (id: string | number) => void }) =>
         <DataTable.Col
           label="res.user.fields.invitation"
           render={(r) => (
-            <Stack direction="row" spacing={0.5}>
+            <Stack direction="row" sx={{ flexWrap: 'wrap', gap: 0.5, minWidth: 120 }}>
               <Tooltip title={translate('res.user.fields.aff_count')}>
                 <span>
-                  <ColorTag tone="white" label={String(r.aff_count ?? 0)} />
+                  <ColorTag tone="white" label={`${translate('res.user.chip.aff_count')} ${String(r.aff_count ?? 0)}`} />
                 </span>
               </Tooltip>
               <Tooltip title={translate('res.user.fields.aff_history_quota')}>
                 <span>
-                  <ColorTag tone="white" label={formatQuota(r.aff_history_quota, display)} />
+                  <ColorTag tone="white" label={`${translate('res.user.chip.aff_history_quota')} ${formatQuota(r.aff_history_quota, display)}`} />
                 </span>
               </Tooltip>
               <Tooltip title={translate('res.user.fields.inviter_id')}>
                 <span>
-                  <ColorTag tone="white" label={Number(r.inviter_id) ? String(r.inviter_id) : translate('res.common.none')} />
+                  <ColorTag
+                    tone="white"
+                    label={`${translate('res.user.chip.inviter_id')} ${Number(r.inviter_id) ? String(r.inviter_id) : translate('res.common.none')}`}
+                  />
                 </span>
               </Tooltip>
             </Stack>

@@ -11,6 +11,7 @@ const zh = {
   add_quota_amount: '要添加的额度（可为负数）',
   new_total: '新的额度：{{total}}',
   bound: '已绑定的账户（只读）',
+  chip: { quota: '余额', used_quota: '已用', request_count: '调用', aff_count: '邀请', aff_history_quota: '收益', inviter_id: '邀请人' },
   fields: {
     id: 'ID',
     username: '用户名',
@@ -83,6 +84,7 @@ export const userMessages: { zh: typeof zh; en: typeof zh } = {
     add_quota_amount: 'Quota to add (may be negative)',
     new_total: 'New quota: {{total}}',
     bound: 'Bound accounts (read-only)',
+    chip: { quota: 'Balance', used_quota: 'Used', request_count: 'Calls', aff_count: 'Invited', aff_history_quota: 'Earned', inviter_id: 'Inviter' },
     fields: {
       id: 'ID',
       username: 'Username',

@@ -1,8 +1,8 @@
 import type Koa from 'koa';
 import { currentUser } from '../../middleware/auth';
-import { listTopUps, recentTopUps } from '../../repositories/topups';
+import { listTopUps } from '../../repositories/topups';
 import { parsePaging } from '../../lib/validate';
-import { paymentNotified, quotePrice, startPayment } from '../../services/topup';
+import { paymentNotified, quotePrice, startPayment, topUpHistory } from '../../services/topup';
 import { ok, type ConsoleRoutes } from '../route';
 import { notifyFields, payBody, topUpListQuery } from './schema';
 
@@ -38,7 +38,7 @@ export function register(api: ConsoleRoutes): void {
       ok(ctx, await listTopUps(app.knex, { username: ctx.input.query.username.trim() || undefined }, parsePaging(ctx.input.query)));
     },
   );
-  api.route({ method: 'get', path: '/api/user/topup/self', summary: "The caller's latest orders.", access: 'user' }, async (ctx) => {
-    ok(ctx, await recentTopUps(app.knex, currentUser(ctx).id));
+  api.route({ method: 'get', path: '/api/user/topup/self', summary: "The caller's latest orders and redeemed codes.", access: 'user' }, async (ctx) => {
+    ok(ctx, await topUpHistory(app, currentUser(ctx).id));
   });
 }
