@@ -208,7 +208,8 @@ export const flow: Flow = {
           quota: 1000,
           prompt_tokens: 7,
           completion_tokens: 3,
-          created_at: Math.floor(nowMs / 1000) - 60,
+          // Before the last DataExportInterval boundary: the dashboard ends there.
+          created_at: Math.floor(nowMs / 1000) - 7200,
         },
       ]);
       const browser = page.context().browser();
