@@ -112,6 +112,26 @@ describeEach(DB_TARGETS, 'relay: Dify, Baidu, Tencent, iFlytek, AI Proxy, PaLM2 
   });
 
   const quota = async () => Number((await app.knex('users').where({ id: userId }).first()).quota);
+  /** One streamed chat through the gateway with the official client: its pieces, text, reasoning, usage and finish reason. */
+  const streamChat = async (model: string, content: string) => {
+    const stream = await openai.chat.completions.create({
+      model,
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content }],
+    });
+    const pieces: string[] = [];
+    let reasoning = '';
+    let usage: OpenAI.CompletionUsage | undefined;
+    let finish: string | null | undefined;
+    for await (const c of stream) {
+      if (c.choices[0]?.delta?.content) pieces.push(c.choices[0].delta.content);
+      reasoning += (c.choices[0]?.delta as { reasoning_content?: string } | undefined)?.reasoning_content ?? '';
+      finish = c.choices[0]?.finish_reason ?? finish;
+      if (c.usage) usage = c.usage;
+    }
+    return { pieces, text: pieces.join(''), reasoning, usage, finish };
+  };
   const lastLog = async () => {
     await flushUsage(app);
     return app.knex('logs').where({ user_id: userId, type: 2 }).orderBy('id', 'desc').first();
@@ -156,22 +176,7 @@ describeEach(DB_TARGETS, 'relay: Dify, Baidu, Tencent, iFlytek, AI Proxy, PaLM2 
 
   test('Dify streaming: message pieces, agent thoughts as reasoning, usage from message_end', async () => {
     const before = await quota();
-    const stream = await openai.chat.completions.create({
-      model: 'dify-app',
-      stream: true,
-      stream_options: { include_usage: true },
-      messages: [{ role: 'user', content: 'think then answer' }],
-    });
-    let text = '';
-    let reasoning = '';
-    let usage: OpenAI.CompletionUsage | undefined;
-    let finish: string | null | undefined;
-    for await (const c of stream) {
-      text += c.choices[0]?.delta?.content ?? '';
-      reasoning += (c.choices[0]?.delta as { reasoning_content?: string } | undefined)?.reasoning_content ?? '';
-      finish = c.choices[0]?.finish_reason ?? finish;
-      if (c.usage) usage = c.usage;
-    }
+    const { text, reasoning, usage, finish } = await streamChat('dify-app', 'think then answer');
     expect(text).toBe('Hello from the mock');
     expect(reasoning).toBe('Thinking it over');
     expect(finish).toBe('stop');
@@ -229,18 +234,7 @@ describeEach(DB_TARGETS, 'relay: Dify, Baidu, Tencent, iFlytek, AI Proxy, PaLM2 
   });
 
   test('Baidu stream: result pieces, usage on is_end; an expired token is minted again', async () => {
-    const stream = await openai.chat.completions.create({
-      model: 'ERNIE-4.0-8K',
-      stream: true,
-      stream_options: { include_usage: true },
-      messages: [{ role: 'user', content: 'Hi' }],
-    });
-    let text = '';
-    let usage: OpenAI.CompletionUsage | undefined;
-    for await (const c of stream) {
-      text += c.choices[0]?.delta?.content ?? '';
-      if (c.usage) usage = c.usage;
-    }
+    const { text, usage } = await streamChat('ERNIE-4.0-8K', 'Hi');
     expect(text).toBe('Hello from the mock');
     expect(usage).toMatchObject({ prompt_tokens: 11, completion_tokens: 7 });
     // Baidu revokes the token: the call fails with its message (HTTP 200 error body), the next one mints anew.
@@ -292,18 +286,7 @@ describeEach(DB_TARGETS, 'relay: Dify, Baidu, Tencent, iFlytek, AI Proxy, PaLM2 
 
   test('Tencent Hunyuan stream: Delta pieces, usage billed; a bad secret is refused with its signature error', async () => {
     const before = await quota();
-    const stream = await openai.chat.completions.create({
-      model: 'hunyuan-lite',
-      stream: true,
-      stream_options: { include_usage: true },
-      messages: [{ role: 'user', content: 'Hi' }],
-    });
-    let text = '';
-    let usage: OpenAI.CompletionUsage | undefined;
-    for await (const c of stream) {
-      text += c.choices[0]?.delta?.content ?? '';
-      if (c.usage) usage = c.usage;
-    }
+    const { text, usage } = await streamChat('hunyuan-lite', 'Hi');
     expect(text).toBe('Hello from the mock');
     expect(usage).toMatchObject({ prompt_tokens: 11, completion_tokens: 7 });
     expect(tencent.checks.slice(-1)[0]!.ok).toBe(true);
@@ -348,18 +331,7 @@ describeEach(DB_TARGETS, 'relay: Dify, Baidu, Tencent, iFlytek, AI Proxy, PaLM2 
 
   test('iFlytek Spark stream: one chunk per frame, usage from the last; the channel version otherwise', async () => {
     const before = await quota();
-    const stream = await openai.chat.completions.create({
-      model: 'spark-default',
-      stream: true,
-      stream_options: { include_usage: true },
-      messages: [{ role: 'user', content: 'Hi' }],
-    });
-    const pieces: string[] = [];
-    let usage: OpenAI.CompletionUsage | undefined;
-    for await (const c of stream) {
-      if (c.choices[0]?.delta?.content) pieces.push(c.choices[0].delta.content);
-      if (c.usage) usage = c.usage;
-    }
+    const { pieces, usage } = await streamChat('spark-default', 'Hi');
     expect(pieces).toEqual(['Hello', ' from', ' Spark']);
     expect(usage).toMatchObject({ prompt_tokens: 11, completion_tokens: 7 });
     expect(spark.handshakes).toEqual([{ path: '/v2.1/chat', signed: true }]);
@@ -409,18 +381,7 @@ describeEach(DB_TARGETS, 'relay: Dify, Baidu, Tencent, iFlytek, AI Proxy, PaLM2 
   });
 
   test('AI Proxy library stream: content pieces then the documents; a wrong library is an error', async () => {
-    const stream = await openai.chat.completions.create({
-      model: 'library-qa',
-      stream: true,
-      stream_options: { include_usage: true },
-      messages: [{ role: 'user', content: 'Q' }],
-    });
-    let text = '';
-    let usage: OpenAI.CompletionUsage | undefined;
-    for await (const c of stream) {
-      text += c.choices[0]?.delta?.content ?? '';
-      if (c.usage) usage = c.usage;
-    }
+    const { text, usage } = await streamChat('library-qa', 'Q');
     expect(text).toBe('Hello from the mock\n\n参考文档：\n1. [Guide](https://docs.example.com/guide)');
     expect(usage!.completion_tokens).toBeGreaterThan(0);
     expect(mock.received('/api/library/ask')[0]!.json.stream).toBe(true);

@@ -273,20 +273,7 @@ const ChannelForm = ({ editId, onDone }: { editId?: string; onDone: () => void }
           />
         )}
 
-        {isEdit && form.multi && (
-          <TextField
-            select
-            size="small"
-            label={translate('res.channel.multi_key.order')}
-            value={form.multi_key_mode ?? 'random'}
-            onChange={(e) => set('multi_key_mode', e.target.value as 'random' | 'polling')}
-            sx={{ maxWidth: 220 }}
-            SelectProps={{ native: true }}
-          >
-            <option value="random">{translate('res.channel.multi_key.random')}</option>
-            <option value="polling">{translate('res.channel.multi_key.polling')}</option>
-          </TextField>
-        )}
+        {isEdit && form.multi && <KeyOrderSelect value={form.multi_key_mode} onChange={(v) => set('multi_key_mode', v)} />}
         {!isEdit && (
           <Stack direction="row" spacing={2} alignItems="center" sx={{ flexWrap: 'wrap' }}>
             <FormControlLabel
@@ -314,20 +301,7 @@ const ChannelForm = ({ editId, onDone }: { editId?: string; onDone: () => void }
               }
               label={translate('res.channel.multi_key.mode')}
             />
-            {form.multi && (
-              <TextField
-                select
-                size="small"
-                label={translate('res.channel.multi_key.order')}
-                value={form.multi_key_mode ?? 'random'}
-                onChange={(e) => set('multi_key_mode', e.target.value as 'random' | 'polling')}
-                sx={{ minWidth: 160 }}
-                SelectProps={{ native: true }}
-              >
-                <option value="random">{translate('res.channel.multi_key.random')}</option>
-                <option value="polling">{translate('res.channel.multi_key.polling')}</option>
-              </TextField>
-            )}
+            {form.multi && <KeyOrderSelect value={form.multi_key_mode} onChange={(v) => set('multi_key_mode', v)} />}
           </Stack>
         )}
         <TextField
@@ -532,3 +506,22 @@ const ChannelForm = ({ editId, onDone }: { editId?: string; onDone: () => void }
     </Box>
   );
 };
+
+/** The order a multi-key channel uses its keys in (create and edit). */
+function KeyOrderSelect({ value, onChange }: { value: 'random' | 'polling' | undefined; onChange(v: 'random' | 'polling'): void }) {
+  const translate = useTranslate();
+  return (
+    <TextField
+      select
+      size="small"
+      label={translate('res.channel.multi_key.order')}
+      value={value ?? 'random'}
+      onChange={(e) => onChange(e.target.value as 'random' | 'polling')}
+      sx={{ minWidth: 160, maxWidth: 220 }}
+      SelectProps={{ native: true }}
+    >
+      <option value="random">{translate('res.channel.multi_key.random')}</option>
+      <option value="polling">{translate('res.channel.multi_key.polling')}</option>
+    </TextField>
+  );
+}
