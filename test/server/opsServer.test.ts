@@ -142,8 +142,11 @@ describe.each(ALL_TARGETS.map((t) => [t.name, t] as const))(
       expect(other.status_code).toBe(res.status);
       expect(other.admin_info.use_channel).toEqual([bad, boom]);
 
-      // The refused key disabled its channel, and the admins' Telegram chat heard of it.
-      expect(Number((await app.knex('channels').where({ id: bad }).first()).status)).toBe(3);
+      // The refused key disabled its channel (off the answer's path, so awaited here), and the
+      // admins' Telegram chat heard of it.
+      const statusOfBad = async () => Number((await app.knex('channels').where({ id: bad }).first()).status);
+      await until(async () => (await statusOfBad()) === 3);
+      expect(await statusOfBad()).toBe(3);
       expect(await until(() => telegram.hits.length > 0)).toBe(true);
       const sent = telegram.hits[0]!;
       expect(sent.method).toBe('POST');
