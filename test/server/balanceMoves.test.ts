@@ -270,6 +270,32 @@ if (PG_TARGETS.length) {
       expect(userOf(await move(app.ctx, u.id, t, 10, true))).toBe(990);
     });
 
+    test('a batch PostgreSQL aborts to break a lock cycle runs again and lands once', async () => {
+      const a = await makeUser(app, { quota: 1000 });
+      const b = await makeUser(app, { quota: 1000 });
+      const warn = jest.spyOn(app.ctx.log, 'warn');
+      let retried: boolean;
+      // Another writer (another node's batch, a usage flush) holds b's row and then wants a's.
+      const other = await app.knex.transaction();
+      try {
+        await other('users').where({ id: b.id }).forUpdate().first();
+        // One batch for both users: it locks a's row (ids in ascending order), then waits for b's.
+        const moves = Promise.all([move(app.ctx, a.id, undefined, 10, true), move(app.ctx, b.id, undefined, 20, true)]);
+        await new Promise((r) => setTimeout(r, 300));
+        // The cycle: PostgreSQL aborts the batch (it has waited longest); `other` gets a's row.
+        await other('users').where({ id: a.id }).forUpdate().first();
+        await other.commit();
+        expect((await moves).map(userOf)).toEqual([990, 980]);
+        retried = warn.mock.calls.some(([o]) => (o as { code?: string }).code === '40P01');
+      } finally {
+        if (!other.isCompleted()) await other.rollback();
+        warn.mockRestore();
+      }
+      expect(retried).toBe(true);
+      expect(await quotaOf(app, a.id)).toBe(990);
+      expect(await quotaOf(app, b.id)).toBe(980);
+    });
+
     test('billing on top: concurrent reservations never overspend; settles and refunds land exactly', async () => {
       const u = await makeUser(app, { quota: 300 });
       const payer = { userId: u.id };

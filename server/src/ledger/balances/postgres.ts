@@ -1,5 +1,5 @@
 import type { AppContext } from '../../context';
-import { pgValue, withPgConn, type PgConn } from '../postgres/conn';
+import { byId, pgValue, withPgConn, type PgConn } from '../postgres/conn';
 import { PG_USERS_WITH_RECORDS, pgRecordValues, pgRecordsWritten, recordPg, type ReservationRow } from '../records';
 import type { BalanceAfter, Balances, MoveOutcome, Payer, QueuedMove } from './index';
 
@@ -239,7 +239,7 @@ async function usersWithRecords(conn: PgConn, users: Map<number, RowSum>, moves:
   const ids: number[] = [];
   const adds: number[] = [];
   const takes: number[] = [];
-  for (const [id, s] of users) {
+  for (const [id, s] of byId(users)) {
     ids.push(id);
     adds.push(s.adds);
     takes.push(s.takes);
@@ -277,7 +277,8 @@ async function updateTokens(
   const back = new Map<number, number>();
   for (const [id, t] of tried) if (!tokenAfter.has(id)) back.set(t.userId, (back.get(t.userId) ?? 0) + (t.takes - t.adds));
   if (back.size) {
-    const rows = await conn.query({ ...SQL.usersBack, values: [[...back.keys()], [...back.values()]] });
+    const sorted = byId(back);
+    const rows = await conn.query({ ...SQL.usersBack, values: [sorted.map(([id]) => id), sorted.map(([, v]) => v)] });
     for (const r of rows.rows) userAfter.set(Number(r.id), Number(r.v));
   }
 }
@@ -289,7 +290,7 @@ async function update(conn: PgConn, q: { name: string; text: string }, sums: Map
   const ids: number[] = [];
   const adds: number[] = [];
   const takes: number[] = [];
-  for (const [id, s] of sums) {
+  for (const [id, s] of byId(sums)) {
     ids.push(id);
     adds.push(s.adds);
     takes.push(s.takes);

@@ -15,11 +15,31 @@ export interface PgStatement {
   text: string;
 }
 
+/** Deadlock detected, serialization failure: the transaction was rolled back as a whole and may run again. */
+const RETRYABLE = new Set(['40P01', '40001']);
+const ATTEMPTS = 3;
+
 /**
  * A pooled connection from knex's pool for `fn`; in one transaction when `tx`, rolled back if
- * `fn` throws.
+ * `fn` throws. A deadlock or serialization failure runs `fn` again (up to three times): the
+ * ledger's multi-row statements lock rows in id order, but the planner may visit them in another
+ * order (and other nodes' batches and usage flushes lock the same rows), so PostgreSQL may break a
+ * lock cycle by aborting one of them — which wrote nothing, so running it again is safe. `fn`
+ * must therefore change nothing outside the database before its statements succeed.
  */
 export async function withPgConn<T>(app: AppContext, tx: boolean, fn: (conn: PgConn) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await onPgConn(app, tx, fn);
+    } catch (err) {
+      if (attempt >= ATTEMPTS || !RETRYABLE.has((err as { code?: string }).code ?? '')) throw err;
+      app.log.warn({ code: (err as { code: string }).code, attempt }, 'ledger transaction aborted by PostgreSQL; running it again');
+      await new Promise((r) => setTimeout(r, Math.random() * 20 * attempt));
+    }
+  }
+}
+
+async function onPgConn<T>(app: AppContext, tx: boolean, fn: (conn: PgConn) => Promise<T>): Promise<T> {
   const client = app.knex.client as { acquireConnection(): Promise<PgConn>; releaseConnection(c: PgConn): Promise<unknown> };
   const conn = await client.acquireConnection();
   try {
@@ -33,6 +53,13 @@ export async function withPgConn<T>(app: AppContext, tx: boolean, fn: (conn: PgC
   } finally {
     await client.releaseConnection(conn);
   }
+}
+
+/** The entries of `m` by ascending id: multi-row statements lock rows in one order everywhere. */
+export function byId<V>(m: Map<number, V>): Array<[number, V]> {
+  const entries = [...m];
+  if (entries.length > 1) entries.sort((a, b) => a[0] - b[0]);
+  return entries;
 }
 
 /** The one value (`… as v`) of the first row of `q`'s answer; undefined when no row. */

@@ -1,5 +1,5 @@
 import type { AppContext } from '../../context';
-import { withPgConn } from '../postgres/conn';
+import { byId, withPgConn } from '../postgres/conn';
 import { LOG_COLUMNS, logParams, type UsageWriter } from './rows';
 import { aggregateRollups, SQL_ROLLUP_DIMS, type RollupDim } from '../../repositories/logRollups';
 
@@ -81,14 +81,18 @@ export function postgresUsage(app: AppContext): UsageWriter {
           const sums = aggregateRollups(logs, dims);
           await conn.query({ ...PG_ROLLUPS, values: sums[0]!.map((_, c) => sums.map((row) => row[c])) });
         }
-        for (const table of ['users', 'tokens', 'channels'] as const) {
+        if (resIds.length) await conn.query({ ...PG_RES_DEL, values: [resIds] });
+        // The balance moves lock users, then limited tokens (ledger/balances/postgres.ts): the
+        // counters take those row locks last, in the same order, so a settle waits at most for
+        // these two statements and the COMMIT, never for the log insert or the deletes above.
+        for (const table of ['channels', 'users', 'tokens'] as const) {
           const m = batch[table];
           if (!m.size) continue;
-          const values: unknown[] = [[...m.keys()], [...m.values()].map((c) => c.quota), [...m.values()].map((c) => c.count)];
+          const rows = byId(m);
+          const values: unknown[] = [rows.map(([id]) => id), rows.map(([, c]) => c.quota), rows.map(([, c]) => c.count)];
           if (table === 'tokens') values.push(now);
           await conn.query({ ...PG_COUNTERS[table], values });
         }
-        if (resIds.length) await conn.query({ ...PG_RES_DEL, values: [resIds] });
       }),
   };
 }
