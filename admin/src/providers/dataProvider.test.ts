@@ -323,6 +323,30 @@ describe('dataProvider: delete', () => {
     expect(out.data).toEqual([1, 2]);
   });
 
+  it('channel deleteMany: a per-id failure in the answer rejects with the report', async () => {
+    const { r, dp } = setup();
+    r.answer(1, {
+      results: [
+        { id: 1, success: true, status: 'deleted', message: '' },
+        { id: 2, success: false, status: 'not_found', message: '渠道不存在' },
+      ],
+    });
+    const err = await dp.deleteMany('channel', { ids: [1, 2] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(BulkError);
+    expect((err as BulkError).items).toEqual([
+      { label: '#1', ok: true, code: 'deleted' },
+      { label: '#2', ok: false, message: '渠道不存在', code: 'not_found' },
+    ]);
+  });
+
+  it('deleteChannels: the count and the per-id items (none from a count-only server)', async () => {
+    const { r, dp } = setup();
+    r.answer(1, { results: [{ id: 5, success: true, status: 'deleted', message: '' }] });
+    expect(await dp.deleteChannels([5])).toEqual({ count: 1, items: [{ label: '#5', ok: true, code: 'deleted' }] });
+    r.answer(2);
+    expect(await dp.deleteChannels([5, 6])).toEqual({ count: 2, items: [] });
+  });
+
   it.each(['token', 'redemption'])('%s deleteMany: one DELETE per id', async (res) => {
     const { r, dp } = setup();
     await dp.deleteMany(res, { ids: [1, 2] });

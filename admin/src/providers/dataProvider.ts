@@ -1,7 +1,7 @@
 import type { DataProvider, GetListParams, Identifier, RaRecord } from 'react-admin';
 import { api as browserApi, qs, type Api } from '../lib/http';
 import { isAdmin as storedIsAdmin } from '../lib/storage';
-import { failIfAny, runEach } from '../lib/bulk';
+import { bulkItemsFromAnswer, failIfAny, runEach, type BulkItem } from '../lib/bulk';
 
 /**
  * react-admin resource names are the console paths (`/channel`, `/token`, …),
@@ -76,6 +76,11 @@ export interface GatewayDataProvider extends DataProvider {
   /** Updates every enabled channel's balance; `data` is the per-channel summary (resources/channels/balanceSummary.ts). */
   updateAllBalances(): Promise<{ message: string; data: unknown }>;
   deleteDisabledChannels(): Promise<{ count: number }>;
+  /**
+   * Deletes the listed channels in one call: `count` deleted, and per id what happened (`items`:
+   * label '#id', `code` the server's status such as 'deleted' or 'not_found').
+   */
+  deleteChannels(ids: readonly Identifier[]): Promise<{ count: number; items: BulkItem[] }>;
   fixAbilities(): Promise<{ data: unknown; message?: string }>;
   /** Models of a saved channel (`id`) or of an unsaved one (`{ base_url, type, key }`). */
   fetchModels(source: Identifier | { base_url?: string; type: number; key: string }): Promise<{ data: string[] }>;
@@ -141,6 +146,12 @@ function listResult(data: unknown): { data: RaRecord[]; total: number } {
 /** The react-admin DataProvider over the console API, with the gateway's extra calls. */
 export function createDataProvider(http: Api, opts: DataProviderOptions = {}): GatewayDataProvider {
   const admin = opts.isAdmin ?? (() => storedIsAdmin());
+
+  // One batch call; a server without the per-id `results` answers only the count (no items then).
+  async function deleteChannels(ids: readonly Identifier[]): Promise<{ count: number; items: BulkItem[] }> {
+    const a = await http.post<number>(`${RESOURCES.channel}/batch`, { ids });
+    return { count: Number(a.data ?? 0), items: bulkItemsFromAnswer(a.results) };
+  }
 
   function listUrl(res: ResourceName, params: Partial<GetListParams>): string {
     const filter = { ...(params.filter ?? {}) } as Record<string, unknown>;
@@ -239,7 +250,7 @@ export function createDataProvider(http: Api, opts: DataProviderOptions = {}): G
     async deleteMany(resource, params) {
       const res = resourceName(resource);
       if (res === 'channel') {
-        await http.post(`${RESOURCES.channel}/batch`, { ids: params.ids });
+        failIfAny((await deleteChannels(params.ids)).items);
       } else {
         failIfAny(await runEach(params.ids, (id) => remove(res, id)));
       }
@@ -263,6 +274,7 @@ export function createDataProvider(http: Api, opts: DataProviderOptions = {}): G
       const a = await http.get(`${RESOURCES.channel}/update_balance`);
       return { message: a.message, data: a.data };
     },
+    deleteChannels,
     async deleteDisabledChannels() {
       const a = await http.del<number>(`${RESOURCES.channel}/disabled`);
       return { count: Number(a.data ?? 0) };

@@ -31,7 +31,7 @@ export const ChannelListActions = ({ idSort, setIdSort, tagMode, setTagMode, ope
   const refresh = useRefresh();
   const notifyError = useNotifyError();
   const { dp } = useChannelOps();
-  const { selectedIds, onUnselectItems } = useListContext();
+  const { selectedIds, onUnselectItems, data } = useListContext();
   const { ask, dialog: confirmDialog } = useConfirmedAction(refresh, notifyError);
   const [batchTagOpen, setBatchTagOpen] = useState(false);
   const [result, setResult] = useState<BulkResult | null>(null);
@@ -132,9 +132,18 @@ export const ChannelListActions = ({ idSort, setIdSort, tagMode, setTagMode, ope
             title: 'res.channel.batch_delete',
             content: 'res.channel.confirm.batch_delete',
             action: async () => {
-              await dp.deleteMany('channel', { ids: selectedIds });
-              notify('res.channel.msg.deleted_count', { type: 'success', messageArgs: { count: selectedCount } });
+              const r = await dp.deleteChannels(selectedIds);
               onUnselectItems();
+              // Per id what happened, named as in the list, in the console's language.
+              const names = new Map((data ?? []).map((c) => [String(c.id), String(c.name ?? '')]));
+              const items = r.items.map((i) => {
+                const name = names.get(i.label.replace(/^#/, ''));
+                const text = i.code ? translate(`res.channel.msg.delete_${i.code}`, { _: i.message ?? i.code }) : i.message;
+                return { ...i, label: name ? `${i.label} ${name}` : i.label, ...(text ? { message: text } : {}) };
+              });
+              if (items.length)
+                setResult({ title: 'res.channel.batch_delete', message: translate('res.channel.msg.deleted_count', { count: r.count }), items });
+              else notify('res.channel.msg.deleted_count', { type: 'success', messageArgs: { count: r.count } });
             },
           });
         }}
