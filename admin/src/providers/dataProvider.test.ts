@@ -70,6 +70,20 @@ describe('dataProvider: getList', () => {
     expect(out).toEqual({ data: [{ id: 1 }, { id: 2 }], total: 42 });
   });
 
+  it('topup_order: the admin order list with its filters (empty ones left out), no trailing slash', async () => {
+    const { r, dp } = setup();
+    r.answer({ items: [{ id: 3, trade_no: 'T3' }], total: 1 });
+    const out = await dp.getList('topup_order', {
+      ...page(2, 20),
+      filter: { username: ' alice ', status: 'success', start_timestamp: 1700000000, end_timestamp: '' },
+    });
+    expect(r.last).toMatchObject({ method: 'GET', url: '/api/user/topup?p=2&page_size=20&username=alice&status=success&start_timestamp=1700000000' });
+    expect(out).toEqual({ data: [{ id: 3, trade_no: 'T3' }], total: 1 });
+    r.answer({ items: [], total: 0 });
+    await dp.getList('topup_order', page(1, 10));
+    expect(r.last.url).toBe('/api/user/topup?p=1&page_size=10');
+  });
+
   it('accepts the plural aliases', async () => {
     const { r, dp } = setup();
     r.answer({ items: [], total: 0 });

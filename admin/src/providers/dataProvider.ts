@@ -13,6 +13,8 @@ export const RESOURCES = {
   redemption: '/api/redemption',
   user: '/api/user',
   log: '/api/log',
+  /** Admin list of online top-up orders (read-only). */
+  topup_order: '/api/user/topup',
 } as const;
 
 export type ResourceName = keyof typeof RESOURCES;
@@ -23,6 +25,7 @@ const ALIASES: Record<string, ResourceName> = {
   redemptions: 'redemption',
   users: 'user',
   logs: 'log',
+  topup_orders: 'topup_order',
 };
 
 export function resourceName(resource: string): ResourceName {
@@ -33,7 +36,7 @@ export function resourceName(resource: string): ResourceName {
 }
 
 /** Filters that switch a list to its `/search` endpoint, and the extra query keys each list passes. */
-const SEARCH_KEYS: Record<Exclude<ResourceName, 'log'>, string[]> = {
+const SEARCH_KEYS: Record<Exclude<ResourceName, 'log' | 'topup_order'>, string[]> = {
   channel: ['keyword', 'group', 'model'],
   user: ['keyword', 'group'],
   token: ['keyword', 'token'],
@@ -49,6 +52,7 @@ const PASS_KEYS: Partial<Record<ResourceName, string[]>> = {
   channel: ['id_sort', 'tag_mode'],
 };
 export const LOG_FILTERS = ['type', 'username', 'token_name', 'model_name', 'start_timestamp', 'end_timestamp', 'channel', 'group'] as const;
+export const TOPUP_ORDER_FILTERS = ['username', 'status', 'start_timestamp', 'end_timestamp'] as const;
 
 export interface ListPage {
   items?: unknown[];
@@ -161,6 +165,14 @@ export function createDataProvider(http: Api, opts: DataProviderOptions = {}): G
       const q: Record<string, unknown> = { ...paging };
       for (const k of LOG_FILTERS) if (filter[k] !== undefined) q[k] = filter[k];
       return `${RESOURCES.log}/${admin() ? '' : 'self/'}${qs(q)}`;
+    }
+    if (res === 'topup_order') {
+      const q: Record<string, unknown> = { ...paging };
+      for (const k of TOPUP_ORDER_FILTERS) {
+        const v = typeof filter[k] === 'string' ? (filter[k] as string).trim() : filter[k];
+        if (v !== undefined && v !== null && v !== '') q[k] = v;
+      }
+      return `${RESOURCES.topup_order}${qs(q)}`;
     }
     const searchKeys = SEARCH_KEYS[res];
     for (const k of searchKeys) filter[k] = searchValue(res, k, filter[k]);
