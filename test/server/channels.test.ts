@@ -262,6 +262,11 @@ describeEach(DB_TARGETS, 'channel administration', (getApp) => {
       expect((await admin.post('/api/channel/batch/tag').send({ ids: [], tag: 't' })).body.message).toBe('请先选择要设置标签的渠道！');
       const tagged = await admin.post('/api/channel/batch/tag').send({ ids: [ids.b, ids.c, 999999], tag: 'grp' });
       expect(tagged.body).toMatchObject({ success: true, data: 2 });
+      expect(tagged.body.results).toEqual([
+        { id: ids.b, success: true, status: 'tagged', message: '' },
+        { id: ids.c, success: true, status: 'tagged', message: '' },
+        { id: 999999, success: false, status: 'not_found', message: expect.any(String) },
+      ]);
       expect(await abilitiesOf(app, ids.b)).toEqual(['vip/m2/true/5/0/grp']);
 
       const agg = await admin.get('/api/channel/?tag_mode=true');

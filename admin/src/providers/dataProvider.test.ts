@@ -416,7 +416,7 @@ describe('dataProvider: custom calls', () => {
     await dp.enableTag('t');
     await dp.disableTag('t');
     r.answer(2);
-    expect(await dp.batchSetTag([1, 2], 'x')).toEqual({ count: 2 });
+    expect(await dp.batchSetTag([1, 2], 'x')).toEqual({ count: 2, items: [] });
     await dp.copyChannel(3, { suffix: '_copy', reset_balance: true });
     expect(r.calls.map((c) => [c.method, c.url, c.body])).toEqual([
       ['GET', '/api/channel/test', undefined],

@@ -94,7 +94,8 @@ export interface GatewayDataProvider extends DataProvider {
   editTag(payload: ChannelTagEdit): Promise<{ message: string }>;
   enableTag(tag: string): Promise<{ message: string }>;
   disableTag(tag: string): Promise<{ message: string }>;
-  batchSetTag(ids: Identifier[], tag: string): Promise<{ count: number }>;
+  /** Tags the listed channels: `count` tagged, and per id what happened (`items`, as deleteChannels). */
+  batchSetTag(ids: Identifier[], tag: string): Promise<{ count: number; items: BulkItem[] }>;
   getGroups(): Promise<{ data: string[] }>;
   manageUser(id: Identifier, action: ManageAction): Promise<{ data: { status?: number; role?: number } }>;
   redeem(key: string): Promise<{ quota: number; message: string }>;
@@ -328,7 +329,7 @@ export function createDataProvider(http: Api, opts: DataProviderOptions = {}): G
     },
     async batchSetTag(ids, tag) {
       const a = await http.post<number>(`${RESOURCES.channel}/batch/tag`, { ids, tag });
-      return { count: Number(a.data ?? 0) };
+      return { count: Number(a.data ?? 0), items: bulkItemsFromAnswer(a.results) };
     },
     async getGroups() {
       const a = await http.get<string[]>('/api/group/');

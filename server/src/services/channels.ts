@@ -525,18 +525,32 @@ export async function setTagStatus(app: AppContext, tag: string, status: number)
   return patchTag(app, tag, (row) => (Number(row.status) === status ? {} : { status, other_info: mergeStatusInfo(row.other_info, status) }));
 }
 
-export async function batchSetTag(app: AppContext, input: BatchTag): Promise<number> {
+/** What batch tag did with one requested id. */
+export type ChannelTagResult = Omit<ChannelDeleteResult, 'status'> & { status: 'tagged' | 'not_found' };
+
+/**
+ * Sets (or clears, `null`) the tag of the listed channels in one transaction; answers the count and
+ * per id (each once, in the order asked) whether it was tagged or not found.
+ */
+export async function batchSetTag(app: AppContext, input: BatchTag): Promise<{ count: number; results: ChannelTagResult[] }> {
   const tag = input.tag === null ? null : input.tag.trim();
   if (tag === '') throw new BadRequestError('标签不能为空！');
-  const n = await app.knex.transaction(async (trx) => {
-    let count = 0;
-    for (let i = 0; i < input.ids.length; i += 500) {
-      const chunk = input.ids.slice(i, i + 500);
-      count += await trx('channels').whereIn('id', chunk).update({ tag });
-      await trx('abilities').whereIn('channel_id', chunk).update({ tag });
+  const wanted = [...new Set(input.ids)];
+  const tagged = await app.knex.transaction(async (trx) => {
+    const found = new Set<number>();
+    for (let i = 0; i < wanted.length; i += 500) {
+      const chunk = wanted.slice(i, i + 500);
+      const existing = (await trx('channels').whereIn('id', chunk).select('id')).map((r: { id: number }) => Number(r.id));
+      if (!existing.length) continue;
+      await trx('channels').whereIn('id', existing).update({ tag });
+      await trx('abilities').whereIn('channel_id', existing).update({ tag });
+      for (const id of existing) found.add(id);
     }
-    return count;
+    return found;
   });
   await invalidateChannels(app);
-  return n;
+  const results = wanted.map((id): ChannelTagResult =>
+    tagged.has(id) ? { id, success: true, status: 'tagged', message: '' } : { id, success: false, status: 'not_found', message: '渠道不存在' },
+  );
+  return { count: tagged.size, results };
 }

@@ -31,7 +31,7 @@ export const flow: Flow = {
           complete_time: now - 30,
           status: 'success',
         },
-        { user_id: bob.id, amount: 5, money: 36.5, trade_no: 'E2E-TO-BOB-1', payment_method: 'wx', create_time: now - 20, status: 'pending' },
+        { user_id: bob.id, amount: 5, money: 36.5, trade_no: 'E2E-TO-BOB-1', payment_method: 'wx', create_time: now - 20, complete_time: 0, status: 'pending' },
       ]);
     });
     if (!ok) return;

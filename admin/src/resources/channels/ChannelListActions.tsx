@@ -9,6 +9,7 @@ import { useChannelOps } from './useChannelOps';
 import { BatchTagDialog } from './BatchTagDialog';
 import { BulkResultDialog, type BulkResult } from '../shared/BulkResultDialog';
 import { bulkItemsFromAnswer } from '../../lib/bulk';
+import { channelReportItems } from './channelBulk';
 import { BalanceSummaryDialog } from './BalanceSummaryDialog';
 import { balanceSummaryFrom, type BalanceSummary } from './balanceSummary';
 import { ChannelTestSummary } from './ChannelTestSummary';
@@ -135,12 +136,7 @@ export const ChannelListActions = ({ idSort, setIdSort, tagMode, setTagMode, ope
               const r = await dp.deleteChannels(selectedIds);
               onUnselectItems();
               // Per id what happened, named as in the list, in the console's language.
-              const names = new Map((data ?? []).map((c) => [String(c.id), String(c.name ?? '')]));
-              const items = r.items.map((i) => {
-                const name = names.get(i.label.replace(/^#/, ''));
-                const text = i.code ? translate(`res.channel.msg.delete_${i.code}`, { _: i.message ?? i.code }) : i.message;
-                return { ...i, label: name ? `${i.label} ${name}` : i.label, ...(text ? { message: text } : {}) };
-              });
+              const items = channelReportItems(r.items, data ?? [], 'delete', translate);
               if (items.length)
                 setResult({ title: 'res.channel.batch_delete', message: translate('res.channel.msg.deleted_count', { count: r.count }), items });
               else notify('res.channel.msg.deleted_count', { type: 'success', messageArgs: { count: r.count } });
@@ -180,7 +176,7 @@ export const ChannelListActions = ({ idSort, setIdSort, tagMode, setTagMode, ope
       {confirmDialog}
       <BulkResultDialog result={result} onClose={() => setResult(null)} />
       <BalanceSummaryDialog summary={balances} onClose={() => setBalances(null)} />
-      <BatchTagDialog open={batchTagOpen} onClose={() => setBatchTagOpen(false)} />
+      <BatchTagDialog open={batchTagOpen} onClose={() => setBatchTagOpen(false)} onResult={setResult} />
     </Box>
   );
 };

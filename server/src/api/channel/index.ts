@@ -149,9 +149,16 @@ export function register(api: ConsoleRoutes): void {
     ok(ctx, await setTagStatus(app, ctx.input.body.tag, 2), '操作成功完成！');
   });
   api.route(
-    { method: 'post', path: '/api/channel/batch/tag', summary: 'Set (or clear) the tag of the listed channels.', access: 'admin', body: batchTagBody },
+    {
+      method: 'post',
+      path: '/api/channel/batch/tag',
+      summary: 'Set (or clear) the tag of the listed channels; answers the count as `data` and per id `results` beside it.',
+      access: 'admin',
+      body: batchTagBody,
+    },
     async (ctx) => {
-      ok(ctx, await batchSetTag(app, ctx.input.body), '操作成功完成！');
+      const { count, results } = await batchSetTag(app, ctx.input.body);
+      ctx.body = { success: true, message: '操作成功完成！', data: count, results };
     },
   );
 
