@@ -216,6 +216,9 @@ export const flow: Flow = {
         assert(JSON.stringify(byQuota) === JSON.stringify(byCount), `quota tab ${byQuota.join(' / ')} vs count tab ${byCount.join(' / ')}`);
         const tag = await page.getByTestId(`model-tag-${PRICED}`).evaluate((e) => getComputedStyle(e).color);
         assert(tag === byQuota[0], `table tag ${tag} vs chart ${byQuota[0]}`);
+        // The small model spent 30 quota ($0.00006): the table shows that, not "$0.00".
+        assert(money(30) !== '$0.00', `30 quota reads ${money(30)}`);
+        await page.getByTestId('model-table').locator('tr', { hasText: 'e2e-cux-small' }).getByText(money(30), { exact: true }).waitFor();
         await shot(page, 'consoleux-dashboard-colours');
         await app.ctx.options.set('DataExportInterval', interval || '5');
       });

@@ -70,8 +70,19 @@ export const flow: Flow = {
       await expectText(page, '暂无充值订单');
       await page.getByLabel('用户名', { exact: true }).fill(BOB);
       await page.locator('tbody tr', { hasText: 'E2E-TO-BOB-1' }).waitFor();
-      await page.setViewportSize({ width: 390, height: 844 });
-      await shot(page, 'topup-orders-mobile');
+      // The list fits every screen size (a wide table scrolls inside its own box, not the page).
+      for (const vp of [
+        { width: 1440, height: 900 },
+        { width: 1280, height: 720 },
+        { width: 390, height: 844 },
+      ]) {
+        await page.setViewportSize(vp);
+        await page.locator('tbody tr', { hasText: 'E2E-TO-BOB-1' }).waitFor();
+        await page.waitForTimeout(200);
+        const sideways = await page.evaluate(() => document.scrollingElement!.scrollWidth - document.scrollingElement!.clientWidth);
+        assert(sideways <= 0, `the page scrolls ${sideways}px sideways at ${vp.width}×${vp.height}`);
+        await shot(page, `topup-orders-${vp.width}`);
+      }
       await page.setViewportSize({ width: 1366, height: 820 });
     });
 
