@@ -6,7 +6,7 @@ import type { Flow } from './types';
 const ALICE = 'e2e-to-alice';
 const BOB = 'e2e-to-bob';
 
-/** The admin top-up order list: reached from the admin menu, filtered by username and status; refused to users. */
+/** The admin top-up order list: reached from the admin menu, filtered by username, status and time; refused to users. */
 export const flow: Flow = {
   name: 'topuporders',
   async run({ page, base, stack }) {
@@ -38,7 +38,11 @@ export const flow: Flow = {
 
     await step('topuporders: the admin menu opens the list, titled as the menu, with the seeded rows', async () => {
       await page.goto(`${base}/token`);
-      await page.getByTestId('side-menu').getByText('充值订单', { exact: true }).click();
+      // The sidebar may be collapsed (icons only, the label in a tooltip).
+      const entry = page.getByTestId('menu-topup_order');
+      await entry.hover();
+      await page.getByRole('tooltip').or(entry).getByText('充值订单', { exact: true }).first().waitFor();
+      await entry.click();
       await page.waitForURL((u) => u.pathname === '/topup_order');
       await page.locator('#react-admin-title').getByText('充值订单').waitFor();
       const alice = page.locator('tbody tr', { hasText: 'E2E-TO-ALICE-1' });
@@ -70,6 +74,15 @@ export const flow: Flow = {
       await expectText(page, '暂无充值订单');
       await page.getByLabel('用户名', { exact: true }).fill(BOB);
       await page.locator('tbody tr', { hasText: 'E2E-TO-BOB-1' }).waitFor();
+      // A start time after the order (typed as a local date-time, kept as epoch seconds) hides it.
+      const later = new Date((now + 3600) * 1000);
+      const p2 = (n: number) => String(n).padStart(2, '0');
+      const text = `${later.getFullYear()}-${p2(later.getMonth() + 1)}-${p2(later.getDate())}T${p2(later.getHours())}:${p2(later.getMinutes())}`;
+      await page.getByLabel('起始时间').fill(text);
+      await page.locator('tbody tr', { hasText: 'E2E-TO-BOB-1' }).waitFor({ state: 'detached' });
+      await page.waitForURL((u) => /"start_timestamp":\d{10}/.test(decodeURIComponent(u.search)));
+      await page.getByLabel('起始时间').fill('');
+      await page.locator('tbody tr', { hasText: 'E2E-TO-BOB-1' }).waitFor();
       // The list fits every screen size (a wide table scrolls inside its own box, not the page).
       for (const vp of [
         { width: 1440, height: 900 },
@@ -97,8 +110,8 @@ export const flow: Flow = {
         await up.getByLabel('密码', { exact: true }).fill('e2e-to-pass-1');
         await up.getByTestId('login-submit').click();
         await up.waitForURL((u) => u.pathname === '/token');
-        await up.getByTestId('side-menu').getByText('令牌管理').waitFor();
-        assert((await up.getByTestId('side-menu').getByText('充值订单').count()) === 0, 'menu entry shown to a user');
+        await up.getByTestId('menu-token').waitFor();
+        assert((await up.getByTestId('menu-topup_order').count()) === 0, 'menu entry shown to a user');
         await up.goto(`${base}/topup_order`);
         await expectText(up, '页面不存在，请检查你的浏览器地址是否正确');
         assert((await up.getByText('E2E-TO-BOB-1').count()) === 0, 'orders shown to a user');

@@ -1,7 +1,7 @@
 import { DataTable, List, SelectInput, TextInput, useTranslate, type RaRecord } from 'react-admin';
 import { ColorTag } from '../shared/ColorTag';
 import { GwPagination } from '../shared/GwPagination';
-import { LIST_SX } from '../shared/styles';
+import { LIST_SX, TABLE_SX } from '../shared/styles';
 import { readPageSize } from '../shared/pageSize';
 import { useDisplaySettings } from '../shared/hooks';
 import { formatQuota, formatTimestamp } from '../shared/format';
@@ -59,6 +59,7 @@ const topupOrderFilters = [
  * /topup_order (admins): every user's online top-up orders, newest first, filtered by exact
  * username, status and creation time. The amount is the quota the order buys, shown in the
  * display currency with the shared precision rules; the paid money is the provider's amount.
+ * Cells do not wrap: on a narrow screen the table scrolls inside its own box.
  */
 export const TopupOrderList = () => (
   <List
@@ -79,7 +80,7 @@ const TopupOrderTable = () => {
   const translate = useTranslate();
   const display = useDisplaySettings();
   return (
-    <DataTable<RaRecord> rowClick={false} bulkActionButtons={false} empty={<EmptyRows text="res.topup_order.empty" />}>
+    <DataTable<RaRecord> rowClick={false} bulkActionButtons={false} sx={TABLE_SX} empty={<EmptyRows text="res.topup_order.empty" />}>
       <DataTable.Col source="id" label="res.topup_order.fields.id" disableSort sx={{ width: 60 }} />
       <DataTable.Col source="username" label="res.topup_order.fields.username" disableSort />
       <DataTable.Col
@@ -87,7 +88,7 @@ const TopupOrderTable = () => {
         label="res.topup_order.fields.trade_no"
         disableSort
         render={(r) => (
-          <span style={{ fontFamily: 'monospace', fontSize: 12, wordBreak: 'break-all' }} data-testid={`topup-order-${r.id}`}>
+          <span style={{ fontFamily: 'monospace', fontSize: 12 }} data-testid={`topup-order-${r.id}`}>
             {String(r.trade_no ?? '')}
           </span>
         )}
