@@ -151,8 +151,18 @@ describeEach(DB_TARGETS, 'channel administration', (getApp) => {
     expect(Array.isArray(json.body.data)).toBe(false);
     expect(await stored(json.body.data.id)).toBe('{\n"type": "service_account"\n}');
     const ids = [...res.body.data.map((c: { id: number }) => c.id), explicit.body.data[0].id, json.body.data.id];
-    const del = await admin.post('/api/channel/batch').send({ ids: [...ids, 999999] });
+    const del = await admin.post('/api/channel/batch').send({ ids: [ids[0], 999999, ...ids] });
     expect(del.body).toMatchObject({ success: true, data: ids.length });
+    // Per id, in the order asked, each once: what was deleted and what was not there.
+    expect(del.body.results).toEqual([
+      { id: ids[0], success: true, status: 'deleted', message: '' },
+      { id: 999999, success: false, status: 'not_found', message: expect.any(String) },
+      ...ids.slice(1).map((id: number) => ({ id, success: true, status: 'deleted', message: '' })),
+    ]);
+    // Asked again, every id is reported missing and nothing else changes.
+    const again = await admin.post('/api/channel/batch').send({ ids: ids.slice(0, 2) });
+    expect(again.body).toMatchObject({ success: true, data: 0 });
+    expect(again.body.results.map((r: { status: string }) => r.status)).toEqual(['not_found', 'not_found']);
     expect(await count(app, 'channels')).toBe(0);
     expect(await count(app, 'abilities')).toBe(0);
     for (const bad of [{}, { ids: [] }, { ids: 'x' }, { ids: [1.5] }, { ids: [-1] }]) {
@@ -252,6 +262,11 @@ describeEach(DB_TARGETS, 'channel administration', (getApp) => {
       expect((await admin.post('/api/channel/batch/tag').send({ ids: [], tag: 't' })).body.message).toBe('请先选择要设置标签的渠道！');
       const tagged = await admin.post('/api/channel/batch/tag').send({ ids: [ids.b, ids.c, 999999], tag: 'grp' });
       expect(tagged.body).toMatchObject({ success: true, data: 2 });
+      expect(tagged.body.results).toEqual([
+        { id: ids.b, success: true, status: 'tagged', message: '' },
+        { id: ids.c, success: true, status: 'tagged', message: '' },
+        { id: 999999, success: false, status: 'not_found', message: expect.any(String) },
+      ]);
       expect(await abilitiesOf(app, ids.b)).toEqual(['vip/m2/true/5/0/grp']);
 
       const agg = await admin.get('/api/channel/?tag_mode=true');

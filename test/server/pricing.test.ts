@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import { DB_TARGETS, describeEach, makeUser, setupRoot, type TestApp } from '../helpers/app';
+import { UNSET_MODEL_RATIO } from '../../server/src/services/billing';
 
 async function as(app: TestApp, id: number) {
   const token = crypto.randomBytes(16).toString('hex');
@@ -28,11 +29,38 @@ describeEach(DB_TARGETS, 'public pricing', (getApp) => {
     const res = await getApp().http().get('/api/pricing');
     expect(res.body.success).toBe(true);
     expect(res.body.data).toEqual([
-      { model_name: 'dall-e-3', quota_type: 1, model_ratio: 0, completion_ratio: 1, model_price: 0.04, enable_groups: ['default', 'vip'], priced: true },
-      { model_name: 'gpt-4o', quota_type: 0, model_ratio: 1.25, completion_ratio: 4, model_price: 0, enable_groups: ['default', 'svip', 'vip'], priced: true },
+      {
+        model_name: 'dall-e-3',
+        quota_type: 1,
+        model_ratio: 0,
+        completion_ratio: 1,
+        model_price: 0.04,
+        enable_groups: ['default', 'vip'],
+        priced: true,
+        callable: true,
+      },
+      {
+        model_name: 'gpt-4o',
+        quota_type: 0,
+        model_ratio: 1.25,
+        completion_ratio: 4,
+        model_price: 0,
+        enable_groups: ['default', 'svip', 'vip'],
+        priced: true,
+        callable: true,
+      },
       // Served but neither priced nor rated: the relay refuses it, so the answer says so.
-      { model_name: 'no-price-model', quota_type: 0, model_ratio: 0, completion_ratio: 1, model_price: 0, enable_groups: ['default', 'vip'], priced: false },
-      { model_name: 'o3', quota_type: 0, model_ratio: 1, completion_ratio: 1, model_price: 0, enable_groups: ['svip'], priced: true },
+      {
+        model_name: 'no-price-model',
+        quota_type: 0,
+        model_ratio: 0,
+        completion_ratio: 1,
+        model_price: 0,
+        enable_groups: ['default', 'vip'],
+        priced: false,
+        callable: false,
+      },
+      { model_name: 'o3', quota_type: 0, model_ratio: 1, completion_ratio: 1, model_price: 0, enable_groups: ['svip'], priced: true, callable: true },
     ]);
     expect(res.body.usable_group).toEqual({ default: '默认分组', vip: 'vip分组' });
     expect(res.body.group_ratio).toEqual({ default: 1, vip: 0.8 });
@@ -48,6 +76,53 @@ describeEach(DB_TARGETS, 'public pricing', (getApp) => {
     expect(bad.status).toBe(200);
     expect(bad.body.success).toBe(true);
     expect(bad.body.group_ratio).toEqual({ default: 1, vip: 0.8 });
+  });
+
+  it('answers unpriced models as callable at the default ratio for a user who accepts unset models, and only for them', async () => {
+    const app = getApp();
+    const entry = (body: { data: Array<{ model_name: string }> }, name: string) => body.data.find((e) => e.model_name === name);
+    const accepting = await as(app, (await makeUser(app)).id);
+    const saved = await accepting
+      .put('/api/user/setting')
+      .send({ notify_type: 'email', quota_warning_threshold: 500000, accept_unset_model_ratio_model: true });
+    expect(saved.body.success).toBe(true);
+    const mine = (await accepting.get('/api/pricing')).body;
+    // The relay bills an accepted unpriced model at UNSET_MODEL_RATIO (37.5) and its completion ratio.
+    expect(entry(mine, 'no-price-model')).toEqual({
+      model_name: 'no-price-model',
+      quota_type: 0,
+      model_ratio: UNSET_MODEL_RATIO,
+      completion_ratio: 1,
+      model_price: 0,
+      enable_groups: ['default', 'vip'],
+      priced: false,
+      callable: true,
+    });
+    // Priced models are unchanged by the setting.
+    expect(entry(mine, 'gpt-4o')).toMatchObject({ model_ratio: 1.25, priced: true, callable: true });
+
+    const plain = await as(app, (await makeUser(app)).id);
+    expect(entry((await plain.get('/api/pricing')).body, 'no-price-model')).toMatchObject({ model_ratio: 0, priced: false, callable: false });
+    // Switching the setting off takes effect on the next answer.
+    await accepting.put('/api/user/setting').send({ notify_type: 'email', quota_warning_threshold: 500000, accept_unset_model_ratio_model: false });
+    expect(entry((await accepting.get('/api/pricing')).body, 'no-price-model')).toMatchObject({ model_ratio: 0, callable: false });
+  });
+
+  it('answers unpriced models as callable to everyone, visitors included, in self-use mode', async () => {
+    const app = getApp();
+    await app.ctx.options.set('SelfUseModeEnabled', 'true');
+    try {
+      const res = await app.http().get('/api/pricing');
+      expect(res.body.data.find((e: { model_name: string }) => e.model_name === 'no-price-model')).toMatchObject({
+        model_ratio: UNSET_MODEL_RATIO,
+        priced: false,
+        callable: true,
+      });
+    } finally {
+      await app.ctx.options.set('SelfUseModeEnabled', 'false');
+    }
+    const after = await app.http().get('/api/pricing');
+    expect(after.body.data.find((e: { model_name: string }) => e.model_name === 'no-price-model')).toMatchObject({ callable: false });
   });
 
   it('follows channel changes (disabled models drop out)', async () => {

@@ -86,11 +86,29 @@ describeEach(DB_TARGETS, 'online top-up (epay)', (app) => {
     expect(all.body.data.total).toBeGreaterThanOrEqual(2);
     const mine = await app().http().get('/api/user/topup').set(adminH).query({ username: user.username });
     expect(mine.body.data.total).toBe(1);
-    expect(mine.body.data.items[0]).toMatchObject({ trade_no: form.out_trade_no, username: user.username, status: 'success' });
+    // Each row carries the quota its amount buys (10 units at 500 000 quota per unit).
+    expect(mine.body.data.items[0]).toMatchObject({ trade_no: form.out_trade_no, username: user.username, status: 'success', amount: 10, quota: 5_000_000 });
     const none = await app().http().get('/api/user/topup').set(adminH).query({ username: 'nobody-here' });
     expect(none.body.data).toMatchObject({ total: 0, items: [] });
-    // Users cannot list everyone's orders.
-    expect((await app().http().get('/api/user/topup').set(headers)).status).toBe(403);
+    // Status and creation-time filters (the other order is pending, created at t=1).
+    const pending = await app().http().get('/api/user/topup').set(adminH).query({ status: 'pending', username: other.username });
+    expect(pending.body.data.items.map((r: { trade_no: string }) => r.trade_no)).toEqual(['OTHER-1']);
+    const paid = await app().http().get('/api/user/topup').set(adminH).query({ status: 'success', username: other.username });
+    expect(paid.body.data.total).toBe(0);
+    const early = await app().http().get('/api/user/topup').set(adminH).query({ start_timestamp: 0, end_timestamp: 1 });
+    expect(early.body.data.items.map((r: { trade_no: string }) => r.trade_no)).toEqual(['OTHER-1']);
+    const late = await app().http().get('/api/user/topup').set(adminH).query({ start_timestamp: 2, username: other.username });
+    expect(late.body.data.total).toBe(0);
+    const badStatus = await app().http().get('/api/user/topup').set(adminH).query({ status: 'paid' });
+    expect(badStatus.body.success).toBe(false);
+    const badTime = await app().http().get('/api/user/topup').set(adminH).query({ start_timestamp: 'soon' });
+    expect(badTime.body.success).toBe(false);
+    // Users cannot list everyone's orders, whatever the filter; visitors are asked to log in.
+    const refused = await app().http().get('/api/user/topup').set(headers).query({ username: user.username });
+    expect(refused.status).toBe(403);
+    expect(refused.body.success).toBe(false);
+    expect(JSON.stringify(refused.body)).not.toContain(String(form.out_trade_no));
+    expect((await app().http().get('/api/user/topup')).status).toBe(401);
   });
 
   it("lists the caller's orders and redeemed codes together, newest first, without code keys", async () => {

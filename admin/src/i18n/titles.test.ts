@@ -7,6 +7,7 @@ const PAIRS: Array<[string, string]> = [
   ['app.menu.log', 'res.log.title'],
   ['app.menu.channel', 'res.channel.title'],
   ['app.menu.redemption', 'res.redemption.title'],
+  ['app.menu.topup_order', 'res.topup_order.title'],
   ['app.menu.user', 'res.user.title'],
   ['app.menu.detail', 'feat.detail.title'],
   ['app.menu.performance', 'feat.performance.title'],

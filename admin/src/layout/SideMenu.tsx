@@ -14,6 +14,7 @@ import BrushIcon from '@mui/icons-material/BrushOutlined';
 import TaskIcon from '@mui/icons-material/TaskAltOutlined';
 import HubIcon from '@mui/icons-material/HubOutlined';
 import RedeemIcon from '@mui/icons-material/RedeemOutlined';
+import ReceiptIcon from '@mui/icons-material/ReceiptOutlined';
 import PeopleIcon from '@mui/icons-material/PeopleOutline';
 import SettingsIcon from '@mui/icons-material/SettingsOutlined';
 import WalletIcon from '@mui/icons-material/AccountBalanceWalletOutlined';
@@ -87,6 +88,7 @@ export function menuGroups(
       items: [
         { key: 'channel', label: 'app.menu.channel', to: '/channel', icon: <HubIcon /> },
         { key: 'redemption', label: 'app.menu.redemption', to: '/redemption', icon: <RedeemIcon /> },
+        { key: 'topup_order', label: 'app.menu.topup_order', to: '/topup_order', icon: <ReceiptIcon /> },
         { key: 'user', label: 'app.menu.user', to: '/user', icon: <PeopleIcon /> },
         { key: 'setting', label: 'app.menu.setting', to: '/setting', icon: <SettingsIcon /> },
       ],

@@ -20,7 +20,7 @@ describe('side menu', () => {
     expect(keys(menuGroups(admin, off, []))).toEqual([
       ['chat', ['playground']],
       ['console', ['performance', 'token', 'log']],
-      ['admin', ['channel', 'redemption', 'user', 'setting']],
+      ['admin', ['channel', 'redemption', 'topup_order', 'user', 'setting']],
       ['personal', ['topup', 'personal']],
     ]);
   });

@@ -10,6 +10,8 @@ export interface BulkItem {
   ok: boolean;
   /** The server's message for this item (the failure reason, or a detail such as a balance). */
   message?: string;
+  /** The server's word for the outcome when it gives one (e.g. 'deleted', 'not_found'), for translated texts. */
+  code?: string;
 }
 
 /** Runs `call` for every id, one after another, and never stops at a failure. */
@@ -72,7 +74,8 @@ function itemOf(v: unknown, okDefault?: boolean): BulkItem | null {
   const ok = flag ?? (failedByError ? false : (okDefault ?? true));
   const message =
     str(o.message) || str(o.error) || (typeof o.balance === 'number' ? String(o.balance) : '') || (typeof o.time === 'number' ? `${o.time}s` : '');
-  return { label, ok, ...(message ? { message } : {}) };
+  const code = typeof o.status === 'string' && o.status ? o.status : '';
+  return { label, ok, ...(message ? { message } : {}), ...(code ? { code } : {}) };
 }
 
 /**

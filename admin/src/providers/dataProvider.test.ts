@@ -70,6 +70,20 @@ describe('dataProvider: getList', () => {
     expect(out).toEqual({ data: [{ id: 1 }, { id: 2 }], total: 42 });
   });
 
+  it('topup_order: the admin order list with its filters (empty ones left out), no trailing slash', async () => {
+    const { r, dp } = setup();
+    r.answer({ items: [{ id: 3, trade_no: 'T3' }], total: 1 });
+    const out = await dp.getList('topup_order', {
+      ...page(2, 20),
+      filter: { username: ' alice ', status: 'success', start_timestamp: 1700000000, end_timestamp: '' },
+    });
+    expect(r.last).toMatchObject({ method: 'GET', url: '/api/user/topup?p=2&page_size=20&username=alice&status=success&start_timestamp=1700000000' });
+    expect(out).toEqual({ data: [{ id: 3, trade_no: 'T3' }], total: 1 });
+    r.answer({ items: [], total: 0 });
+    await dp.getList('topup_order', page(1, 10));
+    expect(r.last.url).toBe('/api/user/topup?p=1&page_size=10');
+  });
+
   it('accepts the plural aliases', async () => {
     const { r, dp } = setup();
     r.answer({ items: [], total: 0 });
@@ -323,6 +337,30 @@ describe('dataProvider: delete', () => {
     expect(out.data).toEqual([1, 2]);
   });
 
+  it('channel deleteMany: a per-id failure in the answer rejects with the report', async () => {
+    const { r, dp } = setup();
+    r.answer(1, {
+      results: [
+        { id: 1, success: true, status: 'deleted', message: '' },
+        { id: 2, success: false, status: 'not_found', message: '渠道不存在' },
+      ],
+    });
+    const err = await dp.deleteMany('channel', { ids: [1, 2] }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(BulkError);
+    expect((err as BulkError).items).toEqual([
+      { label: '#1', ok: true, code: 'deleted' },
+      { label: '#2', ok: false, message: '渠道不存在', code: 'not_found' },
+    ]);
+  });
+
+  it('deleteChannels: the count and the per-id items (none from a count-only server)', async () => {
+    const { r, dp } = setup();
+    r.answer(1, { results: [{ id: 5, success: true, status: 'deleted', message: '' }] });
+    expect(await dp.deleteChannels([5])).toEqual({ count: 1, items: [{ label: '#5', ok: true, code: 'deleted' }] });
+    r.answer(2);
+    expect(await dp.deleteChannels([5, 6])).toEqual({ count: 2, items: [] });
+  });
+
   it.each(['token', 'redemption'])('%s deleteMany: one DELETE per id', async (res) => {
     const { r, dp } = setup();
     await dp.deleteMany(res, { ids: [1, 2] });
@@ -378,7 +416,7 @@ describe('dataProvider: custom calls', () => {
     await dp.enableTag('t');
     await dp.disableTag('t');
     r.answer(2);
-    expect(await dp.batchSetTag([1, 2], 'x')).toEqual({ count: 2 });
+    expect(await dp.batchSetTag([1, 2], 'x')).toEqual({ count: 2, items: [] });
     await dp.copyChannel(3, { suffix: '_copy', reset_balance: true });
     expect(r.calls.map((c) => [c.method, c.url, c.body])).toEqual([
       ['GET', '/api/channel/test', undefined],

@@ -1,7 +1,7 @@
 import type { DataProvider, GetListParams, Identifier, RaRecord } from 'react-admin';
 import { api as browserApi, qs, type Api } from '../lib/http';
 import { isAdmin as storedIsAdmin } from '../lib/storage';
-import { failIfAny, runEach } from '../lib/bulk';
+import { bulkItemsFromAnswer, failIfAny, runEach, type BulkItem } from '../lib/bulk';
 
 /**
  * react-admin resource names are the console paths (`/channel`, `/token`, …),
@@ -13,6 +13,8 @@ export const RESOURCES = {
   redemption: '/api/redemption',
   user: '/api/user',
   log: '/api/log',
+  /** Admin list of online top-up orders (read-only). */
+  topup_order: '/api/user/topup',
 } as const;
 
 export type ResourceName = keyof typeof RESOURCES;
@@ -23,6 +25,7 @@ const ALIASES: Record<string, ResourceName> = {
   redemptions: 'redemption',
   users: 'user',
   logs: 'log',
+  topup_orders: 'topup_order',
 };
 
 export function resourceName(resource: string): ResourceName {
@@ -33,7 +36,7 @@ export function resourceName(resource: string): ResourceName {
 }
 
 /** Filters that switch a list to its `/search` endpoint, and the extra query keys each list passes. */
-const SEARCH_KEYS: Record<Exclude<ResourceName, 'log'>, string[]> = {
+const SEARCH_KEYS: Record<Exclude<ResourceName, 'log' | 'topup_order'>, string[]> = {
   channel: ['keyword', 'group', 'model'],
   user: ['keyword', 'group'],
   token: ['keyword', 'token'],
@@ -49,6 +52,7 @@ const PASS_KEYS: Partial<Record<ResourceName, string[]>> = {
   channel: ['id_sort', 'tag_mode'],
 };
 export const LOG_FILTERS = ['type', 'username', 'token_name', 'model_name', 'start_timestamp', 'end_timestamp', 'channel', 'group'] as const;
+export const TOPUP_ORDER_FILTERS = ['username', 'status', 'start_timestamp', 'end_timestamp'] as const;
 
 export interface ListPage {
   items?: unknown[];
@@ -76,6 +80,11 @@ export interface GatewayDataProvider extends DataProvider {
   /** Updates every enabled channel's balance; `data` is the per-channel summary (resources/channels/balanceSummary.ts). */
   updateAllBalances(): Promise<{ message: string; data: unknown }>;
   deleteDisabledChannels(): Promise<{ count: number }>;
+  /**
+   * Deletes the listed channels in one call: `count` deleted, and per id what happened (`items`:
+   * label '#id', `code` the server's status such as 'deleted' or 'not_found').
+   */
+  deleteChannels(ids: readonly Identifier[]): Promise<{ count: number; items: BulkItem[] }>;
   fixAbilities(): Promise<{ data: unknown; message?: string }>;
   /** Models of a saved channel (`id`) or of an unsaved one (`{ base_url, type, key }`). */
   fetchModels(source: Identifier | { base_url?: string; type: number; key: string }): Promise<{ data: string[] }>;
@@ -85,7 +94,8 @@ export interface GatewayDataProvider extends DataProvider {
   editTag(payload: ChannelTagEdit): Promise<{ message: string }>;
   enableTag(tag: string): Promise<{ message: string }>;
   disableTag(tag: string): Promise<{ message: string }>;
-  batchSetTag(ids: Identifier[], tag: string): Promise<{ count: number }>;
+  /** Tags the listed channels: `count` tagged, and per id what happened (`items`, as deleteChannels). */
+  batchSetTag(ids: Identifier[], tag: string): Promise<{ count: number; items: BulkItem[] }>;
   getGroups(): Promise<{ data: string[] }>;
   manageUser(id: Identifier, action: ManageAction): Promise<{ data: { status?: number; role?: number } }>;
   redeem(key: string): Promise<{ quota: number; message: string }>;
@@ -142,6 +152,12 @@ function listResult(data: unknown): { data: RaRecord[]; total: number } {
 export function createDataProvider(http: Api, opts: DataProviderOptions = {}): GatewayDataProvider {
   const admin = opts.isAdmin ?? (() => storedIsAdmin());
 
+  // One batch call; a server without the per-id `results` answers only the count (no items then).
+  async function deleteChannels(ids: readonly Identifier[]): Promise<{ count: number; items: BulkItem[] }> {
+    const a = await http.post<number>(`${RESOURCES.channel}/batch`, { ids });
+    return { count: Number(a.data ?? 0), items: bulkItemsFromAnswer(a.results) };
+  }
+
   function listUrl(res: ResourceName, params: Partial<GetListParams>): string {
     const filter = { ...(params.filter ?? {}) } as Record<string, unknown>;
     if (filter.q !== undefined && filter.keyword === undefined) filter.keyword = filter.q;
@@ -150,6 +166,14 @@ export function createDataProvider(http: Api, opts: DataProviderOptions = {}): G
       const q: Record<string, unknown> = { ...paging };
       for (const k of LOG_FILTERS) if (filter[k] !== undefined) q[k] = filter[k];
       return `${RESOURCES.log}/${admin() ? '' : 'self/'}${qs(q)}`;
+    }
+    if (res === 'topup_order') {
+      const q: Record<string, unknown> = { ...paging };
+      for (const k of TOPUP_ORDER_FILTERS) {
+        const v = typeof filter[k] === 'string' ? (filter[k] as string).trim() : filter[k];
+        if (v !== undefined && v !== null && v !== '') q[k] = v;
+      }
+      return `${RESOURCES.topup_order}${qs(q)}`;
     }
     const searchKeys = SEARCH_KEYS[res];
     for (const k of searchKeys) filter[k] = searchValue(res, k, filter[k]);
@@ -239,7 +263,7 @@ export function createDataProvider(http: Api, opts: DataProviderOptions = {}): G
     async deleteMany(resource, params) {
       const res = resourceName(resource);
       if (res === 'channel') {
-        await http.post(`${RESOURCES.channel}/batch`, { ids: params.ids });
+        failIfAny((await deleteChannels(params.ids)).items);
       } else {
         failIfAny(await runEach(params.ids, (id) => remove(res, id)));
       }
@@ -263,6 +287,7 @@ export function createDataProvider(http: Api, opts: DataProviderOptions = {}): G
       const a = await http.get(`${RESOURCES.channel}/update_balance`);
       return { message: a.message, data: a.data };
     },
+    deleteChannels,
     async deleteDisabledChannels() {
       const a = await http.del<number>(`${RESOURCES.channel}/disabled`);
       return { count: Number(a.data ?? 0) };
@@ -304,7 +329,7 @@ export function createDataProvider(http: Api, opts: DataProviderOptions = {}): G
     },
     async batchSetTag(ids, tag) {
       const a = await http.post<number>(`${RESOURCES.channel}/batch/tag`, { ids, tag });
-      return { count: Number(a.data ?? 0) };
+      return { count: Number(a.data ?? 0), items: bulkItemsFromAnswer(a.results) };
     },
     async getGroups() {
       const a = await http.get<string[]>('/api/group/');

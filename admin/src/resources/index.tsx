@@ -6,11 +6,13 @@ import KeyIcon from '@mui/icons-material/VpnKey';
 import RedeemIcon from '@mui/icons-material/Redeem';
 import PeopleIcon from '@mui/icons-material/People';
 import ReceiptLongIcon from '@mui/icons-material/ReceiptLong';
+import ReceiptIcon from '@mui/icons-material/Receipt';
 import { ChannelList as ChannelListPage } from './channels';
 import { TokenList as TokenListPage } from './tokens';
 import { RedemptionList as RedemptionListPage } from './redemptions';
 import { UserList as UserListPage } from './users';
 import { LogList as LogListPage } from './logs';
+import { TopupOrderList as TopupOrderListPage } from './topups';
 
 const guardCache = new Map<ComponentType, ComponentType>();
 /** The list behind the login guard (memoised: a new component type per render would remount the list). */
@@ -28,9 +30,9 @@ function guarded<P extends object>(C: ComponentType<P>): ComponentType<P> {
 }
 
 /**
- * The console's CRUD resources (channels, tokens, redemptions, users, logs), as <Resource>
- * elements for <Admin>. `permissions` is the user's role (1, 10, 100): channels, redemptions and
- * users are admin screens (role ≥ 10). Create and edit are drawers over the list, opened by the
+ * The console's CRUD resources (channels, tokens, redemptions, top-up orders, users, logs), as
+ * <Resource> elements for <Admin>. `permissions` is the user's role (1, 10, 100): channels,
+ * redemptions, top-up orders and users are admin screens (role ≥ 10). Create and edit are drawers over the list, opened by the
  * routes /<resource>/create and /<resource>/<id> (the list route matches them, so no edit/create
  * route is registered).
  */
@@ -46,6 +48,7 @@ export function renderResources(permissions: number | null | undefined): ReactEl
   const RedemptionList = g(RedemptionListPage);
   const UserList = g(UserListPage);
   const LogList = g(LogListPage);
+  const TopupOrderList = g(TopupOrderListPage);
   const out: ReactElement[] = [];
   if (admin)
     out.push(
@@ -63,6 +66,8 @@ export function renderResources(permissions: number | null | undefined): ReactEl
         recordRepresentation="name"
       />,
     );
+  if (admin)
+    out.push(<Resource key="topup_order" name="topup_order" list={TopupOrderList} icon={ReceiptIcon} options={{ label: 'resources.topup_order.name' }} />);
   if (admin)
     out.push(<Resource key="user" name="user" list={UserList} icon={PeopleIcon} options={{ label: 'resources.user.name' }} recordRepresentation="username" />);
   out.push(<Resource key="log" name="log" list={LogList} icon={ReceiptLongIcon} options={{ label: 'resources.log.name' }} />);

@@ -9,6 +9,7 @@ import * as logMessages from './logs/messages';
 import { tokenMessages } from './tokens/messages';
 import { redemptionMessages } from './redemptions/messages';
 import { userMessages } from './users/messages';
+import { topupOrderMessages } from './topups/messages';
 
 const zh = {
   resources: {
@@ -17,6 +18,7 @@ const zh = {
     redemption: { name: '兑换码' },
     user: { name: '用户' },
     log: { name: '日志' },
+    topup_order: { name: '充值订单' },
   },
   res: {
     common: {
@@ -52,6 +54,7 @@ const zh = {
     redemption: redemptionMessages.zh,
     user: userMessages.zh,
     log: logMessages.zh,
+    topup_order: topupOrderMessages.zh,
   },
 };
 
@@ -64,6 +67,7 @@ const en: Messages = {
     redemption: { name: 'Redemption codes' },
     user: { name: 'Users' },
     log: { name: 'Logs' },
+    topup_order: { name: 'Top-up orders' },
   },
   res: {
     common: {
@@ -99,6 +103,7 @@ const en: Messages = {
     redemption: redemptionMessages.en,
     user: userMessages.en,
     log: logMessages.en,
+    topup_order: topupOrderMessages.en,
   },
 };
 

@@ -48,14 +48,20 @@ export function recentTopUps(knex: Knex, userId: number): Promise<TopUpRow[]> {
   return knex('top_ups').where({ user_id: userId }).orderBy('id', 'desc').limit(100);
 }
 
-/** Orders of all users for admins, newest first, each with its user's name; `username` filters exactly. */
+/**
+ * Orders of all users for admins, newest first, each with its user's name; `username` and `status`
+ * filter exactly, `from`/`to` bound the creation time (inclusive).
+ */
 export async function listTopUps(
   knex: Knex,
-  filter: { username?: string },
+  filter: { username?: string; status?: string; from?: number; to?: number },
   paging: { p: number; page_size: number },
 ): Promise<{ items: Array<TopUpRow & { username: string }>; total: number }> {
   const base = knex('top_ups').leftJoin('users', 'users.id', 'top_ups.user_id');
   if (filter.username) base.where('users.username', filter.username);
+  if (filter.status) base.where('top_ups.status', filter.status);
+  if (filter.from !== undefined) base.where('top_ups.create_time', '>=', filter.from);
+  if (filter.to !== undefined) base.where('top_ups.create_time', '<=', filter.to);
   const counted = (await base.clone().count({ n: '*' }).first()) as { n?: number | string } | undefined;
   const items = (await base
     .clone()

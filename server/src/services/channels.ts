@@ -426,18 +426,40 @@ export async function deleteChannel(app: AppContext, id: number): Promise<void> 
   await invalidateChannels(app);
 }
 
-export async function deleteChannels(app: AppContext, ids: number[]): Promise<number> {
-  const n = await app.knex.transaction(async (trx) => {
-    let count = 0;
-    for (let i = 0; i < ids.length; i += 500) {
-      const chunk = ids.slice(i, i + 500);
-      count += await trx('channels').whereIn('id', chunk).delete();
-      await trx('abilities').whereIn('channel_id', chunk).delete();
+/** What batch delete did with one requested id. */
+export interface ChannelDeleteResult {
+  id: number;
+  success: boolean;
+  /** 'deleted', or why not ('not_found': no such channel, e.g. already deleted). */
+  status: 'deleted' | 'not_found';
+  message: string;
+}
+
+/**
+ * Deletes the listed channels (and their abilities) in one transaction and answers per id what
+ * happened, in the order asked (a repeated id is answered once). An id with no channel is reported,
+ * not an error: the others are still deleted. No rule refuses deleting an existing channel (tasks
+ * of a deleted channel fail and are refunded by the poller), so every failure is 'not_found'.
+ */
+export async function deleteChannels(app: AppContext, ids: number[]): Promise<{ count: number; results: ChannelDeleteResult[] }> {
+  const wanted = [...new Set(ids)];
+  const deleted = await app.knex.transaction(async (trx) => {
+    const found = new Set<number>();
+    for (let i = 0; i < wanted.length; i += 500) {
+      const chunk = wanted.slice(i, i + 500);
+      const existing = (await trx('channels').whereIn('id', chunk).select('id')).map((r: { id: number }) => Number(r.id));
+      if (!existing.length) continue;
+      await trx('channels').whereIn('id', existing).delete();
+      await trx('abilities').whereIn('channel_id', existing).delete();
+      for (const id of existing) found.add(id);
     }
-    return count;
+    return found;
   });
-  await invalidateChannels(app);
-  return n;
+  if (deleted.size) await invalidateChannels(app);
+  const results = wanted.map((id): ChannelDeleteResult =>
+    deleted.has(id) ? { id, success: true, status: 'deleted', message: '' } : { id, success: false, status: 'not_found', message: '渠道不存在' },
+  );
+  return { count: deleted.size, results };
 }
 
 export async function deleteDisabledChannels(app: AppContext): Promise<number> {
@@ -503,18 +525,32 @@ export async function setTagStatus(app: AppContext, tag: string, status: number)
   return patchTag(app, tag, (row) => (Number(row.status) === status ? {} : { status, other_info: mergeStatusInfo(row.other_info, status) }));
 }
 
-export async function batchSetTag(app: AppContext, input: BatchTag): Promise<number> {
+/** What batch tag did with one requested id. */
+export type ChannelTagResult = Omit<ChannelDeleteResult, 'status'> & { status: 'tagged' | 'not_found' };
+
+/**
+ * Sets (or clears, `null`) the tag of the listed channels in one transaction; answers the count and
+ * per id (each once, in the order asked) whether it was tagged or not found.
+ */
+export async function batchSetTag(app: AppContext, input: BatchTag): Promise<{ count: number; results: ChannelTagResult[] }> {
   const tag = input.tag === null ? null : input.tag.trim();
   if (tag === '') throw new BadRequestError('标签不能为空！');
-  const n = await app.knex.transaction(async (trx) => {
-    let count = 0;
-    for (let i = 0; i < input.ids.length; i += 500) {
-      const chunk = input.ids.slice(i, i + 500);
-      count += await trx('channels').whereIn('id', chunk).update({ tag });
-      await trx('abilities').whereIn('channel_id', chunk).update({ tag });
+  const wanted = [...new Set(input.ids)];
+  const tagged = await app.knex.transaction(async (trx) => {
+    const found = new Set<number>();
+    for (let i = 0; i < wanted.length; i += 500) {
+      const chunk = wanted.slice(i, i + 500);
+      const existing = (await trx('channels').whereIn('id', chunk).select('id')).map((r: { id: number }) => Number(r.id));
+      if (!existing.length) continue;
+      await trx('channels').whereIn('id', existing).update({ tag });
+      await trx('abilities').whereIn('channel_id', existing).update({ tag });
+      for (const id of existing) found.add(id);
     }
-    return count;
+    return found;
   });
   await invalidateChannels(app);
-  return n;
+  const results = wanted.map((id): ChannelTagResult =>
+    tagged.has(id) ? { id, success: true, status: 'tagged', message: '' } : { id, success: false, status: 'not_found', message: '渠道不存在' },
+  );
+  return { count: tagged.size, results };
 }

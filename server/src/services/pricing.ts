@@ -1,4 +1,6 @@
 import type { AppContext } from '../context';
+import { parseUserSetting, type UserRow } from '../repositories/users';
+import { UNSET_MODEL_RATIO } from './billing';
 
 /**
  * Groups a user may pick (UserUsableGroups), plus the user's own group when the map lacks it
@@ -26,6 +28,12 @@ export interface PricingEntry {
    * not available instead of free.
    */
   priced: boolean;
+  /**
+   * The viewer's calls are billed: the model is priced, or it is not and the viewer accepts unset
+   * models (their accept_unset_model_ratio_model setting, or SelfUseModeEnabled). An unpriced
+   * model the viewer may call carries, as model_ratio, the default ratio the relay bills it at.
+   */
+  callable: boolean;
 }
 
 const numMap = (app: AppContext, key: string): Record<string, number> => {
@@ -35,8 +43,21 @@ const numMap = (app: AppContext, key: string): Record<string, number> => {
   return out;
 };
 
-/** One entry per model that some enabled ability serves; enable_groups = the groups that serve it. */
-export async function pricingEntries(app: AppContext): Promise<PricingEntry[]> {
+/**
+ * Whether unpriced models are billed (at UNSET_MODEL_RATIO) rather than refused for this viewer,
+ * by the same rule as the relay (services/billing.ts priceFor): self-use mode, or the user's own
+ * accept-unset setting. Visitors only get self-use mode.
+ */
+export function acceptsUnset(app: AppContext, user?: Pick<UserRow, 'setting'>): boolean {
+  if (app.options.bool('SelfUseModeEnabled')) return true;
+  return parseUserSetting(user?.setting).accept_unset_model_ratio_model === true;
+}
+
+/**
+ * One entry per model that some enabled ability serves; enable_groups = the groups that serve it.
+ * `acceptUnset`: the viewer's unpriced models are callable, billed at the default ratio.
+ */
+export async function pricingEntries(app: AppContext, acceptUnset = false): Promise<PricingEntry[]> {
   const rows: Array<{ model: string; group: string }> = await app.knex('abilities').distinct('model', 'group').where({ enabled: true });
   const groups = new Map<string, Set<string>>();
   for (const r of rows) {
@@ -50,26 +71,30 @@ export async function pricingEntries(app: AppContext): Promise<PricingEntry[]> {
   return [...groups.keys()].sort().map((model) => {
     const perCall = Object.prototype.hasOwnProperty.call(price, model);
     const hasRatio = Object.prototype.hasOwnProperty.call(ratio, model);
+    const priced = perCall || hasRatio;
+    const billedAtDefault = !priced && acceptUnset;
     return {
       model_name: model,
       quota_type: perCall ? 1 : 0,
-      model_ratio: ratio[model] ?? 0,
+      model_ratio: billedAtDefault ? UNSET_MODEL_RATIO : (ratio[model] ?? 0),
       completion_ratio: completion[model] ?? 1,
       model_price: perCall ? price[model]! : 0,
       enable_groups: [...groups.get(model)!].sort(),
-      priced: perCall || hasRatio,
+      priced,
+      callable: priced || acceptUnset,
     };
   });
 }
 
 /**
  * The public pricing answer. With a logged-in user the usable groups are theirs (own group
- * included), and group_ratio lists only the groups they may use.
+ * included), group_ratio lists only the groups they may use, and unpriced models are callable
+ * when they accept unset models (see `acceptsUnset`).
  */
-export async function pricing(app: AppContext, userGroup?: string) {
-  const usable = usableGroups(app, userGroup);
+export async function pricing(app: AppContext, user?: Pick<UserRow, 'group' | 'setting'>) {
+  const usable = usableGroups(app, user?.group);
   const allRatios = numMap(app, 'GroupRatio');
   const groupRatio: Record<string, number> = {};
   for (const [g, r] of Object.entries(allRatios)) if (g in usable) groupRatio[g] = r;
-  return { data: await pricingEntries(app), group_ratio: groupRatio, usable_group: usable };
+  return { data: await pricingEntries(app, acceptsUnset(app, user)), group_ratio: groupRatio, usable_group: usable };
 }

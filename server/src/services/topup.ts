@@ -1,7 +1,7 @@
 import type { AppContext } from '../context';
 import { BadRequestError } from '../lib/errors';
 import { randomString } from '../lib/random';
-import { completeTopUp, findTopUpUser, insertPendingTopUp, recentTopUps } from '../repositories/topups';
+import { completeTopUp, findTopUpUser, insertPendingTopUp, listTopUps, recentTopUps, type TopUpRow } from '../repositories/topups';
 import { redeemedBy } from '../repositories/redemptions';
 import type { UserRow } from '../repositories/users';
 import { formatQuota } from './accounts';
@@ -135,4 +135,31 @@ export async function topUpHistory(app: AppContext, userId: number): Promise<Top
     })),
   ];
   return rows.sort((a, b) => b.create_time - a.create_time || b.id - a.id).slice(0, 100);
+}
+
+export type TopUpOrderRow = TopUpRow & { username: string; quota: number };
+
+/**
+ * All users' orders for admins (paged, filtered), each with its user's name and the quota its
+ * amount buys (what a paid order credits), so the console shows it in the display currency.
+ */
+export async function listTopUpOrders(
+  app: AppContext,
+  filter: Parameters<typeof listTopUps>[1],
+  paging: Parameters<typeof listTopUps>[2],
+): Promise<{ items: TopUpOrderRow[]; total: number }> {
+  const { items, total } = await listTopUps(app.knex, filter, paging);
+  return {
+    total,
+    items: items.map((o) => ({
+      ...o,
+      id: Number(o.id),
+      user_id: Number(o.user_id),
+      amount: Number(o.amount),
+      money: Number(o.money),
+      create_time: Number(o.create_time),
+      complete_time: o.complete_time == null ? 0 : Number(o.complete_time),
+      quota: quotaFor(app, Number(o.amount)),
+    })),
+  };
 }

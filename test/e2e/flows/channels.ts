@@ -96,6 +96,56 @@ export const flow: Flow = {
       await dialog.getByRole('button', { name: '关闭' }).click();
     });
 
+    await step('channels: batch delete reports per channel what was deleted and what was missing', async () => {
+      const keep = await seedChannel(app, { name: 'e2e-ch-del-a', base_url: stack.mock.url, models: 'e2e-ch-model', group: 'default' });
+      const gone = await seedChannel(app, { name: 'e2e-ch-del-b', base_url: stack.mock.url, models: 'e2e-ch-model', group: 'default' });
+      await page.goto(`${base}/channel`);
+      for (const name of ['e2e-ch-del-a', 'e2e-ch-del-b']) await page.locator('tbody tr', { hasText: name }).getByRole('checkbox').check();
+      // b goes away behind the console's back: the report names it as missing, a is still deleted.
+      await app.knex('channels').where({ id: gone }).delete();
+      await page.getByRole('button', { name: /删除所选通道/ }).click();
+      await page.getByRole('button', { name: '确认' }).click();
+      const report = page.getByTestId('bulk-result');
+      await report.getByText('成功 1 项，失败 1 项').waitFor();
+      await report.getByText('已删除 1 个通道！').waitFor();
+      await report
+        .locator('li', { hasText: `#${keep} e2e-ch-del-a` })
+        .getByText('已删除', { exact: true })
+        .waitFor();
+      await report
+        .locator('li', { hasText: `#${gone} e2e-ch-del-b` })
+        .getByText('渠道不存在（可能已被删除）')
+        .waitFor();
+      await shot(page, 'channels-batch-delete-report');
+      await report.getByRole('button', { name: '关闭' }).click();
+      assert(!(await app.knex('channels').where({ id: keep }).first()), 'the selected channel was not deleted');
+      await page.locator('tbody tr', { hasText: 'e2e-ch-del-a' }).waitFor({ state: 'detached' });
+    });
+
+    await step('channels: batch tag reports per channel what was tagged and what was missing', async () => {
+      const keep = await seedChannel(app, { name: 'e2e-ch-bt-a', base_url: stack.mock.url, models: 'e2e-ch-model', group: 'default' });
+      const gone = await seedChannel(app, { name: 'e2e-ch-bt-b', base_url: stack.mock.url, models: 'e2e-ch-model', group: 'default' });
+      await page.goto(`${base}/channel`);
+      for (const name of ['e2e-ch-bt-a', 'e2e-ch-bt-b']) await page.locator('tbody tr', { hasText: name }).getByRole('checkbox').check();
+      await app.knex('channels').where({ id: gone }).delete();
+      await page.getByRole('button', { name: '批量设置标签' }).click();
+      await page.getByRole('dialog').getByLabel('标签').fill('e2e-bt');
+      await page.getByRole('dialog').getByRole('button', { name: '确定' }).click();
+      const report = page.getByTestId('bulk-result');
+      await report.getByText('成功 1 项，失败 1 项').waitFor();
+      await report
+        .locator('li', { hasText: `#${keep} e2e-ch-bt-a` })
+        .getByText('已设置标签')
+        .waitFor();
+      await report
+        .locator('li', { hasText: `#${gone} e2e-ch-bt-b` })
+        .getByText('渠道不存在（可能已被删除）')
+        .waitFor();
+      await report.getByRole('button', { name: '关闭' }).click();
+      const row = await app.knex('channels').where({ id: keep }).first('tag');
+      assert(row?.tag === 'e2e-bt', `tag stored: ${row?.tag}`);
+    });
+
     ok = await step('logs: seed consumption logs of two models', async () => {
       const root = await app.knex('users').where({ username: ctx.admin.username }).first('id');
       const now = Math.floor(Date.now() / 1000);

@@ -1,5 +1,5 @@
 import type { Page, Response } from 'playwright-core';
-import { seedChannel, seedToken, setOptions } from '../../mock-upstream/seed';
+import { seedChannel, seedToken, setOptions, setUser } from '../../mock-upstream/seed';
 import { insertLogs } from '../../../server/src/repositories/logs';
 import { formatQuota } from '../../../admin/src/resources/shared/format';
 import { assert, expectPath, expectText, shot, step } from '../lib';
@@ -40,6 +40,13 @@ export const flow: Flow = {
     const saved = { ModelRatio: o.get('ModelRatio'), ModelPrice: o.get('ModelPrice'), SelfUseModeEnabled: o.get('SelfUseModeEnabled') };
     const money = (quota: number) => formatQuota(quota, { displayInCurrency: o.bool('DisplayInCurrencyEnabled'), quotaPerUnit: o.quotaPerUnit });
     let channelId = 0;
+    const rootRow = () => app.knex('users').where({ username: 'root' }).first('id', 'setting');
+    const savedSetting = String((await rootRow())?.setting ?? '');
+    const acceptUnset = async (on: boolean) => {
+      const root = await rootRow();
+      const setting = JSON.parse(String(root?.setting || '{}')) as object;
+      await setUser(app, Number(root?.id), { setting: JSON.stringify({ ...setting, accept_unset_model_ratio_model: on }) });
+    };
     try {
       const ok = await step('consoleux: seed a channel serving a priced and an unpriced model, and a cheap log', async () => {
         channelId = await seedChannel(app, { name: 'e2e-cux', base_url: stack.mock.url, models: `${PRICED},${UNPRICED}`, group: 'default' });
@@ -131,8 +138,10 @@ export const flow: Flow = {
       });
 
       await step('consoleux: the pricing page shows the unpriced model as unavailable with why, and links admins to the ratios', async () => {
-        // Self-use mode (turned on by the core flow) lets unpriced models through: off for this step.
+        // Self-use mode (turned on by the core flow) and root's accept-unset setting (the personal
+        // flow turns it on) let unpriced models through: both off for this step.
         await setOptions(app, { SelfUseModeEnabled: 'false' });
+        await acceptUnset(false);
         await page.setViewportSize({ width: 1440, height: 900 });
         await page.goto(`${base}/pricing`);
         await page.getByTestId(`pricing-ok-${PRICED}`).waitFor();
@@ -143,6 +152,19 @@ export const flow: Flow = {
         await shot(page, 'consoleux-pricing-unpriced');
         await page.getByTestId(`pricing-fix-${UNPRICED}`).click();
         await page.waitForURL((u) => u.pathname === '/setting' && u.searchParams.get('tab') === 'operation');
+      });
+
+      await step('consoleux: with the personal setting accepting unpriced models, the pricing page shows them callable at the default ratio', async () => {
+        await acceptUnset(true);
+        await page.goto(`${base}/pricing`);
+        await page.getByTestId(`pricing-ok-${UNPRICED}`).waitFor();
+        // What the relay bills: the default model ratio 37.5, i.e. $75 per 1M prompt tokens at group ratio 1.
+        await page.getByTestId(`pricing-default-${UNPRICED}`).getByText('未配置价格：按默认模型倍率 37.5 计费').waitFor();
+        await page.getByTestId(`pricing-price-${UNPRICED}`).getByText('提示 $75.00 / 1M tokens').waitFor();
+        await page.getByTestId(`pricing-row-${UNPRICED}`).getByText('模型倍率：37.5（默认）').waitFor();
+        assert((await page.getByTestId(`pricing-unpriced-${UNPRICED}`).count()) === 0, 'still shown as not available');
+        await shot(page, 'consoleux-pricing-accept-unset');
+        await acceptUnset(false);
         await setOptions(app, { SelfUseModeEnabled: saved.SelfUseModeEnabled ?? 'false' });
       });
 
@@ -194,6 +216,9 @@ export const flow: Flow = {
         assert(JSON.stringify(byQuota) === JSON.stringify(byCount), `quota tab ${byQuota.join(' / ')} vs count tab ${byCount.join(' / ')}`);
         const tag = await page.getByTestId(`model-tag-${PRICED}`).evaluate((e) => getComputedStyle(e).color);
         assert(tag === byQuota[0], `table tag ${tag} vs chart ${byQuota[0]}`);
+        // The small model spent 30 quota ($0.00006): the table shows that, not "$0.00".
+        assert(money(30) !== '$0.00', `30 quota reads ${money(30)}`);
+        await page.getByTestId('model-table').locator('tr', { hasText: 'e2e-cux-small' }).getByText(money(30), { exact: true }).waitFor();
         await shot(page, 'consoleux-dashboard-colours');
         await app.ctx.options.set('DataExportInterval', interval || '5');
       });
@@ -327,6 +352,7 @@ export const flow: Flow = {
         await page.locator('button[title="下一页"]').first().waitFor();
       });
     } finally {
+      await setUser(app, Number((await rootRow())?.id), { setting: savedSetting });
       await setOptions(app, {
         ModelRatio: saved.ModelRatio ?? '{}',
         ModelPrice: saved.ModelPrice ?? '{}',

@@ -12,6 +12,7 @@ import { flow as security } from './security';
 import { flow as channelKinds } from './channelKinds';
 import { flow as notice } from './notice';
 import { flow as consoleux } from './consoleux';
+import { flow as topupOrders } from './topupOrders';
 
 /** Feature flows run after the core flow, each in a fresh context logged in as root. */
 export const FLOWS: Flow[] = [
@@ -28,4 +29,5 @@ export const FLOWS: Flow[] = [
   channelKinds,
   notice,
   consoleux,
+  topupOrders,
 ];

@@ -1,4 +1,5 @@
 import { seedChannel } from '../../mock-upstream/seed';
+import { createAccount } from '../../../server/src/services/accounts';
 import { assert, expectText, shot, step } from '../lib';
 import type { Flow } from './types';
 
@@ -128,6 +129,16 @@ export const flow: Flow = {
       assert(o.get('ServerAddress') === 'https://gw.example.com', `stored ${o.get('ServerAddress')}`);
     });
 
+    await step('settings: the options without effect here are not on the page (docs/console-settings.md says why)', async () => {
+      for (const tab of ['operation', 'ratelimit', 'models', 'system', 'other']) {
+        await page.goto(`${base}/setting?tab=${tab}`);
+        await page.getByTestId(`tab-${tab}`).waitFor();
+        await page.waitForLoadState('networkidle');
+        for (const key of ['WorkerUrl', 'WorkerValidKey', 'StreamCacheQueueLength'])
+          assert((await page.locator(`[name="${key}"]`).count()) === 0, `${key} shown on the ${tab} tab`);
+      }
+    });
+
     await step('settings: the update check appears once a release feed is set, and compares with it', async () => {
       // This project's feed, served by the mock (a GitHub-style latest-release object).
       stack.mock.route('GET', /^\/e2e-releases\/latest$/, (_req, res) => {
@@ -160,6 +171,36 @@ export const flow: Flow = {
       assert(overflow <= 1, `settings page overflows by ${overflow}px on mobile`);
       await shot(page, 'settings-operation-mobile');
       await page.setViewportSize({ width: 1280, height: 800 });
+    });
+
+    await step('settings: an admin (role 10) gets the operation, rate-limit and model tabs only, and saves a rate limit', async () => {
+      await createAccount(stack.app.ctx, { username: 'e2e-set-admin', password: 'e2e-set-pass-1', role: 10 });
+      const browser = page.context().browser();
+      assert(browser, 'a browser');
+      const actx = await browser.newContext({ viewport: { width: 1366, height: 820 }, locale: 'zh-CN' });
+      const before = o.get('ModelRequestRateLimitSuccessCount');
+      try {
+        const ap = await actx.newPage();
+        await ap.goto(`${base}/login`);
+        await ap.getByLabel('用户名 / 邮箱').fill('e2e-set-admin');
+        await ap.getByLabel('密码', { exact: true }).fill('e2e-set-pass-1');
+        await ap.getByTestId('login-submit').click();
+        await ap.waitForURL((u) => u.pathname === '/token');
+        await ap.goto(`${base}/setting?tab=ratelimit`);
+        await ap.getByTestId('sec-ratelimit').waitFor({ state: 'visible' });
+        for (const t of ['operation', 'ratelimit', 'models']) assert(await ap.getByTestId(`tab-${t}`).isVisible(), `tab ${t} missing for an admin`);
+        for (const t of ['system', 'other']) assert((await ap.getByTestId(`tab-${t}`).count()) === 0, `tab ${t} shown to an admin`);
+        const input = ap.locator('input[name="ModelRequestRateLimitSuccessCount"]');
+        await input.fill('999');
+        await input.blur();
+        await ap.getByTestId('sec-ratelimit').getByRole('button', { name: /保存/ }).click();
+        await expectText(ap, '保存成功');
+        assert(o.get('ModelRequestRateLimitSuccessCount') === '999', `stored ${o.get('ModelRequestRateLimitSuccessCount')}`);
+        await shot(ap, 'settings-admin-ratelimit');
+      } finally {
+        await actx.close();
+        await o.set('ModelRequestRateLimitSuccessCount', before);
+      }
     });
   },
 };

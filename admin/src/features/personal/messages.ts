@@ -121,7 +121,7 @@ export const personalMessages = {
         price: {
           tab: '价格设置',
           accept_unset: '接受未设置价格的模型',
-          accept_unset_hint: '开启后，可以使用未设置价格的模型，这些调用将不扣除额度，请谨慎开启。',
+          accept_unset_hint: '开启后，可以使用未设置价格的模型，这些调用按默认模型倍率 37.5 计费（价格页会显示），请谨慎开启。',
         },
       },
     },
@@ -247,7 +247,8 @@ export const personalMessages = {
         price: {
           tab: 'Price settings',
           accept_unset: 'Accept models without a price',
-          accept_unset_hint: 'When on, models without a price can be used and those calls do not consume quota. Use with care.',
+          accept_unset_hint:
+            'When on, models without a price can be used; those calls are billed at the default model ratio 37.5 (shown on the pricing page). Use with care.',
         },
       },
     },

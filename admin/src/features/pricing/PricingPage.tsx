@@ -76,7 +76,6 @@ export function PricingPage() {
   const rows = useMemo(() => (answer ? filterModels(sortModels(answer.data), query) : []), [answer, query]);
   const ratio = answer ? groupRatioOf(answer.group_ratio, group) : 1;
   const defaultRatio = answer ? groupRatioOf(answer.group_ratio, 'default') : 1;
-  const selfUse = status.self_use_mode_enabled === true;
   const isAdmin = Number(user?.role ?? 0) >= 10;
   const allChecked = rows.length > 0 && rows.every((r) => selected.includes(r.model_name));
 
@@ -162,8 +161,8 @@ export function PricingPage() {
                 )}
                 {rows.map((e) => {
                   const p = priceOf(e, ratio);
-                  const state = availability(e, group, selfUse);
-                  const available = state === 'ok';
+                  const state = availability(e, group);
+                  const available = state === 'ok' || state === 'default';
                   return (
                     <TableRow key={e.model_name} hover data-testid={`pricing-row-${e.model_name}`}>
                       <TableCell padding="checkbox">
@@ -172,10 +171,14 @@ export function PricingPage() {
                       <TableCell>
                         <Tooltip
                           title={translate(
-                            available ? 'feat.pricing.available' : state === 'unpriced' ? 'feat.pricing.unpriced_tip' : 'feat.pricing.unavailable',
-                            {
-                              group,
-                            },
+                            state === 'ok'
+                              ? 'feat.pricing.available'
+                              : state === 'default'
+                                ? 'feat.pricing.default_tip'
+                                : state === 'unpriced'
+                                  ? 'feat.pricing.unpriced_tip'
+                                  : 'feat.pricing.unavailable',
+                            { group },
                           )}
                         >
                           {available ? (
@@ -224,7 +227,9 @@ export function PricingPage() {
                           <Typography variant="body2">{translate('feat.pricing.group_ratio', { ratio })}</Typography>
                         ) : (
                           <>
-                            <Typography variant="body2">{translate('feat.pricing.model_ratio', { ratio: e.model_ratio })}</Typography>
+                            <Typography variant="body2">
+                              {translate(e.priced ? 'feat.pricing.model_ratio' : 'feat.pricing.default_ratio', { ratio: e.model_ratio })}
+                            </Typography>
                             <Typography variant="body2">{translate('feat.pricing.completion_ratio', { ratio: e.completion_ratio })}</Typography>
                             <Typography variant="body2">{translate('feat.pricing.group_ratio', { ratio })}</Typography>
                           </>
@@ -253,6 +258,16 @@ export function PricingPage() {
                             <Typography variant="body2">
                               {translate('feat.pricing.completion_price', { price: formatPrice(p.completion ?? 0, display) })}
                             </Typography>
+                            {!e.priced && (
+                              <Typography
+                                variant="caption"
+                                color="warning.main"
+                                sx={{ whiteSpace: 'normal', display: 'block', maxWidth: 260 }}
+                                data-testid={`pricing-default-${e.model_name}`}
+                              >
+                                {translate('feat.pricing.default_billed', { ratio: e.model_ratio })}
+                              </Typography>
+                            )}
                           </>
                         )}
                       </TableCell>

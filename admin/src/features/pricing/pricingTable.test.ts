@@ -31,6 +31,7 @@ const entry = (model_name: string, extra: Partial<PricingEntry> = {}): PricingEn
   model_price: 0,
   enable_groups: ['default'],
   priced: true,
+  callable: true,
   ...extra,
 });
 
@@ -125,8 +126,8 @@ describe('normalisePricing', () => {
       usable_group: { default: '默认' },
     });
     expect(n.data).toEqual([
-      { model_name: 'x', quota_type: 1, model_ratio: 0, completion_ratio: 1, model_price: 0.2, enable_groups: ['default'], priced: true },
-      { model_name: 'y', quota_type: 0, model_ratio: 2, completion_ratio: 1, model_price: 0, enable_groups: [], priced: true },
+      { model_name: 'x', quota_type: 1, model_ratio: 0, completion_ratio: 1, model_price: 0.2, enable_groups: ['default'], priced: true, callable: true },
+      { model_name: 'y', quota_type: 0, model_ratio: 2, completion_ratio: 1, model_price: 0, enable_groups: [], priced: true, callable: true },
     ]);
     expect(n.group_ratio).toEqual({ default: 1, vip: 2 });
     expect(n.usable_group).toEqual({ default: '默认' });
@@ -135,17 +136,22 @@ describe('normalisePricing', () => {
 });
 
 describe('availability', () => {
-  it('marks a model with no price or ratio as unpriced, whatever group serves it', () => {
-    const e = entry('x', { priced: false, model_ratio: 0 });
-    expect(availability(e, 'default', false)).toBe('unpriced');
+  it('marks a model with no price or ratio as unpriced for a viewer who does not accept unset models', () => {
+    const e = entry('x', { priced: false, callable: false, model_ratio: 0 });
+    expect(availability(e, 'default')).toBe('unpriced');
+    expect(availability(e, 'vip')).toBe('unpriced');
     expect(isAvailable(e, 'default')).toBe(false);
   });
-  it('self-use mode lets unpriced models through', () => {
-    expect(availability(entry('x', { priced: false }), 'default', true)).toBe('ok');
+  it('an unpriced model the viewer accepts is available at the default ratio, in the groups serving it', () => {
+    const e = entry('x', { priced: false, callable: true, model_ratio: 37.5 });
+    expect(availability(e, 'default')).toBe('default');
+    expect(isAvailable(e, 'default')).toBe(true);
+    expect(availability(e, 'vip')).toBe('group');
+    expect(priceOf(e, 1)).toEqual({ kind: 'usage', prompt: 75, completion: 75 });
   });
   it('a priced model is available only to the groups serving it', () => {
-    expect(availability(entry('x'), 'default', false)).toBe('ok');
-    expect(availability(entry('x'), 'vip', false)).toBe('group');
+    expect(availability(entry('x'), 'default')).toBe('ok');
+    expect(availability(entry('x'), 'vip')).toBe('group');
   });
   it('normalisePricing reads priced, and guesses it from the ratio or price when absent', () => {
     const a = normalisePricing({
@@ -156,6 +162,10 @@ describe('availability', () => {
       ],
     });
     expect(a.data.map((e) => e.priced)).toEqual([false, false, true]);
+    // Without `callable` (older servers) it follows priced.
+    expect(a.data.map((e) => e.callable)).toEqual([false, false, true]);
+    const b = normalisePricing({ data: [{ model_name: 'a', quota_type: 0, model_ratio: 37.5, enable_groups: [], priced: false, callable: true }] });
+    expect(b.data[0]).toMatchObject({ priced: false, callable: true, model_ratio: 37.5 });
   });
 });
 

@@ -16,6 +16,12 @@ export interface PricingEntry {
   enable_groups: string[];
   /** A price or ratio is configured (older servers omit it: then a non-zero ratio or price counts). */
   priced: boolean;
+  /**
+   * The viewer's calls are accepted: priced, or unpriced and the viewer accepts unset models (their
+   * personal setting or self-use mode); such a model's model_ratio is the default ratio the relay
+   * bills it at. Older servers omit it: then it follows `priced`.
+   */
+  callable: boolean;
 }
 
 export interface PricingAnswer {
@@ -37,6 +43,7 @@ export function normalisePricing(raw: unknown): PricingAnswer {
     const priced = typeof o.priced === 'boolean' ? o.priced : quotaType === 1 ? num(o.model_price, 0) > 0 : num(o.model_ratio, 0) > 0;
     data.push({
       priced,
+      callable: typeof o.callable === 'boolean' ? o.callable : priced,
       model_name: o.model_name,
       quota_type: Number(o.quota_type) === 1 ? 1 : 0,
       model_ratio: num(o.model_ratio, 0),
@@ -151,19 +158,22 @@ export function filterModels(list: readonly PricingEntry[], query: string): Pric
   return list.filter((e) => fuzzyMatch(e.model_name, query));
 }
 
-/** Is the model served to the viewed group? */
+/** Can the viewer call the model from the viewed group? */
 export function isAvailable(entry: PricingEntry, group: string): boolean {
-  return availability(entry, group, false) === 'ok';
+  const state = availability(entry, group);
+  return state === 'ok' || state === 'default';
 }
 
 /**
  * Why a model can or cannot be called from the viewed group: 'unpriced' when no price or ratio is
- * configured (the relay refuses it unless self-use mode is on), 'group' when no channel serves it to
- * that group, else 'ok'.
+ * configured and the viewer does not accept unset models (the relay refuses it), 'group' when no
+ * channel serves it to that group, 'default' when it is callable without a price of its own (billed
+ * at the default ratio the answer carries), else 'ok'.
  */
-export function availability(entry: PricingEntry, group: string, selfUse: boolean): 'ok' | 'unpriced' | 'group' {
-  if (!entry.priced && !selfUse) return 'unpriced';
-  return entry.enable_groups.includes(group) ? 'ok' : 'group';
+export function availability(entry: PricingEntry, group: string): 'ok' | 'default' | 'unpriced' | 'group' {
+  if (!entry.callable) return 'unpriced';
+  if (!entry.enable_groups.includes(group)) return 'group';
+  return entry.priced ? 'ok' : 'default';
 }
 
 /** Models of a list that have no entry in the pricing answer's priced set (for the fetch-models warning). */

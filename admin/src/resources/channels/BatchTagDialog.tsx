@@ -3,15 +3,17 @@ import { Button, Dialog, DialogActions, DialogContent, DialogTitle, TextField, T
 import { useListContext, useNotify, useRefresh, useTranslate } from 'react-admin';
 import { useGateway } from '../shared/api';
 import { useNotifyError } from '../shared/hooks';
+import type { BulkResult } from '../shared/BulkResultDialog';
+import { channelReportItems } from './channelBulk';
 
-/** Sets one tag on the selected channels. */
-export const BatchTagDialog = ({ open, onClose }: { open: boolean; onClose: () => void }) => {
+/** Sets one tag on the selected channels; the per-channel outcome goes to `onResult` (the bulk report). */
+export const BatchTagDialog = ({ open, onClose, onResult }: { open: boolean; onClose: () => void; onResult: (r: BulkResult) => void }) => {
   const translate = useTranslate();
   const notify = useNotify();
   const notifyError = useNotifyError();
   const refresh = useRefresh();
   const dp = useGateway();
-  const { selectedIds, onUnselectItems } = useListContext();
+  const { selectedIds, onUnselectItems, data } = useListContext();
   const [tag, setTag] = useState('');
 
   const submit = async () => {
@@ -19,7 +21,9 @@ export const BatchTagDialog = ({ open, onClose }: { open: boolean; onClose: () =
     if (!tag.trim()) return notify('res.channel.msg.tag_required', { type: 'warning' });
     try {
       const r = await dp.batchSetTag(selectedIds, tag.trim());
-      notify('res.channel.msg.tag_set_count', { type: 'success', messageArgs: { count: r.count } });
+      const items = channelReportItems(r.items, data ?? [], 'tag', translate);
+      if (items.length) onResult({ title: 'res.channel.batch_tag', message: translate('res.channel.msg.tag_set_count', { count: r.count }), items });
+      else notify('res.channel.msg.tag_set_count', { type: 'success', messageArgs: { count: r.count } });
       onClose();
       onUnselectItems();
       refresh();

@@ -9,6 +9,7 @@ import { useChannelOps } from './useChannelOps';
 import { BatchTagDialog } from './BatchTagDialog';
 import { BulkResultDialog, type BulkResult } from '../shared/BulkResultDialog';
 import { bulkItemsFromAnswer } from '../../lib/bulk';
+import { channelReportItems } from './channelBulk';
 import { BalanceSummaryDialog } from './BalanceSummaryDialog';
 import { balanceSummaryFrom, type BalanceSummary } from './balanceSummary';
 import { ChannelTestSummary } from './ChannelTestSummary';
@@ -31,7 +32,7 @@ export const ChannelListActions = ({ idSort, setIdSort, tagMode, setTagMode, ope
   const refresh = useRefresh();
   const notifyError = useNotifyError();
   const { dp } = useChannelOps();
-  const { selectedIds, onUnselectItems } = useListContext();
+  const { selectedIds, onUnselectItems, data } = useListContext();
   const { ask, dialog: confirmDialog } = useConfirmedAction(refresh, notifyError);
   const [batchTagOpen, setBatchTagOpen] = useState(false);
   const [result, setResult] = useState<BulkResult | null>(null);
@@ -132,9 +133,13 @@ export const ChannelListActions = ({ idSort, setIdSort, tagMode, setTagMode, ope
             title: 'res.channel.batch_delete',
             content: 'res.channel.confirm.batch_delete',
             action: async () => {
-              await dp.deleteMany('channel', { ids: selectedIds });
-              notify('res.channel.msg.deleted_count', { type: 'success', messageArgs: { count: selectedCount } });
+              const r = await dp.deleteChannels(selectedIds);
               onUnselectItems();
+              // Per id what happened, named as in the list, in the console's language.
+              const items = channelReportItems(r.items, data ?? [], 'delete', translate);
+              if (items.length)
+                setResult({ title: 'res.channel.batch_delete', message: translate('res.channel.msg.deleted_count', { count: r.count }), items });
+              else notify('res.channel.msg.deleted_count', { type: 'success', messageArgs: { count: r.count } });
             },
           });
         }}
@@ -171,7 +176,7 @@ export const ChannelListActions = ({ idSort, setIdSort, tagMode, setTagMode, ope
       {confirmDialog}
       <BulkResultDialog result={result} onClose={() => setResult(null)} />
       <BalanceSummaryDialog summary={balances} onClose={() => setBalances(null)} />
-      <BatchTagDialog open={batchTagOpen} onClose={() => setBatchTagOpen(false)} />
+      <BatchTagDialog open={batchTagOpen} onClose={() => setBatchTagOpen(false)} onResult={setResult} />
     </Box>
   );
 };

@@ -156,6 +156,10 @@ export const zh = {
     test_ok: '通道 {{name}} 测试成功，耗时 {{time}} 秒。',
     balance_updated: '通道 {{name}} 余额更新成功：${{balance}}',
     deleted_count: '已删除 {{count}} 个通道！',
+    delete_deleted: '已删除',
+    delete_not_found: '渠道不存在（可能已被删除）',
+    tag_tagged: '已设置标签',
+    tag_not_found: '渠道不存在（可能已被删除）',
     tag_set_count: '已为 {{count}} 个渠道设置标签！',
   },
   multi_key: {
@@ -346,6 +350,10 @@ export const en: typeof zh = {
     test_ok: 'Channel {{name}} tested OK in {{time}} s.',
     balance_updated: 'Balance of channel {{name}} updated: ${{balance}}',
     deleted_count: 'Deleted {{count}} channels!',
+    delete_deleted: 'Deleted',
+    delete_not_found: 'No such channel (perhaps already deleted)',
+    tag_tagged: 'Tagged',
+    tag_not_found: 'No such channel (perhaps already deleted)',
     tag_set_count: 'Tag set on {{count}} channels!',
   },
   multi_key: {

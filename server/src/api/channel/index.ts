@@ -122,9 +122,20 @@ export function register(api: ConsoleRoutes): void {
   api.route({ method: 'delete', path: '/api/channel/disabled', summary: 'Delete every disabled channel.', access: 'admin' }, async (ctx) => {
     ok(ctx, await deleteDisabledChannels(app));
   });
-  api.route({ method: 'post', path: '/api/channel/batch', summary: 'Delete the listed channels.', access: 'admin', body: batchIdsBody }, async (ctx) => {
-    ok(ctx, await deleteChannels(app, ctx.input.body.ids));
-  });
+  api.route(
+    {
+      method: 'post',
+      path: '/api/channel/batch',
+      summary: 'Delete the listed channels; answers the count as `data` and, beside it, `results`: per id `{id, success, status, message}`.',
+      access: 'admin',
+      body: batchIdsBody,
+    },
+    async (ctx) => {
+      // `data` stays the count (the documented answer); the per-id report rides beside it.
+      const { count, results } = await deleteChannels(app, ctx.input.body.ids);
+      ctx.body = { success: true, message: '', data: count, results };
+    },
+  );
   api.route({ method: 'post', path: '/api/channel/fix', summary: 'Rebuild the model abilities of every channel.', access: 'admin' }, async (ctx) => {
     ok(ctx, await fixAbilities(app));
   });
@@ -138,9 +149,16 @@ export function register(api: ConsoleRoutes): void {
     ok(ctx, await setTagStatus(app, ctx.input.body.tag, 2), '操作成功完成！');
   });
   api.route(
-    { method: 'post', path: '/api/channel/batch/tag', summary: 'Set (or clear) the tag of the listed channels.', access: 'admin', body: batchTagBody },
+    {
+      method: 'post',
+      path: '/api/channel/batch/tag',
+      summary: 'Set (or clear) the tag of the listed channels; answers the count as `data` and per id `results` beside it.',
+      access: 'admin',
+      body: batchTagBody,
+    },
     async (ctx) => {
-      ok(ctx, await batchSetTag(app, ctx.input.body), '操作成功完成！');
+      const { count, results } = await batchSetTag(app, ctx.input.body);
+      ctx.body = { success: true, message: '操作成功完成！', data: count, results };
     },
   );
 

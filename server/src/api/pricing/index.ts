@@ -2,7 +2,7 @@ import { resolveUser } from '../../middleware/auth';
 import { pricing } from '../../services/pricing';
 import type { ConsoleRoutes } from '../route';
 
-/** Public prices; a valid login narrows the usable groups to the caller's. */
+/** Public prices; a valid login narrows the usable groups to the caller's and applies their accept-unset setting. */
 export function register(api: ConsoleRoutes): void {
   const { app } = api;
   api.route(
@@ -10,7 +10,7 @@ export function register(api: ConsoleRoutes): void {
     async (ctx) => {
       // Optional auth: a broken or stale credential just means "anonymous" here.
       const user = await resolveUser(app, ctx).catch(() => undefined);
-      const { data, group_ratio, usable_group } = await pricing(app, user?.group);
+      const { data, group_ratio, usable_group } = await pricing(app, user);
       ctx.body = { success: true, message: '', data, group_ratio, usable_group };
     },
   );

@@ -1,8 +1,7 @@
 import type Koa from 'koa';
 import { currentUser } from '../../middleware/auth';
-import { listTopUps } from '../../repositories/topups';
 import { parsePaging } from '../../lib/validate';
-import { paymentNotified, quotePrice, startPayment, topUpHistory } from '../../services/topup';
+import { listTopUpOrders, paymentNotified, quotePrice, startPayment, topUpHistory } from '../../services/topup';
 import { ok, type ConsoleRoutes } from '../route';
 import { notifyFields, payBody, topUpListQuery } from './schema';
 
@@ -33,9 +32,17 @@ export function register(api: ConsoleRoutes): void {
   api.route({ method: 'post', path: '/api/user/epay/notify', summary, access: 'public', documentedBody: notifyFields }, notify);
 
   api.route(
-    { method: 'get', path: '/api/user/topup', summary: "All users' orders (paged), optionally of one `username`.", access: 'admin', query: topUpListQuery },
+    {
+      method: 'get',
+      path: '/api/user/topup',
+      summary: "All users' orders (paged), optionally of one `username`, one `status` (pending, success) and a `start_timestamp`..`end_timestamp` range.",
+      access: 'admin',
+      query: topUpListQuery,
+    },
     async (ctx) => {
-      ok(ctx, await listTopUps(app.knex, { username: ctx.input.query.username.trim() || undefined }, parsePaging(ctx.input.query)));
+      const q = ctx.input.query;
+      const filter = { username: q.username.trim() || undefined, status: q.status, from: q.start_timestamp, to: q.end_timestamp };
+      ok(ctx, await listTopUpOrders(app, filter, parsePaging(q)));
     },
   );
   api.route({ method: 'get', path: '/api/user/topup/self', summary: "The caller's latest orders and redeemed codes.", access: 'user' }, async (ctx) => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { pagingQuery, qStr } from '../../lib/validate';
+import { pagingQuery, qIntOpt, qStr } from '../../lib/validate';
 
 export const payBody = z.object({
   amount: z.coerce.number().int('充值数量必须是整数').min(1, '充值数量不能小于 1').max(10_000_000),
@@ -10,5 +10,10 @@ export const payBody = z.object({
 /** The provider's notification fields (query or form); checked by their signature, not by shape. */
 export const notifyFields = z.record(z.string(), z.string());
 
-/** Admin list of orders: paging and an exact username. */
-export const topUpListQuery = pagingQuery.extend({ username: qStr() });
+/** Admin list of orders: paging, an exact username, a status, and a creation-time range (unix seconds, inclusive). */
+export const topUpListQuery = pagingQuery.extend({
+  username: qStr(),
+  status: z.preprocess((v) => (v === '' ? undefined : v), z.enum(['pending', 'success']).optional()),
+  start_timestamp: qIntOpt(),
+  end_timestamp: qIntOpt(),
+});

@@ -1,0 +1,1 @@
+export { TopupOrderList } from './TopupOrderList';
