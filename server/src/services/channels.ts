@@ -426,6 +426,24 @@ export async function deleteChannel(app: AppContext, id: number): Promise<void> 
   await invalidateChannels(app);
 }
 
+/**
+ * Runs `fn` in one transaction on the ids of `ids` that are channels, 500 at a time (bound
+ * parameters stay few); answers the ids found.
+ */
+async function forExistingChannels(app: AppContext, ids: number[], fn: (trx: Knex.Transaction, existing: number[]) => Promise<void>): Promise<Set<number>> {
+  return app.knex.transaction(async (trx) => {
+    const found = new Set<number>();
+    for (let i = 0; i < ids.length; i += 500) {
+      const chunk = ids.slice(i, i + 500);
+      const existing = (await trx('channels').whereIn('id', chunk).select('id')).map((r: { id: number }) => Number(r.id));
+      if (!existing.length) continue;
+      await fn(trx, existing);
+      for (const id of existing) found.add(id);
+    }
+    return found;
+  });
+}
+
 /** What batch delete did with one requested id. */
 export interface ChannelDeleteResult {
   id: number;
@@ -443,17 +461,9 @@ export interface ChannelDeleteResult {
  */
 export async function deleteChannels(app: AppContext, ids: number[]): Promise<{ count: number; results: ChannelDeleteResult[] }> {
   const wanted = [...new Set(ids)];
-  const deleted = await app.knex.transaction(async (trx) => {
-    const found = new Set<number>();
-    for (let i = 0; i < wanted.length; i += 500) {
-      const chunk = wanted.slice(i, i + 500);
-      const existing = (await trx('channels').whereIn('id', chunk).select('id')).map((r: { id: number }) => Number(r.id));
-      if (!existing.length) continue;
-      await trx('channels').whereIn('id', existing).delete();
-      await trx('abilities').whereIn('channel_id', existing).delete();
-      for (const id of existing) found.add(id);
-    }
-    return found;
+  const deleted = await forExistingChannels(app, wanted, async (trx, existing) => {
+    await trx('channels').whereIn('id', existing).delete();
+    await trx('abilities').whereIn('channel_id', existing).delete();
   });
   if (deleted.size) await invalidateChannels(app);
   const results = wanted.map((id): ChannelDeleteResult =>
@@ -536,17 +546,9 @@ export async function batchSetTag(app: AppContext, input: BatchTag): Promise<{ c
   const tag = input.tag === null ? null : input.tag.trim();
   if (tag === '') throw new BadRequestError('标签不能为空！');
   const wanted = [...new Set(input.ids)];
-  const tagged = await app.knex.transaction(async (trx) => {
-    const found = new Set<number>();
-    for (let i = 0; i < wanted.length; i += 500) {
-      const chunk = wanted.slice(i, i + 500);
-      const existing = (await trx('channels').whereIn('id', chunk).select('id')).map((r: { id: number }) => Number(r.id));
-      if (!existing.length) continue;
-      await trx('channels').whereIn('id', existing).update({ tag });
-      await trx('abilities').whereIn('channel_id', existing).update({ tag });
-      for (const id of existing) found.add(id);
-    }
-    return found;
+  const tagged = await forExistingChannels(app, wanted, async (trx, existing) => {
+    await trx('channels').whereIn('id', existing).update({ tag });
+    await trx('abilities').whereIn('channel_id', existing).update({ tag });
   });
   await invalidateChannels(app);
   const results = wanted.map((id): ChannelTagResult =>

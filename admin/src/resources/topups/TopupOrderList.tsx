@@ -16,6 +16,22 @@ const STATUS_CHOICES = [
 ];
 
 // The time filters are kept (URL, server) as epoch seconds and typed as local date-times.
+/** A creation-time bound, edited as local date and time, sent as epoch seconds. */
+const timeFilter = (source: string, label: 'start' | 'end') => (
+  <TextInput
+    key={source}
+    source={source}
+    type="datetime-local"
+    label={`res.topup_order.filters.${label}`}
+    parse={(v: string) => toEpoch(v) ?? ''}
+    format={fromEpoch}
+    size="small"
+    alwaysOn
+    helperText={false}
+    slotProps={DATE_LABEL}
+  />
+);
+
 const topupOrderFilters = [
   <TextInput key="username" source="username" label="res.topup_order.filters.username" size="small" alwaysOn helperText={false} />,
   <SelectInput
@@ -29,30 +45,8 @@ const topupOrderFilters = [
     helperText={false}
     sx={{ minWidth: 120 }}
   />,
-  <TextInput
-    key="start"
-    source="start_timestamp"
-    type="datetime-local"
-    label="res.topup_order.filters.start"
-    parse={(v: string) => toEpoch(v) ?? ''}
-    format={fromEpoch}
-    size="small"
-    alwaysOn
-    helperText={false}
-    slotProps={DATE_LABEL}
-  />,
-  <TextInput
-    key="end"
-    source="end_timestamp"
-    type="datetime-local"
-    label="res.topup_order.filters.end"
-    parse={(v: string) => toEpoch(v) ?? ''}
-    format={fromEpoch}
-    size="small"
-    alwaysOn
-    helperText={false}
-    slotProps={DATE_LABEL}
-  />,
+  timeFilter('start_timestamp', 'start'),
+  timeFilter('end_timestamp', 'end'),
 ];
 
 /**
