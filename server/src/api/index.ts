@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import { requestLang, t } from '../i18n';
 import type Koa from 'koa';
 import type { AppContext } from '../context';
 import { apiErrors } from '../middleware/errors';
@@ -71,7 +72,7 @@ export function apiMiddleware(app: AppContext): Koa.Middleware[] {
     await next();
     if (ctx.body === undefined && ctx.status === 404) {
       ctx.status = 404;
-      ctx.body = { success: false, message: `接口不存在：${ctx.method} ${ctx.path}`, data: null };
+      ctx.body = { success: false, message: t(requestLang(ctx), 'api.not_found', { method: ctx.method, path: ctx.path }), data: null };
     }
   };
   const onlyApi =

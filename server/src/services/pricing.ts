@@ -8,7 +8,7 @@ export function usableGroups(app: AppContext, userGroup?: string): Record<string
   const raw = app.options.json<Record<string, unknown>>('UserUsableGroups', {});
   const out: Record<string, string> = {};
   if (raw && typeof raw === 'object' && !Array.isArray(raw)) for (const [k, v] of Object.entries(raw)) out[k] = String(v ?? '');
-  if (userGroup && !(userGroup in out)) out[userGroup] = '用户分组';
+  if (userGroup && !(userGroup in out)) out[userGroup] = 'user.group_desc';
   return out;
 }
 

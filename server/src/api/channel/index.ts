@@ -85,7 +85,7 @@ export function register(api: ConsoleRoutes): void {
     },
     async (ctx) => {
       const { batch, channels } = await createChannels(app, parseChannelCreate(ctx.request.body as Record<string, unknown>), currentUser(ctx).role);
-      ok(ctx, batch ? channels : channels[0], '渠道创建成功！');
+      ok(ctx, batch ? channels : channels[0], 'channel.created');
     },
   );
   api.route(
@@ -98,7 +98,7 @@ export function register(api: ConsoleRoutes): void {
       body: updateBody,
     },
     async (ctx) => {
-      ok(ctx, await updateChannel(app, ctx.input.body, currentUser(ctx).role), '渠道更新成功！');
+      ok(ctx, await updateChannel(app, ctx.input.body, currentUser(ctx).role), 'channel.updated');
     },
   );
 
@@ -114,8 +114,8 @@ export function register(api: ConsoleRoutes): void {
     },
     async (ctx) => {
       const id = parseId(ctx.input.params.id);
-      if (id === undefined) throw new BadRequestError('无效的渠道 ID');
-      ok(ctx, await copyChannel(app, id, currentUser(ctx).role, ctx.input.query.suffix), '渠道复制成功！');
+      if (id === undefined) throw new BadRequestError('channel.invalid_id');
+      ok(ctx, await copyChannel(app, id, currentUser(ctx).role, ctx.input.query.suffix), 'channel.copied');
     },
   );
 
@@ -129,18 +129,18 @@ export function register(api: ConsoleRoutes): void {
     ok(ctx, await fixAbilities(app));
   });
   api.route({ method: 'put', path: '/api/channel/tag', summary: 'Edit every channel of a tag.', access: 'admin', body: tagEditBody }, async (ctx) => {
-    ok(ctx, await editTag(app, ctx.input.body), '操作成功完成！');
+    ok(ctx, await editTag(app, ctx.input.body), 'common.done');
   });
   api.route({ method: 'post', path: '/api/channel/tag/enabled', summary: 'Enable every channel of a tag.', access: 'admin', body: tagBody }, async (ctx) => {
-    ok(ctx, await setTagStatus(app, ctx.input.body.tag, 1), '操作成功完成！');
+    ok(ctx, await setTagStatus(app, ctx.input.body.tag, 1), 'common.done');
   });
   api.route({ method: 'post', path: '/api/channel/tag/disabled', summary: 'Disable every channel of a tag.', access: 'admin', body: tagBody }, async (ctx) => {
-    ok(ctx, await setTagStatus(app, ctx.input.body.tag, 2), '操作成功完成！');
+    ok(ctx, await setTagStatus(app, ctx.input.body.tag, 2), 'common.done');
   });
   api.route(
     { method: 'post', path: '/api/channel/batch/tag', summary: 'Set (or clear) the tag of the listed channels.', access: 'admin', body: batchTagBody },
     async (ctx) => {
-      ok(ctx, await batchSetTag(app, ctx.input.body), '操作成功完成！');
+      ok(ctx, await batchSetTag(app, ctx.input.body), 'common.done');
     },
   );
 
@@ -164,7 +164,7 @@ export function register(api: ConsoleRoutes): void {
       body: manageKeysBody,
     },
     async (ctx) => {
-      ok(ctx, await manageKeys(app, ctx.input.body), '操作成功完成！');
+      ok(ctx, await manageKeys(app, ctx.input.body), 'common.done');
     },
   );
 

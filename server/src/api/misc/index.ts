@@ -20,7 +20,7 @@ export function register(api: ConsoleRoutes): void {
     },
     async (ctx) => {
       await sendVerificationCode(app, ctx.ip, ctx.input.query.email);
-      ok(ctx, null, 'Verification code sent, please check your email!');
+      ok(ctx, null, 'mail.code_sent');
     },
   );
 
@@ -36,7 +36,7 @@ export function register(api: ConsoleRoutes): void {
     },
     async (ctx) => {
       await sendPasswordReset(app, ctx.ip, ctx.input.query.email);
-      ok(ctx, null, '重置邮件发送成功，请检查邮箱！');
+      ok(ctx, null, 'mail.reset_sent');
     },
   );
 

@@ -6,6 +6,7 @@
  * OpenAI's error shape; after it they are an `error` event and a close.
  */
 import type { IncomingMessage } from 'node:http';
+import { msg } from '../../i18n';
 import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer, type RawData } from 'ws';
 import type { AppContext } from '../../context';
@@ -114,7 +115,7 @@ export function realtimeUpgradeHandler(app: AppContext): (req: IncomingMessage, 
         return refuse(socket, err.status, err.message, err.code, type);
       }
       app.log.error({ err }, 'realtime session failed');
-      refuse(socket, 500, '服务器内部错误，请联系管理员', 'internal_error', 'server_error');
+      refuse(socket, 500, 'common.internal_error', 'internal_error', 'server_error');
     });
   };
 }
@@ -125,13 +126,13 @@ async function openSession(app: AppContext, wss: WebSocketServer, req: IncomingM
   const auth = authenticateKey(app, realtimeKey(req), ip);
   const principal: Principal = auth instanceof Promise ? await auth : auth;
   const model = (url.searchParams.get('model') ?? '').trim() || (url.searchParams.get('deployment') ?? '').trim();
-  if (!model) throw new RelayError(400, '缺少 model 参数', 'invalid_request');
+  if (!model) throw new RelayError(400, 'relay.model_missing', 'invalid_request');
   checkModelAllowed(principal, model);
   const table = await routeTable(app);
   let tiers = tiersFor(table, principal.group, model) ?? [];
   if (principal.pinnedChannel !== undefined) {
     const pinned = table.channels.get(principal.pinnedChannel);
-    if (!pinned) throw new RelayError(503, `渠道 #${principal.pinnedChannel} 不存在或已禁用`, 'channel_not_available');
+    if (!pinned) throw new RelayError(503, msg('relay.pinned_unavailable', { id: principal.pinnedChannel }), 'channel_not_available');
     tiers = [{ priority: pinned.priority, channels: [pinned], weights: [1], total: 1 }];
   }
   const realtimeCapable = (c: ChannelEntry) => c.info.type === OPENAI || c.info.type === AZURE;
@@ -139,8 +140,8 @@ async function openSession(app: AppContext, wss: WebSocketServer, req: IncomingM
   if (!ch) {
     const any = tiers.some((t) => t.channels.length > 0);
     throw any
-      ? new RelayError(400, `模型 ${model} 没有支持实时接口（Realtime）的渠道：只有 OpenAI 和 Azure 渠道能接实时会话`, 'endpoint_not_supported')
-      : new RelayError(503, `当前分组 ${principal.group} 下对于模型 ${model} 无可用渠道`, 'model_not_available');
+      ? new RelayError(400, msg('realtime.no_channel_kind', { model }), 'endpoint_not_supported')
+      : new RelayError(503, msg('relay.no_channel', { group: principal.group, model }), 'model_not_available');
   }
   const price = priceFor(app, model, principal.group, principal.user.setting.accept_unset_model_ratio_model === true);
   const upstreamModel = upstreamModelFor(ch, model);
@@ -157,8 +158,8 @@ async function openSession(app: AppContext, wss: WebSocketServer, req: IncomingM
     upstream = await connectUpstream(target.url, target.headers);
   } catch (err) {
     await meter.close();
-    const msg = err instanceof Error ? err.message : String(err);
-    throw new RelayError(502, `连接上游实时接口失败：${msg.replaceAll(key, '***')}`, 'upstream_error', 'upstream_error');
+    const text = err instanceof Error ? err.message : String(err);
+    throw new RelayError(502, msg('realtime.connect_failed', { reason: text.replaceAll(key, '***') }), 'upstream_error', 'upstream_error');
   }
   if (socket.destroyed) {
     upstream.terminate();
