@@ -54,8 +54,14 @@ export function t(lang: Lang, m: MessageKey | Message, params?: MessageParams): 
  * → zh, `en-US` → en, `q=0` refused). No header, or nothing we speak: English — API clients and
  * SDKs rarely send one, and English is what their users expect; the console always sends its own.
  */
-export function pickLanguage(header: string | undefined | null): Lang {
-  if (!header) return 'en';
+export function pickLanguage(header: string | string[] | undefined | null): Lang {
+  return statedLanguage(header) ?? 'en';
+}
+
+/** The language the header asks for, if it names zh or en at all; undefined otherwise. */
+export function statedLanguage(header: string | string[] | undefined | null): Lang | undefined {
+  if (Array.isArray(header)) header = header.join(',');
+  if (!header) return undefined;
   let best: Lang | undefined;
   let bestQ = 0;
   for (const part of header.split(',')) {
@@ -73,7 +79,7 @@ export function pickLanguage(header: string | undefined | null): Lang {
       bestQ = q;
     }
   }
-  return best ?? 'en';
+  return best;
 }
 
 /**

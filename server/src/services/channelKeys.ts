@@ -95,6 +95,7 @@ export async function manageKeys(app: AppContext, input: ManageKeys) {
           return { key: String(r.key), info, keys: ks.length, enabled: status === KEY_STATUS.enabled ? ks.length : 0 };
         },
         nowSec(),
+        t(serverLang(app), 'channel.all_keys_disabled'),
       );
       if (status === KEY_STATUS.enabled) board.forgetKeys(id);
       await invalidateChannels(app);
@@ -123,6 +124,7 @@ export async function manageKeys(app: AppContext, input: ManageKeys) {
           return { key: left.join('\n'), info: next, keys: left.length, enabled };
         },
         nowSec(),
+        t(serverLang(app), 'channel.all_keys_disabled'),
       );
       if (!saved) throw new BadRequestError('channel.keys_changed');
       board.forgetKeys(id);

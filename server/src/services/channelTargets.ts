@@ -66,7 +66,7 @@ export async function vetChannelHosts(app: AppContext, hosts: ChannelHost[], rol
     } catch (err) {
       if (!(err instanceof FetchRefusedError)) continue;
       const hint = msg(audience === 'admin' ? 'channel.private_root_only' : 'channel.metadata_needs_setting');
-      throw new BadRequestError(msg('channel.target_refused', { what, reason: err.message, hint }));
+      throw new BadRequestError(msg('channel.target_refused', { what, reason: err.msg, hint }));
     }
   }
 }

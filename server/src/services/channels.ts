@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { msg, serverLang, t, type Lang } from '../i18n';
+import { isMessageKey, msg, serverLang, t, type Lang } from '../i18n';
 import type { AppContext } from '../context';
 import { BadRequestError, NotFoundError } from '../lib/errors';
 import { nowSec } from '../lib/time';
@@ -273,7 +273,7 @@ export async function enabledModelNames(app: AppContext): Promise<string[]> {
 /** A kind its provider shut down (PaLM2) takes no new channels; stored ones stay editable. */
 function refuseRetired(type: number): void {
   const retired = channelType(type)?.retired;
-  if (retired) throw new BadRequestError(msg('channel.type_retired', { reason: retired }));
+  if (retired) throw new BadRequestError(msg('channel.type_retired', { reason: isMessageKey(retired) ? msg(retired) : retired }));
 }
 
 export async function createChannels(
@@ -379,7 +379,7 @@ export async function updateChannel(app: AppContext, input: ChannelUpdate, role:
  * Copies a channel on the server (the console's "copy" action), so an admin who only sees the
  * masked key can still copy it: same settings and key, name + suffix, fresh counters.
  */
-export async function copyChannel(app: AppContext, id: number, role: number, suffix = '_复制'): Promise<Record<string, unknown>> {
+export async function copyChannel(app: AppContext, id: number, role: number, suffix: string): Promise<Record<string, unknown>> {
   const src = await loadChannel(app.knex, id);
   refuseRetired(Number(src.type));
   await vetChannelHosts(app, everyHost(src), role);

@@ -1,5 +1,5 @@
 import { request } from 'undici';
-import { msg } from '../i18n';
+import { msg, serverLang, t } from '../i18n';
 import type { AppContext } from '../context';
 import { authenticateKey, checkModelAllowed, type Principal } from '../relay/auth';
 import { extractKey } from '../relay/keys';
@@ -237,7 +237,9 @@ export async function submitTask<T>(app: AppContext, spec: SubmitSpec<T>): Promi
       channel_name: picked.channel.info.name,
       group: principal.group,
       ip: spec.ip,
-      content: price.usePrice ? `模型价格 ${price.modelPrice}，分组倍率 ${price.groupRatio}` : `模型倍率 ${price.modelRatio}，分组倍率 ${price.groupRatio}`,
+      content: price.usePrice
+        ? t(serverLang(app), 'log.price', { price: price.modelPrice, group: price.groupRatio })
+        : t(serverLang(app), 'log.task_ratios', { model: price.modelRatio, group: price.groupRatio }),
       other: JSON.stringify({
         model_price: price.usePrice ? price.modelPrice : -1,
         model_ratio: price.modelRatio,
@@ -272,7 +274,7 @@ export async function refundFailedTask(app: AppContext, table: TaskTable, row: T
     channel_id: Number(row.channel_id),
     group: String(row.group ?? ''),
     created_at: nowSec(),
-    content: `异步任务 ${upstreamId} 执行失败，退还额度 ${quota}：${reason.slice(0, 200)}`,
+    content: t(serverLang(app), 'log.task_refund', { id: upstreamId, quota, reason: reason.slice(0, 200) }),
     other: JSON.stringify({ task_id: upstreamId, refund: quota }),
   });
   return true;

@@ -1,5 +1,5 @@
 import type { AppContext } from '../context';
-import { msg, type Message, type MessageKey } from '../i18n';
+import { localize, msg, requestLang, t, type Message, type MessageKey } from '../i18n';
 import { CHANNEL_TYPE } from '../channels/catalogue';
 import { AppError } from '../lib/errors';
 import { fetchPolicy, guardedFetch } from '../lib/guardedFetch';
@@ -141,8 +141,7 @@ async function planSubmit(app: AppContext, principal: Principal, kind: string, b
       if (!str(body.prompt).trim()) throw new MjError(400, msg('relay.field_empty', { field: 'prompt' }));
       return { action: 'IMAGINE', body };
     case 'blend':
-      if (!Array.isArray(body.base64Array) || body.base64Array.length < 2 || body.base64Array.length > 5)
-        throw new MjError(400, 'task.mj_base64_array');
+      if (!Array.isArray(body.base64Array) || body.base64Array.length < 2 || body.base64Array.length > 5) throw new MjError(400, 'task.mj_base64_array');
       return { action: 'BLEND', body };
     case 'describe':
       if (!str(body.base64)) throw new MjError(400, msg('relay.field_empty', { field: 'base64' }));
@@ -190,7 +189,7 @@ async function submit(app: AppContext, ctx: RelayHttp, kit: TaskKit, mode: strin
       mjHeaders(picked.key),
       JSON.stringify(body),
     );
-    reply(ctx, up.status, up.json() ?? { code: CODE.failure, description: '上游返回无效', result: null });
+    reply(ctx, up.status, up.json() ?? { code: CODE.failure, description: t(requestLang(ctx), 'task.upstream_invalid'), result: null });
     return;
   }
   const plan = await planSubmit(app, principal, kind, body);
@@ -226,7 +225,7 @@ async function submit(app: AppContext, ctx: RelayHttp, kit: TaskKit, mode: strin
         return {
           answer: {
             status: up.status >= 300 ? up.status : 502,
-            body: { code: CODE.failure, description: `上游错误（${up.status}）`, result: null, properties: {} },
+            body: { code: CODE.failure, description: t(requestLang(ctx), 'task.upstream_status', { status: up.status }), result: null, properties: {} },
           },
         };
       }
@@ -311,7 +310,7 @@ export async function handleMidjourney(app: AppContext, ctx: RelayHttp, kit: Tas
     if (!(err instanceof AppError)) app.log.error({ err, path: ctx.path }, 'midjourney route failed');
     const status = err instanceof AppError ? err.status : 500;
     const code = err instanceof MjError ? err.mjCode : status >= 500 ? CODE.failure : CODE.validation;
-    const message = err instanceof AppError ? err.message : '服务器内部错误';
+    const message = err instanceof AppError ? localize(err, requestLang(ctx)) : t(requestLang(ctx), 'common.internal_error_short');
     const type = err instanceof RelayError ? err.code : undefined;
     reply(ctx, status, { code, description: message, result: null, properties: {}, ...(type ? { type } : {}) });
   }

@@ -1,5 +1,5 @@
 import type { AppContext } from '../context';
-import { msg, type Message, type MessageKey } from '../i18n';
+import { localize, msg, requestLang, t, type Message, type MessageKey } from '../i18n';
 import { CHANNEL_TYPE } from '../channels/catalogue';
 import { AppError } from '../lib/errors';
 import type { RelayHttp } from '../relay/httpContext';
@@ -64,8 +64,7 @@ async function submit(app: AppContext, ctx: RelayHttp, kit: TaskKit, kind: strin
   const prompt = typeof body.prompt === 'string' ? body.prompt : '';
   const described = typeof body.gpt_description_prompt === 'string' ? body.gpt_description_prompt : '';
   if (what.action === 'LYRICS' && !prompt.trim()) throw new SunoError(400, msg('relay.field_empty', { field: 'prompt' }), 'invalid_request');
-  if (what.action === 'MUSIC' && !prompt.trim() && !described.trim())
-    throw new SunoError(400, 'task.suno_prompt_empty', 'invalid_request');
+  if (what.action === 'MUSIC' && !prompt.trim() && !described.trim()) throw new SunoError(400, 'task.suno_prompt_empty', 'invalid_request');
   // Callbacks are not passed on: the upstream would call a client URL unchecked.
   delete body.notify_hook;
   const picked = await pickTaskChannel(app, principal, what.model, isSuno);
@@ -91,7 +90,7 @@ async function submit(app: AppContext, ctx: RelayHttp, kit: TaskKit, kind: strin
       const id = typeof j?.data === 'string' ? j.data : '';
       if (up.status >= 300 || !j || j.code !== 'success' || !id) {
         const status = up.status >= 300 ? up.status : 502;
-        const message = typeof j?.message === 'string' && j.message ? j.message : `上游错误（${up.status}）`;
+        const message = typeof j?.message === 'string' && j.message ? j.message : t(requestLang(ctx), 'task.upstream_status', { status: up.status });
         return { answer: { status, body: { code: typeof j?.code === 'string' && j.code !== 'success' ? j.code : 'upstream_error', message, data: null } } };
       }
       const now = Math.floor(Date.now() / 1000);
@@ -142,7 +141,11 @@ export async function handleSuno(app: AppContext, ctx: RelayHttp, kit: TaskKit):
     if (!(err instanceof AppError)) app.log.error({ err, path }, 'suno route failed');
     const status = err instanceof AppError ? err.status : 500;
     const code = err instanceof AppError ? err.code : 'internal_error';
-    reply(ctx, status, { code, message: err instanceof AppError ? err.message : '服务器内部错误', data: null });
+    reply(ctx, status, {
+      code,
+      message: err instanceof AppError ? localize(err, requestLang(ctx)) : t(requestLang(ctx), 'common.internal_error_short'),
+      data: null,
+    });
   }
 }
 

@@ -1,5 +1,5 @@
 import type { AppContext } from '../context';
-import { msg, verbatim } from '../i18n';
+import { localize, msg, requestLang, t, verbatim } from '../i18n';
 import { CHANNEL_TYPE, typesServedBy } from '../channels/catalogue';
 import { AppError } from '../lib/errors';
 import { RelayError } from '../relay/errors';
@@ -126,7 +126,7 @@ async function create(app: AppContext, ctx: RelayHttp, kit: TaskKit): Promise<vo
       if (up.status >= 300 || !j || !id) {
         const status = up.status >= 300 ? up.status : 502;
         const err = j?.error as { message?: unknown; code?: unknown } | undefined;
-        const message = typeof err?.message === 'string' ? err.message : `上游错误（${up.status}）`;
+        const message = typeof err?.message === 'string' ? err.message : t(requestLang(ctx), 'task.upstream_status', { status: up.status });
         return { answer: { status, body: openaiError(status, message, typeof err?.code === 'string' ? err.code : 'upstream_error') } };
       }
       const now = Math.floor(Date.now() / 1000);
@@ -171,7 +171,8 @@ async function content(app: AppContext, ctx: RelayHttp, id: string): Promise<voi
   const up = await callUpstream(app, picked.channel, 'GET', `${picked.channel.info.baseUrl}/v1/videos/${encodeURIComponent(id)}/content${variant}`, {
     authorization: `Bearer ${picked.key}`,
   });
-  if (up.status !== 200) throw new RelayError(up.status >= 400 && up.status < 600 ? up.status : 502, msg('task.upstream_status', { status: up.status }), 'upstream_error');
+  if (up.status !== 200)
+    throw new RelayError(up.status >= 400 && up.status < 600 ? up.status : 502, msg('task.upstream_status', { status: up.status }), 'upstream_error');
   ctx.set('content-type', up.contentType || 'video/mp4');
   reply(ctx, 200, up.body);
 }
@@ -210,7 +211,15 @@ export async function handleVideo(app: AppContext, ctx: RelayHttp, kit: TaskKit)
   } catch (err) {
     if (!(err instanceof AppError)) app.log.error({ err, path }, 'video route failed');
     const status = err instanceof AppError ? err.status : 500;
-    reply(ctx, status, openaiError(status, err instanceof AppError ? err.message : '服务器内部错误', err instanceof AppError ? err.code : 'internal_error'));
+    reply(
+      ctx,
+      status,
+      openaiError(
+        status,
+        err instanceof AppError ? localize(err, requestLang(ctx)) : t(requestLang(ctx), 'common.internal_error_short'),
+        err instanceof AppError ? err.code : 'internal_error',
+      ),
+    );
   }
 }
 

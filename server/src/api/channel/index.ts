@@ -1,4 +1,5 @@
 import { currentUser } from '../../middleware/auth';
+import { isMessageKey, requestLang, t, type Lang } from '../../i18n';
 import { BadRequestError } from '../../lib/errors';
 import { parsePaging, parseId } from '../../lib/validate';
 import {
@@ -38,7 +39,9 @@ import { registerUpstream } from './upstream';
 import { requireFreshVerification } from '../../services/secureVerification';
 
 /** Built once: the catalogue does not change at run time. */
-const CONSOLE_TYPES = consoleChannelTypes();
+/** The catalogue for the console, its retired notes in each language. */
+const typesIn = (lang: Lang) => consoleChannelTypes().map((e) => ({ ...e, retired: isMessageKey(e.retired) ? t(lang, e.retired) : e.retired }));
+const CONSOLE_TYPES = { zh: typesIn('zh'), en: typesIn('en') };
 
 /** Channel administration (admin ≥ 10). Upstream calls (test, fetch_models, balance) live in upstream.ts. */
 export function register(api: ConsoleRoutes): void {
@@ -69,7 +72,7 @@ export function register(api: ConsoleRoutes): void {
       access: 'admin',
     },
     async (ctx) => {
-      ok(ctx, CONSOLE_TYPES);
+      ok(ctx, CONSOLE_TYPES[requestLang(ctx)]);
     },
   );
 
@@ -115,7 +118,7 @@ export function register(api: ConsoleRoutes): void {
     async (ctx) => {
       const id = parseId(ctx.input.params.id);
       if (id === undefined) throw new BadRequestError('channel.invalid_id');
-      ok(ctx, await copyChannel(app, id, currentUser(ctx).role, ctx.input.query.suffix), 'channel.copied');
+      ok(ctx, await copyChannel(app, id, currentUser(ctx).role, ctx.input.query.suffix ?? t(requestLang(ctx), 'channel.copy_suffix')), 'channel.copied');
     },
   );
 

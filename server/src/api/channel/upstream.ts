@@ -1,5 +1,5 @@
 import type Koa from 'koa';
-import { msg, requestLang, t } from '../../i18n';
+import { localize, msg, requestLang, t } from '../../i18n';
 import { currentUser } from '../../middleware/auth';
 import { audienceOf } from '../../services/channelTargets';
 import { parseId } from '../../lib/validate';
@@ -13,9 +13,9 @@ import { channelTestSummary } from '../../relay/testSummary';
 import { fetchModelsBody, rawIdParams, testQuery } from './schema';
 
 /** An upstream failure is a handled outcome; anything else goes to the error middleware. */
-function fail(ctx: Pick<Koa.Context, 'body'>, err: unknown) {
+function fail(ctx: Pick<Koa.Context, 'body' | 'get' | 'state'>, err: unknown) {
   if (err instanceof UpstreamError) {
-    ctx.body = { success: false, message: err.message, data: null };
+    ctx.body = { success: false, message: localize(err, requestLang(ctx)), data: null };
     return;
   }
   throw err;
@@ -57,7 +57,7 @@ export function registerUpstream(api: ConsoleRoutes): void {
         ctx.body = { success: false, message: t(requestLang(ctx), 'channel.invalid_id'), time: 0 };
         return;
       }
-      const r = await testChannel(app, id, ctx.input.query.model, audienceOf(currentUser(ctx).role));
+      const r = await testChannel(app, id, ctx.input.query.model, audienceOf(currentUser(ctx).role), requestLang(ctx));
       ctx.body = { success: r.success, message: r.message, time: r.time, data: null };
     },
   );
@@ -98,7 +98,7 @@ export function registerUpstream(api: ConsoleRoutes): void {
       access: 'admin',
     },
     async (ctx) => {
-      const s = await updateAllBalances(app, audienceOf(currentUser(ctx).role));
+      const s = await updateAllBalances(app, audienceOf(currentUser(ctx).role), requestLang(ctx));
       ok(ctx, s, msg('channel.balances_updated', { updated: s.updated, failed: s.failed, unsupported: s.unsupported }));
     },
   );

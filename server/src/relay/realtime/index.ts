@@ -6,7 +6,7 @@
  * OpenAI's error shape; after it they are an `error` event and a close.
  */
 import type { IncomingMessage } from 'node:http';
-import { msg } from '../../i18n';
+import { localize, msg, pickLanguage, t, type Lang } from '../../i18n';
 import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer, type RawData } from 'ws';
 import type { AppContext } from '../../context';
@@ -107,15 +107,16 @@ export function realtimeUpgradeHandler(app: AppContext): (req: IncomingMessage, 
   });
   return (req, socket, head) => {
     const path = (req.url ?? '').split('?')[0];
-    if (path !== '/v1/realtime') return refuse(socket, 404, `Invalid URL (GET ${path})`, 'not_found');
+    const lang = pickLanguage(req.headers['accept-language']);
+    if (path !== '/v1/realtime') return refuse(socket, 404, t(lang, 'relay.invalid_url', { method: 'GET', path: path ?? '' }), 'not_found');
     socket.on('error', () => socket.destroy());
     openSession(app, wss, req, socket, head).catch((err: unknown) => {
       if (err instanceof AppError) {
         const type = err instanceof RelayError ? err.type : 'invalid_request_error';
-        return refuse(socket, err.status, err.message, err.code, type);
+        return refuse(socket, err.status, localize(err, lang), err.code, type);
       }
       app.log.error({ err }, 'realtime session failed');
-      refuse(socket, 500, 'common.internal_error', 'internal_error', 'server_error');
+      refuse(socket, 500, t(lang, 'common.internal_error'), 'internal_error', 'server_error');
     });
   };
 }
@@ -166,7 +167,7 @@ async function openSession(app: AppContext, wss: WebSocketServer, req: IncomingM
     await meter.close();
     return;
   }
-  wss.handleUpgrade(req, socket, head, (client) => relaySession(app, client, upstream, meter));
+  wss.handleUpgrade(req, socket, head, (client) => relaySession(app, client, upstream, meter, pickLanguage(req.headers['accept-language'])));
 }
 
 /** Opens the upstream socket; rejects with its refusal (status and body) or network error. */
@@ -204,7 +205,7 @@ function connectUpstream(url: string, headers: Record<string, string>): Promise<
 const liveSessions = (app: AppContext) =>
   app.memo('realtime:sessions', () => ({ open: new Set<(code: number, reason: string) => void>(), settling: new Set<Promise<void>>() }));
 
-function relaySession(app: AppContext, client: WebSocket, upstream: WebSocket, meter: RealtimeMeter): void {
+function relaySession(app: AppContext, client: WebSocket, upstream: WebSocket, meter: RealtimeMeter, lang: Lang): void {
   let ended = false;
   const end = (code: number, reason: string) => {
     if (ended) return;
@@ -228,7 +229,7 @@ function relaySession(app: AppContext, client: WebSocket, upstream: WebSocket, m
   liveSessions(app).open.add(end);
   const outOfQuota = () => {
     if (ended) return;
-    if (client.readyState === WebSocket.OPEN) client.send(errorEvent('额度不足，实时会话已结束', 'insufficient_quota', 'insufficient_quota'));
+    if (client.readyState === WebSocket.OPEN) client.send(errorEvent(t(lang, 'realtime.out_of_quota'), 'insufficient_quota', 'insufficient_quota'));
     end(1008, 'insufficient quota');
   };
 
@@ -266,7 +267,7 @@ function relaySession(app: AppContext, client: WebSocket, upstream: WebSocket, m
   upstream.on('close', (code, reason) => end(code === 1005 || code === 1006 ? 1011 : validCode(code), reason.toString().slice(0, 120)));
   client.on('error', () => end(1011, ''));
   upstream.on('error', () => {
-    if (client.readyState === WebSocket.OPEN) client.send(errorEvent('上游实时连接出错', 'upstream_error', 'server_error'));
+    if (client.readyState === WebSocket.OPEN) client.send(errorEvent(t(lang, 'realtime.upstream_error'), 'upstream_error', 'server_error'));
     end(1011, 'upstream error');
   });
 }

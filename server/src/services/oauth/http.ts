@@ -52,7 +52,7 @@ export async function providerJson<T = Record<string, unknown>>(app: AppContext,
     });
   } catch (err) {
     app.log.warn({ err: (err as Error).message, url: target.origin + target.pathname }, 'identity provider unreachable');
-    if (err instanceof FetchRefusedError) throw new BadRequestError(msg('oauth.provider_refused', { label, reason: err.message }));
+    if (err instanceof FetchRefusedError) throw new BadRequestError(msg('oauth.provider_refused', { label, reason: err.msg }));
     throw new BadRequestError(msg('oauth.provider_unreachable', { label }));
   }
   const text = res.text();
@@ -67,7 +67,9 @@ export async function providerJson<T = Record<string, unknown>>(app: AppContext,
   if (res.status < 200 || res.status >= 300) {
     app.log.warn({ status: res.status, url: target.origin + target.pathname }, 'identity provider error');
     throw new BadRequestError(
-      detail ? msg('oauth.provider_error_detail', { label, status: res.status, detail: detail.slice(0, 200) }) : msg('oauth.provider_error', { label, status: res.status }),
+      detail
+        ? msg('oauth.provider_error_detail', { label, status: res.status, detail: detail.slice(0, 200) })
+        : msg('oauth.provider_error', { label, status: res.status }),
     );
   }
   if (data === undefined || typeof data !== 'object' || data === null) {
