@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import request from 'supertest';
 import ts from 'typescript';
 import { en } from '../../server/src/i18n/en';
 import { zh } from '../../server/src/i18n/zh';
@@ -99,7 +100,7 @@ describeEach(ALL_TARGETS, 'answers in the caller language', (getApp) => {
   it('console envelope: a wrong login in zh, in en, and in English without a header', async () => {
     const app = getApp();
     const send = (lang?: string) => {
-      const r = app.http().post('/api/user/login');
+      const r = request(app.callback).post('/api/user/login');
       return (lang ? r.set('Accept-Language', lang) : r).send({ username: 'nobody', password: 'wrongpass1' });
     };
     expect((await send('zh-CN,zh;q=0.9')).body).toMatchObject({ success: false, message: '用户名或密码错误，或用户已被封禁' });
@@ -121,7 +122,7 @@ describeEach(ALL_TARGETS, 'answers in the caller language', (getApp) => {
   it('relay, OpenAI error body: an unknown key in zh, en and (no header) English', async () => {
     const app = getApp();
     const call = (lang?: string) => {
-      const r = app.http().post('/v1/chat/completions').set('Authorization', 'Bearer sk-unknown-key-000000000000');
+      const r = request(app.callback).post('/v1/chat/completions').set('Authorization', 'Bearer sk-unknown-key-000000000000');
       return (lang ? r.set('Accept-Language', lang) : r).send({ model: 'gpt-x', messages: [{ role: 'user', content: 'hi' }] });
     };
     const zhRes = await call('zh');

@@ -1,14 +1,15 @@
 import type { AppContext } from '../context';
+import { serverLang, t, type Lang } from '../i18n';
 
 /**
  * Groups a user may pick (UserUsableGroups), plus the user's own group when the map lacks it
  * (as new-api does: a user can always use the group the admin put them in).
  */
-export function usableGroups(app: AppContext, userGroup?: string): Record<string, string> {
+export function usableGroups(app: AppContext, userGroup?: string, lang: Lang = serverLang(app)): Record<string, string> {
   const raw = app.options.json<Record<string, unknown>>('UserUsableGroups', {});
   const out: Record<string, string> = {};
   if (raw && typeof raw === 'object' && !Array.isArray(raw)) for (const [k, v] of Object.entries(raw)) out[k] = String(v ?? '');
-  if (userGroup && !(userGroup in out)) out[userGroup] = 'user.group_desc';
+  if (userGroup && !(userGroup in out)) out[userGroup] = t(lang, 'user.group_desc');
   return out;
 }
 
@@ -66,8 +67,8 @@ export async function pricingEntries(app: AppContext): Promise<PricingEntry[]> {
  * The public pricing answer. With a logged-in user the usable groups are theirs (own group
  * included), and group_ratio lists only the groups they may use.
  */
-export async function pricing(app: AppContext, userGroup?: string) {
-  const usable = usableGroups(app, userGroup);
+export async function pricing(app: AppContext, userGroup?: string, lang?: Lang) {
+  const usable = usableGroups(app, userGroup, lang);
   const allRatios = numMap(app, 'GroupRatio');
   const groupRatio: Record<string, number> = {};
   for (const [g, r] of Object.entries(allRatios)) if (g in usable) groupRatio[g] = r;

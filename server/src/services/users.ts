@@ -363,7 +363,12 @@ export async function transferAffQuota(app: AppContext, user: UserRow, quota: nu
       .andWhere('aff_quota', '>=', quota)
       .update({ aff_quota: trx.raw('aff_quota - ?', [quota]), quota: trx.raw('quota + ?', [quota]) });
     if (!n) throw new BadRequestError('user.aff_quota_insufficient');
-    await insertLog(trx, { user_id: user.id, type: LOG_TYPE.system, username: user.username, content: t(serverLang(app), 'log.aff_transfer', { amount: formatQuota(app, quota) }) });
+    await insertLog(trx, {
+      user_id: user.id,
+      type: LOG_TYPE.system,
+      username: user.username,
+      content: t(serverLang(app), 'log.aff_transfer', { amount: formatQuota(app, quota) }),
+    });
   });
   await invalidateUser(app, user.id);
 }
@@ -583,12 +588,12 @@ export async function selfView(app: AppContext, user: UserRow) {
 }
 
 /** Groups the caller may pick for a token, with their ratios; the caller's own group is always there. */
-export function selfGroups(app: AppContext, user: UserRow): Record<string, { desc: string; ratio: number }> {
+export function selfGroups(app: AppContext, user: UserRow, lang: Lang = serverLang(app)): Record<string, { desc: string; ratio: number }> {
   const usable = app.options.json<Record<string, string>>('UserUsableGroups', {});
   const ratios = app.options.json<Record<string, number>>('GroupRatio', {});
   const out: Record<string, { desc: string; ratio: number }> = {};
   for (const [group, desc] of Object.entries(usable)) out[group] = { desc: String(desc), ratio: ratios[group] ?? 1 };
-  if (!out[user.group]) out[user.group] = { desc: 'user.group_desc', ratio: ratios[user.group] ?? 1 };
+  if (!out[user.group]) out[user.group] = { desc: t(lang, 'user.group_desc'), ratio: ratios[user.group] ?? 1 };
   return out;
 }
 

@@ -40,6 +40,7 @@ import {
   settingBody,
   updateBody,
 } from './schema';
+import { requestLang } from '../../i18n';
 
 export function register(api: ConsoleRoutes): void {
   const { app } = api;
@@ -151,7 +152,7 @@ export function register(api: ConsoleRoutes): void {
   });
 
   api.route({ method: 'get', path: '/api/user/self/groups', summary: 'Groups the caller may use, with ratios.', access: 'user' }, async (ctx) => {
-    ok(ctx, selfGroups(app, currentUser(ctx)));
+    ok(ctx, selfGroups(app, currentUser(ctx), requestLang(ctx)));
   });
 
   api.route({ method: 'get', path: '/api/user/models', summary: "Models of the caller's group.", access: 'user' }, async (ctx) => {
