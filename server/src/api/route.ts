@@ -126,7 +126,11 @@ function compose(chain: Koa.Middleware[]): Koa.Middleware {
 }
 
 /** The success envelope of the console API; `message` in the caller's language. */
-export function ok(ctx: { body: unknown; get(field: string): string; state?: Record<string, unknown> }, data: unknown = null, message?: MessageKey | Message): void {
+export function ok(
+  ctx: { body: unknown; get(field: string): string; state?: Record<string, unknown> },
+  data: unknown = null,
+  message?: MessageKey | Message,
+): void {
   ctx.body = { success: true, message: message ? t(requestLang(ctx), message) : '', data };
 }
 

@@ -67,11 +67,21 @@ export async function createAccount(app: AppContext, input: NewAccount, outer?: 
     const [inserted] = await trx('users').insert(row).returning('id');
     const id = typeof inserted === 'object' ? (inserted as { id: number }).id : (inserted as number);
     if (quotaForNewUser > 0) {
-      await insertLog(trx, { user_id: id, type: LOG_TYPE.system, username: row.username, content: t(serverLang(app), 'log.new_user_gift', { amount: formatQuota(app, quotaForNewUser) }) });
+      await insertLog(trx, {
+        user_id: id,
+        type: LOG_TYPE.system,
+        username: row.username,
+        content: t(serverLang(app), 'log.new_user_gift', { amount: formatQuota(app, quotaForNewUser) }),
+      });
     }
     if (inviter) {
       if (quotaForInvitee > 0) {
-        await insertLog(trx, { user_id: id, type: LOG_TYPE.system, username: row.username, content: t(serverLang(app), 'log.invitee_gift', { amount: formatQuota(app, quotaForInvitee) }) });
+        await insertLog(trx, {
+          user_id: id,
+          type: LOG_TYPE.system,
+          username: row.username,
+          content: t(serverLang(app), 'log.invitee_gift', { amount: formatQuota(app, quotaForInvitee) }),
+        });
       }
       await trx('users')
         .where({ id: inviter.id })

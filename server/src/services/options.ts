@@ -148,8 +148,7 @@ export function checkOptionDependencies(key: string, value: string, get: (key: s
   if (value === 'true') {
     switch (key) {
       case 'GitHubOAuthEnabled':
-        if (!has('GitHubClientId') || !has('GitHubClientSecret'))
-          throw new BadRequestError('option.github_incomplete');
+        if (!has('GitHubClientId') || !has('GitHubClientSecret')) throw new BadRequestError('option.github_incomplete');
         break;
       case 'oidc.enabled':
         // Endpoints may come from discovery: a well-known URL is enough.
@@ -162,15 +161,13 @@ export function checkOptionDependencies(key: string, value: string, get: (key: s
         }
         break;
       case 'LinuxDOOAuthEnabled':
-        if (!has('LinuxDOClientId') || !has('LinuxDOClientSecret'))
-          throw new BadRequestError('option.linuxdo_incomplete');
+        if (!has('LinuxDOClientId') || !has('LinuxDOClientSecret')) throw new BadRequestError('option.linuxdo_incomplete');
         break;
       case 'WeChatAuthEnabled':
         if (!has('WeChatServerAddress')) throw new BadRequestError('option.wechat_incomplete');
         break;
       case 'TelegramOAuthEnabled':
-        if (!has('TelegramBotToken') || !has('TelegramBotName'))
-          throw new BadRequestError('option.telegram_incomplete');
+        if (!has('TelegramBotToken') || !has('TelegramBotName')) throw new BadRequestError('option.telegram_incomplete');
         break;
       case 'TurnstileCheckEnabled':
         if (!has('TurnstileSiteKey') || !has('TurnstileSecretKey')) throw new BadRequestError('option.turnstile_incomplete');

@@ -35,8 +35,7 @@ export const fetchModelsBody = z.object({
 /** A comma string or a list of strings → normalised comma string (trimmed, deduplicated). */
 const listField = (field: MessageKey, maxItem = 255, maxTotal = 100_000) => {
   const what = msg(field);
-  return (
-  z
+  return z
     .union(
       [
         z.string().max(100_000, zmsg('channel.list_too_long', { what })),
@@ -47,8 +46,7 @@ const listField = (field: MessageKey, maxItem = 255, maxTotal = 100_000) => {
     .transform((v) => splitList(Array.isArray(v) ? v.join(',') : v))
     .refine((list) => list.every((x) => x.length <= maxItem), zmsg('channel.list_name_too_long', { what }))
     .transform((list) => list.join(','))
-    .refine((joined) => joined.length <= maxTotal, zmsg('channel.list_too_long', { what }))
-  );
+    .refine((joined) => joined.length <= maxTotal, zmsg('channel.list_too_long', { what }));
 };
 
 /** Text holding a JSON object (or empty); an object value is accepted and serialised. */
@@ -100,10 +98,7 @@ const channelFields = {
   groups: listField('field.groups', 64, 255),
   model_mapping: jsonObjectField('channel.model_mapping_json'),
   status_code_mapping: jsonObjectField('channel.status_code_mapping_json'),
-  setting: jsonObjectField('channel.setting_json').refine(
-    validUpstreamProtocol,
-    zmsg('channel.upstream_protocol', { values: UPSTREAM_PROTOCOLS.join(', ') }),
-  ),
+  setting: jsonObjectField('channel.setting_json').refine(validUpstreamProtocol, zmsg('channel.upstream_protocol', { values: UPSTREAM_PROTOCOLS.join(', ') })),
   param_override: jsonObjectField('channel.param_override_json'),
   auto_ban: z.union([z.boolean(), intLike('channel.auto_ban')]).transform((v) => (v === true || v === 1 ? 1 : 0)),
   priority: intLike('channel.priority_int'),

@@ -25,7 +25,9 @@ export const statusBody = z.object({
   status: intLike('input.status_1_2').refine((s) => s === REDEMPTION_STATUS.unused || s === REDEMPTION_STATUS.disabled, 'input.status_1_2_named'),
 });
 
-export const redeemBody = z.object({ key: z.string({ error: 'redemption.key_required' }).trim().min(1, 'redemption.key_required').max(64, 'redemption.invalid') });
+export const redeemBody = z.object({
+  key: z.string({ error: 'redemption.key_required' }).trim().min(1, 'redemption.key_required').max(64, 'redemption.invalid'),
+});
 
 export type RedemptionCreate = z.infer<typeof createBody>;
 export type RedemptionUpdate = z.infer<typeof updateBody>;

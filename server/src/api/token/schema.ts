@@ -20,9 +20,13 @@ const fields = {
   expired_time: intLike('token.expiry_invalid').refine((n) => n === -1 || n > 0, 'token.expiry_invalid'),
   model_limits_enabled: boolLike('model_limits_enabled'),
   model_limits: z
-    .union([z.string().max(100_000, 'token.models_too_long'), z.array(z.string().max(255, 'token.model_name_too_long')).max(5000)], { error: 'token.models_not_string' })
+    .union([z.string().max(100_000, 'token.models_too_long'), z.array(z.string().max(255, 'token.model_name_too_long')).max(5000)], {
+      error: 'token.models_not_string',
+    })
     .transform((v) => splitList(Array.isArray(v) ? v.join(',') : v).join(',')),
-  allow_ips: z.union([z.string().max(10_000, 'token.allow_ips_too_long'), z.null()], { error: 'token.allow_ips_not_string' }).transform((v) => normaliseAllowIps(v ?? '')),
+  allow_ips: z
+    .union([z.string().max(10_000, 'token.allow_ips_too_long'), z.null()], { error: 'token.allow_ips_not_string' })
+    .transform((v) => normaliseAllowIps(v ?? '')),
   group: z.string({ error: 'token.group_not_string' }).trim().max(64, 'token.group_too_long'),
   status: intLike('input.status_1_2').refine((s) => s === TOKEN_STATUS.enabled || s === TOKEN_STATUS.disabled, 'input.status_1_2_named'),
 };

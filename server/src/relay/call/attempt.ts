@@ -90,7 +90,12 @@ export async function attemptChannels(call: RelayCall, plan: CallPlan, money: Ca
   outcome.channelId = lastChannel?.info.id ?? 0;
   if (!lastErr) throw noChannel(call);
   const status = mapStatus(lastChannel, lastErr.status || 502);
-  throw new RelayError(status, upstreamMessage(lastErr, (m) => scrubKey(m, lastChannel)), lastErr.upstreamCode || 'upstream_error', 'upstream_error');
+  throw new RelayError(
+    status,
+    upstreamMessage(lastErr, (m) => scrubKey(m, lastChannel)),
+    lastErr.upstreamCode || 'upstream_error',
+    'upstream_error',
+  );
 }
 
 /**

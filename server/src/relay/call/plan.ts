@@ -121,18 +121,14 @@ export function noChannel(call: RelayCall, plan?: CallPlan): RelayError {
       return w && !readsOpenAIFiles(w.adaptor);
     })
   ) {
-    return new RelayError(
-      400,
-      msg('relay.openai_files', { model, kinds, field: plan.openaiFiles }),
-      'unsupported_by_channel',
-    );
+    return new RelayError(400, msg('relay.openai_files', { model, kinds, field: plan.openaiFiles }), 'unsupported_by_channel');
   }
   if (plan.nativeOnly && converted) {
-    return new RelayError(
-      400,
-      msg('relay.native_only', { model, kinds, protocol, feature: plan.nativeOnly }),
-      'unsupported_by_channel',
-    );
+    return new RelayError(400, msg('relay.native_only', { model, kinds, protocol, feature: plan.nativeOnly }), 'unsupported_by_channel');
   }
-  return new RelayError(400, msg('relay.endpoint_unsupported', { model, kinds, protocol, method: call.ctx.method, path: call.ctx.path }), 'endpoint_not_supported');
+  return new RelayError(
+    400,
+    msg('relay.endpoint_unsupported', { model, kinds, protocol, method: call.ctx.method, path: call.ctx.path }),
+    'endpoint_not_supported',
+  );
 }

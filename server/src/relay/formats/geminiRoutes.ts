@@ -260,7 +260,9 @@ export const geminiEmbedRoute: InboundRoute = {
 async function notFound(_app: AppContext, ctx: RelayHttp): Promise<void> {
   throw new RelayError(
     404,
-    verbatim(`Invalid URL (${ctx.method} ${ctx.path}): the gateway serves generateContent, streamGenerateContent, countTokens, embedContent, batchEmbedContents and the model list.`),
+    verbatim(
+      `Invalid URL (${ctx.method} ${ctx.path}): the gateway serves generateContent, streamGenerateContent, countTokens, embedContent, batchEmbedContents and the model list.`,
+    ),
     'not_found',
   );
 }

@@ -56,7 +56,10 @@ export async function githubProfile(app: AppContext, code: string): Promise<Exte
     },
   );
   // GitHub answers a bad or used code with HTTP 200 and an `error` field.
-  if (!token.access_token) throw new BadRequestError(msg('oauth.authorize_failed', { provider: 'GitHub', reason: token.error_description || token.error || msg('oauth.no_access_token') }));
+  if (!token.access_token)
+    throw new BadRequestError(
+      msg('oauth.authorize_failed', { provider: 'GitHub', reason: token.error_description || token.error || msg('oauth.no_access_token') }),
+    );
   const user = await providerJson<Record<string, unknown>>(app, 'GitHub', `${c.apiBase}/user`, {
     headers: { Authorization: `Bearer ${token.access_token}`, Accept: 'application/vnd.github+json' },
   });
@@ -95,7 +98,10 @@ export async function linuxdoProfile(app: AppContext, code: string, redirectUri:
     headers: { Authorization: `Basic ${basic}` },
     form: { grant_type: 'authorization_code', code, redirect_uri: redirectUri },
   });
-  if (!token.access_token) throw new BadRequestError(msg('oauth.authorize_failed', { provider: 'LinuxDO', reason: token.error_description || token.error || msg('oauth.no_access_token') }));
+  if (!token.access_token)
+    throw new BadRequestError(
+      msg('oauth.authorize_failed', { provider: 'LinuxDO', reason: token.error_description || token.error || msg('oauth.no_access_token') }),
+    );
   const user = await providerJson<Record<string, unknown>>(app, 'LinuxDO', c.userInfoEndpoint, {
     headers: { Authorization: `Bearer ${token.access_token}` },
   });
@@ -195,7 +201,10 @@ export async function oidcProfile(app: AppContext, code: string, redirectUri: st
   };
   if (verifier) form.code_verifier = verifier;
   const token = await providerJson<{ access_token?: string; error?: string; error_description?: string }>(app, 'OIDC', e.token_endpoint, { form });
-  if (!token.access_token) throw new BadRequestError(msg('oauth.authorize_failed', { provider: 'OIDC', reason: token.error_description || token.error || msg('oauth.no_access_token') }));
+  if (!token.access_token)
+    throw new BadRequestError(
+      msg('oauth.authorize_failed', { provider: 'OIDC', reason: token.error_description || token.error || msg('oauth.no_access_token') }),
+    );
   const info = await providerJson<Record<string, unknown>>(app, 'OIDC', e.user_info_endpoint, {
     headers: { Authorization: `Bearer ${token.access_token}` },
   });
