@@ -1,5 +1,4 @@
 import Router from '@koa/router';
-import { requestLang, t } from '../i18n';
 import type Koa from 'koa';
 import type { AppContext } from '../context';
 import { apiErrors } from '../middleware/errors';
@@ -20,6 +19,7 @@ import * as oauth from './oauth';
 import * as topup from './topup';
 import * as tasks from './tasks';
 import * as dashboard from './dashboard';
+import { requestLang, t } from '../i18n';
 
 /**
  * The console API's areas in mounting order: more specific paths must come before parameterised

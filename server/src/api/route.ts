@@ -1,5 +1,4 @@
 import type Router from '@koa/router';
-import { requestLang, t, type Message, type MessageKey } from '../i18n';
 import type { RouterContext } from '@koa/router';
 import type Koa from 'koa';
 import { z } from 'zod';
@@ -7,6 +6,7 @@ import type { AppContext } from '../context';
 import { parse, parseId } from '../lib/validate';
 import { BadRequestError } from '../lib/errors';
 import { requireAuth } from '../middleware/auth';
+import { requestLang, t, type Message, type MessageKey } from '../i18n';
 
 export type Method = 'get' | 'post' | 'put' | 'delete';
 

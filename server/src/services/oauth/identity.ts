@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { msg, t, type Message, type MessageKey, type MessageParam } from '../../i18n';
+import { msg, serverLang, t, type Message, type MessageKey, type MessageParam } from '../../i18n';
 import type { AppContext } from '../../context';
 import { BadRequestError } from '../../lib/errors';
 import { randomString } from '../../lib/random';
@@ -136,7 +136,8 @@ export async function loginOrRegister(
     await assertSetupDone(app);
     if (!app.options.bool('RegisterEnabled')) throw new BadRequestError(MSG.registerClosed);
     const prefix = USERNAME_PREFIX[provider];
-    const displayName = (profile.displayName ?? '').trim().slice(0, 20) || `${t('en', msg('common.verbatim', { text: PROVIDER_LABEL[provider] }))} User`;
+    const displayName =
+      (profile.displayName ?? '').trim().slice(0, 20) || `${t(serverLang(app), msg('common.verbatim', { text: PROVIDER_LABEL[provider] }))} User`;
     for (let attempt = 0; ; attempt++) {
       const username = await freeUsername(app, prefix);
       try {
