@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { fromZodText, msg, zmsg, type Message } from '../i18n';
+import { fromZodText, msg, verbatim, zmsg, type Message } from '../i18n';
 import { BadRequestError } from './errors';
 
 const english = z.locales.en().localeError;
@@ -29,7 +29,8 @@ export function parse<T extends z.ZodType>(schema: T, input: unknown): z.infer<T
 export function describeZodError(error: z.ZodError): Message {
   const text = error.issues[0]?.message;
   if (text === undefined) return msg('input.invalid');
-  return fromZodText(text) ?? msg('input.invalid_field', { detail: text });
+  // A rule's own message that is not a catalogue key is answered as written.
+  return fromZodText(text) ?? verbatim(text);
 }
 
 /**
