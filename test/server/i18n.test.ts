@@ -5,7 +5,7 @@ import ts from 'typescript';
 import { en } from '../../server/src/i18n/en';
 import { zh } from '../../server/src/i18n/zh';
 import { LANGS, msg, pickLanguage, statedLanguage, t, zmsg, fromZodText } from '../../server/src/i18n';
-import { ALL_TARGETS, describeEach, makeUser, setupRoot } from '../helpers/app';
+import { ALL_TARGETS, DB_TARGETS, buildApp, describeEach, makeUser, setupRoot } from '../helpers/app';
 import { seedToken } from '../mock-upstream/seed';
 
 const SERVER_SRC = path.resolve(__dirname, '../../server/src');
@@ -165,5 +165,23 @@ describeEach(ALL_TARGETS, 'answers in the caller language', (getApp) => {
     expect(zhRes.body.error.message).toMatch(HAN);
     expect(enRes.body.error.message).toMatch(/no-such-model/);
     expect(enRes.body.error.message).not.toMatch(HAN);
+  });
+});
+
+describe.each(DB_TARGETS.map((target) => [target.name, target] as const))('stored text in SERVER_LANGUAGE [%s]', (_name, target) => {
+  it.each([
+    ['zh', '新用户注册赠送 ＄0.5 额度'],
+    ['en', 'New user gift: $0.5 quota'],
+  ] as const)('a usage-log line is written in %s', async (serverLanguage, expected) => {
+    const app = await buildApp(target, { config: { serverLanguage } });
+    try {
+      await setupRoot(app);
+      await app.ctx.options.set('QuotaForNewUser', String(app.ctx.options.quotaPerUnit / 2));
+      const u = await makeUser(app);
+      const row = await app.knex('logs').where({ user_id: u.id }).first();
+      expect(row.content).toBe(expected);
+    } finally {
+      await app.close();
+    }
   });
 });
