@@ -103,6 +103,11 @@ export const ENVIRONMENT = {
     defaultText: 'random per start (warning)',
     schema: text(),
   }),
+  SERVER_LANGUAGE: variable({
+    description:
+      'language of what the server writes with no reader at hand: operator notifications (mail, Telegram), usage-log text, mails to users whose language is unknown (`zh` or `en`; answers follow each request’s `Accept-Language`)',
+    schema: oneOf(['zh', 'en'], 'zh'),
+  }),
   LOG_LEVEL: variable({ description: 'pino level', schema: oneOf(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], 'info') }),
   ADMIN_DIST: variable({
     description: 'directory of the built console, served at `/`',

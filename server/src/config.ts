@@ -19,6 +19,8 @@ export interface AppConfig {
   sessionSecret: string;
   sessionSecretGenerated: boolean;
   logLevel: string;
+  /** SERVER_LANGUAGE: notifications, stored log text and mails to users of unknown language (docs/i18n.md). */
+  serverLanguage: 'zh' | 'en';
   /** Directory of the built console (served at `/`); absent → only the API. */
   adminDist?: string;
   /** Max body size for /api calls, bytes. */
@@ -92,6 +94,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     sessionSecret: e.SESSION_SECRET ?? crypto.randomBytes(32).toString('hex'),
     sessionSecretGenerated: !e.SESSION_SECRET,
     logLevel: e.LOG_LEVEL,
+    serverLanguage: e.SERVER_LANGUAGE,
     adminDist: e.ADMIN_DIST ?? path.join(root, 'admin', 'dist'),
     apiBodyLimit: e.API_BODY_LIMIT,
     relayBodyLimit: e.RELAY_BODY_LIMIT,

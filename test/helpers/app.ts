@@ -45,7 +45,11 @@ export const ALL_TARGETS: Target[] = [
 export interface TestApp extends GatewayApp {
   target: Target;
   knex: GatewayApp['ctx']['knex'];
-  /** Supertest against the app (no cookies kept). */
+  /**
+   * Supertest against the app (no cookies kept), speaking as the Chinese console
+   * (`Accept-Language: zh`): the wording most tests check is the zh catalogue's. A test of
+   * another language sets its own header; `request(app.callback)` sends none.
+   */
   http(): request.Agent;
   /** The app's PostgreSQL schema (drop on close), if any. */
   schema?: string;
@@ -91,7 +95,7 @@ export async function buildApp(target: Target, opts: TestAppOptions = {}): Promi
     target,
     knex: gateway.ctx.knex,
     schema,
-    http: () => request.agent(gateway.callback),
+    http: () => request.agent(gateway.callback).set('Accept-Language', 'zh'),
     close: async () => {
       await gateway.close();
       if (schema && !share) await dropSchema(schema);
@@ -160,14 +164,15 @@ export async function makeUser(app: TestApp, fields: { username?: string; passwo
 
 /**
  * Logs in through the API and returns an agent that keeps the session cookie and sends the
- * `New-Api-User` header on every call, as the console does.
+ * `New-Api-User` and `Accept-Language: zh` headers on every call, as the (Chinese) console does.
  */
 export async function loginAgent(app: TestApp, username: string, password: string) {
   const agent = app.http();
   const res = await agent.post('/api/user/login').send({ username, password });
   if (!res.body.success) throw new Error(`login failed: ${res.body.message}`);
   const uid = String(res.body.data.id);
-  const wrap = (m: 'get' | 'post' | 'put' | 'delete') => (url: string) => agent[m](url).set('New-Api-User', uid);
+  // The Chinese console: the product's wording these tests check is the zh catalogue's.
+  const wrap = (m: 'get' | 'post' | 'put' | 'delete') => (url: string) => agent[m](url).set('New-Api-User', uid).set('Accept-Language', 'zh');
   return { agent, uid: Number(uid), get: wrap('get'), post: wrap('post'), put: wrap('put'), del: wrap('delete') };
 }
 export type LoggedIn = Awaited<ReturnType<typeof loginAgent>>;

@@ -8,5 +8,6 @@ import type { TestApp } from './app';
 export async function accessHeaders(app: TestApp, userId: number): Promise<Record<string, string>> {
   const token = crypto.randomBytes(16).toString('hex');
   await app.knex('users').where({ id: userId }).update({ access_token: token });
-  return { Authorization: token, 'New-Api-User': String(userId) };
+  // As the Chinese console: the wording these tests check is the zh catalogue's.
+  return { Authorization: token, 'New-Api-User': String(userId), 'Accept-Language': 'zh' };
 }

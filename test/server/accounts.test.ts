@@ -1,3 +1,4 @@
+import request from 'supertest';
 import { DB_TARGETS, KV_TARGETS, describeEach, loginAgent, makeUser, setupRoot, type TestApp } from '../helpers/app';
 import { mailCode, mailLink, startSmtp, type TestSmtp } from '../helpers/smtp';
 
@@ -248,6 +249,23 @@ describeEach(DB_TARGETS, 'registration', (app) => {
     const empty = await app().http().get('/api/verification').query({ email: '' });
     expect(empty.body.success).toBe(false);
     await app().ctx.options.set('EmailVerificationEnabled', 'false');
+  });
+
+  it("mails the code in the asking page's language, else in the server's (SERVER_LANGUAGE, zh)", async () => {
+    const ask = async (email: string, lang?: string) => {
+      const before = smtp.mails.length;
+      const r = request(app().callback).get('/api/verification').query({ email });
+      expect((await (lang ? r.set('Accept-Language', lang) : r)).body).toMatchObject({ success: true });
+      return smtp.waitFor(email, before);
+    };
+    const english = await ask('lang-en@example.com', 'en-US,en;q=0.9');
+    expect(english.subject).toMatch(/email verification$/);
+    expect(english.body).toMatch(/Your verification code is/);
+    const chinese = await ask('lang-zh@example.com', 'zh-CN');
+    expect(chinese.subject).toMatch(/邮箱验证邮件$/);
+    expect(chinese.body).toMatch(/您的验证码为/);
+    const unstated = await ask('lang-none@example.com');
+    expect(unstated.subject).toMatch(/邮箱验证邮件$/);
   });
 
   it('enforces the email domain whitelist and the alias restriction', async () => {

@@ -263,7 +263,7 @@ describe('Vertex AI', () => {
     expect(vertexRegion('{"m":"us-east5","default":"europe-west1"}', 'm')).toBe('us-east5');
     expect(vertexRegion('{"m":"us-east5","default":"europe-west1"}', 'other')).toBe('europe-west1');
     expect(vertexRegion('{"m":"us-east5"}', 'other')).toBe('us-central1');
-    expect(() => vertexRegion('us/../x', 'm')).toThrow('无效的 Vertex AI 区域');
+    expect(() => vertexRegion('us/../x', 'm')).toThrow('Invalid Vertex AI region');
   });
 
   test('Claude model names: date suffix → @version, 3.5 Sonnet v2, explicit @ kept', () => {
@@ -274,7 +274,7 @@ describe('Vertex AI', () => {
   });
 
   test('service account: bad JSON or missing fields → invalid_channel_key (no secret in the message)', () => {
-    expect(() => parseServiceAccount('not json')).toThrow('服务账号 JSON');
+    expect(() => parseServiceAccount('not json')).toThrow('service account JSON');
     expect(() => parseServiceAccount(JSON.stringify({ client_email: 'a', private_key: 'b' }))).toThrow('project_id');
     expect(parseServiceAccount(JSON.stringify({ ...sa, token_uri: 'javascript:x' })).token_uri).toBeUndefined();
   });
@@ -293,7 +293,7 @@ describe('Vertex AI', () => {
     });
     expect(crypto.verify('RSA-SHA256', Buffer.from(`${h}.${c}`), publicKey, Buffer.from(s, 'base64url'))).toBe(true);
     expect(crypto.verify('RSA-SHA256', Buffer.from(`${h}.${c}x`), publicKey, Buffer.from(s, 'base64url'))).toBe(false);
-    expect(() => signServiceAccountJwt({ ...parseServiceAccount(JSON.stringify(sa)), private_key: 'garbage' })).toThrow('私钥无效');
+    expect(() => signServiceAccountJwt({ ...parseServiceAccount(JSON.stringify(sa)), private_key: 'garbage' })).toThrow('private key is invalid');
   });
 
   test('channel keys: a multi-line service-account JSON is one key, a JSON array several; other types split by line', () => {
@@ -345,14 +345,14 @@ describe('Cloudflare, Ollama, Xinference', () => {
     expect(cloudflareUrl(channel({ type: 39, other: 'acc1', baseUrl: 'https://gw.example/' }), 'embeddings')).toBe(
       'https://gw.example/client/v4/accounts/acc1/ai/v1/embeddings',
     );
-    expect(() => cloudflareUrl(channel({ type: 39 }), 'chat')).toThrow('账户 ID');
+    expect(() => cloudflareUrl(channel({ type: 39 }), 'chat')).toThrow('Account ID');
     const list = cloudflareAdaptor.modelsRequest!(channel({ type: 39, other: 'acc1', key: 'cf' }));
     expect(list.url).toBe('https://api.cloudflare.com/client/v4/accounts/acc1/ai/models/search?per_page=1000&task=Text%20Generation');
     expect(list.headers.authorization).toBe('Bearer cf');
     expect(cloudflareAdaptor.parseModels!({ success: true, result: [{ name: '@cf/meta/llama-3.1-8b-instruct' }, { id: 'x' }] })).toEqual([
       '@cf/meta/llama-3.1-8b-instruct',
     ]);
-    expect(() => cloudflareUrl(channel({ type: 39, other: '../x' }), 'chat')).toThrow('账户 ID');
+    expect(() => cloudflareUrl(channel({ type: 39, other: '../x' }), 'chat')).toThrow('Account ID');
   });
 
   test('Ollama: /api/tags list parsed; chat stays on the OpenAI-compatible path', () => {

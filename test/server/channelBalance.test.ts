@@ -65,7 +65,7 @@ describeEach(DB_TARGETS, 'channel balances', (getApp) => {
     expect(r.body.message).not.toContain('Abc123456789');
     expect(await stored(bad)).toBe(0);
     const none = await seedChannel(app, { type: 42, key: 'k', base_url: mock.url, models: 'm' });
-    await expect(updateChannelBalance(app.ctx, none)).rejects.toThrow(/Mistral 渠道不提供余额查询接口/);
+    await expect(updateChannelBalance(app.ctx, none)).rejects.toThrow(/Mistral channels have no balance endpoint/);
   });
 
   test('update all balances: a summary per enabled channel (updated, failed with reason, unsupported)', async () => {

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import { DB_TARGETS, describeEach, makeUser, setupRoot, type TestApp } from '../helpers/app';
+import { t as translate, type MessageKey } from '../../server/src/i18n';
 import {
   AZURE_DEFAULT_API_VERSION,
   CHANNEL_TYPE,
@@ -141,7 +142,8 @@ describe('channel-type catalogue', () => {
 async function as(app: TestApp, id: number) {
   const token = crypto.randomBytes(16).toString('hex');
   await app.knex('users').where({ id }).update({ access_token: token });
-  const wrap = (m: 'get' | 'post') => (url: string) => app.http()[m](url).set('Authorization', token).set('New-Api-User', String(id));
+  const wrap = (m: 'get' | 'post') => (url: string) =>
+    app.http()[m](url).set('Authorization', token).set('New-Api-User', String(id)).set('Accept-Language', 'zh');
   return { get: wrap('get'), post: wrap('post') };
 }
 
@@ -160,7 +162,9 @@ describeEach(DB_TARGETS, 'channel types over the console API', (getApp) => {
   it('GET /api/channel/types answers the catalogue to admins only', async () => {
     const res = await admin.get('/api/channel/types');
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ success: true, message: '', data: JSON.parse(JSON.stringify(consoleChannelTypes())) });
+    // Retired notes are catalogue keys, answered in the caller's language (the test client: zh).
+    const zhTypes = consoleChannelTypes().map((e) => ({ ...e, retired: e.retired ? translate('zh', e.retired as MessageKey) : '' }));
+    expect(res.body).toEqual({ success: true, message: '', data: JSON.parse(JSON.stringify(zhTypes)) });
     expect(res.body.data.map((t: { id: number }) => t.id)).toEqual(CHANNEL_TYPES.map((e) => e.id));
     expect((await user.get('/api/channel/types')).status).toBe(403);
     expect((await getApp().http().get('/api/channel/types')).status).toBe(401);

@@ -285,7 +285,7 @@ describeEach(DB_TARGETS, 'guarded fetch', (app) => {
       expect(local.connections).toBe(2);
       setResolver(app().ctx, async () => [{ address: '169.254.169.254', family: 4 }]);
       await expect(providerJson(app().ctx, 'OIDC', `http://metadata.example.com:${local.port}/`)).rejects.toThrow(
-        'OIDC：fetch refused: 169.254.169.254 is a private address (link-local)',
+        'OIDC: fetch refused: 169.254.169.254 is a private address (link-local)',
       );
       await app().ctx.options.set('TurnstileVerifyURL', 'http://169.254.169.254/siteverify');
       expect(await verifyTurnstile(app().ctx, 'tok', '1.2.3.4')).toBe(false);

@@ -403,7 +403,7 @@ describeEach(DB_TARGETS, 'relay: Dify, Baidu, Tencent, iFlytek, AI Proxy, PaLM2 
     const before = await quota();
     await expect(openai.chat.completions.create({ model: 'palm-old', messages: [{ role: 'user', content: 'Hi' }] })).rejects.toMatchObject({
       status: 503,
-      message: expect.stringContaining('PaLM2 已被 Google 停止服务'),
+      message: expect.stringContaining('Google has shut PaLM2 down'),
     });
     expect(mock.requests).toHaveLength(0);
     expect(await quota()).toBe(before);

@@ -28,7 +28,7 @@ describeEach(DB_TARGETS, 'mail sending', (app) => {
 
   it('refuses to send when SMTP is not configured', async () => {
     await expect(sendMail(app().ctx, 'a@example.com', 'hi', '<p>hi</p>')).rejects.toBeInstanceOf(BadRequestError);
-    await expect(sendMail(app().ctx, 'a@example.com', 'hi', '<p>hi</p>')).rejects.toThrow(/SMTP 未配置/);
+    await expect(sendMail(app().ctx, 'a@example.com', 'hi', '<p>hi</p>')).rejects.toThrow(/SMTP is not configured/);
   });
 
   it('delivers through a real SMTP server with login, from address and a non-ASCII subject', async () => {

@@ -3,6 +3,8 @@ import { DB_TARGETS, describeEach } from '../helpers/app';
 import { consoleApi } from '../../server/src/api';
 import { openApiPath } from '../../server/src/api/openapi';
 import { parse } from '../../server/src/lib/validate';
+import type { BadRequestError } from '../../server/src/lib/errors';
+import { t } from '../../server/src/i18n';
 
 type Doc = { openapi: string; paths: Record<string, Record<string, { parameters?: Array<{ name: string; in: string }>; requestBody?: unknown }>> };
 
@@ -36,11 +38,24 @@ describeEach(DB_TARGETS.slice(0, 1), 'console API description', (app) => {
 });
 
 describe('input error map', () => {
-  const schema = z.object({ name: z.string().max(3, '名称过长'), count: z.number() });
-  it("answers a rule's own message as written", () => {
-    expect(() => parse(schema, { name: 'abcd', count: 1 })).toThrow(/^名称过长$/);
+  const schema = z.object({ name: z.string().max(3, 'channel.tag_too_long'), count: z.number(), note: z.string().max(1, '名称过长') });
+  const failure = (input: unknown) => {
+    try {
+      parse(schema, input);
+    } catch (err) {
+      return err as BadRequestError;
+    }
+    throw new Error('parsed');
+  };
+  it("answers a rule's own message (a catalogue key) in each language, other text as written", () => {
+    const err = failure({ name: 'abcd', count: 1, note: '' });
+    expect(err.message).toBe('The tag must not be longer than 128 characters');
+    expect(t('zh', err.msg)).toBe('标签长度不能超过 128');
+    expect(t('en', failure({ name: 'a', count: 1, note: 'ab' }).msg)).toBe('名称过长');
   });
   it('names the field of a generic issue', () => {
-    expect(() => parse(schema, { name: 'a', count: 'x' })).toThrow(/^参数错误：count: /);
+    const err = failure({ name: 'a', count: 'x', note: '' });
+    expect(err.message).toMatch(/^Invalid parameter: count: /);
+    expect(t('zh', err.msg)).toMatch(/^参数错误：count: /);
   });
 });

@@ -13,7 +13,7 @@ describe('option rules', () => {
   });
 
   it('refuses keys inherited from Object.prototype', () => {
-    expect(() => normaliseOption('constructor', 'x')).toThrow(/未知的配置项/);
+    expect(() => normaliseOption('constructor', 'x')).toThrow(/Unknown setting: constructor/);
   });
 });
 

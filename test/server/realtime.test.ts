@@ -253,7 +253,7 @@ describeEach(DB_TARGETS, 'relay: /v1/realtime WebSocket', (getApp) => {
     await s.next('response.done');
     const err = await s.next('error');
     expect(err.error).toMatchObject({ type: 'insufficient_quota', code: 'insufficient_quota' });
-    expect(err.error.message).toContain('额度不足');
+    expect(err.error.message).toContain('Out of quota');
     const closed = await s.closed;
     expect(closed.code).toBe(1008);
     await waitFor(async () => mock.open() === 0);

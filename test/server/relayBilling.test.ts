@@ -62,7 +62,7 @@ describeEach(DB_TARGETS, 'relay billing', (getApp) => {
     // 0.001 × 2.5 × 500000 = 1250
     expect(computeQuota(app.ctx, fixed, { promptTokens: 999, completionTokens: 999 })).toBe(1250);
     expect(estimateQuota(app.ctx, fixed, 10, 10)).toBe(1250);
-    expect(() => priceFor(app.ctx, 'nobody-priced-this', 'default', false)).toThrow(/未配置/);
+    expect(() => priceFor(app.ctx, 'nobody-priced-this', 'default', false)).toThrow(/has no ratio or price/);
   });
 
   test('settle: extra cost is taken only as far as user and token reach, equally from both', async () => {

@@ -3,6 +3,7 @@
  * non-OpenAI format, with a toy client format and a toy provider, as Claude/Gemini plug in.
  */
 import { describeEach, DB_TARGETS, makeUser, type TestApp } from '../helpers/app';
+import { verbatim } from '../../server/src/i18n';
 import { startMockUpstream, type MockUpstream } from '../mock-upstream';
 import { flushUsage, listen, seedChannel, seedToken, setOptions } from '../mock-upstream/seed';
 import { inboundRoutes } from '../../server/src/relay/formats';
@@ -15,7 +16,7 @@ const toy: InboundFormat = {
   name: 'toy' as 'claude',
   toChat(body: unknown): ChatRequest {
     const b = body as { model?: string; text?: string; stream?: boolean };
-    if (!b.text) throw new RelayError(400, 'text required', 'invalid_request');
+    if (!b.text) throw new RelayError(400, verbatim('text required'), 'invalid_request');
     return { model: String(b.model ?? ''), messages: [{ role: 'user', content: b.text }], stream: !!b.stream };
   },
   fromChat(res: ChatResponse) {

@@ -94,7 +94,7 @@ describe.each(ALL_TARGETS.map((t) => [t.name, t] as const))('relay: upstream pha
     const body = (await res.json()) as { error?: { message?: string } };
     expect(Date.now() - t0).toBeLessThan(5000);
     expect(res.status).toBe(502); // like every upstream timeout (relayRouting.test.ts)
-    expect(body.error?.message).toBe('上游响应超时');
+    expect(body.error?.message).toBe('The upstream timed out');
     expect(proxy.sockets.length).toBeGreaterThan(0);
     expect(await until(() => proxy.closed === proxy.sockets.length, 2000)).toBe(true);
     expect(await quota()).toBe(INITIAL);
@@ -339,7 +339,7 @@ describe.each(ALL_TARGETS.map((t) => [t.name, t] as const))('relay: unreadable a
         const r = await call(caller, u.key, model);
         expect(r.status).toBe(502);
         const err = errorOf(caller, r.text);
-        expect(err?.message).toBe('上游返回了无法解析的流数据');
+        expect(err?.message).toBe('The upstream returned an unreadable stream');
         expect(r.text).not.toContain('not json');
         expect(await quotaOf(u.id)).toBe(INITIAL);
         expect(await logsOf(u.id)).toHaveLength(0);
@@ -351,7 +351,7 @@ describe.each(ALL_TARGETS.map((t) => [t.name, t] as const))('relay: unreadable a
         const u = await newUser();
         const r = await call(caller, u.key, 'm-jgarbage');
         expect(r.status).toBe(502);
-        expect(errorOf(caller, r.text)?.message).toBe('上游返回了无法解析的流数据');
+        expect(errorOf(caller, r.text)?.message).toBe('The upstream returned an unreadable stream');
         expect(await quotaOf(u.id)).toBe(INITIAL);
         expect(await logsOf(u.id)).toHaveLength(0);
       });
@@ -362,7 +362,7 @@ describe.each(ALL_TARGETS.map((t) => [t.name, t] as const))('relay: unreadable a
       const r = await call(caller, u.key, 'm-half');
       expect(r.status).toBe(200);
       expect(r.text).toContain('hello');
-      expect(errorOf(caller, r.text)?.message).toBe('上游返回了无法解析的流数据');
+      expect(errorOf(caller, r.text)?.message).toBe('The upstream returned an unreadable stream');
       const logs = await logsOf(u.id);
       expect(logs).toHaveLength(1);
       expect(Number(logs[0].completion_tokens)).toBeLessThan(5);

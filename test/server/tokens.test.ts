@@ -5,7 +5,8 @@ import { tokenCache } from '../../server/src/services/invalidate';
 async function as(app: TestApp, id: number) {
   const token = crypto.randomBytes(16).toString('hex');
   await app.knex('users').where({ id }).update({ access_token: token });
-  const wrap = (m: 'get' | 'post' | 'put' | 'delete') => (url: string) => app.http()[m](url).set('Authorization', token).set('New-Api-User', String(id));
+  const wrap = (m: 'get' | 'post' | 'put' | 'delete') => (url: string) =>
+    app.http()[m](url).set('Authorization', token).set('New-Api-User', String(id)).set('Accept-Language', 'zh');
   return { id, get: wrap('get'), post: wrap('post'), put: wrap('put'), del: wrap('delete') };
 }
 type Client = Awaited<ReturnType<typeof as>>;

@@ -94,7 +94,7 @@ describe('UpstreamExchange (relay upstream calls on undici dispatch)', () => {
     });
     const up = UpstreamExchange.open(app, post(url));
     await up.ready;
-    await expect(up.collect(64 * 1024)).rejects.toMatchObject({ status: 502, message: '上游响应过大' });
+    await expect(up.collect(64 * 1024)).rejects.toMatchObject({ status: 502, message: "The upstream's answer is too large" });
     for (let i = 0; i < 100 && !closed; i++) await new Promise((r) => setTimeout(r, 20));
     expect(closed).toBe(true);
   });
@@ -181,7 +181,7 @@ describe('UpstreamExchange (relay upstream calls on undici dispatch)', () => {
     await new Promise((r) => probe.close(r));
     await expect(UpstreamExchange.open(app, post(`http://127.0.0.1:${port}`)).ready).rejects.toMatchObject({
       status: 0,
-      message: '上游请求失败：ECONNREFUSED',
+      message: 'The upstream request failed: ECONNREFUSED',
       upstreamCode: 'ECONNREFUSED',
     });
 
@@ -192,7 +192,7 @@ describe('UpstreamExchange (relay upstream calls on undici dispatch)', () => {
     });
     const cut = UpstreamExchange.open(app, post(cutUrl));
     await cut.ready;
-    await expect(cut.collect()).rejects.toMatchObject({ status: 0, message: expect.stringMatching(/^读取上游响应失败：/) });
+    await expect(cut.collect()).rejects.toMatchObject({ status: 0, message: expect.stringMatching(/^Failed to read the upstream's answer: /) });
 
     const slowApp = fakeApp(200);
     try {
@@ -201,7 +201,7 @@ describe('UpstreamExchange (relay upstream calls on undici dispatch)', () => {
       });
       await expect(UpstreamExchange.open(slowApp, post(silentUrl)).ready).rejects.toMatchObject({
         status: 0,
-        message: '上游响应超时',
+        message: 'The upstream timed out',
         upstreamCode: 'UND_ERR_HEADERS_TIMEOUT',
       });
     } finally {

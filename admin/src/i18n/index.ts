@@ -6,7 +6,7 @@ import chineseMessages from './raZh';
 import { appMessages } from './app';
 import { resourceMessages } from '../resources/messages';
 import { featureMessages } from '../features';
-import { KEYS, store } from '../lib/storage';
+import { KEYS, store, storedLanguage } from '../lib/storage';
 import { deepMerge } from '../lib/merge';
 import { setBulkTranslator } from '../lib/bulk';
 
@@ -28,8 +28,7 @@ export function translations(locale: Locale): Tree {
 
 /** The stored language (i18nextLng), zh by default; `zh-CN` and the like count as zh. */
 export function storedLocale(): Locale {
-  const raw = store().getItem(KEYS.language) ?? '';
-  return raw.toLowerCase().startsWith('en') ? 'en' : 'zh';
+  return storedLanguage();
 }
 
 export let i18nextInstance: I18n | undefined;

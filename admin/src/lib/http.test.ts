@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { HttpError } from 'react-admin';
 import { createApi, errorText, qs } from './http';
+import { KEYS, memoryStorage, setStore } from './storage';
 
 describe('qs', () => {
   it('keeps order, encodes, drops empty values', () => {
@@ -25,6 +26,21 @@ describe('api client', () => {
     });
     expect(seen[1]!.init.body).toBeUndefined();
     expect(seen[1]!.init.headers['Content-Type']).toBeUndefined();
+  });
+
+  it("sends the console's language as Accept-Language, following a switch", async () => {
+    const s = memoryStorage();
+    setStore(s);
+    const langs: string[] = [];
+    const http = createApi({
+      fetch: async (_url, init) => (langs.push(init.headers['Accept-Language']!), { status: 200, text: async () => '{"success":true,"message":"","data":1}' }),
+    });
+    await http.get('/api/a');
+    s.setItem(KEYS.language, 'en');
+    await http.get('/api/b');
+    s.setItem(KEYS.language, 'zh-CN');
+    await http.get('/api/c');
+    expect(langs).toEqual(['zh', 'en', 'zh']);
   });
 
   it('raw answers a success:false envelope instead of throwing', async () => {

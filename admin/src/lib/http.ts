@@ -1,5 +1,5 @@
 import { HttpError } from 'react-admin';
-import { getUserId } from './storage';
+import { getUserId, storedLanguage } from './storage';
 
 /** The server's envelope (contract: every answer is `{ success, message, data }`). */
 export interface Envelope<T = unknown> {
@@ -25,6 +25,8 @@ export interface ApiOptions {
   getUserId?: () => number | string | undefined;
   /** Called on any 401 (the browser goes to /login?expired=true). */
   onUnauthorized?: () => void;
+  /** The console's language, sent as `Accept-Language` (the server's messages follow it). */
+  getLanguage?: () => string;
 }
 
 export interface Api {
@@ -57,9 +59,10 @@ export function qs(params: Record<string, unknown>): string {
 /** Creates the console's API client. Statuses are mapped per the generic error rules. */
 export function createApi(opts: ApiOptions): Api {
   const userId = opts.getUserId ?? getUserId;
+  const language = opts.getLanguage ?? storedLanguage;
 
   async function call<T>(method: string, url: string, body: unknown, strict: boolean): Promise<Envelope<T>> {
-    const headers: Record<string, string> = { 'Cache-Control': 'no-store', Accept: 'application/json' };
+    const headers: Record<string, string> = { 'Cache-Control': 'no-store', Accept: 'application/json', 'Accept-Language': language() };
     const uid = userId();
     if (uid !== undefined && uid !== null && uid !== '') headers['New-Api-User'] = String(uid);
     const init: Parameters<FetchLike>[1] = { method, headers, credentials: 'same-origin' };

@@ -110,3 +110,13 @@ export function isAdmin(user: StoredUser | null = getUser()): boolean {
 export function isRoot(user: StoredUser | null = getUser()): boolean {
   return !!user && Number(user.role) >= ROLE.root;
 }
+
+/**
+ * The console's language as stored (i18nextLng, which the language switch writes before it
+ * changes i18next): zh by default, `en…` is English. Sent as `Accept-Language` on every call so
+ * the server answers its messages in the same language.
+ */
+export function storedLanguage(): 'zh' | 'en' {
+  const raw = store().getItem(KEYS.language) ?? '';
+  return raw.toLowerCase().startsWith('en') ? 'en' : 'zh';
+}

@@ -19,6 +19,7 @@ import * as oauth from './oauth';
 import * as topup from './topup';
 import * as tasks from './tasks';
 import * as dashboard from './dashboard';
+import { requestLang, t } from '../i18n';
 
 /**
  * The console API's areas in mounting order: more specific paths must come before parameterised
@@ -71,7 +72,7 @@ export function apiMiddleware(app: AppContext): Koa.Middleware[] {
     await next();
     if (ctx.body === undefined && ctx.status === 404) {
       ctx.status = 404;
-      ctx.body = { success: false, message: `接口不存在：${ctx.method} ${ctx.path}`, data: null };
+      ctx.body = { success: false, message: t(requestLang(ctx), 'api.not_found', { method: ctx.method, path: ctx.path }), data: null };
     }
   };
   const onlyApi =

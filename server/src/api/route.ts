@@ -6,6 +6,7 @@ import type { AppContext } from '../context';
 import { parse, parseId } from '../lib/validate';
 import { BadRequestError } from '../lib/errors';
 import { requireAuth } from '../middleware/auth';
+import { requestLang, t, type Message, type MessageKey } from '../i18n';
 
 export type Method = 'get' | 'post' | 'put' | 'delete';
 
@@ -124,9 +125,13 @@ function compose(chain: Koa.Middleware[]): Koa.Middleware {
   };
 }
 
-/** The success envelope of the console API. */
-export function ok(ctx: { body: unknown }, data: unknown = null, message = ''): void {
-  ctx.body = { success: true, message, data };
+/** The success envelope of the console API; `message` in the caller's language. */
+export function ok(
+  ctx: { body: unknown; get(field: string): string; state?: Record<string, unknown> },
+  data: unknown = null,
+  message?: MessageKey | Message,
+): void {
+  ctx.body = { success: true, message: message ? t(requestLang(ctx), message) : '', data };
 }
 
 /** Numeric `:id` path parameter, read by the one id parser (lib/validate `parseId`). */
@@ -142,7 +147,7 @@ export const idParams = z.object({
 /** Routes whose body must be a JSON object say so with this one message (absent, array or text). */
 export const objectBody: Koa.Middleware = async (ctx, next) => {
   const body = ctx.request.body;
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new BadRequestError('请求体必须是 JSON 对象');
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new BadRequestError('body.not_object');
   await next();
 };
 

@@ -14,11 +14,12 @@
  * Every lookup goes through the guarded fetch under the caller's channel rule.
  */
 import type { AppContext } from '../context';
+import { localize, msg, serverLang, t, type Lang, type Message } from '../i18n';
 import { CHANNEL_STATUS, findChannel, recordChannelBalance } from '../repositories/channels';
 import { nowSec } from '../lib/time';
 import { baseUrlOf, openaiHeaders } from '../relay/adaptors/openai';
 import { channelEntry } from '../relay/routing';
-import { UpstreamError, scrubSecrets } from '../relay/errors';
+import { UpstreamError, scrubSecrets, upstreamMessage } from '../relay/errors';
 import { readBody } from '../relay/upstream';
 import { upstreamErrorMessage } from '../relay/adaptors/shared';
 import { ChannelTargetRefused, guardedSend } from '../relay/channelOps';
@@ -41,14 +42,17 @@ async function getJson(
   const res = await guardedSend(app, { url, method: 'GET', headers }, AbortSignal.timeout(BALANCE_TIMEOUT_MS), audience, proxy);
   const text = (await readBody(res, 1024 * 1024)).toString('utf8');
   if (res.statusCode >= 400)
-    throw new UpstreamError(res.statusCode, `查询余额失败（${res.statusCode}）：${upstreamErrorMessage(res.statusCode, text).slice(0, 200)}`);
+    throw new UpstreamError(
+      res.statusCode,
+      msg('balance.failed_status', { status: res.statusCode, reason: upstreamErrorMessage(res.statusCode, text).slice(0, 200) }),
+    );
   try {
     const j = JSON.parse(text);
     if (j && typeof j === 'object' && !Array.isArray(j)) return j as Record<string, unknown>;
   } catch {
     /* below */
   }
-  throw new UpstreamError(502, '上游返回了无效的余额数据');
+  throw new UpstreamError(502, msg('balance.bad_data'));
 }
 
 const rec = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
@@ -98,16 +102,22 @@ const READERS: Record<BalanceKind, Reader> = {
     const j = await get(`${baseUrlOf(info)}/v1/users/me/balance`);
     const d = rec(j.data);
     if (j.status === false || d.available_balance === undefined)
-      throw new UpstreamError(502, `查询余额失败：${String(j.error ?? j.message ?? '上游未返回余额')}`);
+      throw new UpstreamError(502, msg('balance.failed', { reason: j.error || j.message ? String(j.error ?? j.message) : msg('balance.none_returned') }));
     return cnyToUsd(app, Number(d.available_balance));
   },
   async aiproxy(get, info) {
     const base = (info.baseUrl || AIPROXY_REPORT_BASE).replace(/\/+$/, '');
     const j = await get(`${base}/api/report/getUserOverview`, { 'api-key': info.key });
-    if (j.success !== true) throw new UpstreamError(502, `查询余额失败：${String(j.message ?? 'AI Proxy 未返回余额')}`);
+    if (j.success !== true) throw new UpstreamError(502, msg('balance.failed', { reason: j.message ? String(j.message) : msg('balance.none_returned') }));
     return Number(rec(j.data).totalPoints ?? 0);
   },
 };
+
+/** A kind with no balance endpoint, named by its label. */
+function noBalance(type: number): Message {
+  const label = channelType(type)?.label;
+  return msg('balance.unsupported', { kind: label ?? msg('balance.kind_number', { type }) });
+}
 
 /** The kind can be asked for its balance. */
 export function hasBalance(type: number): boolean {
@@ -117,11 +127,11 @@ export function hasBalance(type: number): boolean {
 /** Reads and stores the channel's balance (USD). Throws UpstreamError with a console message. */
 export async function updateChannelBalance(app: AppContext, id: number, audience: FetchAudience = 'operator'): Promise<number> {
   const row = await findChannel(app.knex, id);
-  if (!row) throw new UpstreamError(404, '渠道不存在');
+  if (!row) throw new UpstreamError(404, msg('channel.not_found'));
   const entry = channelEntry(row);
   const info = entry.info;
   const kind = channelType(info.type)?.balance;
-  if (!kind) throw new UpstreamError(400, `${channelType(info.type)?.label ?? `类型 ${info.type}`} 渠道不提供余额查询接口`);
+  if (!kind) throw new UpstreamError(400, noBalance(info.type));
   const proxy = typeof info.setting.proxy === 'string' ? info.setting.proxy : undefined;
   const base = openaiHeaders(info, '');
   const get = (url: string, headers?: Record<string, string>) => getJson(app, url, headers ?? base, audience, proxy);
@@ -129,10 +139,16 @@ export async function updateChannelBalance(app: AppContext, id: number, audience
   try {
     balance = await READERS[kind](get, info, app);
   } catch (err) {
-    if (err instanceof UpstreamError) throw new UpstreamError(err.status, scrubSecrets(err.message, entry.keys), '', err.upstreamCode);
+    if (err instanceof UpstreamError)
+      throw new UpstreamError(
+        err.status,
+        upstreamMessage(err, (m) => scrubSecrets(m, entry.keys)),
+        '',
+        err.upstreamCode,
+      );
     throw err;
   }
-  if (!Number.isFinite(balance)) throw new UpstreamError(502, '上游返回了无效的余额数据');
+  if (!Number.isFinite(balance)) throw new UpstreamError(502, msg('balance.bad_data'));
   await recordChannelBalance(app.knex, id, balance, nowSec());
   return balance;
 }
@@ -161,7 +177,7 @@ export interface BalanceSummary {
  * Updates the balance of every enabled channel (a few at a time) and answers what happened to
  * each. One sweep at a time: a second caller gets the running sweep's summary.
  */
-export function updateAllBalances(app: AppContext, audience: FetchAudience = 'operator'): Promise<BalanceSummary> {
+export function updateAllBalances(app: AppContext, audience: FetchAudience = 'operator', lang: Lang = serverLang(app)): Promise<BalanceSummary> {
   const state = app.memo('channels:balanceSweep', () => ({ running: undefined as Promise<BalanceSummary> | undefined }));
   if (state.running) return state.running;
   const run = (async (): Promise<BalanceSummary> => {
@@ -176,7 +192,7 @@ export function updateAllBalances(app: AppContext, audience: FetchAudience = 'op
       while (next < results.length) {
         const r = results[next++]!;
         if (!hasBalance(r.type)) {
-          r.message = `${channelType(r.type)?.label ?? `类型 ${r.type}`} 渠道不提供余额查询接口`;
+          r.message = t(lang, noBalance(r.type));
           continue;
         }
         try {
@@ -184,7 +200,7 @@ export function updateAllBalances(app: AppContext, audience: FetchAudience = 'op
           r.status = 'updated';
         } catch (err) {
           r.status = 'failed';
-          r.message = err instanceof Error ? err.message : String(err);
+          r.message = localize(err, lang);
           if (!(err instanceof UpstreamError)) app.log.warn({ err, channel: r.id }, 'balance update failed');
         }
       }

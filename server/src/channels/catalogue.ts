@@ -148,6 +148,7 @@ export interface ChannelTypeEntry {
    * The provider shut the kind down: new channels of it are refused with this message, stored ones
    * are reported (test and relay answer it) instead of being relayed.
    */
+  /** A server message key (server/src/i18n): rendered in the reader's language where answered. */
   retired?: string;
 }
 
@@ -400,7 +401,7 @@ export const CHANNEL_TYPES: readonly ChannelTypeEntry[] = [
     color: 'orange',
     offered: true,
     adaptor: 'retired',
-    retired: 'PaLM2 已被 Google 停止服务（PaLM API 已下线），请改用 Gemini 渠道',
+    retired: 'channel.palm_retired',
     models: ['PaLM-2'],
   },
   {

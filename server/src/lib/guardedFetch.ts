@@ -1,4 +1,5 @@
 import dns from 'node:dns';
+import { msg } from '../i18n';
 import net from 'node:net';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { AppContext } from '../context';
@@ -63,13 +64,13 @@ export interface GuardedResponse {
 /** The guard said no (address, name, port, scheme). Console: success:false with this message. */
 export class FetchRefusedError extends BadRequestError {
   constructor(message: string) {
-    super(`fetch refused: ${message}`, 'fetch_refused');
+    super(msg('fetch.refused', { reason: message }), 'fetch_refused');
   }
 }
 /** Unreachable, timed out, too large, too many redirects. */
 export class FetchFailedError extends BadRequestError {
   constructor(message: string) {
-    super(`fetch failed: ${message}`, 'fetch_failed');
+    super(msg('fetch.failed', { reason: message }), 'fetch_failed');
   }
 }
 

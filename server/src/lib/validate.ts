@@ -1,19 +1,21 @@
 import { z } from 'zod';
+import { fromZodText, msg, verbatim, zmsg, type Message } from '../i18n';
 import { BadRequestError } from './errors';
 
 const english = z.locales.en().localeError;
 
 /**
- * The one error map of the console's input checks. A rule that carries its own message (the
- * console shows the product's wording, e.g. 优先级必须是整数！) is answered exactly as written:
- * zod consults this map only for issues whose rule has no message of its own. Those generic issues
- * read `参数错误：<field>: <zod's English text>`, so the field stays visible.
+ * The one error map of the console's input checks. A rule that carries its own message (a
+ * catalogue key, or `zmsg(key, params)`: the console shows the product's wording, e.g. "priority
+ * must be an integer") is answered in the caller's language: zod consults this map only for issues
+ * whose rule has no message of its own. Those generic issues read `Invalid parameter: <field>:
+ * <zod's English text>` (参数错误：… in Chinese), so the field stays visible.
  */
 export const inputErrorMap: z.core.$ZodErrorMap = (issue) => {
   const where = issue.path?.length ? `${issue.path.join('.')}: ` : '';
   const generic = english(issue);
   const text = typeof generic === 'string' ? generic : (generic?.message ?? 'Invalid input');
-  return `参数错误：${where}${text}`;
+  return zmsg('input.invalid_field', { detail: `${where}${text}` });
 };
 
 /** Parses input with a zod schema; any problem becomes a BadRequestError with the first issue's message. */
@@ -23,16 +25,19 @@ export function parse<T extends z.ZodType>(schema: T, input: unknown): z.infer<T
   throw new BadRequestError(describeZodError(result.error));
 }
 
-/** The message of a failed check: its first issue (already worded by `inputErrorMap`). */
-export function describeZodError(error: z.ZodError): string {
-  return error.issues[0]?.message ?? '参数错误';
+/** The message of a failed check: its first issue (worded by its rule or by `inputErrorMap`). */
+export function describeZodError(error: z.ZodError): Message {
+  const text = error.issues[0]?.message;
+  if (text === undefined) return msg('input.invalid');
+  // A rule's own message that is not a catalogue key is answered as written.
+  return fromZodText(text) ?? verbatim(text);
 }
 
 /**
  * An integer given as a JSON number or as a numeric string (forms often send strings); anything
  * else (`1.5`, `"abc"`, a huge number) gets `message`.
  */
-export const intLike = (message: string) =>
+export const intLike = (message: string /* a catalogue key or zmsg(…) */) =>
   z.preprocess(
     (v) => (typeof v === 'string' && /^\s*-?\d+\s*$/.test(v) ? Number(v) : v),
     z.number({ error: message }).int(message).min(-1e15, message).max(1e15, message),

@@ -38,19 +38,19 @@ export async function resolveUser(app: AppContext, ctx: Koa.Context): Promise<Us
     .trim();
   let user: UserRow | undefined;
   if (authz) {
-    if (authz.startsWith('sk-') || authz.length > 128) throw new UnauthorizedError('无权进行此操作，access token 无效');
+    if (authz.startsWith('sk-') || authz.length > 128) throw new UnauthorizedError('auth.access_token_invalid');
     user = await findUserByAccessToken(app.knex, authz);
-    if (!user) throw new UnauthorizedError('无权进行此操作，access token 无效');
+    if (!user) throw new UnauthorizedError('auth.access_token_invalid');
   } else {
     // The cookie counts only while its server-side session exists (services/sessions.ts).
     user = await sessionUser(app, ctx);
     if (!user) return undefined;
   }
-  if (!header) throw new UnauthorizedError('无权进行此操作，未提供 New-Api-User');
-  if (String(user.id) !== header.trim()) throw new UnauthorizedError('无权进行此操作，New-Api-User 与登录用户不匹配');
+  if (!header) throw new UnauthorizedError('auth.no_user_header');
+  if (String(user.id) !== header.trim()) throw new UnauthorizedError('auth.user_header_mismatch');
   if (user.status !== USER_STATUS.enabled) {
     if (!authz) ctx.session = null;
-    throw new UnauthorizedError('用户已被封禁');
+    throw new UnauthorizedError('user.banned');
   }
   return user;
 }
@@ -64,7 +64,7 @@ export async function resolveUser(app: AppContext, ctx: Koa.Context): Promise<Us
  */
 export function assertNotCrossSite(ctx: Koa.Context): void {
   const site = ctx.get('Sec-Fetch-Site');
-  if (site && site !== 'same-origin' && site !== 'none') throw new ForbiddenError('拒绝来自其他网站的登录请求');
+  if (site && site !== 'same-origin' && site !== 'none') throw new ForbiddenError('auth.cross_site_login');
 }
 
 /** Requires a logged-in user with at least `minRole` (1 user, 10 admin, 100 root). */
@@ -72,7 +72,7 @@ export function requireAuth(app: AppContext, minRole = 1): Koa.Middleware {
   return async (ctx, next) => {
     const user = ctx.state.user ?? (await resolveUser(app, ctx));
     if (!user) throw new UnauthorizedError();
-    if (user.role < minRole) throw new ForbiddenError('无权进行此操作，权限不足');
+    if (user.role < minRole) throw new ForbiddenError('auth.role_too_low');
     // Root may make 2FA compulsory for admins: admin routes wait until it is on.
     if (minRole >= 10) await assertAdminTwoFactor(app, user);
     ctx.state.user = user;

@@ -1,5 +1,6 @@
 import type Koa from 'koa';
 import { AppError, BadRequestError } from '../lib/errors';
+import { msg } from '../i18n';
 import { collectStream, type CollectErrors } from '../lib/collectStream';
 
 declare module 'koa' {
@@ -13,14 +14,14 @@ declare module 'koa' {
 
 export class PayloadTooLargeError extends AppError {
   constructor(limit: number) {
-    super(`请求体过大（上限 ${limit} 字节）`, 413, 'payload_too_large');
+    super(msg('body.too_large', { limit }), 413, 'payload_too_large');
   }
 }
 
 const consoleBodyErrors = (limit: number): CollectErrors => ({
   tooLarge: () => new PayloadTooLargeError(limit),
-  failed: (err) => new BadRequestError(`读取请求体失败：${err.message}`),
-  closed: () => new BadRequestError('请求体不完整'),
+  failed: (err) => new BadRequestError(msg('body.read_failed', { reason: err.message })),
+  closed: () => new BadRequestError('body.incomplete'),
 });
 
 /**
@@ -42,7 +43,7 @@ export function jsonBody(limit: number): Koa.Middleware {
   return async (ctx, next) => {
     if (['POST', 'PUT', 'PATCH', 'DELETE'].includes(ctx.method) && ctx.req.readable) {
       const raw = await readRawBody(ctx, limit).catch((e: unknown) => {
-        throw e instanceof AppError ? new BadRequestError(e.message) : e;
+        throw e instanceof AppError ? new BadRequestError(e.msg) : e;
       });
       ctx.request.rawBody = raw;
       if (raw.length) {
@@ -51,7 +52,7 @@ export function jsonBody(limit: number): Koa.Middleware {
           try {
             ctx.request.body = JSON.parse(raw.toString('utf8'));
           } catch {
-            throw new BadRequestError('无效的参数：请求体不是合法的 JSON');
+            throw new BadRequestError('body.bad_json_param');
           }
         } else if (type.includes('application/x-www-form-urlencoded')) {
           ctx.request.body = Object.fromEntries(new URLSearchParams(raw.toString('utf8')));

@@ -2,6 +2,7 @@ import type Koa from 'koa';
 import { ZodError } from 'zod';
 import { AppError, RateLimitError } from '../lib/errors';
 import { describeZodError } from '../lib/validate';
+import { localize, requestLang, t } from '../i18n';
 import type { AppContext } from '../context';
 
 /**
@@ -17,17 +18,17 @@ export function apiErrors(app: AppContext): Koa.Middleware {
       if (err instanceof AppError) {
         ctx.status = [401, 403, 429].includes(err.status) ? err.status : 200;
         if (err instanceof RateLimitError) ctx.set('Retry-After', String(err.retryAfterSeconds));
-        ctx.body = { success: false, message: err.message, data: err.data ?? null };
+        ctx.body = { success: false, message: localize(err, requestLang(ctx)), data: err.data ?? null };
         return;
       }
       if (err instanceof ZodError) {
         ctx.status = 200;
-        ctx.body = { success: false, message: describeZodError(err), data: null };
+        ctx.body = { success: false, message: t(requestLang(ctx), describeZodError(err)), data: null };
         return;
       }
       app.log.error({ err, path: ctx.path, method: ctx.method }, 'unhandled error in API');
       ctx.status = 500;
-      ctx.body = { success: false, message: '服务器内部错误，请联系管理员', data: null };
+      ctx.body = { success: false, message: t(requestLang(ctx), 'common.internal_error'), data: null };
     }
   };
 }

@@ -11,7 +11,7 @@ export async function hitLimit(app: AppContext, key: string, limit: number, wind
   const n = await app.kv.incr(`rl:${key}`, windowSeconds);
   if (n > limit) {
     const ttl = await app.kv.ttl(`rl:${key}`);
-    throw new RateLimitError('请求次数过多，请稍后再试', ttl > 0 ? ttl : windowSeconds);
+    throw new RateLimitError('common.rate_limited', ttl > 0 ? ttl : windowSeconds);
   }
 }
 

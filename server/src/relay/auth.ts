@@ -1,4 +1,5 @@
 import type { AppContext } from '../context';
+import { msg } from '../i18n';
 import { tokenCache, userCache, invalidateToken } from '../services/invalidate';
 import { nowSec } from '../lib/time';
 import { parseAllowIps, type IpAllowList } from './ip';
@@ -129,7 +130,7 @@ export interface Principal {
  * (the usual case: no promise on the hot path), else with a promise that loads them.
  */
 export function authenticateKey(app: AppContext, key: string, ip: string): Principal | Promise<Principal> {
-  if (!key) throw new RelayError(401, '未提供令牌', 'invalid_api_key');
+  if (!key) throw new RelayError(401, 'relay.no_token', 'invalid_api_key');
   const token = key.length <= 64 ? (tokenCache(app).peek(key) as TokenRecord | undefined) : undefined;
   const user = token ? (userCache(app).peek(String(token.userId)) as UserRecord | undefined) : undefined;
   if (token && user) {
@@ -149,7 +150,7 @@ async function loadPrincipal(app: AppContext, key: string, ip: string): Promise<
       pinned = Number(m[2]);
     }
   }
-  if (!token) throw new RelayError(401, '无效的令牌', 'invalid_api_key');
+  if (!token) throw new RelayError(401, 'relay.bad_token', 'invalid_api_key');
   checkToken(app, token, ip);
   const user = await loadUser(app, token.userId);
   return principalOf(app, token, user, pinned);
@@ -157,37 +158,37 @@ async function loadPrincipal(app: AppContext, key: string, ip: string): Promise<
 
 /** The token's own refusals (status, expiry, quota, IP), in this order. */
 function checkToken(app: AppContext, token: TokenRecord, ip: string): void {
-  if (token.status === TOKEN_STATUS.expired) throw new RelayError(401, '该令牌已过期', 'token_expired');
-  if (token.status === TOKEN_STATUS.exhausted) throw new RelayError(403, '该令牌额度已用尽', 'token_quota_exhausted', 'insufficient_quota');
-  if (token.status !== TOKEN_STATUS.enabled) throw new RelayError(401, '该令牌状态不可用', 'token_disabled');
+  if (token.status === TOKEN_STATUS.expired) throw new RelayError(401, 'relay.token_expired', 'token_expired');
+  if (token.status === TOKEN_STATUS.exhausted) throw new RelayError(403, 'relay.token_exhausted', 'token_quota_exhausted', 'insufficient_quota');
+  if (token.status !== TOKEN_STATUS.enabled) throw new RelayError(401, 'relay.token_disabled', 'token_disabled');
   if (token.expiredTime !== -1 && token.expiredTime > 0 && token.expiredTime < nowSec()) {
     void markToken(app, token, TOKEN_STATUS.expired);
-    throw new RelayError(401, '该令牌已过期', 'token_expired');
+    throw new RelayError(401, 'relay.token_expired', 'token_expired');
   }
   if (!token.unlimited && token.remainQuota <= 0) {
     void markToken(app, token, TOKEN_STATUS.exhausted);
-    throw new RelayError(403, '该令牌额度已用尽', 'token_quota_exhausted', 'insufficient_quota');
+    throw new RelayError(403, 'relay.token_exhausted', 'token_quota_exhausted', 'insufficient_quota');
   }
   if (token.allowIps && !token.allowIps.allows(ip)) {
-    throw new RelayError(403, `您的 IP 不在令牌允许访问的列表中：${ip}`, 'ip_not_allowed');
+    throw new RelayError(403, msg('relay.ip_not_allowed', { ip }), 'ip_not_allowed');
   }
 }
 
 /** The user's refusals and the resulting principal (the token was checked before). */
 function principalOf(app: AppContext, token: TokenRecord, user: UserRecord | undefined, pinned: number | undefined): Principal {
-  if (!user) throw new RelayError(401, '无效的令牌', 'invalid_api_key');
-  if (user.status !== USER_STATUS.enabled) throw new RelayError(401, '用户已被封禁', 'user_banned');
+  if (!user) throw new RelayError(401, 'relay.bad_token', 'invalid_api_key');
+  if (user.status !== USER_STATUS.enabled) throw new RelayError(401, 'user.banned', 'user_banned');
   const group = token.group || user.group;
   if (token.group && !usableGroups(app, user.group).has(token.group)) {
-    throw new RelayError(403, `无权访问 ${token.group} 分组`, 'group_not_allowed');
+    throw new RelayError(403, msg('relay.group_forbidden', { group: token.group }), 'group_not_allowed');
   }
-  if (pinned !== undefined && user.role < 10) throw new RelayError(403, '普通用户不支持指定渠道', 'channel_pin_forbidden');
+  if (pinned !== undefined && user.role < 10) throw new RelayError(403, 'relay.pin_forbidden', 'channel_pin_forbidden');
   return { user, token, group, tokenName: token.name, pinnedChannel: pinned };
 }
 
 export function checkModelAllowed(p: Principal, model: string): void {
   if (p.token?.modelLimits && !p.token.modelLimits.has(model)) {
-    throw new RelayError(403, `该令牌无权使用模型：${model}`, 'model_not_allowed');
+    throw new RelayError(403, msg('relay.model_not_allowed', { model }), 'model_not_allowed');
   }
 }
 

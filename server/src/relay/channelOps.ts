@@ -1,4 +1,5 @@
 import type { AppContext } from '../context';
+import { localize, msg, serverLang, t, type Lang, type Message } from '../i18n';
 import { CHANNEL_STATUS, channelIdsByStatus, findChannel, recordChannelTest, splitList } from '../repositories/channels';
 import { nowSec } from '../lib/time';
 import { adaptorFor, chatAdaptorOf } from './adaptors';
@@ -26,7 +27,7 @@ const TEST_TIMEOUT_MS = 60_000;
 
 /** The destination was refused by the channel rule (see services/channelTargets.ts): nothing was sent. */
 export class ChannelTargetRefused extends UpstreamError {
-  constructor(message: string) {
+  constructor(message: string | Message) {
     super(400, message, '', 'fetch_refused');
   }
 }
@@ -61,9 +62,9 @@ export async function guardedSend(
   try {
     addresses = await untilAborted(check(), signal, () => new FetchFailedError('timed out resolving the upstream'));
   } catch (err) {
-    if (err instanceof FetchRefusedError) throw new ChannelTargetRefused(err.message);
-    if (err instanceof FetchFailedError) throw new UpstreamError(0, err.message);
-    throw new ChannelTargetRefused('fetch refused: invalid URL');
+    if (err instanceof FetchRefusedError) throw new ChannelTargetRefused(err.msg);
+    if (err instanceof FetchFailedError) throw new UpstreamError(0, err.msg);
+    throw new ChannelTargetRefused(msg('fetch.refused', { reason: 'invalid URL' }));
   }
   // Its own transport connects by itself (after the check above).
   if (viaProxy || req.dispatcher) return sendUpstream(app, req, signal, proxy);
@@ -89,13 +90,20 @@ function testRequest(model: string): ChatRequest {
  * A real minimal chat call through the channel's adaptor. Records response_time (ms) and
  * test_time; applies the auto-enable / auto-disable rules.
  */
-export async function testChannel(app: AppContext, id: number, modelArg?: string, audience: FetchAudience = 'operator'): Promise<TestResult> {
+export async function testChannel(
+  app: AppContext,
+  id: number,
+  modelArg?: string,
+  audience: FetchAudience = 'operator',
+  /** The result message's language (the sweep's summary: the server's). */
+  lang: Lang = serverLang(app),
+): Promise<TestResult> {
   const row = await findChannel(app.knex, id);
-  if (!row) return { success: false, message: '渠道不存在', time: 0 };
+  if (!row) return { success: false, message: t(lang, 'channel.not_found'), time: 0 };
   const entry = channelEntry(row);
   // The adaptor chat calls use (the Responses one for an upstream that has only Responses).
   const adaptor = chatAdaptorOf(entry.info);
-  if (!adaptor) return { success: false, message: '该渠道类型只处理绘图/音乐任务，不支持对话测试', time: 0 };
+  if (!adaptor) return { success: false, message: t(lang, 'channel.test_tasks_only'), time: 0 };
   const model = (modelArg ?? '').trim() || String(row.test_model ?? '').trim() || splitList(row.models)[0] || 'gpt-4o-mini';
   const upstreamModel = entry.modelMapping?.[model]?.trim() || model;
   const actx: AdaptorContext = {
@@ -109,23 +117,24 @@ export async function testChannel(app: AppContext, id: number, modelArg?: string
   };
   const started = Date.now();
   const failure = await testOnce(app, entry, actx, adaptor, upstreamModel, audience);
-  if (failure instanceof ChannelTargetRefused) return { success: false, message: failure.message, time: 0 };
+  if (failure instanceof ChannelTargetRefused) return { success: false, message: localize(failure, lang), time: 0 };
   const ms = Date.now() - started;
   await recordChannelTest(app.knex, id, ms, nowSec());
   const time = ms / 1000;
   if (failure) {
     if (shouldAutoDisable(app, entry.autoBan, failure)) {
       // A multi-key channel is tested with its first enabled key: that key is the dead one.
-      if (entry.multiKey) await autoDisableKey(app, id, entry.keyIdx[0] ?? 0, failure.message);
-      else await autoDisableChannel(app, id, failure.message);
+      const reason = localize(failure, serverLang(app));
+      if (entry.multiKey) await autoDisableKey(app, id, entry.keyIdx[0] ?? 0, reason);
+      else await autoDisableChannel(app, id, reason);
     }
-    return { success: false, message: failure.message, time };
+    return { success: false, message: localize(failure, lang), time };
   }
   const threshold = app.options.num('ChannelDisableThreshold', 0);
   if (threshold > 0 && time > threshold && entry.autoBan && app.options.bool('AutomaticDisableChannelEnabled')) {
-    const msg = `响应时间 ${time.toFixed(2)}s 超过阈值 ${threshold}s`;
-    await autoDisableChannel(app, id, msg);
-    return { success: false, message: msg, time };
+    const slow = msg('channel.test_too_slow', { time: time.toFixed(2), threshold });
+    await autoDisableChannel(app, id, t(serverLang(app), slow));
+    return { success: false, message: t(lang, slow), time };
   }
   // A passing test is a probe that passed: the channel's breaker closes.
   healthBoard(app).reset(healthBoard(app).target(id));
@@ -156,10 +165,10 @@ async function testOnce(
     try {
       json = JSON.parse(text);
     } catch {
-      throw new UpstreamError(502, `上游返回了无效的响应：${text.slice(0, 200)}`, text);
+      throw new UpstreamError(502, msg('channel.test_bad_answer', { text: text.slice(0, 200) }), text);
     }
     const chat = adaptor.chatResponse(json, actx);
-    if (!chat || !Array.isArray(chat.choices)) throw new UpstreamError(502, `上游响应格式错误：${text.slice(0, 200)}`, text);
+    if (!chat || !Array.isArray(chat.choices)) throw new UpstreamError(502, msg('channel.test_bad_shape', { text: text.slice(0, 200) }), text);
     return undefined;
   } catch (err) {
     // A refused destination says nothing about the channel's health: nothing recorded, nothing disabled.
@@ -249,7 +258,7 @@ export function testAllChannels(app: AppContext, audience: FetchAudience = 'oper
       try {
         r = await testChannel(app, id, undefined, audience);
       } catch (err) {
-        r = { success: false, message: err instanceof Error ? err.message : String(err), time: 0 };
+        r = { success: false, message: localize(err, serverLang(app)), time: 0 };
       }
       await summary.add(id, r);
     },
@@ -260,7 +269,7 @@ export function testAllChannels(app: AppContext, audience: FetchAudience = 'oper
 /** Model ids the upstream lists (GET /v1/models or the adaptor's equivalent). */
 export async function fetchUpstreamModels(app: AppContext, channel: ChannelInfo, audience: FetchAudience = 'operator'): Promise<string[]> {
   const adaptor = adaptorFor(channel.type);
-  if (!adaptor.modelsRequest || !adaptor.parseModels) throw new UpstreamError(400, '该渠道类型不支持获取模型列表');
+  if (!adaptor.modelsRequest || !adaptor.parseModels) throw new UpstreamError(400, msg('channel.models_unsupported'));
   const built = adaptor.modelsRequest(channel);
   const req = adaptor.authorize
     ? await adaptor.authorize(
@@ -276,7 +285,7 @@ export async function fetchUpstreamModels(app: AppContext, channel: ChannelInfo,
   try {
     return Array.from(new Set(adaptor.parseModels(JSON.parse(text))));
   } catch {
-    throw new UpstreamError(502, '上游返回了无效的模型列表');
+    throw new UpstreamError(502, msg('channel.models_bad_answer'));
   }
 }
 

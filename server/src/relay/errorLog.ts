@@ -5,6 +5,7 @@ import { usageBatcher } from '../ledger/usage';
 import { LOG_TYPE } from '../repositories/logs';
 import { nowSec } from '../lib/time';
 import { loadedRouteTable } from './routing';
+import { localize, serverLang } from '../i18n';
 
 /**
  * The error log (type 5, as new-api's): one row per failed relay call — after its retries, not per
@@ -20,7 +21,9 @@ export function recordFailure(call: RelayCall, outcome: RelayOutcome): void {
     const channelId = outcome.channelId || outcome.channels[outcome.channels.length - 1] || 0;
     const channel = channelId ? loadedRouteTable(app)?.channels.get(channelId) : undefined;
     const err = outcome.error as { message?: unknown; code?: unknown } | undefined;
-    const raw = typeof err?.message === 'string' ? err.message : String(outcome.error);
+    // Stored text: our own wording in the server's language (docs/i18n.md), else the error's text.
+    const raw =
+      outcome.error instanceof Error ? localize(outcome.error, serverLang(app)) : typeof err?.message === 'string' ? err.message : String(outcome.error);
     const message = scrubSecrets(raw, channel?.keys ?? []).slice(0, 2000);
     const other: Record<string, unknown> = {
       status_code: outcome.status,

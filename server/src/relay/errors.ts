@@ -1,4 +1,5 @@
 import { AppError } from '../lib/errors';
+import { t, verbatim, type Message, type MessageKey, type MessageParams } from '../i18n';
 
 /**
  * An error answered to a relay client. `type` and `code` land in the OpenAI error object
@@ -6,7 +7,7 @@ import { AppError } from '../lib/errors';
  */
 export class RelayError extends AppError {
   readonly type: string;
-  constructor(status: number, message: string, code: string, type?: string) {
+  constructor(status: number, message: MessageKey | Message, code: string, type?: string) {
     super(message, status, code);
     this.type = type ?? defaultType(status);
   }
@@ -22,15 +23,18 @@ export function defaultType(status: number): string {
 
 /** An upstream answered with an error (or failed to answer). Decides retry and channel health. */
 export class UpstreamError extends Error {
+  /** Our own wording of the failure (a catalogue message), when it is not the upstream's text. */
+  readonly msg?: Message;
   constructor(
     /** Upstream HTTP status; 0 for network failures and timeouts. */
     readonly status: number,
-    message: string,
+    message: string | Message,
     /** Raw upstream body (for auto-disable keyword matching); never shown verbatim beyond `message`. */
     readonly body = '',
     readonly upstreamCode = '',
   ) {
-    super(message);
+    super(typeof message === 'string' ? message : t('en', message));
+    if (typeof message !== 'string') this.msg = message;
   }
 
   /** The upstream's `Retry-After` (ms), when it sent one (429/503): the breaker honours it. */
@@ -43,8 +47,19 @@ export class UpstreamError extends Error {
   }
 }
 
-export const errNoKey = () => new RelayError(401, '未提供令牌', 'invalid_api_key');
-export const errBadKey = () => new RelayError(401, '无效的令牌', 'invalid_api_key');
+/**
+ * What to tell the client about an upstream failure: our own wording when the error has one
+ * (its text params scrubbed), else the upstream's text scrubbed.
+ */
+export function upstreamMessage(err: UpstreamError, scrub: (text: string) => string): Message {
+  if (!err.msg) return verbatim(scrub(err.message));
+  const params: MessageParams = {};
+  for (const [k, v] of Object.entries(err.msg.params ?? {})) params[k] = typeof v === 'string' ? scrub(v) : v;
+  return { key: err.msg.key, params };
+}
+
+export const errNoKey = () => new RelayError(401, 'relay.no_token', 'invalid_api_key');
+export const errBadKey = () => new RelayError(401, 'relay.bad_token', 'invalid_api_key');
 
 /**
  * Key-like strings in upstream error text. Upstreams quote keys ("Incorrect API key provided:

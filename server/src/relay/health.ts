@@ -1,4 +1,5 @@
 import type { AppContext } from '../context';
+import { localize, serverLang, t } from '../i18n';
 import { CHANNEL_STATUS, changeChannelKeys, changeChannelStatus } from '../repositories/channels';
 import { KEY_STATUS, keyStatus, setKeyStatus } from '../routing/channelInfo';
 import type { ChannelEntry } from './routing';
@@ -59,7 +60,8 @@ export async function autoDisableChannel(app: AppContext, id: number, reason: st
   const name = await setStatus(app, id, [CHANNEL_STATUS.enabled], CHANNEL_STATUS.autoDisabled, reason.slice(0, 500));
   if (name === false) return false;
   app.log.warn({ channel: id, reason }, 'channel auto-disabled');
-  notifyRoot(app, `渠道「${name}」（#${id}）已被禁用`, `渠道「${name}」（#${id}）已被自动禁用，原因：${reason}`);
+  const lang = serverLang(app);
+  notifyRoot(app, t(lang, 'notify.channel_disabled_title', { name, id }), t(lang, 'notify.channel_disabled_body', { name, id, reason }));
   return true;
 }
 
@@ -68,7 +70,8 @@ export async function autoEnableChannel(app: AppContext, id: number): Promise<bo
   const name = await setStatus(app, id, [CHANNEL_STATUS.autoDisabled], CHANNEL_STATUS.enabled, '');
   if (name === false) return false;
   app.log.info({ channel: id }, 'channel auto-enabled');
-  notifyRoot(app, `渠道「${name}」（#${id}）已被启用`, `渠道「${name}」（#${id}）测试通过，已被自动启用`);
+  const lang = serverLang(app);
+  notifyRoot(app, t(lang, 'notify.channel_enabled_title', { name, id }), t(lang, 'notify.channel_enabled_body', { name, id }));
   return true;
 }
 
@@ -93,6 +96,7 @@ export async function setChannelKeyStatus(app: AppContext, id: number, index: nu
       return { key: String(row.key), info, keys: keys.length, enabled };
     },
     nowSec(),
+    t(serverLang(app), 'channel.all_keys_disabled'),
   );
   if (!saved) return false;
   await invalidateChannels(app);
@@ -103,7 +107,8 @@ export async function autoDisableKey(app: AppContext, id: number, index: number,
   const changed = await setChannelKeyStatus(app, id, index, KEY_STATUS.autoDisabled, reason, true);
   if (changed) {
     app.log.warn({ channel: id, key: index, reason }, 'channel key auto-disabled');
-    notifyRoot(app, `渠道 #${id} 的密钥 #${index} 已被禁用`, `渠道 #${id} 的第 ${index} 个密钥已被自动禁用，原因：${reason}`);
+    const lang = serverLang(app);
+    notifyRoot(app, t(lang, 'notify.key_disabled_title', { id, index }), t(lang, 'notify.key_disabled_body', { id, index, reason }));
   }
   return changed;
 }
@@ -111,7 +116,14 @@ export async function autoDisableKey(app: AppContext, id: number, index: number,
 /** Called after an upstream failure on the relay path; never throws. A multi-key channel loses the key, not the channel. */
 export function onUpstreamFailure(app: AppContext, ch: ChannelEntry, keyIndex: number, err: UpstreamError): void {
   if (!shouldAutoDisable(app, ch.autoBan, err)) return;
-  const reason = `${err.status ? `状态码 ${err.status}：` : ''}${err.message}`;
+  const reason = disableReason(app, err);
   const done = ch.multiKey && keyIndex >= 0 ? autoDisableKey(app, ch.info.id, keyIndex, reason) : autoDisableChannel(app, ch.info.id, reason);
   void done.catch((e: unknown) => app.log.error({ err: e }, 'auto-disable failed'));
+}
+
+/** Why a failure disabled a channel or key, stored and mailed in the server's language. */
+export function disableReason(app: AppContext, err: UpstreamError): string {
+  const lang = serverLang(app);
+  const text = localize(err, lang);
+  return err.status ? t(lang, 'health.status_reason', { status: err.status, reason: text }) : text;
 }

@@ -9,6 +9,7 @@ import { resolveUser } from '../middleware/auth';
 import { startTimer } from '../metrics';
 import { authenticateKey, checkModelAllowed, loadUser, usableGroups, type Principal } from './auth';
 import { RelayError } from './errors';
+import { localize, msg, requestLang, t, verbatim, type Message } from '../i18n';
 import { extractKey } from './keys';
 import { relay, type RelayCall } from './call';
 import { routeTable } from './routing';
@@ -137,8 +138,8 @@ async function routeRelay(app: AppContext, ctx: RelayHttp, playground?: () => Pr
     if (ctx.method === 'GET' && BILLING_PATHS.has(path)) return await handleBilling(app, ctx, path.endsWith('/usage'));
     if (isVideoPath(path)) return await handleTaskRoute(app, ctx, { readBody: () => readRelayBody(ctx, app.config.relayBodyLimit), ip: clientIp(ctx) });
     // The realtime API is a WebSocket (relay/realtime, on the server's `upgrade` event).
-    if (path === '/v1/realtime') throw new RelayError(426, '/v1/realtime 是 WebSocket 接口，请以 WebSocket 连接', 'upgrade_required');
-    throw new RelayError(404, `Invalid URL (${ctx.method} ${path})`, 'not_found');
+    if (path === '/v1/realtime') throw new RelayError(426, 'relay.realtime_is_websocket', 'upgrade_required');
+    throw new RelayError(404, msg('relay.invalid_url', { method: ctx.method, path }), 'not_found');
   } catch (err) {
     respondError(app, ctx, format, err);
   }
@@ -146,11 +147,12 @@ async function routeRelay(app: AppContext, ctx: RelayHttp, playground?: () => Pr
 
 function respondError(app: AppContext, ctx: RelayHttp, format: InboundFormat, err: unknown): void {
   let status = 500;
-  let message = '服务器内部错误，请联系管理员';
+  const lang = requestLang(ctx);
+  let message = t(lang, 'common.internal_error');
   let code = 'internal_error';
   if (err instanceof AppError) {
     status = err.status;
-    message = err.message;
+    message = localize(err, lang);
     code = err.code;
     if (status === 429 && 'retryAfterSeconds' in err) ctx.set('Retry-After', String((err as { retryAfterSeconds: number }).retryAfterSeconds));
   } else {
@@ -170,8 +172,8 @@ function respondError(app: AppContext, ctx: RelayHttp, format: InboundFormat, er
 /** Request-body failures on the relay: 413 past the limit, 400 for a broken upload. */
 const relayBodyErrors = (limit: number): CollectErrors => ({
   tooLarge: () => new PayloadTooLargeError(limit),
-  failed: (err) => new RelayError(400, `读取请求体失败：${err.message}`, 'invalid_request'),
-  closed: () => new RelayError(400, '请求体不完整', 'invalid_request'),
+  failed: (err) => new RelayError(400, msg('body.read_failed', { reason: err.message }), 'invalid_request'),
+  closed: () => new RelayError(400, 'body.incomplete', 'invalid_request'),
 });
 
 function readRelayBody(ctx: RelayHttp, limit: number): Promise<Buffer> {
@@ -180,14 +182,14 @@ function readRelayBody(ctx: RelayHttp, limit: number): Promise<Buffer> {
 
 async function readJson(app: AppContext, ctx: RelayHttp): Promise<{ body: Record<string, unknown>; raw: Buffer }> {
   const raw = await readRelayBody(ctx, app.config.relayBodyLimit);
-  if (!raw.length) throw new RelayError(400, '请求体不能为空', 'invalid_request');
+  if (!raw.length) throw new RelayError(400, 'body.empty', 'invalid_request');
   let body: unknown;
   try {
     body = JSON.parse(raw.toString('utf8'));
   } catch {
-    throw new RelayError(400, '请求体不是合法的 JSON', 'invalid_request');
+    throw new RelayError(400, 'body.bad_json', 'invalid_request');
   }
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new RelayError(400, '请求体必须是 JSON 对象', 'invalid_request');
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new RelayError(400, 'body.not_object', 'invalid_request');
   return { body: body as Record<string, unknown>, raw };
 }
 
@@ -238,10 +240,10 @@ async function buildOpenAICall(
 ): Promise<RelayCall> {
   if (endpoint === 'transcriptions' || endpoint === 'translations' || endpoint === 'image_edits') {
     const ctype = ctx.get('content-type');
-    if (!ctype.toLowerCase().startsWith('multipart/form-data')) throw new RelayError(400, '请求必须是 multipart/form-data', 'invalid_request');
+    if (!ctype.toLowerCase().startsWith('multipart/form-data')) throw new RelayError(400, 'relay.multipart_required', 'invalid_request');
     const raw = await readRelayBody(ctx, app.config.relayBodyLimit);
     const model = multipartField(raw, ctype, 'model');
-    if (!model) throw new RelayError(400, '缺少 model 参数', 'invalid_request');
+    if (!model) throw new RelayError(400, 'relay.model_missing', 'invalid_request');
     const n = endpoint === 'image_edits' ? Number(multipartField(raw, ctype, 'n') ?? 1) || 1 : undefined;
     return {
       app,
@@ -261,7 +263,7 @@ async function buildOpenAICall(
   const { body, raw } = await readJson(app, ctx);
   let model = typeof body.model === 'string' ? body.model.trim() : '';
   if (!model && DEFAULT_MODEL[endpoint]) model = DEFAULT_MODEL[endpoint]!;
-  if (!model) throw new RelayError(400, '缺少 model 参数', 'invalid_request');
+  if (!model) throw new RelayError(400, 'relay.model_missing', 'invalid_request');
   validate(endpoint, body);
   const normalised = dropZeroLimits(body);
   const stream = (endpoint === 'chat' || endpoint === 'completions' || endpoint === 'responses') && body.stream === true;
@@ -296,46 +298,46 @@ function dropZeroLimits(body: Record<string, unknown>): boolean {
 }
 
 function validate(endpoint: Endpoint, body: Record<string, unknown>): void {
-  const need = (ok: boolean, msg: string) => {
-    if (!ok) throw new RelayError(400, msg, 'invalid_request');
+  const need = (ok: boolean, message: Message) => {
+    if (!ok) throw new RelayError(400, message, 'invalid_request');
   };
   switch (endpoint) {
     case 'chat':
-      need(Array.isArray(body.messages) && body.messages.length > 0, 'messages 不能为空');
+      need(Array.isArray(body.messages) && body.messages.length > 0, msg('relay.field_empty', { field: 'messages' }));
       need(
         (body.messages as unknown[]).every((m) => !!m && typeof m === 'object' && typeof (m as { role?: unknown }).role === 'string'),
-        'messages 格式错误',
+        msg('relay.messages_malformed'),
       );
       break;
     case 'completions':
-      need(body.prompt !== undefined && body.prompt !== null, 'prompt 不能为空');
+      need(body.prompt !== undefined && body.prompt !== null, msg('relay.field_empty', { field: 'prompt' }));
       break;
     case 'embeddings':
     case 'moderations':
-      need(body.input !== undefined && body.input !== null && body.input !== '', 'input 不能为空');
+      need(body.input !== undefined && body.input !== null && body.input !== '', msg('relay.field_empty', { field: 'input' }));
       break;
     case 'images':
-      need(typeof body.prompt === 'string' && body.prompt.length > 0, 'prompt 不能为空');
+      need(typeof body.prompt === 'string' && body.prompt.length > 0, msg('relay.field_empty', { field: 'prompt' }));
       break;
     case 'speech':
-      need(typeof body.input === 'string' && body.input.length > 0, 'input 不能为空');
+      need(typeof body.input === 'string' && body.input.length > 0, msg('relay.field_empty', { field: 'input' }));
       break;
     case 'responses':
       // A stored prompt or an earlier response may stand in for the input (passed through only).
       need(
         (body.input !== undefined && body.input !== null && body.input !== '') || !!body.previous_response_id || !!body.prompt || !!body.conversation,
-        'input 不能为空',
+        msg('relay.field_empty', { field: 'input' }),
       );
       break;
     case 'rerank':
-      need(typeof body.query === 'string' && Array.isArray(body.documents), 'query 与 documents 不能为空');
+      need(typeof body.query === 'string' && Array.isArray(body.documents), msg('relay.query_documents_empty'));
       break;
     default:
       break;
   }
   for (const k of ['max_tokens', 'max_completion_tokens', 'n']) {
     if (body[k] !== undefined && body[k] !== null)
-      need(typeof body[k] === 'number' && Number.isFinite(body[k]) && (body[k] as number) >= 0, `${k} 必须是非负数字`);
+      need(typeof body[k] === 'number' && Number.isFinite(body[k]) && (body[k] as number) >= 0, msg('relay.field_non_negative', { field: k }));
   }
 }
 
@@ -344,20 +346,20 @@ async function handlePlayground(app: AppContext, ctx: Koa.Context): Promise<void
   const timer = startTimer();
   const ip = clientIp(ctx);
   const row = await resolveUser(app, ctx);
-  if (!row) throw new RelayError(401, '未登录或登录已过期，请重新登录', 'unauthorized');
+  if (!row) throw new RelayError(401, 'auth.not_logged_in', 'unauthorized');
   const user = await loadUser(app, row.id);
-  if (!user) throw new RelayError(401, '未登录或登录已过期，请重新登录', 'unauthorized');
+  if (!user) throw new RelayError(401, 'auth.not_logged_in', 'unauthorized');
   const { body, raw } = await readJson(app, ctx);
   let group = user.group;
   if (typeof body.group === 'string' && body.group.trim()) {
     group = body.group.trim();
-    if (!usableGroups(app, user.group).has(group)) throw new RelayError(403, `无权访问 ${group} 分组`, 'group_not_allowed');
+    if (!usableGroups(app, user.group).has(group)) throw new RelayError(403, msg('relay.group_forbidden', { group }), 'group_not_allowed');
   }
   const hadGroup = 'group' in body;
   delete body.group;
   const principal: Principal = { user, group, tokenName: 'playground' };
   const model = typeof body.model === 'string' ? body.model.trim() : '';
-  if (!model) throw new RelayError(400, '缺少 model 参数', 'invalid_request');
+  if (!model) throw new RelayError(400, 'relay.model_missing', 'invalid_request');
   validate('chat', body);
   const normalised = dropZeroLimits(body);
   const stream = body.stream === true;
@@ -416,7 +418,7 @@ async function handleModels(app: AppContext, ctx: RelayHttp): Promise<void> {
       : { id, object: 'model', created, owned_by: 'custom', permission: [], root: id, parent: null };
   if (ctx.path.startsWith('/v1/models/')) {
     const id = decodeURIComponent(ctx.path.slice('/v1/models/'.length));
-    if (!models.includes(id)) throw new RelayError(404, `模型 ${id} 不存在`, 'model_not_found');
+    if (!models.includes(id)) throw new RelayError(404, msg('relay.model_not_found', { model: id }), 'model_not_found');
     ctx.body = item(id);
     return;
   }
@@ -436,13 +438,13 @@ function claudeModelPage<T>(models: string[], limitRaw: string, afterId: string,
   let limit = 20;
   if (limitRaw) {
     const n = Number(limitRaw);
-    if (!Number.isInteger(n) || n < 1 || n > 1000) throw new RelayError(400, 'limit: must be an integer between 1 and 1000', 'invalid_request');
+    if (!Number.isInteger(n) || n < 1 || n > 1000) throw new RelayError(400, verbatim('limit: must be an integer between 1 and 1000'), 'invalid_request');
     limit = n;
   }
-  if (afterId && beforeId) throw new RelayError(400, 'after_id and before_id cannot both be set', 'invalid_request');
+  if (afterId && beforeId) throw new RelayError(400, verbatim('after_id and before_id cannot both be set'), 'invalid_request');
   const cursor = afterId || beforeId;
   const at = cursor ? models.indexOf(cursor) : -1;
-  if (cursor && at < 0) throw new RelayError(400, `${afterId ? 'after_id' : 'before_id'}: unknown model ${cursor}`, 'invalid_request');
+  if (cursor && at < 0) throw new RelayError(400, verbatim(`${afterId ? 'after_id' : 'before_id'}: unknown model ${cursor}`), 'invalid_request');
   let from: number;
   let to: number;
   let hasMore: boolean;
@@ -504,7 +506,7 @@ async function handleInbound(app: AppContext, ctx: RelayHttp, route: InboundRout
   const format = route.format;
   const chat = format.toChat(body, m.modelFromPath); // validates the body; reused when converting
   const model = (format.modelOf?.(body, m.modelFromPath) ?? chat.model ?? '').trim();
-  if (!model) throw new RelayError(400, '缺少 model 参数', 'invalid_request');
+  if (!model) throw new RelayError(400, 'relay.model_missing', 'invalid_request');
   checkModelAllowed(principal, model);
   const stream = m.stream ?? body.stream === true;
   await relay({

@@ -1,4 +1,5 @@
 import type { SSEEvent } from './types';
+import { msg, t, type Message } from '../i18n';
 
 /** Default cap on one SSE event (and one event-stream frame) read from an upstream: 4 MiB. */
 export const DEFAULT_MAX_SSE_EVENT_BYTES = 4 * 1024 * 1024;
@@ -6,8 +7,11 @@ export const DEFAULT_MAX_SSE_EVENT_BYTES = 4 * 1024 * 1024;
 /** One upstream event larger than the cap: the stream is ended with an error, nothing more is buffered. */
 export class SSEEventTooLarge extends Error {
   readonly code = 'upstream_event_too_large';
+  readonly msg: Message;
   constructor(readonly limit: number) {
-    super(`上游单个流事件超过 ${limit} 字节`);
+    const m = msg('upstream.event_too_large', { limit });
+    super(t('en', m));
+    this.msg = m;
   }
 }
 
@@ -108,8 +112,9 @@ const NONE: string[] = [];
 /** An upstream stream frame that is not SSE, or whose data is not JSON: the stream cannot be read. */
 export class BadStreamFrame extends Error {
   readonly code = 'bad_stream_frame';
+  readonly msg: Message = msg('upstream.bad_stream');
   constructor() {
-    super('上游返回了无法解析的流数据');
+    super(t('en', 'upstream.bad_stream'));
   }
 }
 

@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { msg } from '../i18n';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
 import type { AppConfig } from '../config';
 import type { AppContext } from '../context';
@@ -287,20 +288,20 @@ export function readBody(res: UpstreamResponse, limit = 64 * 1024 * 1024): Promi
 }
 
 /** The relay's words for upstream failures (UpstreamError: status 0 = network, retried elsewhere). */
-export const upstreamTooLarge = () => new UpstreamError(502, '上游响应过大', '', 'upstream_too_large');
-export const upstreamClientGone = () => new UpstreamError(0, '客户端已断开连接', '', 'client_gone');
-export const upstreamTimedOut = (code = 'upstream_timeout') => new UpstreamError(0, '上游响应超时', '', code);
+export const upstreamTooLarge = () => new UpstreamError(502, msg('upstream.too_large'), '', 'upstream_too_large');
+export const upstreamClientGone = () => new UpstreamError(0, msg('upstream.client_gone'), '', 'client_gone');
+export const upstreamTimedOut = (code = 'upstream_timeout') => new UpstreamError(0, msg('upstream.timeout'), '', code);
 
 const TIMEOUT_CODES = new Set(['upstream_timeout', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_PROXY_TIMEOUT']);
 
 /** No answer: refused, unreachable, or no headers in time. */
 export function upstreamRequestError(e: Error & { code?: string }): UpstreamError {
   if (e.code && TIMEOUT_CODES.has(e.code)) return upstreamTimedOut(e.code);
-  return new UpstreamError(0, `上游请求失败：${e.code ?? e.message}`, '', e.code ?? 'upstream_unreachable');
+  return new UpstreamError(0, msg('upstream.request_failed', { reason: e.code ?? e.message }), '', e.code ?? 'upstream_unreachable');
 }
 
 /** The answer's body broke off or stalled. */
 export function upstreamBodyError(e: Error & { code?: string }): UpstreamError {
   if (e.code && TIMEOUT_CODES.has(e.code)) return upstreamTimedOut(e.code);
-  return new UpstreamError(0, `读取上游响应失败：${e.code ?? e.message}`);
+  return new UpstreamError(0, msg('upstream.read_failed', { reason: e.code ?? e.message }));
 }

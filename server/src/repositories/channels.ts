@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { LANGS, t } from '../i18n';
 import { parseChannelInfo, serializeChannelInfo, type ChannelKeyInfo } from '../routing/channelInfo';
 
 export interface ChannelRow {
@@ -193,7 +194,8 @@ export async function changeChannelKeys(
   id: number,
   mutate: (row: ChannelRow, info: ChannelKeyInfo) => { key: string; info: ChannelKeyInfo; keys: number; enabled: number } | false,
   now: number,
-  disabledReason = '所有密钥均已禁用',
+  /** The status reason of a channel left without an enabled key (in the server's language). */
+  disabledReason: string,
 ): Promise<ChannelRow | false> {
   return knex.transaction(async (trx) => {
     const row = await trx<ChannelRow>('channels').where({ id }).first();
@@ -213,7 +215,7 @@ export async function changeChannelKeys(
           return '';
         }
       })();
-      if (reason === disabledReason) patch.status = CHANNEL_STATUS.enabled;
+      if (reason === disabledReason || LANGS.some((l) => reason === t(l, 'channel.all_keys_disabled'))) patch.status = CHANNEL_STATUS.enabled;
     }
     await trx('channels').where({ id }).update(patch);
     const saved = { ...row, ...patch } as ChannelRow;

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { serverLang, t, type Lang } from '../i18n';
 import type { AppContext } from '../context';
 import { BadRequestError } from '../lib/errors';
 import { hashPassword } from '../lib/password';
@@ -25,8 +26,8 @@ export interface NewAccount {
 }
 
 /** Formats a quota amount for log text the way the console shows it ($ with 2 decimals). */
-export function formatQuota(app: AppContext, quota: number): string {
-  return `＄${(quota / app.options.quotaPerUnit).toFixed(6).replace(/\.?0+$/, '')} 额度`;
+export function formatQuota(app: AppContext, quota: number, lang: Lang = serverLang(app)): string {
+  return t(lang, 'log.quota_amount', { amount: (quota / app.options.quotaPerUnit).toFixed(6).replace(/\.?0+$/, '') });
 }
 
 /**
@@ -37,7 +38,7 @@ export async function createAccount(app: AppContext, input: NewAccount, outer?: 
   const passwordHash = input.password ? await hashPassword(input.password) : '';
   const run = async (trx: Knex.Transaction): Promise<UserRow> => {
     const taken = await trx('users').where({ username: input.username }).first('id');
-    if (taken) throw new BadRequestError('用户名已存在，或已注销');
+    if (taken) throw new BadRequestError('user.username_taken');
     let inviter: UserRow | undefined;
     if (input.affCode) inviter = await trx<UserRow>('users').where({ aff_code: input.affCode }).whereNull('deleted_at').first();
     const quotaForNewUser = Math.max(0, Math.trunc(app.options.num('QuotaForNewUser')));
@@ -66,11 +67,21 @@ export async function createAccount(app: AppContext, input: NewAccount, outer?: 
     const [inserted] = await trx('users').insert(row).returning('id');
     const id = typeof inserted === 'object' ? (inserted as { id: number }).id : (inserted as number);
     if (quotaForNewUser > 0) {
-      await insertLog(trx, { user_id: id, type: LOG_TYPE.system, username: row.username, content: `新用户注册赠送 ${formatQuota(app, quotaForNewUser)}` });
+      await insertLog(trx, {
+        user_id: id,
+        type: LOG_TYPE.system,
+        username: row.username,
+        content: t(serverLang(app), 'log.new_user_gift', { amount: formatQuota(app, quotaForNewUser) }),
+      });
     }
     if (inviter) {
       if (quotaForInvitee > 0) {
-        await insertLog(trx, { user_id: id, type: LOG_TYPE.system, username: row.username, content: `使用邀请码赠送 ${formatQuota(app, quotaForInvitee)}` });
+        await insertLog(trx, {
+          user_id: id,
+          type: LOG_TYPE.system,
+          username: row.username,
+          content: t(serverLang(app), 'log.invitee_gift', { amount: formatQuota(app, quotaForInvitee) }),
+        });
       }
       await trx('users')
         .where({ id: inviter.id })
@@ -84,7 +95,7 @@ export async function createAccount(app: AppContext, input: NewAccount, outer?: 
           user_id: inviter.id,
           type: LOG_TYPE.system,
           username: inviter.username,
-          content: `邀请用户赠送 ${formatQuota(app, quotaForInviter)}`,
+          content: t(serverLang(app), 'log.inviter_gift', { amount: formatQuota(app, quotaForInviter) }),
         });
       }
     }

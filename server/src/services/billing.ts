@@ -1,4 +1,5 @@
 import type { AppContext } from '../context';
+import { msg } from '../i18n';
 import { RelayError } from '../relay/errors';
 
 /**
@@ -73,7 +74,7 @@ function computePrice(app: AppContext, model: string, group: string, acceptUnset
   const ratio = num(o.json<NumMap>('ModelRatio', {}), model);
   if (ratio === undefined) {
     if (!acceptUnset && !o.bool('SelfUseModeEnabled')) {
-      throw new RelayError(403, `模型 ${model} 倍率或价格未配置，请联系管理员设置或开始自用模式`, 'model_price_not_set');
+      throw new RelayError(403, msg('billing.price_not_set', { model }), 'model_price_not_set');
     }
     return { model, usePrice: false, modelPrice: -1, modelRatio: UNSET_MODEL_RATIO, completionRatio: cr, cacheRatio: cache, groupRatio: gr, unset: true };
   }

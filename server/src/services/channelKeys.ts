@@ -1,4 +1,5 @@
 import type { AppContext } from '../context';
+import { serverLang, t } from '../i18n';
 import { BadRequestError, NotFoundError } from '../lib/errors';
 import { nowSec } from '../lib/time';
 import type { ManageKeys } from '../api/channel/schema';
@@ -31,9 +32,9 @@ function healthView(h: TargetHealth | undefined) {
 
 async function multiKeyRow(app: AppContext, id: number): Promise<{ row: ChannelRow; keys: string[] }> {
   const row = await findChannel(app.knex, id);
-  if (!row) throw new NotFoundError('渠道不存在');
+  if (!row) throw new NotFoundError('channel.not_found');
   const keys = channelKeys(Number(row.type), String(row.key ?? ''));
-  if (keys.length < 2 && !parseChannelInfo(row.channel_info).is_multi_key) throw new BadRequestError('该渠道不是多密钥渠道');
+  if (keys.length < 2 && !parseChannelInfo(row.channel_info).is_multi_key) throw new BadRequestError('channel.not_multi_key');
   return { row, keys };
 }
 
@@ -64,7 +65,7 @@ export async function manageKeys(app: AppContext, input: ManageKeys) {
   const { row, keys } = await multiKeyRow(app, id);
   const needIndex = () => {
     const i = input.key_index;
-    if (i === undefined || i >= keys.length) throw new BadRequestError('key_index 超出范围');
+    if (i === undefined || i >= keys.length) throw new BadRequestError('channel.key_index_range');
     return i;
   };
   const board = healthBoard(app);
@@ -76,7 +77,7 @@ export async function manageKeys(app: AppContext, input: ManageKeys) {
     case 'disable_key': {
       const i = needIndex();
       const status = input.action === 'enable_key' ? KEY_STATUS.enabled : KEY_STATUS.manuallyDisabled;
-      await setChannelKeyStatus(app, id, i, status, status === KEY_STATUS.enabled ? '' : '手动禁用', false);
+      await setChannelKeyStatus(app, id, i, status, status === KEY_STATUS.enabled ? '' : t(serverLang(app), 'channel.manually_disabled'), false);
       if (status === KEY_STATUS.enabled) board.reset(board.target(id, i));
       break;
     }
@@ -90,10 +91,11 @@ export async function manageKeys(app: AppContext, input: ManageKeys) {
           const ks = channelKeys(Number(r.type), String(r.key ?? ''));
           info.is_multi_key = true;
           info.multi_key_size = ks.length;
-          ks.forEach((_, i) => setKeyStatus(info, i, status, status === KEY_STATUS.enabled ? '' : '手动禁用', nowSec()));
+          ks.forEach((_, i) => setKeyStatus(info, i, status, status === KEY_STATUS.enabled ? '' : t(serverLang(app), 'channel.manually_disabled'), nowSec()));
           return { key: String(r.key), info, keys: ks.length, enabled: status === KEY_STATUS.enabled ? ks.length : 0 };
         },
         nowSec(),
+        t(serverLang(app), 'channel.all_keys_disabled'),
       );
       if (status === KEY_STATUS.enabled) board.forgetKeys(id);
       await invalidateChannels(app);
@@ -106,9 +108,9 @@ export async function manageKeys(app: AppContext, input: ManageKeys) {
       else {
         const info = parseChannelInfo(row.channel_info);
         keys.forEach((_, i) => keyStatus(info, i) !== KEY_STATUS.enabled && drop.add(i));
-        if (!drop.size) throw new BadRequestError('没有已禁用的密钥');
+        if (!drop.size) throw new BadRequestError('channel.no_disabled_keys');
       }
-      if (drop.size >= keys.length) throw new BadRequestError('不能删除渠道的全部密钥');
+      if (drop.size >= keys.length) throw new BadRequestError('channel.cannot_delete_all_keys');
       const saved = await changeChannelKeys(
         app.knex,
         id,
@@ -122,8 +124,9 @@ export async function manageKeys(app: AppContext, input: ManageKeys) {
           return { key: left.join('\n'), info: next, keys: left.length, enabled };
         },
         nowSec(),
+        t(serverLang(app), 'channel.all_keys_disabled'),
       );
-      if (!saved) throw new BadRequestError('渠道的密钥已被修改，请刷新后重试');
+      if (!saved) throw new BadRequestError('channel.keys_changed');
       board.forgetKeys(id);
       await invalidateChannels(app);
       break;

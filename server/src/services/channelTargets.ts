@@ -1,4 +1,5 @@
 import type { AppContext } from '../context';
+import { msg, type MessageParam } from '../i18n';
 import { BadRequestError } from '../lib/errors';
 import { checkHost, fetchPolicy, FetchRefusedError, type FetchAudience } from '../lib/guardedFetch';
 import { ROLE } from '../repositories/users';
@@ -16,7 +17,7 @@ export const audienceOf = (role: number): FetchAudience => (role >= ROLE.root ? 
 
 /** Host names a channel's fields point at: base URL, proxy (any scheme), key's token_uri. */
 export interface ChannelHost {
-  what: string;
+  what: MessageParam;
   host: string;
   /** scheme://host:port, to tell a changed destination (another port of the same host too). */
   origin: string;
@@ -24,21 +25,21 @@ export interface ChannelHost {
 
 export function channelHosts(fields: { base_url?: string | null; setting?: string | null; key?: string | null }): ChannelHost[] {
   const out: ChannelHost[] = [];
-  const add = (what: string, raw: unknown) => {
+  const add = (what: MessageParam, raw: unknown) => {
     if (typeof raw !== 'string' || !raw.trim()) return;
     let u: URL;
     try {
       u = new URL(raw.trim());
     } catch {
-      throw new BadRequestError(`${what} 不是合法的地址`);
+      throw new BadRequestError(msg('channel.bad_address', { what }));
     }
     if (u.hostname) out.push({ what, host: u.hostname, origin: `${u.protocol}//${u.host}` });
   };
   add('Base URL', fields.base_url);
   const setting = parseObject(fields.setting);
-  if (setting) add('代理地址', setting.proxy);
+  if (setting) add(msg('channel.field_proxy'), setting.proxy);
   const key = parseObject(fields.key);
-  if (key && typeof key.token_uri === 'string' && /^https?:\/\//.test(key.token_uri)) add('密钥中的 token_uri', key.token_uri);
+  if (key && typeof key.token_uri === 'string' && /^https?:\/\//.test(key.token_uri)) add(msg('channel.field_token_uri'), key.token_uri);
   return out;
 }
 
@@ -64,8 +65,8 @@ export async function vetChannelHosts(app: AppContext, hosts: ChannelHost[], rol
       await checkHost(app, host, policy);
     } catch (err) {
       if (!(err instanceof FetchRefusedError)) continue;
-      const hint = audience === 'admin' ? '只有超级管理员可以让渠道指向内网、本机或链路本地地址' : '链路本地 / 云元数据地址需先在系统设置中允许';
-      throw new BadRequestError(`渠道${what}不被允许（${err.message}）：${hint}`);
+      const hint = msg(audience === 'admin' ? 'channel.private_root_only' : 'channel.metadata_needs_setting');
+      throw new BadRequestError(msg('channel.target_refused', { what, reason: err.msg, hint }));
     }
   }
 }

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { isMessageKey, msg, serverLang, t, type Lang } from '../i18n';
 import type { AppContext } from '../context';
 import { BadRequestError, NotFoundError } from '../lib/errors';
 import { nowSec } from '../lib/time';
@@ -47,8 +48,8 @@ function pickWritable(input: ChannelInput): Partial<ChannelRow> {
   return out as Partial<ChannelRow>;
 }
 
-function statusInfo(status: number): string {
-  return JSON.stringify({ status_reason: status === CHANNEL_STATUS.enabled ? '' : '手动禁用', status_time: nowSec() });
+function statusInfo(status: number, lang: Lang): string {
+  return JSON.stringify({ status_reason: status === CHANNEL_STATUS.enabled ? '' : t(lang, 'channel.manually_disabled'), status_time: nowSec() });
 }
 
 const isJsonObjectText = (s: string) => {
@@ -70,7 +71,7 @@ async function insertChannel(trx: Knex.Transaction, row: Partial<ChannelRow>): P
 
 async function loadChannel(knex: Knex | Knex.Transaction, id: number): Promise<ChannelRow> {
   const row = await knex<ChannelRow>('channels').where({ id }).first();
-  if (!row) throw new NotFoundError('渠道不存在');
+  if (!row) throw new NotFoundError('channel.not_found');
   return row;
 }
 
@@ -272,7 +273,7 @@ export async function enabledModelNames(app: AppContext): Promise<string[]> {
 /** A kind its provider shut down (PaLM2) takes no new channels; stored ones stay editable. */
 function refuseRetired(type: number): void {
   const retired = channelType(type)?.retired;
-  if (retired) throw new BadRequestError(`不能再创建或改为该类型的渠道：${retired}`);
+  if (retired) throw new BadRequestError(msg('channel.type_retired', { reason: isMessageKey(retired) ? msg(retired) : retired }));
 }
 
 export async function createChannels(
@@ -280,8 +281,8 @@ export async function createChannels(
   { mode, multiKeyMode, input }: ChannelCreate,
   role: number,
 ): Promise<{ batch: boolean; channels: Record<string, unknown>[] }> {
-  if (!input.name || !input.key || !input.key.trim()) throw new BadRequestError('请填写渠道名称和渠道密钥！');
-  if (!input.models) throw new BadRequestError('请至少选择一个模型！');
+  if (!input.name || !input.key || !input.key.trim()) throw new BadRequestError('channel.name_key_required');
+  if (!input.models) throw new BadRequestError('channel.models_required');
   const base: Partial<ChannelRow> = {
     type: CHANNEL_TYPE.OpenAI,
     group: 'default',
@@ -296,12 +297,12 @@ export async function createChannels(
   refuseRetired(base.type!);
   const version = channelType(base.type!)?.version;
   if (version?.pinOnCreate && !base.other) base.other = version.value;
-  if (base.status !== CHANNEL_STATUS.enabled) base.other_info = statusInfo(base.status!);
+  if (base.status !== CHANNEL_STATUS.enabled) base.other_info = statusInfo(base.status!, serverLang(app));
   const key = input.key.trim();
   if (mode === 'multi_to_single') {
     // One channel holding every key (one per line; a JSON list for JSON-credential kinds).
     const keys = Array.from(new Set(channelKeys(Number(base.type), key)));
-    if (keys.length > 10_000) throw new BadRequestError('一个渠道最多 10000 个密钥');
+    if (keys.length > 10_000) throw new BadRequestError('channel.too_many_keys');
     const row = { ...base, key: keys.join('\n'), channel_info: serializeChannelInfo(newMultiKeyInfo(keys.length, multiKeyMode ?? 'random')) };
     await vetChannelHosts(app, [...channelHosts(base), ...keys.flatMap((k) => channelHosts({ key: k }))], role);
     const saved = await app.knex.transaction((trx) => insertChannel(trx, row));
@@ -314,7 +315,7 @@ export async function createChannels(
     .filter(Boolean);
   const batch = mode === 'batch' || (mode === undefined && lines.length > 1 && !isJsonObjectText(key));
   const keys = batch ? Array.from(new Set(lines)) : [key];
-  if (keys.length > 1000) throw new BadRequestError('一次最多创建 1000 个渠道');
+  if (keys.length > 1000) throw new BadRequestError('channel.too_many_channels');
   await vetChannelHosts(app, [...channelHosts(base), ...keys.flatMap((k) => channelHosts({ key: k }))], role);
   const saved = await app.knex.transaction(async (trx) => {
     const out: ChannelRow[] = [];
@@ -326,8 +327,8 @@ export async function createChannels(
 }
 
 export async function updateChannel(app: AppContext, input: ChannelUpdate, role: number): Promise<Record<string, unknown>> {
-  if (input.name !== undefined && !input.name) throw new BadRequestError('渠道名称不能为空');
-  if (input.models !== undefined && !input.models) throw new BadRequestError('请至少选择一个模型！');
+  if (input.name !== undefined && !input.name) throw new BadRequestError('channel.name_empty');
+  if (input.models !== undefined && !input.models) throw new BadRequestError('channel.models_required');
   const patch = pickWritable(input);
   // The edit form sends an empty key when the key is left unchanged.
   if (patch.key !== undefined) {
@@ -354,7 +355,7 @@ export async function updateChannel(app: AppContext, input: ChannelUpdate, role:
   );
   const saved = await app.knex.transaction(async (trx) => {
     const old = await loadChannel(trx, input.id);
-    if (patch.status !== undefined && patch.status !== Number(old.status)) patch.other_info = mergeStatusInfo(old.other_info, patch.status);
+    if (patch.status !== undefined && patch.status !== Number(old.status)) patch.other_info = mergeStatusInfo(old.other_info, patch.status, serverLang(app));
     const info = parseChannelInfo(old.channel_info);
     if (info.is_multi_key && (patch.key !== undefined || input.multi_key_mode)) {
       // Statuses follow their keys when the key list changes (by key text, not position).
@@ -378,7 +379,7 @@ export async function updateChannel(app: AppContext, input: ChannelUpdate, role:
  * Copies a channel on the server (the console's "copy" action), so an admin who only sees the
  * masked key can still copy it: same settings and key, name + suffix, fresh counters.
  */
-export async function copyChannel(app: AppContext, id: number, role: number, suffix = '_复制'): Promise<Record<string, unknown>> {
+export async function copyChannel(app: AppContext, id: number, role: number, suffix: string): Promise<Record<string, unknown>> {
   const src = await loadChannel(app.knex, id);
   refuseRetired(Number(src.type));
   await vetChannelHosts(app, everyHost(src), role);
@@ -406,7 +407,7 @@ function safeHosts(row: ChannelRow) {
   }
 }
 
-function mergeStatusInfo(old: string, status: number): string {
+function mergeStatusInfo(old: string, status: number, lang: Lang): string {
   let base: Record<string, unknown> = {};
   try {
     const v: unknown = JSON.parse(old || '{}');
@@ -414,13 +415,13 @@ function mergeStatusInfo(old: string, status: number): string {
   } catch {
     base = {};
   }
-  return JSON.stringify({ ...base, ...(JSON.parse(statusInfo(status)) as object) });
+  return JSON.stringify({ ...base, ...(JSON.parse(statusInfo(status, lang)) as object) });
 }
 
 export async function deleteChannel(app: AppContext, id: number): Promise<void> {
   await app.knex.transaction(async (trx) => {
     const n = await trx('channels').where({ id }).delete();
-    if (!n) throw new NotFoundError('渠道不存在');
+    if (!n) throw new NotFoundError('channel.not_found');
     await trx('abilities').where({ channel_id: id }).delete();
   });
   await invalidateChannels(app);
@@ -450,7 +451,6 @@ export interface ChannelDeleteResult {
   success: boolean;
   /** 'deleted', or why not ('not_found': no such channel, e.g. already deleted). */
   status: 'deleted' | 'not_found';
-  message: string;
 }
 
 /**
@@ -467,7 +467,7 @@ export async function deleteChannels(app: AppContext, ids: number[]): Promise<{ 
   });
   if (deleted.size) await invalidateChannels(app);
   const results = wanted.map((id): ChannelDeleteResult =>
-    deleted.has(id) ? { id, success: true, status: 'deleted', message: '' } : { id, success: false, status: 'not_found', message: '渠道不存在' },
+    deleted.has(id) ? { id, success: true, status: 'deleted' } : { id, success: false, status: 'not_found' },
   );
   return { count: deleted.size, results };
 }
@@ -498,7 +498,7 @@ export async function fixAbilities(app: AppContext): Promise<number> {
 async function patchTag(app: AppContext, tag: string, patch: (row: ChannelRow) => Partial<ChannelRow>): Promise<number> {
   const n = await app.knex.transaction(async (trx) => {
     const rows: ChannelRow[] = await trx('channels').where({ tag }).select('*');
-    if (!rows.length) throw new NotFoundError('标签不存在或没有渠道');
+    if (!rows.length) throw new NotFoundError('channel.tag_not_found');
     for (const row of rows) {
       const p = patch(row);
       if (Object.keys(p).length) await trx('channels').where({ id: row.id }).update(p);
@@ -518,21 +518,21 @@ export async function editTag(app: AppContext, input: TagEdit): Promise<number> 
   }
   if (input.model_mapping !== undefined) patch.model_mapping = input.model_mapping;
   if (input.groups !== undefined) {
-    if (!input.groups) throw new BadRequestError('分组不能为空');
+    if (!input.groups) throw new BadRequestError('channel.groups_empty');
     patch.group = input.groups;
   }
   if (input.models !== undefined) {
-    if (!input.models) throw new BadRequestError('请至少选择一个模型！');
+    if (!input.models) throw new BadRequestError('channel.models_required');
     patch.models = input.models;
   }
   if (input.priority !== undefined && input.priority !== null) patch.priority = input.priority;
   if (input.weight !== undefined && input.weight !== null) patch.weight = input.weight;
-  if (!Object.keys(patch).length) throw new BadRequestError('没有任何修改！');
+  if (!Object.keys(patch).length) throw new BadRequestError('channel.nothing_changed');
   return patchTag(app, input.tag, () => patch);
 }
 
 export async function setTagStatus(app: AppContext, tag: string, status: number): Promise<number> {
-  return patchTag(app, tag, (row) => (Number(row.status) === status ? {} : { status, other_info: mergeStatusInfo(row.other_info, status) }));
+  return patchTag(app, tag, (row) => (Number(row.status) === status ? {} : { status, other_info: mergeStatusInfo(row.other_info, status, serverLang(app)) }));
 }
 
 /** What batch tag did with one requested id. */
@@ -544,7 +544,7 @@ export type ChannelTagResult = Omit<ChannelDeleteResult, 'status'> & { status: '
  */
 export async function batchSetTag(app: AppContext, input: BatchTag): Promise<{ count: number; results: ChannelTagResult[] }> {
   const tag = input.tag === null ? null : input.tag.trim();
-  if (tag === '') throw new BadRequestError('标签不能为空！');
+  if (tag === '') throw new BadRequestError('channel.tag_empty');
   const wanted = [...new Set(input.ids)];
   const tagged = await forExistingChannels(app, wanted, async (trx, existing) => {
     await trx('channels').whereIn('id', existing).update({ tag });
@@ -552,7 +552,7 @@ export async function batchSetTag(app: AppContext, input: BatchTag): Promise<{ c
   });
   await invalidateChannels(app);
   const results = wanted.map((id): ChannelTagResult =>
-    tagged.has(id) ? { id, success: true, status: 'tagged', message: '' } : { id, success: false, status: 'not_found', message: '渠道不存在' },
+    tagged.has(id) ? { id, success: true, status: 'tagged' } : { id, success: false, status: 'not_found' },
   );
   return { count: tagged.size, results };
 }

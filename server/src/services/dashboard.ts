@@ -26,8 +26,8 @@ export async function usageData(app: AppContext, query: UsageQuery, userId?: num
   const now = nowSec();
   const end = query.end_timestamp ?? now;
   const start = query.start_timestamp ?? end - 7 * 86400;
-  if (start > end) throw new BadRequestError('开始时间不能晚于结束时间');
-  if (end - start > 366 * 86400) throw new BadRequestError('时间范围不能超过一年');
+  if (start > end) throw new BadRequestError('dashboard.start_after_end');
+  if (end - start > 366 * 86400) throw new BadRequestError('dashboard.range_too_long');
   const interval = Math.max(1, Math.floor(app.options.num('DataExportInterval', 5))) * 60;
   const boundary = Math.floor(now / interval) * interval;
   // Both ends on the interval's grid, so every reload within one interval asks the same question.

@@ -1,13 +1,14 @@
 import { z } from 'zod';
+import { zmsg } from '../i18n';
 import type { AppContext } from '../context';
 import { nowSec } from '../lib/time';
 import { qIntOpt, qStr, type Paging } from '../lib/validate';
 import { deleteLogsBefore, logStats, queryLogs, type LogFilter, type LogRow } from '../repositories/logs';
 
-const nonNeg = (what: string, max = 1e13) => qIntOpt().refine((n) => n === undefined || (n >= 0 && n <= max), `${what} 必须是非负整数`);
+const nonNeg = (what: string, max = 1e13) => qIntOpt().refine((n) => n === undefined || (n >= 0 && n <= max), zmsg('input.non_negative_int', { field: what }));
 
 export const filterQuery = z.object({
-  type: nonNeg('type').refine((n) => n === undefined || n <= 5, 'type 只能是 0-5'),
+  type: nonNeg('type').refine((n) => n === undefined || n <= 5, 'log.type_range'),
   username: qStr(),
   token_name: qStr(),
   model_name: qStr(),
@@ -22,10 +23,10 @@ export type LogFilterQuery = z.infer<typeof filterQuery>;
 /** The checked `target_timestamp` of a purge: a positive whole number of seconds. */
 export const purgeQuery = z.object({
   target_timestamp: z
-    .string({ error: 'target timestamp is required / 目标时间戳必须是正整数' })
-    .regex(/^\d{1,12}$/, 'target timestamp is required / 目标时间戳必须是正整数')
+    .string({ error: 'log.target_timestamp' })
+    .regex(/^\d{1,12}$/, 'log.target_timestamp')
     .transform(Number)
-    .refine((n) => n > 0, 'target timestamp is required / 目标时间戳必须是正整数'),
+    .refine((n) => n > 0, 'log.target_timestamp'),
 });
 
 /** The console filters as a repository filter; `self` drops what only admins may filter on and pins the user. */

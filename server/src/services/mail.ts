@@ -15,10 +15,10 @@ const loadNodemailer = () => require('nodemailer') as typeof nodemailerModule; /
 export async function sendMail(app: AppContext, to: string, subject: string, html: string): Promise<void> {
   const o = app.options;
   const host = o.get('SMTPServer').trim();
-  if (!host) throw new BadRequestError('SMTP 未配置，请联系管理员配置邮件发送服务');
+  if (!host) throw new BadRequestError('mail.smtp_missing');
   const account = o.get('SMTPAccount').trim();
   const from = o.get('SMTPFrom').trim() || account;
-  if (!from) throw new BadRequestError('SMTP 未配置发件人地址（SMTPFrom 或 SMTPAccount）');
+  if (!from) throw new BadRequestError('mail.smtp_from_missing');
   const port = o.num('SMTPPort', 587) || 587;
   const secure = o.bool('SMTPSSLEnabled') || port === 465;
   const transport = loadNodemailer().createTransport({
@@ -35,7 +35,7 @@ export async function sendMail(app: AppContext, to: string, subject: string, htm
     await transport.sendMail({ from: `${systemName} <${from}>`, to, subject, html });
   } catch (err) {
     app.log.warn({ err: { message: (err as Error).message, code: (err as { code?: string }).code }, to }, 'sending mail failed');
-    throw new BadRequestError('邮件发送失败，请检查 SMTP 配置或稍后重试');
+    throw new BadRequestError('mail.send_failed');
   } finally {
     transport.close();
   }

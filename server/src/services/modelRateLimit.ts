@@ -1,4 +1,5 @@
 import type { AppContext } from '../context';
+import { msg } from '../i18n';
 import { RateLimitError } from '../lib/errors';
 
 /**
@@ -78,7 +79,7 @@ export async function checkModelRateLimit(app: AppContext, userId: number): Prom
   const successLimit = Math.max(0, Math.trunc(o.num('ModelRequestRateLimitSuccessCount', 1000)));
   const w = windowOf(app);
   const deny = (retryAfterMs: number) => {
-    throw new RateLimitError(`您已达到请求数限制：${minutes}分钟内最多请求${total || successLimit}次`, Math.max(1, Math.ceil(retryAfterMs / 1000)));
+    throw new RateLimitError(msg('ratelimit.model', { minutes, count: total || successLimit }), Math.max(1, Math.ceil(retryAfterMs / 1000)));
   };
   if (successLimit > 0) {
     const s = await w.check(`mrl:s:${userId}`, successLimit, windowMs, false);

@@ -1,4 +1,5 @@
 import type { AppContext } from '../context';
+import { serverLang, t } from '../i18n';
 import type { UserRecord } from '../relay/auth';
 import { sendMail } from './mail';
 import { fetchPolicy, guardedFetch } from '../lib/guardedFetch';
@@ -19,8 +20,15 @@ export function maybeWarnQuota(app: AppContext, user: UserRecord, before: number
 export async function notifyQuota(app: AppContext, user: UserRecord, remaining: number, threshold: number): Promise<void> {
   if (!(await app.kv.setNX(`quota_warn:${user.id}`, '1', 600))) return;
   const unit = app.options.quotaPerUnit;
-  const title = '您的额度即将用尽';
-  const content = `您的额度已低于 ${threshold}（约 $${(threshold / unit).toFixed(2)}），当前剩余额度为 ${remaining}（约 $${(remaining / unit).toFixed(2)}），请及时充值。`;
+  // The user's language is not known here: the server's own (docs/i18n.md).
+  const lang = serverLang(app);
+  const title = t(lang, 'notify.quota_title');
+  const content = t(lang, 'notify.quota_content', {
+    threshold,
+    thresholdUsd: (threshold / unit).toFixed(2),
+    remaining,
+    remainingUsd: (remaining / unit).toFixed(2),
+  });
   const s = user.setting;
   if (s.notify_type === 'webhook' && typeof s.webhook_url === 'string' && s.webhook_url) {
     const url = new URL(s.webhook_url);

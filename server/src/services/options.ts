@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { msg, verbatim } from '../i18n';
 import { DEFAULT_OPTIONS } from '../../../seeds/defaultOptions';
 import type { KV } from '../cache/kv';
 import type { AppContext } from '../context';
@@ -21,16 +22,16 @@ export const isSwitchKey = (key: string) => /enabled$/i.test(key);
  * option, which the console shows as is.
  */
 export function normaliseOption(key: string, raw: unknown): string {
-  if (!/^[A-Za-z0-9_.]{1,128}$/.test(key)) throw new BadRequestError('无效的配置项');
+  if (!/^[A-Za-z0-9_.]{1,128}$/.test(key)) throw new BadRequestError('option.invalid_key');
   const rule = Object.prototype.hasOwnProperty.call(OPTION_RULES, key) ? OPTION_RULES[key] : undefined;
-  if (!(key in DEFAULT_OPTIONS) || !rule) throw new BadRequestError(`未知的配置项：${key}`);
+  if (!(key in DEFAULT_OPTIONS) || !rule) throw new BadRequestError(msg('option.unknown_key', { key }));
   const value = typeof raw === 'string' ? raw : typeof raw === 'number' || typeof raw === 'boolean' ? String(raw) : undefined;
-  if (value === undefined) throw new BadRequestError('配置值必须是字符串');
-  if (value.length > 1_000_000) throw new BadRequestError('配置值过长');
+  if (value === undefined) throw new BadRequestError('option.value_not_string');
+  if (value.length > 1_000_000) throw new BadRequestError('option.value_too_long');
   try {
     return rule(key, value);
   } catch (err) {
-    if (err instanceof OptionValueError) throw new BadRequestError(err.message);
+    if (err instanceof OptionValueError) throw new BadRequestError(verbatim(err.message));
     throw err;
   }
 }
@@ -147,8 +148,7 @@ export function checkOptionDependencies(key: string, value: string, get: (key: s
   if (value === 'true') {
     switch (key) {
       case 'GitHubOAuthEnabled':
-        if (!has('GitHubClientId') || !has('GitHubClientSecret'))
-          throw new BadRequestError('无法启用 GitHub OAuth，请先填入 GitHub Client Id 以及 GitHub Client Secret！');
+        if (!has('GitHubClientId') || !has('GitHubClientSecret')) throw new BadRequestError('option.github_incomplete');
         break;
       case 'oidc.enabled':
         // Endpoints may come from discovery: a well-known URL is enough.
@@ -157,34 +157,32 @@ export function checkOptionDependencies(key: string, value: string, get: (key: s
           !has('oidc.client_secret') ||
           (!has('oidc.well_known') && (!has('oidc.authorization_endpoint') || !has('oidc.token_endpoint')))
         ) {
-          throw new BadRequestError('无法启用 OIDC 登录，请先填入 OIDC Client Id、Client Secret 以及端点地址！');
+          throw new BadRequestError('option.oidc_incomplete');
         }
         break;
       case 'LinuxDOOAuthEnabled':
-        if (!has('LinuxDOClientId') || !has('LinuxDOClientSecret'))
-          throw new BadRequestError('无法启用 LinuxDO OAuth，请先填入 LinuxDO Client Id 以及 LinuxDO Client Secret！');
+        if (!has('LinuxDOClientId') || !has('LinuxDOClientSecret')) throw new BadRequestError('option.linuxdo_incomplete');
         break;
       case 'WeChatAuthEnabled':
-        if (!has('WeChatServerAddress')) throw new BadRequestError('无法启用微信登录，请先填入微信登录相关配置信息！');
+        if (!has('WeChatServerAddress')) throw new BadRequestError('option.wechat_incomplete');
         break;
       case 'TelegramOAuthEnabled':
-        if (!has('TelegramBotToken') || !has('TelegramBotName'))
-          throw new BadRequestError('无法启用 Telegram OAuth，请先填入 Telegram Bot Token 以及 Bot Name！');
+        if (!has('TelegramBotToken') || !has('TelegramBotName')) throw new BadRequestError('option.telegram_incomplete');
         break;
       case 'TurnstileCheckEnabled':
-        if (!has('TurnstileSiteKey') || !has('TurnstileSecretKey')) throw new BadRequestError('无法启用 Turnstile 校验，请先填入 Turnstile 校验相关配置信息！');
+        if (!has('TurnstileSiteKey') || !has('TurnstileSecretKey')) throw new BadRequestError('option.turnstile_incomplete');
         break;
       case 'EmailDomainRestrictionEnabled':
-        if (!has('EmailDomainWhitelist')) throw new BadRequestError('无法启用邮箱域名限制，请先填入限制的邮箱域名！');
+        if (!has('EmailDomainWhitelist')) throw new BadRequestError('option.email_domain_incomplete');
         break;
       case 'EmailVerificationEnabled':
-        if (!has('SMTPServer')) throw new BadRequestError('无法启用邮箱验证，请先填入 SMTP 相关配置信息！');
+        if (!has('SMTPServer')) throw new BadRequestError('option.smtp_incomplete');
         break;
     }
   }
-  if (key === 'PayAddress' && value !== '' && !has('ServerAddress')) throw new BadRequestError('Please fill in the server address first');
+  if (key === 'PayAddress' && value !== '' && !has('ServerAddress')) throw new BadRequestError('option.server_address_first');
   if (key === 'EmailDomainWhitelist' && value === '' && get('EmailDomainRestrictionEnabled') === 'true') {
-    throw new BadRequestError('已启用邮箱域名限制，白名单不能为空');
+    throw new BadRequestError('option.email_domain_empty');
   }
 }
 

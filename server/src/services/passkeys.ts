@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { msg } from '../i18n';
 import type Koa from 'koa';
 import {
   generateAuthenticationOptions,
@@ -34,17 +35,17 @@ import { findUserById, USER_STATUS, type UserRow } from '../repositories/users';
  * expire after 5 minutes and are taken once.
  */
 export const MSG = {
-  disabled: '管理员未启用 Passkey 登录',
-  noServerAddress: '管理员未设置服务器地址 (ServerAddress)，无法使用 Passkey',
-  challenge: 'Passkey 验证已过期或已使用，请重试',
-  failed: 'Passkey 验证失败',
-  unknown: '未找到该 Passkey，请使用已注册的 Passkey',
-  exists: '该 Passkey 已注册',
-  tooMany: 'Passkey 数量已达上限',
-  none: '该用户尚未绑定 Passkey',
-  name: 'Passkey 名称不能为空，且不能超过 64 个字符',
-  missing: 'Passkey 不存在',
-  banned: '用户已被封禁',
+  disabled: 'passkey.disabled',
+  noServerAddress: 'passkey.no_server_address',
+  challenge: 'passkey.challenge',
+  failed: 'passkey.failed',
+  unknown: 'passkey.unknown',
+  exists: 'passkey.exists',
+  tooMany: 'passkey.too_many',
+  none: 'passkey.none',
+  name: 'passkey.name',
+  missing: 'passkey.missing',
+  banned: 'user.banned',
 } as const;
 
 const CHALLENGE_SECONDS = 300;
@@ -208,7 +209,7 @@ export async function finishRegistration(app: AppContext, ctx: Koa.Context, user
     if (!r.verified) throw new Error('not verified');
     info = r.registrationInfo;
   } catch (err) {
-    throw new BadRequestError(`${MSG.failed}：${(err as Error).message}`);
+    throw new BadRequestError(msg('passkey.failed_reason', { reason: (err as Error).message }));
   }
   if (await findPasskeyByCredential(app.knex, info.credential.id)) throw new BadRequestError(MSG.exists);
   if ((await passkeyCount(app.knex, user.id)) >= MAX_PER_USER) throw new BadRequestError(MSG.tooMany);
@@ -255,7 +256,7 @@ async function checkAssertion(app: AppContext, rp: RelyingParty, challenge: stri
     if (!r.verified) throw new Error('not verified');
     newCounter = r.authenticationInfo.newCounter;
   } catch (err) {
-    throw new BadRequestError(`${MSG.failed}：${(err as Error).message}`);
+    throw new BadRequestError(msg('passkey.failed_reason', { reason: (err as Error).message }));
   }
   // Counter-less authenticators (always 0) stay at 0; others must move forward, once.
   if (!(await touchPasskey(app.knex, Number(row.id), Number(row.counter), newCounter, nowSec()))) throw new BadRequestError(MSG.failed);
@@ -264,7 +265,7 @@ async function checkAssertion(app: AppContext, rp: RelyingParty, challenge: stri
 /** POST /api/user/passkey/login/begin: a discoverable-credential request, bound to a nonce in this browser's cookie. */
 export async function loginOptions(app: AppContext, ctx: Koa.Context) {
   const rp = relyingParty(app);
-  if (!ctx.session) throw new BadRequestError('会话不可用');
+  if (!ctx.session) throw new BadRequestError('common.session_unavailable');
   const nonce = randomString(32);
   (ctx.session as CookieSession).webauthn_login = nonce;
   const options = await generateAuthenticationOptions({ rpID: rp.rpID, userVerification: 'required', timeout: CHALLENGE_SECONDS * 1000 });
@@ -329,8 +330,8 @@ export async function deleteOwnPasskey(app: AppContext, user: UserRow, id: numbe
 /** DELETE /api/user/:id/reset_passkey: an admin removes every passkey of a user below them. */
 export async function adminResetPasskeys(app: AppContext, actor: UserRow, targetId: number): Promise<number> {
   const target = await findUserById(app.knex, targetId);
-  if (!target) throw new BadRequestError('用户不存在');
-  if (Number(target.role) >= Number(actor.role)) throw new BadRequestError('无权操作同级或更高级用户的 Passkey');
+  if (!target) throw new BadRequestError('user.missing');
+  if (Number(target.role) >= Number(actor.role)) throw new BadRequestError('passkey.same_or_higher');
   const n = await deletePasskeysOf(app.knex, target.id);
   if (!n) throw new BadRequestError(MSG.none);
   return n;

@@ -1,16 +1,17 @@
 import type { AppContext } from '../context';
 import { parseUserSetting, type UserRow } from '../repositories/users';
 import { UNSET_MODEL_RATIO } from './billing';
+import { serverLang, t, type Lang } from '../i18n';
 
 /**
  * Groups a user may pick (UserUsableGroups), plus the user's own group when the map lacks it
  * (as new-api does: a user can always use the group the admin put them in).
  */
-export function usableGroups(app: AppContext, userGroup?: string): Record<string, string> {
+export function usableGroups(app: AppContext, userGroup?: string, lang: Lang = serverLang(app)): Record<string, string> {
   const raw = app.options.json<Record<string, unknown>>('UserUsableGroups', {});
   const out: Record<string, string> = {};
   if (raw && typeof raw === 'object' && !Array.isArray(raw)) for (const [k, v] of Object.entries(raw)) out[k] = String(v ?? '');
-  if (userGroup && !(userGroup in out)) out[userGroup] = '用户分组';
+  if (userGroup && !(userGroup in out)) out[userGroup] = t(lang, 'user.group_desc');
   return out;
 }
 
@@ -91,8 +92,8 @@ export async function pricingEntries(app: AppContext, acceptUnset = false): Prom
  * included), group_ratio lists only the groups they may use, and unpriced models are callable
  * when they accept unset models (see `acceptsUnset`).
  */
-export async function pricing(app: AppContext, user?: Pick<UserRow, 'group' | 'setting'>) {
-  const usable = usableGroups(app, user?.group);
+export async function pricing(app: AppContext, user?: Pick<UserRow, 'group' | 'setting'>, lang?: Lang) {
+  const usable = usableGroups(app, user?.group, lang);
   const allRatios = numMap(app, 'GroupRatio');
   const groupRatio: Record<string, number> = {};
   for (const [g, r] of Object.entries(allRatios)) if (g in usable) groupRatio[g] = r;

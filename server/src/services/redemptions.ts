@@ -1,4 +1,5 @@
 import type { AppContext } from '../context';
+import { msg, serverLang, t } from '../i18n';
 import { BadRequestError, NotFoundError } from '../lib/errors';
 import { randomString } from '../lib/random';
 import { nowSec } from '../lib/time';
@@ -37,7 +38,7 @@ export async function listRedemptions(app: AppContext, paging: Paging, keyword =
 
 export async function getRedemption(app: AppContext, id: number) {
   const r = await findRedemption(app.knex, id);
-  if (!r) throw new NotFoundError('兑换码不存在');
+  if (!r) throw new NotFoundError('redemption.not_found');
   return redemptionView(r);
 }
 
@@ -64,16 +65,16 @@ export async function createRedemptions(app: AppContext, admin: UserRow, input: 
 export async function updateRedemption(app: AppContext, input: RedemptionUpdate) {
   const patch: Partial<RedemptionRow> = {};
   if (input.name !== undefined) {
-    if (!input.name) throw new BadRequestError(`兑换码名称长度必须在1-${REDEMPTION_NAME_MAX}之间`);
+    if (!input.name) throw new BadRequestError(msg('redemption.name_length', { max: REDEMPTION_NAME_MAX }));
     patch.name = input.name;
   }
   if (input.quota !== undefined) patch.quota = input.quota;
   const old = await findRedemption(app.knex, input.id);
-  if (!old) throw new NotFoundError('兑换码不存在');
-  if (Number(old.status) !== REDEMPTION_STATUS.unused) throw new BadRequestError('只有未使用的兑换码可以编辑');
+  if (!old) throw new NotFoundError('redemption.not_found');
+  if (Number(old.status) !== REDEMPTION_STATUS.unused) throw new BadRequestError('redemption.edit_used');
   if (Object.keys(patch).length) {
     const n = await liveRedemptions(app.knex).where({ id: input.id, status: REDEMPTION_STATUS.unused }).update(patch);
-    if (!n) throw new BadRequestError('只有未使用的兑换码可以编辑');
+    if (!n) throw new BadRequestError('redemption.edit_used');
   }
   return redemptionView((await findRedemption(app.knex, input.id))!);
 }
@@ -81,15 +82,15 @@ export async function updateRedemption(app: AppContext, input: RedemptionUpdate)
 /** Enables (1) or disables (2) a code; a used code keeps its status. */
 export async function setRedemptionStatus(app: AppContext, input: RedemptionStatus) {
   const old = await findRedemption(app.knex, input.id);
-  if (!old) throw new NotFoundError('兑换码不存在');
+  if (!old) throw new NotFoundError('redemption.not_found');
   const n = await liveRedemptions(app.knex).where({ id: input.id }).whereNot('status', REDEMPTION_STATUS.used).update({ status: input.status });
-  if (!n) throw new BadRequestError('兑换码已被使用，无法修改状态');
+  if (!n) throw new BadRequestError('redemption.status_used');
   return redemptionView((await findRedemption(app.knex, input.id))!);
 }
 
 export async function deleteRedemption(app: AppContext, id: number) {
   const n = await liveRedemptions(app.knex).where({ id }).update({ deleted_at: nowSec() });
-  if (!n) throw new NotFoundError('兑换码不存在');
+  if (!n) throw new NotFoundError('redemption.not_found');
 }
 
 /**
@@ -101,19 +102,19 @@ export async function redeem(app: AppContext, user: UserRow, input: RedeemInput)
     const claimed = await claimRedemption(trx, input.key, user.id, nowSec());
     if (!claimed) {
       const existing: RedemptionRow | undefined = await liveRedemptions(trx).where({ key: input.key }).first();
-      if (!existing) throw new BadRequestError('无效的兑换码');
-      if (Number(existing.status) === REDEMPTION_STATUS.used) throw new BadRequestError('该兑换码已被使用');
-      throw new BadRequestError('该兑换码已被禁用');
+      if (!existing) throw new BadRequestError('redemption.invalid');
+      if (Number(existing.status) === REDEMPTION_STATUS.used) throw new BadRequestError('redemption.used');
+      throw new BadRequestError('redemption.disabled');
     }
     const q = Number(claimed.quota);
     const n = await trx('users').where({ id: user.id }).whereNull('deleted_at').increment('quota', q);
-    if (!n) throw new BadRequestError('用户不存在');
+    if (!n) throw new BadRequestError('user.missing');
     await insertLog(trx, {
       user_id: user.id,
       type: LOG_TYPE.topup,
       username: user.username,
       quota: q,
-      content: `通过兑换码充值 ${formatQuota(app, q)}，兑换码ID ${claimed.id}`,
+      content: t(serverLang(app), 'log.redeemed', { amount: formatQuota(app, q), id: claimed.id }),
     });
     return q;
   });

@@ -24,10 +24,10 @@ import { releaseLoginSlots, takeLoginSlots } from './users';
 export type VerifyMethod = '2fa' | 'passkey' | 'password';
 
 export const MSG = {
-  required: '此操作需要安全验证，请先完成验证',
-  methodUnavailable: '该验证方式不可用',
-  wrongPassword: '密码错误',
-  noCredential: '当前认证方式不支持安全验证',
+  required: 'verify.required',
+  methodUnavailable: 'verify.method_unavailable',
+  wrongPassword: 'verify.wrong_password',
+  noCredential: 'verify.no_credential',
 } as const;
 
 export class VerificationRequiredError extends BadRequestError {
@@ -111,7 +111,7 @@ export async function verifyWithSecret(
   if (input.method === '2fa') {
     await checkSecondFactor(app, user, ip, input.code ?? '');
   } else {
-    if (!input.password) throw new BadRequestError('请输入密码');
+    if (!input.password) throw new BadRequestError('verify.password_required');
     // Password guesses here count toward the same lockout as the login's.
     const slots = await takeLoginSlots(app, ip, user);
     if (!(await verifyPassword(input.password, user.password))) throw new BadRequestError(MSG.wrongPassword);

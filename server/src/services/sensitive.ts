@@ -1,4 +1,5 @@
 import type { AppContext } from '../context';
+import { msg } from '../i18n';
 import { BadRequestError } from '../lib/errors';
 
 /**
@@ -40,6 +41,6 @@ export function checkPromptSensitive(app: AppContext, texts: Iterable<string>): 
   if (!o.bool('CheckSensitiveEnabled') || !o.bool('CheckSensitiveOnPromptEnabled')) return;
   for (const t of texts) {
     const hit = findSensitiveWord(app, t);
-    if (hit) throw new BadRequestError(`敏感词检测失败：请求包含敏感词 "${hit}"`, 'sensitive_words_detected');
+    if (hit) throw new BadRequestError(msg('sensitive.hit', { word: hit }), 'sensitive_words_detected');
   }
 }

@@ -34,7 +34,7 @@ export function sessionId(ctx: Koa.Context): string {
 
 /** Logs `user` in on this browser: a new session record and cookie (a previous one is ended). */
 export async function startSession(app: AppContext, ctx: Koa.Context, user: Pick<UserRow, 'id'>): Promise<void> {
-  if (!ctx.session) throw new BadRequestError('会话不可用');
+  if (!ctx.session) throw new BadRequestError('common.session_unavailable');
   const old = sessionId(ctx);
   const sid = randomString(43);
   const now = nowSec();

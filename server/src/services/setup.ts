@@ -23,7 +23,7 @@ export async function refreshSetup(app: AppContext): Promise<boolean> {
  * account would be an ordinary user on a gateway nobody administers.
  */
 export async function assertSetupDone(app: AppContext): Promise<void> {
-  if (!(await isSetupDone(app))) throw new BadRequestError('系统尚未初始化，请先完成初始化设置后再注册');
+  if (!(await isSetupDone(app))) throw new BadRequestError('setup.not_done');
 }
 
 export async function setupState(app: AppContext) {
@@ -49,10 +49,10 @@ export const ROOT_START_QUOTA = 100_000_000;
  * records the usage mode, once. Answers the root user it created (undefined when one existed).
  */
 export async function runSetup(app: AppContext, input: SetupInput): Promise<UserRow | undefined> {
-  if (await refreshSetup(app)) throw new BadRequestError('系统已经初始化完成');
+  if (await refreshSetup(app)) throw new BadRequestError('setup.already_done');
   const hasRoot = await rootExists(app.knex);
   const modes = input.modes();
-  if (modes.SelfUseModeEnabled && modes.DemoSiteEnabled) throw new BadRequestError('不能同时启用自用模式和演示站点模式');
+  if (modes.SelfUseModeEnabled && modes.DemoSiteEnabled) throw new BadRequestError('setup.modes_conflict');
   const created = await app.knex
     .transaction(async (trx) => {
       await recordSetup(trx, app.config.version);
@@ -68,7 +68,7 @@ export async function runSetup(app: AppContext, input: SetupInput): Promise<User
     })
     .catch((err: unknown) => {
       if (err instanceof BadRequestError) throw err;
-      if (/unique|duplicate|constraint/i.test(String((err as Error)?.message))) throw new BadRequestError('系统已经初始化完成');
+      if (/unique|duplicate|constraint/i.test(String((err as Error)?.message))) throw new BadRequestError('setup.already_done');
       throw err;
     });
   await app.options.afterWrite();

@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { msg } from '../i18n';
 import type { AppContext } from '../context';
 import { BadRequestError, NotFoundError } from '../lib/errors';
 import { randomString } from '../lib/random';
@@ -23,18 +24,18 @@ export function normaliseAllowIps(raw: string): string {
     const [addr, bits, extra] = item.split('/');
     const kind = net.isIP(addr ?? '');
     const okBits = bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (kind === 6 ? 128 : 32));
-    if (!kind || !okBits || extra !== undefined) throw new BadRequestError(`IP 白名单格式错误：${item}`);
+    if (!kind || !okBits || extra !== undefined) throw new BadRequestError(msg('token.allow_ip_invalid', { item }));
   }
   return Array.from(new Set(items)).join('\n');
 }
 
 function checkGroup(app: AppContext, user: UserRow, group: string | undefined) {
   if (!group) return;
-  if (!(group in usableGroups(app, user.group))) throw new BadRequestError(`无权使用分组 ${group}`);
+  if (!(group in usableGroups(app, user.group))) throw new BadRequestError(msg('token.group_forbidden', { group }));
 }
 
 function checkExpiry(expired: number | undefined) {
-  if (expired !== undefined && expired !== -1 && expired <= nowSec()) throw new BadRequestError('过期时间不能早于当前时间');
+  if (expired !== undefined && expired !== -1 && expired <= nowSec()) throw new BadRequestError('token.expiry_past');
 }
 
 export async function listTokens(app: AppContext, user: UserRow, paging: Paging, filter: { keyword?: string; key?: string } = {}) {
@@ -52,7 +53,7 @@ export async function listTokens(app: AppContext, user: UserRow, paging: Paging,
 
 export async function getToken(app: AppContext, user: UserRow, id: number) {
   const t = await findOwnToken(app.knex, user.id, id);
-  if (!t) throw new NotFoundError('令牌不存在');
+  if (!t) throw new NotFoundError('token.not_found');
   return tokenView(t);
 }
 
@@ -94,8 +95,8 @@ export async function createTokens(app: AppContext, user: UserRow, input: TokenC
  * an expired or exhausted token is refused until its expiry or quota allows it.
  */
 export async function updateToken(app: AppContext, user: UserRow, input: TokenUpdate, statusOnly: boolean) {
-  if (statusOnly && input.status === undefined) throw new BadRequestError('缺少 status');
-  if (input.name !== undefined && !input.name) throw new BadRequestError('令牌名称不能为空');
+  if (statusOnly && input.status === undefined) throw new BadRequestError('token.status_missing');
+  if (input.name !== undefined && !input.name) throw new BadRequestError('token.name_empty');
   checkGroup(app, user, input.group);
   const patch: Partial<TokenRow> = {};
   if (statusOnly) patch.status = input.status!;
@@ -116,16 +117,16 @@ export async function updateToken(app: AppContext, user: UserRow, input: TokenUp
   }
   const saved = await app.knex.transaction(async (trx) => {
     const old = await findOwnToken(trx, user.id, input.id);
-    if (!old) throw new NotFoundError('令牌不存在');
+    if (!old) throw new NotFoundError('token.not_found');
     if (patch.expired_time !== undefined && Number(patch.expired_time) !== Number(old.expired_time)) checkExpiry(Number(patch.expired_time));
     const merged = { ...tokenView(old), ...patch } as ReturnType<typeof tokenView>;
     const now = nowSec();
     if (patch.status === TOKEN_STATUS.enabled && Number(old.status) !== TOKEN_STATUS.enabled) {
       if (merged.expired_time !== -1 && merged.expired_time <= now) {
-        throw new BadRequestError('令牌已过期，无法启用，请先修改令牌过期时间，或者设置为永不过期');
+        throw new BadRequestError('token.enable_expired');
       }
       if (Number(old.status) === TOKEN_STATUS.exhausted && !merged.unlimited_quota && merged.remain_quota <= 0) {
-        throw new BadRequestError('令牌可用额度已用尽，无法启用，请先修改令牌剩余额度，或者设置为无限额度');
+        throw new BadRequestError('token.enable_exhausted');
       }
     }
     if (Object.keys(patch).length) await trx('tokens').where({ id: old.id, user_id: user.id }).whereNull('deleted_at').update(patch);
@@ -137,8 +138,8 @@ export async function updateToken(app: AppContext, user: UserRow, input: TokenUp
 
 export async function deleteToken(app: AppContext, user: UserRow, id: number) {
   const t = await findOwnToken(app.knex, user.id, id);
-  if (!t) throw new NotFoundError('令牌不存在');
+  if (!t) throw new NotFoundError('token.not_found');
   const n = await app.knex('tokens').where({ id, user_id: user.id }).whereNull('deleted_at').update({ deleted_at: nowSec() });
-  if (!n) throw new NotFoundError('令牌不存在');
+  if (!n) throw new NotFoundError('token.not_found');
   await invalidateToken(app, t.key);
 }

@@ -1,4 +1,5 @@
 import type { AppContext } from '../context';
+import { msg, serverLang, t } from '../i18n';
 import { BadRequestError } from '../lib/errors';
 import { randomString } from '../lib/random';
 import { completeTopUp, findTopUpUser, insertPendingTopUp, listTopUps, recentTopUps, type TopUpRow } from '../repositories/topups';
@@ -24,13 +25,13 @@ function quotaFor(app: AppContext, amount: number): number {
 function checkAmount(app: AppContext, amount: number) {
   const min = app.options.num('MinTopUp', 1);
   const minUnits = app.options.bool('DisplayInCurrencyEnabled') ? min : min * app.options.quotaPerUnit;
-  if (amount < minUnits) throw new BadRequestError(`充值数量不能小于 ${minUnits}`);
+  if (amount < minUnits) throw new BadRequestError(msg('topup.below_minimum', { min: minUnits }));
 }
 
 function onlinePaymentReady(app: AppContext) {
   const o = app.options;
-  if (!o.get('PayAddress') || !o.get('EpayId') || !o.get('EpayKey')) throw new BadRequestError('管理员未开启在线充值！');
-  if (!o.get('ServerAddress')) throw new BadRequestError('管理员未设置服务器地址');
+  if (!o.get('PayAddress') || !o.get('EpayId') || !o.get('EpayKey')) throw new BadRequestError('topup.disabled');
+  if (!o.get('ServerAddress')) throw new BadRequestError('topup.no_server_address');
 }
 
 export interface PayInput {
@@ -49,9 +50,9 @@ export async function startPayment(app: AppContext, user: UserRow, input: PayInp
   onlinePaymentReady(app);
   checkAmount(app, input.amount);
   const type = EPAY_TYPES[input.payment_method];
-  if (!type) throw new BadRequestError('不支持的支付方式');
+  if (!type) throw new BadRequestError('topup.bad_method');
   const money = priceFor(app, input.amount, user.group);
-  if (money < 0.01) throw new BadRequestError('充值金额过低');
+  if (money < 0.01) throw new BadRequestError('topup.too_low');
   const o = app.options;
   const tradeNo = `USR${user.id}NO${randomString(12)}`;
   const callbackBase = o.get('CustomCallbackAddress') || o.get('ServerAddress');
@@ -80,7 +81,7 @@ export async function paymentNotified(app: AppContext, params: Record<string, st
   const tradeNo = params.out_trade_no ?? '';
   await completeTopUp(app.knex, tradeNo, (order) => {
     const quota = quotaFor(app, Number(order.amount));
-    return { quota, content: `在线充值成功，充值金额: ${formatQuota(app, quota)}，支付金额：${Number(order.money).toFixed(2)}` };
+    return { quota, content: t(serverLang(app), 'log.topup', { amount: formatQuota(app, quota), money: Number(order.money).toFixed(2) }) };
   });
   const userId = await findTopUpUser(app.knex, tradeNo);
   if (userId !== undefined) await invalidateUser(app, userId);

@@ -5,8 +5,8 @@ import { fetchPolicy, guardedFetch } from '../lib/guardedFetch';
 import { sessionOf } from '../middleware/auth';
 
 /** The message answered when the bot-check is on and no token came with the call. */
-export const TURNSTILE_MISSING = 'Please retry in a few seconds, Turnstile is checking the user environment!';
-export const TURNSTILE_FAILED = 'Turnstile 校验失败，请刷新重试！';
+export const TURNSTILE_MISSING = 'turnstile.missing';
+export const TURNSTILE_FAILED = 'turnstile.failed';
 
 /**
  * Verifies a Turnstile token server-side: POSTs {secret, response, remoteip} form-encoded to the

@@ -29,14 +29,14 @@ import { releaseLoginSlots, takeLoginSlots } from './users';
  * hashes (one salt per enrolment) and used once each.
  */
 export const MSG = {
-  alreadyOn: '用户已启用两步验证，请先禁用后重新设置',
-  notSetUp: '请先完成两步验证的初始化设置',
-  notOn: '用户未启用两步验证',
-  wrongCode: '验证码或备用码错误，请重试',
-  codeEmpty: '请输入验证码',
-  pendingExpired: '登录会话已过期，请重新登录',
-  adminRequired: '管理员要求管理员账户启用两步验证，请先在个人设置中启用两步验证',
-  sameOrHigher: '无权操作同级或更高级用户的两步验证设置',
+  alreadyOn: '2fa.already_on',
+  notSetUp: '2fa.not_set_up',
+  notOn: '2fa.not_on',
+  wrongCode: '2fa.wrong_code',
+  codeEmpty: '2fa.code_empty',
+  pendingExpired: '2fa.pending_expired',
+  adminRequired: '2fa.admin_required',
+  sameOrHigher: '2fa.same_or_higher',
 } as const;
 
 export const BACKUP_CODE_COUNT = 10;
@@ -161,7 +161,7 @@ export async function regenerateBackupCodes(app: AppContext, userId: number): Pr
 /** DELETE /api/user/:id/2fa: an admin turns off 2FA of a user below them (lost phone); their sessions end. */
 export async function adminResetTwoFactor(app: AppContext, actor: UserRow, targetId: number): Promise<void> {
   const target = await findUserById(app.knex, targetId);
-  if (!target) throw new BadRequestError('用户不存在');
+  if (!target) throw new BadRequestError('user.missing');
   if (Number(target.role) >= Number(actor.role)) throw new BadRequestError(MSG.sameOrHigher);
   if (!(await deleteTwoFactor(app.knex, target.id))) throw new BadRequestError(MSG.notOn);
   await endUserSessions(app, target.id);
@@ -185,7 +185,7 @@ const pendingKey = (token: string) => `login2fa:${crypto.createHash('sha256').up
  * KV (every node sees it, 5 minutes) named by a random token in this browser's signed cookie.
  */
 export async function startPendingLogin(app: AppContext, ctx: Koa.Context, user: UserRow): Promise<void> {
-  if (!ctx.session) throw new BadRequestError('会话不可用');
+  if (!ctx.session) throw new BadRequestError('common.session_unavailable');
   const token = randomString(43);
   await app.kv.set(pendingKey(token), String(user.id), PENDING_LOGIN_SECONDS);
   (ctx.session as PendingCookie).pending_2fa = token;
@@ -198,7 +198,7 @@ export async function finishPendingLogin(app: AppContext, ctx: Koa.Context, ip: 
   const uid = Number(await app.kv.get(pendingKey(token)));
   const user = uid ? await findUserById(app.knex, uid) : undefined;
   if (!user) throw new BadRequestError(MSG.pendingExpired);
-  if (Number(user.status) !== USER_STATUS.enabled) throw new BadRequestError('用户已被封禁');
+  if (Number(user.status) !== USER_STATUS.enabled) throw new BadRequestError('user.banned');
   await checkSecondFactor(app, user, ip, code);
   // One use: of two concurrent right answers only the one that takes the record logs in.
   if (!(await app.kv.take(pendingKey(token)))) throw new BadRequestError(MSG.pendingExpired);

@@ -1,4 +1,5 @@
 import type { AppContext } from '../context';
+import { msg } from '../i18n';
 import { BadRequestError } from '../lib/errors';
 import { fetchPolicy, guardedFetch } from '../lib/guardedFetch';
 
@@ -58,7 +59,7 @@ function latestRelease(data: unknown): { tag: string; url: string } | undefined 
  */
 export async function checkForUpdate(app: AppContext): Promise<UpdateInfo> {
   const feed = app.options.get('UpdateCheckUrl').trim();
-  if (!feed) throw new BadRequestError('未配置更新检查地址');
+  if (!feed) throw new BadRequestError('update.no_feed');
   const current = app.config.version;
   const key = `update_check:${feed}`;
   let release: { tag: string; url: string } | undefined;
@@ -71,7 +72,7 @@ export async function checkForUpdate(app: AppContext): Promise<UpdateInfo> {
       maxBytes: 1024 * 1024,
       policy: fetchPolicy(app, 'operator'),
     });
-    if (res.status >= 400) throw new BadRequestError(`检查更新失败：发布源返回 ${res.status}`);
+    if (res.status >= 400) throw new BadRequestError(msg('update.feed_status', { status: res.status }));
     let data: unknown;
     try {
       data = JSON.parse(res.text());
@@ -79,7 +80,7 @@ export async function checkForUpdate(app: AppContext): Promise<UpdateInfo> {
       data = undefined;
     }
     release = latestRelease(data);
-    if (!release) throw new BadRequestError('检查更新失败：发布源中没有可识别的版本');
+    if (!release) throw new BadRequestError('update.no_release');
     await app.kv.set(key, JSON.stringify(release), CACHE_SECONDS);
   }
   return { current, latest: release.tag, url: release.url, newer: isNewerVersion(current, release.tag) };

@@ -27,35 +27,36 @@ import { invalidateUser } from './invalidate';
 import { endUserSessions } from './sessions';
 import { assertSetupDone } from './setup';
 import { sendMail } from './mail';
+import { msg, serverLang, t, type Lang } from '../i18n';
 import { consumeCode, issueCode, verifyEmailCode } from './verification';
 
 /* ------------------------------------------------------------------ messages */
 export const MSG = {
-  loginEmpty: 'Please enter username and password!',
-  loginWrong: '用户名或密码错误，或用户已被封禁',
-  loginDisabled: '管理员关闭了密码登录',
-  banned: '用户已被封禁',
-  passwordShort: 'Password length must not be less than 8 characters!',
-  passwordLong: '密码长度不能超过 20 个字符',
-  passwordMismatch: 'The two passwords do not match',
-  registerClosed: '管理员关闭了新用户注册',
-  passwordRegisterClosed: '管理员关闭了通过密码进行注册，请使用第三方账户验证的形式进行注册',
-  emailCodeRequired: '管理员开启了邮箱验证，请输入邮箱地址和验证码',
-  emailCodeWrong: '验证码错误或已过期',
-  emailTaken: '邮箱地址已被占用',
-  emailInvalid: '无效的邮箱地址',
-  emailDomain: '管理员启用了邮箱域名白名单，您的邮箱地址的域名不在白名单中',
-  emailAlias: '管理员已启用邮箱地址别名限制，您的邮箱地址由于包含特殊符号而被拒绝',
-  emailUnknown: '该邮箱地址未注册',
-  resetInvalid: '重置链接非法或已过期',
-  usernameEmpty: 'Username and password cannot be empty!',
-  usernameLong: '用户名长度不能超过 12 个字符',
-  originalPassword: '原密码错误',
-  sameOrHigher: '无权更新同权限等级或更高权限等级的用户信息',
-  createHigher: '无法创建权限大于等于自己的用户',
-  userMissing: '用户不存在',
-  rootDelete: '不能删除超级管理员账户',
-  serverAddressMissing: '管理员未设置服务器地址 (ServerAddress)，无法发送包含链接的邮件，请联系管理员在系统设置中填写服务器地址',
+  loginEmpty: 'user.login_empty',
+  loginWrong: 'user.login_wrong',
+  loginDisabled: 'user.password_login_disabled',
+  banned: 'user.banned',
+  passwordShort: 'user.password_short',
+  passwordLong: 'user.password_long',
+  passwordMismatch: 'user.password_mismatch',
+  registerClosed: 'user.register_closed',
+  passwordRegisterClosed: 'user.password_register_closed',
+  emailCodeRequired: 'user.email_code_required',
+  emailCodeWrong: 'user.email_code_wrong',
+  emailTaken: 'user.email_taken',
+  emailInvalid: 'user.email_invalid',
+  emailDomain: 'user.email_domain',
+  emailAlias: 'user.email_alias',
+  emailUnknown: 'user.email_unknown',
+  resetInvalid: 'user.reset_invalid',
+  usernameEmpty: 'user.username_empty',
+  usernameLong: 'user.username_long',
+  originalPassword: 'user.original_password_wrong',
+  sameOrHigher: 'user.same_or_higher',
+  createHigher: 'user.create_higher',
+  userMissing: 'user.missing',
+  rootDelete: 'user.root_delete',
+  serverAddressMissing: 'user.server_address_missing',
 } as const;
 
 const EMAIL_RE = /^[^\s@<>(),;:"]+@[^\s@<>(),;:"]+\.[^\s@<>(),;:"]+$/;
@@ -77,7 +78,7 @@ export function checkUsername(username: string): string {
   if (!name) throw new BadRequestError(MSG.usernameEmpty);
   if ([...name].length > 12) throw new BadRequestError(MSG.usernameLong);
   // eslint-disable-next-line no-control-regex -- control characters are exactly what a username may not hold
-  if (/[\s\u0000-\u001f]/.test(name)) throw new BadRequestError('用户名不能包含空白或控制字符');
+  if (/[\s\u0000-\u001f]/.test(name)) throw new BadRequestError('user.username_whitespace');
   return name;
 }
 
@@ -124,7 +125,7 @@ export async function takeLoginSlots(app: AppContext, ip: string, account: { id:
   if (byIp > perIp || byAccount > perAccount) {
     const key = byIp > perIp ? ipKey : accountKey;
     const ttl = await app.kv.ttl(key);
-    throw new RateLimitError('登录失败次数过多，请稍后再试', ttl > 0 ? ttl : windowSeconds);
+    throw new RateLimitError('user.login_too_many', ttl > 0 ? ttl : windowSeconds);
   }
   return { accountKey, ipKey };
 }
@@ -186,14 +187,14 @@ export async function register(app: AppContext, input: RegisterInput): Promise<U
     email = checkEmailAllowed(app, input.email);
     if (await isEmailTaken(app.knex, email)) throw new BadRequestError(MSG.emailTaken);
   }
-  if (await app.knex('users').where({ username }).first('id')) throw new BadRequestError('用户名已存在，或已注销');
+  if (await app.knex('users').where({ username }).first('id')) throw new BadRequestError('user.username_taken');
   // The code is consumed only once everything else is known to be fine.
   if (email && !(await verifyEmailCode(app, email, input.verification_code!.trim()))) throw new BadRequestError(MSG.emailCodeWrong);
   try {
     return await createAccount(app, { username, password: input.password, email, affCode: input.aff_code?.trim() || undefined });
   } catch (err) {
     if (err instanceof BadRequestError) throw err;
-    if (/unique|duplicate|constraint/i.test(String((err as Error)?.message))) throw new BadRequestError('用户名已存在，或已注销');
+    if (/unique|duplicate|constraint/i.test(String((err as Error)?.message))) throw new BadRequestError('user.username_taken');
     throw err;
   }
 }
@@ -205,7 +206,7 @@ async function mailLimits(app: AppContext, ip: string, purpose: string, email: s
   const lock = `resend:${purpose}:${email.toLowerCase()}`;
   if (!(await app.kv.setNX(lock, '1', RESEND_SECONDS))) {
     const ttl = await app.kv.ttl(lock);
-    throw new RateLimitError(`发送过于频繁，请 ${ttl > 0 ? ttl : RESEND_SECONDS} 秒后再试`, ttl > 0 ? ttl : RESEND_SECONDS);
+    throw new RateLimitError(msg('user.mail_too_frequent', { seconds: ttl > 0 ? ttl : RESEND_SECONDS }), ttl > 0 ? ttl : RESEND_SECONDS);
   }
   return lock;
 }
@@ -213,15 +214,15 @@ async function mailLimits(app: AppContext, ip: string, purpose: string, email: s
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** GET /api/verification: mails a 6-digit code for an email nobody uses yet. */
-export async function sendVerificationCode(app: AppContext, ip: string, rawEmail: string): Promise<void> {
+export async function sendVerificationCode(app: AppContext, ip: string, rawEmail: string, lang: Lang = serverLang(app)): Promise<void> {
   const email = checkEmailAllowed(app, rawEmail);
   if (await isEmailTaken(app.knex, email)) throw new BadRequestError(MSG.emailTaken);
   const lock = await mailLimits(app, ip, 'email', email);
   const code = await issueCode(app, 'email', email);
   const name = escapeHtml(app.options.get('SystemName') || 'AI Gateway');
-  const html = `<p>您好，你正在进行${name}邮箱验证。</p><p>您的验证码为: <strong>${code}</strong></p><p>验证码 10 分钟内有效，如果不是本人操作，请忽略。</p>`;
+  const html = t(lang, 'mail.verification_html', { name, code });
   try {
-    await sendMail(app, email, `${app.options.get('SystemName') || 'AI Gateway'}邮箱验证邮件`, html);
+    await sendMail(app, email, t(lang, 'mail.verification_subject', { name: app.options.get('SystemName') || 'AI Gateway' }), html);
   } catch (err) {
     await app.kv.del(lock);
     await app.kv.del(`code:email:${email.toLowerCase()}`);
@@ -240,7 +241,7 @@ export function mailLinkBase(app: AppContext): string {
 }
 
 /** GET /api/reset_password: mails a one-time reset link to a registered email. */
-export async function sendPasswordReset(app: AppContext, ip: string, rawEmail: string): Promise<void> {
+export async function sendPasswordReset(app: AppContext, ip: string, rawEmail: string, lang: Lang = serverLang(app)): Promise<void> {
   const base = mailLinkBase(app);
   const email = rawEmail.trim();
   if (!email || !EMAIL_RE.test(email)) throw new BadRequestError(MSG.emailInvalid);
@@ -250,9 +251,9 @@ export async function sendPasswordReset(app: AppContext, ip: string, rawEmail: s
   const token = await issueCode(app, 'reset', email, randomString(32), RESET_TTL_SECONDS);
   const link = `${base}/user/reset?email=${encodeURIComponent(email)}&token=${encodeURIComponent(token)}`;
   const name = app.options.get('SystemName') || 'AI Gateway';
-  const html = `<p>您好，你正在进行${escapeHtml(name)}密码重置。</p><p>点击 <a href="${escapeHtml(link)}">此处</a> 进行密码重置。</p><p>如果链接无法点击，请尝试复制以下链接到浏览器中打开：<br>${escapeHtml(link)}</p><p>重置链接 ${RESET_TTL_SECONDS / 60} 分钟内有效，如果不是本人操作，请忽略。</p>`;
+  const html = t(lang, 'mail.reset_html', { name: escapeHtml(name), link: escapeHtml(link), minutes: RESET_TTL_SECONDS / 60 });
   try {
-    await sendMail(app, email, `${name}密码重置`, html);
+    await sendMail(app, email, t(lang, 'mail.reset_subject', { name }), html);
   } catch (err) {
     await app.kv.del(lock);
     await app.kv.del(`code:reset:${email.toLowerCase()}`);
@@ -286,12 +287,12 @@ export async function updateSelf(
   const patch: Partial<UserRow> = {};
   if (input.display_name !== undefined) {
     const dn = input.display_name.trim();
-    if ([...dn].length > 20) throw new BadRequestError('显示名称长度不能超过 20 个字符');
+    if ([...dn].length > 20) throw new BadRequestError('user.display_name_long');
     patch.display_name = dn || user.username;
   }
   if (input.password) {
     checkPassword(input.password);
-    if (input.password2 !== undefined && input.password2 !== input.password) throw new BadRequestError('The two passwords do not match!');
+    if (input.password2 !== undefined && input.password2 !== input.password) throw new BadRequestError('user.password_mismatch_bang');
     if (user.password && !(await verifyPassword(input.original_password ?? '', user.password))) throw new BadRequestError(MSG.originalPassword);
     patch.password = await hashPassword(input.password);
   }
@@ -324,7 +325,7 @@ export async function regenerateAccessToken(app: AppContext, userId: number): Pr
       if (!/unique|duplicate|constraint/i.test(String((err as Error)?.message))) throw err;
     }
   }
-  throw new BadRequestError('生成访问令牌失败，请重试');
+  throw new BadRequestError('user.access_token_failed');
 }
 
 /** The user's invitation code, created on first use. */
@@ -343,7 +344,7 @@ export async function ensureAffCode(app: AppContext, user: UserRow): Promise<str
       if (!/unique|duplicate|constraint/i.test(String((err as Error)?.message))) throw err;
     }
   }
-  throw new BadRequestError('生成邀请码失败，请重试');
+  throw new BadRequestError('user.aff_code_failed');
 }
 
 export function renderAmount(app: AppContext, quota: number): string {
@@ -354,15 +355,20 @@ export function renderAmount(app: AppContext, quota: number): string {
 /** Moves invitation earnings into the balance, atomically (never overspends aff_quota). */
 export async function transferAffQuota(app: AppContext, user: UserRow, quota: number): Promise<void> {
   const min = app.options.quotaPerUnit;
-  if (!Number.isSafeInteger(quota) || quota < min) throw new BadRequestError(`Minimum transfer amount is ${renderAmount(app, min)}`);
+  if (!Number.isSafeInteger(quota) || quota < min) throw new BadRequestError(msg('user.transfer_minimum', { amount: renderAmount(app, min) }));
   await app.knex.transaction(async (trx) => {
     const n = await trx('users')
       .where({ id: user.id })
       .whereNull('deleted_at')
       .andWhere('aff_quota', '>=', quota)
       .update({ aff_quota: trx.raw('aff_quota - ?', [quota]), quota: trx.raw('quota + ?', [quota]) });
-    if (!n) throw new BadRequestError('邀请额度不足！');
-    await insertLog(trx, { user_id: user.id, type: LOG_TYPE.system, username: user.username, content: `邀请额度划转到余额 ${formatQuota(app, quota)}` });
+    if (!n) throw new BadRequestError('user.aff_quota_insufficient');
+    await insertLog(trx, {
+      user_id: user.id,
+      type: LOG_TYPE.system,
+      username: user.username,
+      content: t(serverLang(app), 'log.aff_transfer', { amount: formatQuota(app, quota) }),
+    });
   });
   await invalidateUser(app, user.id);
 }
@@ -379,23 +385,23 @@ export interface SettingInput {
 /** Validates and stores the notification/price settings; other keys in `setting` are kept. */
 export async function updateSetting(app: AppContext, user: UserRow, input: SettingInput): Promise<UserSetting> {
   const notifyType = input.notify_type ?? 'email';
-  if (notifyType !== 'email' && notifyType !== 'webhook') throw new BadRequestError('无效的预警类型');
+  if (notifyType !== 'email' && notifyType !== 'webhook') throw new BadRequestError('user.notify_type_invalid');
   const threshold = input.quota_warning_threshold ?? 500000;
-  if (!Number.isFinite(threshold) || threshold <= 0) throw new BadRequestError('预警阈值必须大于0');
+  if (!Number.isFinite(threshold) || threshold <= 0) throw new BadRequestError('user.notify_threshold_invalid');
   const webhookUrl = (input.webhook_url ?? '').trim();
-  if (notifyType === 'webhook' && !webhookUrl) throw new BadRequestError('Webhook地址不能为空');
+  if (notifyType === 'webhook' && !webhookUrl) throw new BadRequestError('user.webhook_empty');
   if (webhookUrl) {
     let u: URL;
     try {
       u = new URL(webhookUrl);
     } catch {
-      throw new BadRequestError('无效的Webhook地址');
+      throw new BadRequestError('user.webhook_invalid');
     }
-    if (u.protocol !== 'https:') throw new BadRequestError('Webhook地址必须使用HTTPS');
+    if (u.protocol !== 'https:') throw new BadRequestError('user.webhook_https');
   }
   const notificationEmail = (input.notification_email ?? '').trim();
   if (notificationEmail && (!EMAIL_RE.test(notificationEmail) || notificationEmail.length > 128)) throw new BadRequestError(MSG.emailInvalid);
-  if ((input.webhook_secret ?? '').length > 512) throw new BadRequestError('Webhook 密钥过长');
+  if ((input.webhook_secret ?? '').length > 512) throw new BadRequestError('user.webhook_secret_long');
   const current = await app.knex('users').where({ id: user.id }).first('setting');
   const setting: UserSetting = {
     ...parseUserSetting(current?.setting as string | undefined),
@@ -430,16 +436,16 @@ export async function adminCreateUser(
   const username = checkUsername(input.username);
   checkPassword(input.password);
   const role = input.role ?? ROLE.user;
-  if (![ROLE.user, ROLE.admin, ROLE.root].includes(role as 1)) throw new BadRequestError('无效的用户角色');
+  if (![ROLE.user, ROLE.admin, ROLE.root].includes(role as 1)) throw new BadRequestError('user.role_invalid');
   if (role >= Number(actor.role)) throw new BadRequestError(MSG.createHigher);
   const dn = (input.display_name ?? '').trim();
-  if ([...dn].length > 20) throw new BadRequestError('显示名称长度不能超过 20 个字符');
-  if (await app.knex('users').where({ username }).first('id')) throw new BadRequestError('用户名已存在，或已注销');
+  if ([...dn].length > 20) throw new BadRequestError('user.display_name_long');
+  if (await app.knex('users').where({ username }).first('id')) throw new BadRequestError('user.username_taken');
   try {
     return await createAccount(app, { username, password: input.password, display_name: dn || username, role });
   } catch (err) {
     if (err instanceof BadRequestError) throw err;
-    if (/unique|duplicate|constraint/i.test(String((err as Error)?.message))) throw new BadRequestError('用户名已存在，或已注销');
+    if (/unique|duplicate|constraint/i.test(String((err as Error)?.message))) throw new BadRequestError('user.username_taken');
     throw err;
   }
 }
@@ -465,12 +471,12 @@ export async function adminUpdateUser(app: AppContext, actor: UserRow, input: Ad
   const patch: Partial<UserRow> = {};
   if (input.username !== undefined && input.username.trim() !== target.username) {
     const username = checkUsername(input.username);
-    if (await app.knex('users').where({ username }).whereNot({ id: target.id }).first('id')) throw new BadRequestError('用户名已存在，或已注销');
+    if (await app.knex('users').where({ username }).whereNot({ id: target.id }).first('id')) throw new BadRequestError('user.username_taken');
     patch.username = username;
   }
   if (input.display_name !== undefined) {
     const dn = input.display_name.trim();
-    if ([...dn].length > 20) throw new BadRequestError('显示名称长度不能超过 20 个字符');
+    if ([...dn].length > 20) throw new BadRequestError('user.display_name_long');
     patch.display_name = dn || (patch.username ?? target.username);
   }
   if (input.password) {
@@ -487,18 +493,18 @@ export async function adminUpdateUser(app: AppContext, actor: UserRow, input: Ad
   }
   if (input.group !== undefined) {
     const g = input.group.trim();
-    if (!g || g.length > 64 || /[\s,]/.test(g)) throw new BadRequestError('无效的分组名称');
+    if (!g || g.length > 64 || /[\s,]/.test(g)) throw new BadRequestError('user.group_invalid');
     patch.group = g;
   }
   if (input.remark !== undefined) {
-    if (input.remark.length > 255) throw new BadRequestError('备注长度不能超过 255 个字符');
+    if (input.remark.length > 255) throw new BadRequestError('user.remark_long');
     patch.remark = input.remark;
   }
   const changingQuota = input.quota !== undefined;
   if (changingQuota) {
     const q = input.quota!;
-    if (!Number.isSafeInteger(q)) throw new BadRequestError('额度必须是整数');
-    if (q < 0) throw new BadRequestError('额度不能为负数');
+    if (!Number.isSafeInteger(q)) throw new BadRequestError('common.quota_int');
+    if (q < 0) throw new BadRequestError('common.quota_negative');
   }
   await app.knex.transaction(async (trx) => {
     if (changingQuota) {
@@ -513,7 +519,7 @@ export async function adminUpdateUser(app: AppContext, actor: UserRow, input: Ad
           type: LOG_TYPE.manage,
           username: target.username,
           quota: after - before,
-          content: `管理员 ${actor.username} 将用户额度从 ${formatQuota(app, before)} 修改为 ${formatQuota(app, after)}`,
+          content: t(serverLang(app), 'log.admin_quota_change', { admin: actor.username, before: formatQuota(app, before), after: formatQuota(app, after) }),
         });
       }
     }
@@ -532,9 +538,9 @@ export async function manageUser(app: AppContext, actor: UserRow, id: number, ac
   if (!target) throw new BadRequestError(MSG.userMissing);
   const isRoot = Number(target.role) >= ROLE.root;
   // Root protections come first so that the message says what is refused.
-  if (isRoot && action === 'disable') throw new BadRequestError('无法禁用超级管理员用户');
-  if (isRoot && action === 'delete') throw new BadRequestError('无法删除超级管理员用户');
-  if (isRoot && action === 'demote') throw new BadRequestError('无法降级超级管理员用户');
+  if (isRoot && action === 'disable') throw new BadRequestError('user.root_disable');
+  if (isRoot && action === 'delete') throw new BadRequestError('user.root_delete_user');
+  if (isRoot && action === 'demote') throw new BadRequestError('user.root_demote');
   assertOutranks(actor, target);
   let status = Number(target.status);
   let role = Number(target.role);
@@ -546,7 +552,7 @@ export async function manageUser(app: AppContext, actor: UserRow, id: number, ac
       break;
     case 'enable':
       // Status 3 (deregistered) is a state the enable action must not lift.
-      if (status !== USER_STATUS.enabled && status !== USER_STATUS.disabled) throw new BadRequestError('该用户状态不允许启用');
+      if (status !== USER_STATUS.enabled && status !== USER_STATUS.disabled) throw new BadRequestError('user.status_not_enableable');
       status = USER_STATUS.enabled;
       patch.status = status;
       break;
@@ -554,20 +560,20 @@ export async function manageUser(app: AppContext, actor: UserRow, id: number, ac
       patch.deleted_at = nowSec();
       break;
     case 'promote':
-      if (Number(actor.role) < ROLE.root) throw new BadRequestError('普通管理员用户无法提升其他用户为管理员');
-      if (role >= ROLE.admin) throw new BadRequestError('该用户已经是管理员');
+      if (Number(actor.role) < ROLE.root) throw new BadRequestError('user.admin_cannot_promote');
+      if (role >= ROLE.admin) throw new BadRequestError('user.already_admin');
       role = ROLE.admin;
       patch.role = role;
       break;
     case 'demote':
-      if (role === ROLE.user) throw new BadRequestError('该用户已经是普通用户');
+      if (role === ROLE.user) throw new BadRequestError('user.already_user');
       role = ROLE.user;
       patch.role = role;
       break;
   }
   // The role condition keeps a concurrent promote/demote from being overtaken silently.
   const n = await app.knex('users').where({ id: target.id, role: target.role }).whereNull('deleted_at').update(patch);
-  if (!n) throw new BadRequestError('用户状态已被修改，请刷新后重试');
+  if (!n) throw new BadRequestError('user.status_changed');
   if (action === 'disable' || action === 'delete') await endUserSessions(app, target.id);
   await invalidateUser(app, target.id);
   return { status, role };
@@ -582,12 +588,12 @@ export async function selfView(app: AppContext, user: UserRow) {
 }
 
 /** Groups the caller may pick for a token, with their ratios; the caller's own group is always there. */
-export function selfGroups(app: AppContext, user: UserRow): Record<string, { desc: string; ratio: number }> {
+export function selfGroups(app: AppContext, user: UserRow, lang: Lang = serverLang(app)): Record<string, { desc: string; ratio: number }> {
   const usable = app.options.json<Record<string, string>>('UserUsableGroups', {});
   const ratios = app.options.json<Record<string, number>>('GroupRatio', {});
   const out: Record<string, { desc: string; ratio: number }> = {};
   for (const [group, desc] of Object.entries(usable)) out[group] = { desc: String(desc), ratio: ratios[group] ?? 1 };
-  if (!out[user.group]) out[user.group] = { desc: '用户分组', ratio: ratios[user.group] ?? 1 };
+  if (!out[user.group]) out[user.group] = { desc: t(lang, 'user.group_desc'), ratio: ratios[user.group] ?? 1 };
   return out;
 }
 
@@ -604,15 +610,15 @@ export async function listUsers(app: AppContext, paging: Paging, filter: { keywo
 /** One user for an admin: never a user of the same or a higher role (oneself excepted). */
 export async function userForAdmin(app: AppContext, actor: UserRow, id: number) {
   const target = await findUserByIdWithDeleted(app.knex, id);
-  if (!target) throw new BadRequestError('用户不存在');
-  if (Number(target.role) >= Number(actor.role) && target.id !== actor.id) throw new BadRequestError('无权获取同级或更高等级用户的信息');
+  if (!target) throw new BadRequestError('user.missing');
+  if (Number(target.role) >= Number(actor.role) && target.id !== actor.id) throw new BadRequestError('user.read_same_or_higher');
   return clientUser(target);
 }
 
 /** Binds an email (not used by another account) to the user, with a code mailed to it. */
 export async function bindEmail(app: AppContext, user: UserRow, email: string, code: string): Promise<void> {
-  if (await isEmailTaken(app.knex, email, user.id)) throw new BadRequestError('邮箱地址已被占用');
-  if (!(await verifyEmailCode(app, email, code))) throw new BadRequestError('验证码错误或已过期！');
+  if (await isEmailTaken(app.knex, email, user.id)) throw new BadRequestError('user.email_taken');
+  if (!(await verifyEmailCode(app, email, code))) throw new BadRequestError('user.email_code_wrong_bang');
   await app.knex('users').where({ id: user.id }).update({ email });
   await invalidateUser(app, Number(user.id));
 }

@@ -1,4 +1,5 @@
 import { request } from 'undici';
+import { msg, serverLang, t } from '../i18n';
 import type { AppContext } from '../context';
 import { authenticateKey, checkModelAllowed, type Principal } from '../relay/auth';
 import { extractKey } from '../relay/keys';
@@ -64,7 +65,7 @@ export async function pickTaskChannel(app: AppContext, principal: Principal, mod
     const tiers = tiersFor(table, principal.group, model);
     channel = tiers && pickChannel(tiers, 0, new Set(), (c) => accept(c.info.type));
   }
-  if (!channel) throw new RelayError(503, `分组 ${principal.group} 下模型 ${model} 无可用渠道`, 'model_not_found');
+  if (!channel) throw new RelayError(503, msg('task.no_channel', { group: principal.group, model }), 'model_not_found');
   const keyIndex = channel.keys.length > 1 ? Math.floor(Math.random() * channel.keys.length) : 0;
   return { channel, keyIndex, key: channel.keys[keyIndex] ?? '' };
 }
@@ -113,7 +114,7 @@ export async function callUpstream(
   } catch (err) {
     // Connection refused, timeout, bad URL: a 502 in the caller's format (the key never in the message).
     app.log.warn({ err: String(err), channel: channel.info.id }, 'task upstream request failed');
-    throw new RelayError(502, '上游请求失败', 'upstream_error');
+    throw new RelayError(502, 'task.upstream_failed', 'upstream_error');
   }
   const chunks: Buffer[] = [];
   let size = 0;
@@ -236,7 +237,9 @@ export async function submitTask<T>(app: AppContext, spec: SubmitSpec<T>): Promi
       channel_name: picked.channel.info.name,
       group: principal.group,
       ip: spec.ip,
-      content: price.usePrice ? `模型价格 ${price.modelPrice}，分组倍率 ${price.groupRatio}` : `模型倍率 ${price.modelRatio}，分组倍率 ${price.groupRatio}`,
+      content: price.usePrice
+        ? t(serverLang(app), 'log.price', { price: price.modelPrice, group: price.groupRatio })
+        : t(serverLang(app), 'log.task_ratios', { model: price.modelRatio, group: price.groupRatio }),
       other: JSON.stringify({
         model_price: price.usePrice ? price.modelPrice : -1,
         model_ratio: price.modelRatio,
@@ -271,7 +274,7 @@ export async function refundFailedTask(app: AppContext, table: TaskTable, row: T
     channel_id: Number(row.channel_id),
     group: String(row.group ?? ''),
     created_at: nowSec(),
-    content: `异步任务 ${upstreamId} 执行失败，退还额度 ${quota}：${reason.slice(0, 200)}`,
+    content: t(serverLang(app), 'log.task_refund', { id: upstreamId, quota, reason: reason.slice(0, 200) }),
     other: JSON.stringify({ task_id: upstreamId, refund: quota }),
   });
   return true;
@@ -285,13 +288,13 @@ export function reply(ctx: RelayHttp, status: number, body: unknown): void {
 
 /** The JSON body of a task route (400 in the route's error shape otherwise). */
 export function parseJsonBody(raw: Buffer): Record<string, unknown> {
-  if (!raw.length) throw new RelayError(400, '请求体不能为空', 'invalid_request');
+  if (!raw.length) throw new RelayError(400, 'body.empty', 'invalid_request');
   let body: unknown;
   try {
     body = JSON.parse(raw.toString('utf8'));
   } catch {
-    throw new RelayError(400, '请求体不是合法的 JSON', 'invalid_request');
+    throw new RelayError(400, 'body.bad_json', 'invalid_request');
   }
-  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new RelayError(400, '请求体必须是 JSON 对象', 'invalid_request');
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new RelayError(400, 'body.not_object', 'invalid_request');
   return body as Record<string, unknown>;
 }

@@ -1,4 +1,5 @@
 import type { AppContext } from '../context';
+import { localize, msg, requestLang, t, type Message, type MessageKey } from '../i18n';
 import { CHANNEL_TYPE } from '../channels/catalogue';
 import { AppError } from '../lib/errors';
 import { fetchPolicy, guardedFetch } from '../lib/guardedFetch';
@@ -49,7 +50,7 @@ export const priceKey = (action: string) => `mj_${action.toLowerCase()}`;
 class MjError extends AppError {
   constructor(
     status: number,
-    message: string,
+    message: MessageKey | Message,
     readonly mjCode: number = CODE.validation,
   ) {
     super(message, status, 'mj_error');
@@ -102,7 +103,7 @@ function cleanBody(app: AppContext, body: Record<string, unknown>): { body: Reco
   let notifyHook = '';
   if (typeof out.notifyHook === 'string' && out.notifyHook.trim()) {
     notifyHook = out.notifyHook.trim();
-    if (!/^https?:\/\//i.test(notifyHook)) throw new MjError(400, 'notifyHook 必须是 http(s) 地址');
+    if (!/^https?:\/\//i.test(notifyHook)) throw new MjError(400, 'task.notify_hook_http');
   }
   delete out.notifyHook;
   if (!app.options.bool('MjNotifyEnabled')) notifyHook = '';
@@ -118,10 +119,10 @@ const mjHeaders = (key: string) => ({ 'content-type': 'application/json', 'mj-ap
 
 /** The drawing a change/action/modal refers to: the caller's own, in the state the action needs. */
 async function referenced(app: AppContext, principal: Principal, taskId: unknown, needStatus?: string): Promise<TaskRecord> {
-  if (typeof taskId !== 'string' || !taskId) throw new MjError(400, 'taskId 不能为空');
+  if (typeof taskId !== 'string' || !taskId) throw new MjError(400, msg('relay.field_empty', { field: 'taskId' }));
   const [row] = await findTaskRows(app.knex, 'midjourneys', [taskId], principal.user.id);
-  if (!row) throw new MjError(404, '任务不存在', CODE.notFound);
-  if (needStatus && row.status !== needStatus) throw new MjError(400, `任务状态不是 ${needStatus}`);
+  if (!row) throw new MjError(404, 'task.not_found', CODE.notFound);
+  if (needStatus && row.status !== needStatus) throw new MjError(400, msg('task.status_not', { status: needStatus }));
   return row;
 }
 
@@ -137,40 +138,39 @@ async function planSubmit(app: AppContext, principal: Principal, kind: string, b
   const str = (v: unknown) => (typeof v === 'string' ? v : '');
   switch (kind) {
     case 'imagine':
-      if (!str(body.prompt).trim()) throw new MjError(400, 'prompt 不能为空');
+      if (!str(body.prompt).trim()) throw new MjError(400, msg('relay.field_empty', { field: 'prompt' }));
       return { action: 'IMAGINE', body };
     case 'blend':
-      if (!Array.isArray(body.base64Array) || body.base64Array.length < 2 || body.base64Array.length > 5)
-        throw new MjError(400, 'base64Array 需要 2 到 5 张图');
+      if (!Array.isArray(body.base64Array) || body.base64Array.length < 2 || body.base64Array.length > 5) throw new MjError(400, 'task.mj_base64_array');
       return { action: 'BLEND', body };
     case 'describe':
-      if (!str(body.base64)) throw new MjError(400, 'base64 不能为空');
+      if (!str(body.base64)) throw new MjError(400, msg('relay.field_empty', { field: 'base64' }));
       return { action: 'DESCRIBE', body };
     case 'shorten':
-      if (!str(body.prompt).trim()) throw new MjError(400, 'prompt 不能为空');
+      if (!str(body.prompt).trim()) throw new MjError(400, msg('relay.field_empty', { field: 'prompt' }));
       return { action: 'SHORTEN', body };
     case 'change': {
       const action = str(body.action).toUpperCase();
-      if (!['UPSCALE', 'VARIATION', 'REROLL'].includes(action)) throw new MjError(400, 'action 必须是 UPSCALE、VARIATION 或 REROLL');
-      if (action !== 'REROLL' && ![1, 2, 3, 4].includes(Number(body.index))) throw new MjError(400, 'index 必须是 1 到 4');
+      if (!['UPSCALE', 'VARIATION', 'REROLL'].includes(action)) throw new MjError(400, 'task.mj_action');
+      if (action !== 'REROLL' && ![1, 2, 3, 4].includes(Number(body.index))) throw new MjError(400, 'task.mj_index');
       return { action, body, ref: await referenced(app, principal, body.taskId, checkSuccess) };
     }
     case 'simple-change': {
       const m = /^\s*(\S+)\s+(U[1-4]|V[1-4]|R)\s*$/i.exec(str(body.content));
-      if (!m) throw new MjError(400, 'content 格式应为 "<taskId> U1"');
+      if (!m) throw new MjError(400, 'task.mj_content');
       const op = m[2]!.toUpperCase();
       const action = op === 'R' ? 'REROLL' : op[0] === 'U' ? 'UPSCALE' : 'VARIATION';
       return { action, body, ref: await referenced(app, principal, m[1], checkSuccess) };
     }
     case 'action': {
       const action = actionOfCustomId(str(body.customId));
-      if (!action) throw new MjError(400, 'customId 无效');
+      if (!action) throw new MjError(400, 'task.mj_custom_id');
       return { action, body, ref: await referenced(app, principal, body.taskId, checkSuccess) };
     }
     case 'modal':
       return { action: 'MODAL', body, ref: await referenced(app, principal, body.taskId, 'MODAL') };
     default:
-      throw new MjError(404, `未知的提交类型 ${kind}`);
+      throw new MjError(404, msg('task.unknown_kind', { kind }));
   }
 }
 
@@ -189,7 +189,7 @@ async function submit(app: AppContext, ctx: RelayHttp, kit: TaskKit, mode: strin
       mjHeaders(picked.key),
       JSON.stringify(body),
     );
-    reply(ctx, up.status, up.json() ?? { code: CODE.failure, description: '上游返回无效', result: null });
+    reply(ctx, up.status, up.json() ?? { code: CODE.failure, description: t(requestLang(ctx), 'task.upstream_invalid'), result: null });
     return;
   }
   const plan = await planSubmit(app, principal, kind, body);
@@ -199,7 +199,7 @@ async function submit(app: AppContext, ctx: RelayHttp, kit: TaskKit, mode: strin
     // Continued on the drawing's own channel (the upstream account holds it); the key's model limits still apply.
     checkModelAllowed(principal, model);
     const p = await channelOfTask(app, plan.ref);
-    if (!p) throw new MjError(400, '原任务所在渠道已删除');
+    if (!p) throw new MjError(400, 'task.origin_channel_deleted');
     picked = p;
   } else picked = await pickTaskChannel(app, principal, model, isMj);
   const result = await submitTask(app, {
@@ -225,7 +225,7 @@ async function submit(app: AppContext, ctx: RelayHttp, kit: TaskKit, mode: strin
         return {
           answer: {
             status: up.status >= 300 ? up.status : 502,
-            body: { code: CODE.failure, description: `上游错误（${up.status}）`, result: null, properties: {} },
+            body: { code: CODE.failure, description: t(requestLang(ctx), 'task.upstream_status', { status: up.status }), result: null, properties: {} },
           },
         };
       }
@@ -262,7 +262,7 @@ async function submit(app: AppContext, ctx: RelayHttp, kit: TaskKit, mode: strin
 async function fetchOne(app: AppContext, ctx: RelayHttp, id: string): Promise<void> {
   const principal = await taskPrincipal(app, ctx);
   const [row] = await findTaskRows(app.knex, 'midjourneys', [id], principal.user.id);
-  if (!row) throw new MjError(404, '任务不存在', CODE.notFound);
+  if (!row) throw new MjError(404, 'task.not_found', CODE.notFound);
   reply(ctx, 200, taskDto(app, row, origin(ctx)));
 }
 
@@ -283,10 +283,10 @@ async function listByCondition(app: AppContext, ctx: RelayHttp, kit: TaskKit): P
 async function image(app: AppContext, ctx: RelayHttp, id: string): Promise<void> {
   const [row] = await findTaskRows(app.knex, 'midjourneys', [id], undefined);
   const url = row ? String(row.image_url ?? '') : '';
-  if (!url) throw new MjError(404, '图片不存在', CODE.notFound);
+  if (!url) throw new MjError(404, 'task.image_not_found', CODE.notFound);
   // The URL came from the operator's upstream, not from a client.
   const res = await guardedFetch(app, url, { maxBytes: 32 * 1024 * 1024, timeoutMs: 30_000, policy: fetchPolicy(app, 'operator') });
-  if (res.status !== 200) throw new MjError(502, `获取图片失败（${res.status}）`, CODE.failure);
+  if (res.status !== 200) throw new MjError(502, msg('task.image_fetch_failed', { status: res.status }), CODE.failure);
   const ct = res.headers['content-type'];
   ctx.set('content-type', (Array.isArray(ct) ? ct[0] : ct) || 'image/png');
   ctx.set('cache-control', 'public, max-age=86400');
@@ -297,7 +297,7 @@ async function image(app: AppContext, ctx: RelayHttp, id: string): Promise<void>
 export async function handleMidjourney(app: AppContext, ctx: RelayHttp, kit: TaskKit): Promise<void> {
   const m = /^(\/mj-(?:fast|turbo|relax))?\/mj\/(.+)$/.exec(ctx.path);
   try {
-    if (!m) throw new MjError(404, `Invalid URL (${ctx.method} ${ctx.path})`);
+    if (!m) throw new MjError(404, msg('relay.invalid_url', { method: ctx.method, path: ctx.path }));
     const mode = m[1] ?? '';
     const rest = m[2]!;
     let sub: RegExpExecArray | null;
@@ -305,12 +305,12 @@ export async function handleMidjourney(app: AppContext, ctx: RelayHttp, kit: Tas
     if (ctx.method === 'GET' && (sub = /^task\/([^/]+)\/fetch$/.exec(rest))) return await fetchOne(app, ctx, decodeURIComponent(sub[1]!));
     if (ctx.method === 'POST' && rest === 'task/list-by-condition') return await listByCondition(app, ctx, kit);
     if (ctx.method === 'GET' && (sub = /^image\/([^/]+)$/.exec(rest))) return await image(app, ctx, decodeURIComponent(sub[1]!));
-    throw new MjError(404, `Invalid URL (${ctx.method} ${ctx.path})`);
+    throw new MjError(404, msg('relay.invalid_url', { method: ctx.method, path: ctx.path }));
   } catch (err) {
     if (!(err instanceof AppError)) app.log.error({ err, path: ctx.path }, 'midjourney route failed');
     const status = err instanceof AppError ? err.status : 500;
     const code = err instanceof MjError ? err.mjCode : status >= 500 ? CODE.failure : CODE.validation;
-    const message = err instanceof AppError ? err.message : '服务器内部错误';
+    const message = err instanceof AppError ? localize(err, requestLang(ctx)) : t(requestLang(ctx), 'common.internal_error_short');
     const type = err instanceof RelayError ? err.code : undefined;
     reply(ctx, status, { code, description: message, result: null, properties: {}, ...(type ? { type } : {}) });
   }

@@ -1,5 +1,6 @@
 import type { AppContext } from '../context';
 import { nodeId } from '../ledger/recovery';
+import { serverLang, t } from '../i18n';
 import {
   claimTask,
   dueTaskIds,
@@ -110,7 +111,12 @@ export class TaskPoller {
     for (const row of rows) {
       const platform = this.platforms.find((p) => p.table === table && p.owns(row));
       if (!platform) {
-        await this.finish(table, row, undefined, { status: 'FAILURE', progress: '100%', failReason: '未知的任务平台', patch: {} });
+        await this.finish(table, row, undefined, {
+          status: 'FAILURE',
+          progress: '100%',
+          failReason: t(serverLang(this.app), 'task.unknown_platform'),
+          patch: {},
+        });
         continue;
       }
       const k = `${platform.name}\n${row.channel_id}\n${row.key_index}`;
@@ -124,7 +130,13 @@ export class TaskPoller {
   private async pollGroup(table: TaskTable, platform: TaskPlatform, rows: TaskRecord[]): Promise<void> {
     const picked = await channelOfTask(this.app, rows[0]!);
     if (!picked) {
-      for (const row of rows) await this.finish(table, row, platform, { status: 'FAILURE', progress: '100%', failReason: '任务所在渠道已删除', patch: {} });
+      for (const row of rows)
+        await this.finish(table, row, platform, {
+          status: 'FAILURE',
+          progress: '100%',
+          failReason: t(serverLang(this.app), 'task.channel_deleted'),
+          patch: {},
+        });
       return;
     }
     let results: Map<number, PollResult>;
@@ -145,7 +157,7 @@ export class TaskPoller {
   private async backOff(table: TaskTable, row: TaskRecord, platform: TaskPlatform): Promise<void> {
     const submitMs = table === 'midjourneys' ? Number(row.submit_time) : Number(row.submit_time) * 1000;
     if (Date.now() - submitMs > TASK_TIMEOUT_MS) {
-      await this.finish(table, row, platform, { status: 'FAILURE', progress: '100%', failReason: '任务超时', patch: {} });
+      await this.finish(table, row, platform, { status: 'FAILURE', progress: '100%', failReason: t(serverLang(this.app), 'task.timed_out'), patch: {} });
       return;
     }
     const errors = Number(row.poll_errors ?? 0) + 1;
@@ -171,7 +183,7 @@ export class TaskPoller {
       lease_until: 0,
       active: done || r.stop ? 0 : 1,
     };
-    if (r.status === 'FAILURE') patch.fail_reason = r.failReason || '任务失败';
+    if (r.status === 'FAILURE') patch.fail_reason = r.failReason || t(serverLang(this.app), 'task.failed');
     if (done && platform) {
       // The upstream's own finish time wins when it gave one.
       for (const [k, v] of Object.entries(platform.finishPatch(now, r.status))) if (!patch[k]) patch[k] = v;

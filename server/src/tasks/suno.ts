@@ -1,4 +1,5 @@
 import type { AppContext } from '../context';
+import { localize, msg, requestLang, t, type Message, type MessageKey } from '../i18n';
 import { CHANNEL_TYPE } from '../channels/catalogue';
 import { AppError } from '../lib/errors';
 import type { RelayHttp } from '../relay/httpContext';
@@ -24,7 +25,7 @@ const ACTIONS: Record<string, { action: string; model: string }> = {
 };
 
 class SunoError extends AppError {
-  constructor(status: number, message: string, code: string) {
+  constructor(status: number, message: MessageKey | Message, code: string) {
     super(message, status, code);
   }
 }
@@ -57,14 +58,13 @@ const bearer = (key: string) => ({ 'content-type': 'application/json', authoriza
 
 async function submit(app: AppContext, ctx: RelayHttp, kit: TaskKit, kind: string): Promise<void> {
   const what = ACTIONS[kind];
-  if (!what) throw new SunoError(404, `未知的提交类型 ${kind}`, 'invalid_request');
+  if (!what) throw new SunoError(404, msg('task.unknown_kind', { kind }), 'invalid_request');
   const principal = await taskPrincipal(app, ctx);
   const body = parseJsonBody(await kit.readBody());
   const prompt = typeof body.prompt === 'string' ? body.prompt : '';
   const described = typeof body.gpt_description_prompt === 'string' ? body.gpt_description_prompt : '';
-  if (what.action === 'LYRICS' && !prompt.trim()) throw new SunoError(400, 'prompt 不能为空', 'invalid_request');
-  if (what.action === 'MUSIC' && !prompt.trim() && !described.trim())
-    throw new SunoError(400, 'prompt 与 gpt_description_prompt 不能都为空', 'invalid_request');
+  if (what.action === 'LYRICS' && !prompt.trim()) throw new SunoError(400, msg('relay.field_empty', { field: 'prompt' }), 'invalid_request');
+  if (what.action === 'MUSIC' && !prompt.trim() && !described.trim()) throw new SunoError(400, 'task.suno_prompt_empty', 'invalid_request');
   // Callbacks are not passed on: the upstream would call a client URL unchecked.
   delete body.notify_hook;
   const picked = await pickTaskChannel(app, principal, what.model, isSuno);
@@ -90,7 +90,7 @@ async function submit(app: AppContext, ctx: RelayHttp, kit: TaskKit, kind: strin
       const id = typeof j?.data === 'string' ? j.data : '';
       if (up.status >= 300 || !j || j.code !== 'success' || !id) {
         const status = up.status >= 300 ? up.status : 502;
-        const message = typeof j?.message === 'string' && j.message ? j.message : `上游错误（${up.status}）`;
+        const message = typeof j?.message === 'string' && j.message ? j.message : t(requestLang(ctx), 'task.upstream_status', { status: up.status });
         return { answer: { status, body: { code: typeof j?.code === 'string' && j.code !== 'success' ? j.code : 'upstream_error', message, data: null } } };
       }
       const now = Math.floor(Date.now() / 1000);
@@ -133,15 +133,19 @@ export async function handleSuno(app: AppContext, ctx: RelayHttp, kit: TaskKit):
     if (ctx.method === 'GET' && (m = /^\/suno\/fetch\/([^/]+)$/.exec(path))) {
       const principal = await taskPrincipal(app, ctx);
       const [row] = await findTaskRows(app.knex, 'tasks', [decodeURIComponent(m[1]!)], principal.user.id, PLATFORM);
-      if (!row) throw new SunoError(404, '任务不存在', 'task_not_exist');
+      if (!row) throw new SunoError(404, 'task.not_found', 'task_not_exist');
       return reply(ctx, 200, ok(sunoDto(row)));
     }
-    throw new SunoError(404, `Invalid URL (${ctx.method} ${path})`, 'not_found');
+    throw new SunoError(404, msg('relay.invalid_url', { method: ctx.method, path }), 'not_found');
   } catch (err) {
     if (!(err instanceof AppError)) app.log.error({ err, path }, 'suno route failed');
     const status = err instanceof AppError ? err.status : 500;
     const code = err instanceof AppError ? err.code : 'internal_error';
-    reply(ctx, status, { code, message: err instanceof AppError ? err.message : '服务器内部错误', data: null });
+    reply(ctx, status, {
+      code,
+      message: err instanceof AppError ? localize(err, requestLang(ctx)) : t(requestLang(ctx), 'common.internal_error_short'),
+      data: null,
+    });
   }
 }
 

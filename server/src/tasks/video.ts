@@ -1,4 +1,5 @@
 import type { AppContext } from '../context';
+import { localize, msg, requestLang, t, verbatim } from '../i18n';
 import { CHANNEL_TYPE, typesServedBy } from '../channels/catalogue';
 import { AppError } from '../lib/errors';
 import { RelayError } from '../relay/errors';
@@ -96,8 +97,8 @@ async function create(app: AppContext, ctx: RelayHttp, kit: TaskKit): Promise<vo
     upstreamBody = JSON.stringify({ ...body, model });
     upstreamType = 'application/json';
   }
-  if (!prompt.trim()) throw new RelayError(400, 'prompt 不能为空', 'invalid_request');
-  if (!Number.isInteger(seconds) || seconds < 1 || seconds > 60) throw new RelayError(400, 'seconds 必须是 1 到 60 的整数', 'invalid_request');
+  if (!prompt.trim()) throw new RelayError(400, msg('relay.field_empty', { field: 'prompt' }), 'invalid_request');
+  if (!Number.isInteger(seconds) || seconds < 1 || seconds > 60) throw new RelayError(400, 'task.seconds_range', 'invalid_request');
   const picked = await pickTaskChannel(app, principal, model, isVideoKind);
   const result = await submitTask(app, {
     table: 'tasks',
@@ -125,7 +126,7 @@ async function create(app: AppContext, ctx: RelayHttp, kit: TaskKit): Promise<vo
       if (up.status >= 300 || !j || !id) {
         const status = up.status >= 300 ? up.status : 502;
         const err = j?.error as { message?: unknown; code?: unknown } | undefined;
-        const message = typeof err?.message === 'string' ? err.message : `上游错误（${up.status}）`;
+        const message = typeof err?.message === 'string' ? err.message : t(requestLang(ctx), 'task.upstream_status', { status: up.status });
         return { answer: { status, body: openaiError(status, message, typeof err?.code === 'string' ? err.code : 'upstream_error') } };
       }
       const now = Math.floor(Date.now() / 1000);
@@ -156,21 +157,22 @@ async function create(app: AppContext, ctx: RelayHttp, kit: TaskKit): Promise<vo
 async function ownVideo(app: AppContext, ctx: RelayHttp, id: string): Promise<TaskRecord> {
   const principal = await taskPrincipal(app, ctx);
   const [row] = await findTaskRows(app.knex, 'tasks', [id], principal.user.id, PLATFORM);
-  if (!row) throw new RelayError(404, `Video with id '${id}' not found.`, 'video_not_found');
+  if (!row) throw new RelayError(404, verbatim(`Video with id '${id}' not found.`), 'video_not_found');
   return row;
 }
 
 /** The finished video's bytes, from the channel that made it. */
 async function content(app: AppContext, ctx: RelayHttp, id: string): Promise<void> {
   const row = await ownVideo(app, ctx, id);
-  if (row.status !== 'SUCCESS') throw new RelayError(409, '视频尚未生成完成', 'video_not_ready');
+  if (row.status !== 'SUCCESS') throw new RelayError(409, 'task.video_not_ready', 'video_not_ready');
   const picked = await channelOfTask(app, row);
-  if (!picked) throw new RelayError(404, '视频所在渠道已删除', 'video_not_found');
+  if (!picked) throw new RelayError(404, 'task.video_channel_deleted', 'video_not_found');
   const variant = typeof ctx.query.variant === 'string' ? `?variant=${encodeURIComponent(ctx.query.variant)}` : '';
   const up = await callUpstream(app, picked.channel, 'GET', `${picked.channel.info.baseUrl}/v1/videos/${encodeURIComponent(id)}/content${variant}`, {
     authorization: `Bearer ${picked.key}`,
   });
-  if (up.status !== 200) throw new RelayError(up.status >= 400 && up.status < 600 ? up.status : 502, `上游错误（${up.status}）`, 'upstream_error');
+  if (up.status !== 200)
+    throw new RelayError(up.status >= 400 && up.status < 600 ? up.status : 502, msg('task.upstream_status', { status: up.status }), 'upstream_error');
   ctx.set('content-type', up.contentType || 'video/mp4');
   reply(ctx, 200, up.body);
 }
@@ -181,7 +183,7 @@ async function list(app: AppContext, ctx: RelayHttp): Promise<void> {
   let beforeId: number | undefined;
   if (typeof ctx.query.after === 'string' && ctx.query.after) {
     const [cursor] = await findTaskRows(app.knex, 'tasks', [ctx.query.after], principal.user.id, PLATFORM);
-    if (!cursor) throw new RelayError(400, `Invalid 'after': ${ctx.query.after}`, 'invalid_request');
+    if (!cursor) throw new RelayError(400, verbatim(`Invalid 'after': ${ctx.query.after}`), 'invalid_request');
     beforeId = cursor.id;
   }
   const rows = await userTaskRows(app.knex, principal.user.id, PLATFORM, limit + 1, beforeId);
@@ -205,11 +207,19 @@ export async function handleVideo(app: AppContext, ctx: RelayHttp, kit: TaskKit)
     if (ctx.method === 'GET' && (m = /^\/v1\/videos\/([^/]+)\/content$/.exec(path))) return await content(app, ctx, decodeURIComponent(m[1]!));
     if (ctx.method === 'GET' && (m = /^\/v1\/videos\/([^/]+)$/.exec(path)))
       return reply(ctx, 200, videoDto(await ownVideo(app, ctx, decodeURIComponent(m[1]!))));
-    throw new RelayError(404, `Invalid URL (${ctx.method} ${path})`, 'not_found');
+    throw new RelayError(404, msg('relay.invalid_url', { method: ctx.method, path }), 'not_found');
   } catch (err) {
     if (!(err instanceof AppError)) app.log.error({ err, path }, 'video route failed');
     const status = err instanceof AppError ? err.status : 500;
-    reply(ctx, status, openaiError(status, err instanceof AppError ? err.message : '服务器内部错误', err instanceof AppError ? err.code : 'internal_error'));
+    reply(
+      ctx,
+      status,
+      openaiError(
+        status,
+        err instanceof AppError ? localize(err, requestLang(ctx)) : t(requestLang(ctx), 'common.internal_error_short'),
+        err instanceof AppError ? err.code : 'internal_error',
+      ),
+    );
   }
 }
 

@@ -152,6 +152,10 @@ export const flow: Flow = {
       });
       await page.goto(`${base}/topup`);
       await expectText(page, 'Redeem a code');
+      // The server answers the English console in English (Accept-Language from the console's language).
+      await page.getByTestId('redeem-code').fill('no-such-code-e2e');
+      await page.getByTestId('redeem-submit').click();
+      await expectText(page, 'Invalid redemption code');
       await shot(page, 'wallet-05-en-dark');
       await page.setViewportSize({ width: 390, height: 844 });
       await page.evaluate(() => {

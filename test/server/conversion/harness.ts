@@ -5,6 +5,7 @@
  * error tails) and call/attempt.ts + relay/index.ts (upstream error → client error body).
  */
 import { BadStreamFrame, jsonShaped, parseBlockChecked, SSESplitter } from '../../../server/src/relay/sse';
+import { verbatim } from '../../../server/src/i18n';
 import { streamCutTail } from '../../../server/src/relay/call/streamBody';
 import { unpackReasoning } from '../../../server/src/relay/formats/responses';
 import { RelayError, scrubSecrets, UpstreamError } from '../../../server/src/relay/errors';
@@ -102,7 +103,7 @@ export function convertAnswer(upstream: Protocol, client: Protocol, body: unknow
 export function convertError(upstream: Protocol, client: Protocol, fx: { status: number; body: unknown }): ErrorGolden {
   const text = typeof fx.body === 'string' ? fx.body : JSON.stringify(fx.body);
   const message = scrubSecrets(upstream.adaptor!.errorMessage(fx.status, text), [CHANNEL_KEY]);
-  return clientErrorBody(client.inbound!, new RelayError(fx.status || 502, message, 'upstream_error', 'upstream_error'));
+  return clientErrorBody(client.inbound!, new RelayError(fx.status || 502, verbatim(message), 'upstream_error', 'upstream_error'));
 }
 
 export interface StreamRun {
@@ -173,7 +174,7 @@ export function convertStream(upstream: Protocol, client: Protocol, chunks: Uint
     const code = cut instanceof UpstreamError ? cut.upstreamCode || 'upstream_error' : ((cut as { code?: string }).code ?? 'upstream_error');
     return {
       text: '',
-      error: clientErrorBody(client.inbound!, new RelayError(status, message, code, 'upstream_error')),
+      error: clientErrorBody(client.inbound!, new RelayError(status, verbatim(message), code, 'upstream_error')),
       chunks: all,
       usage: translator.usage(),
     };

@@ -2,7 +2,7 @@
  * The playground's chat: message states and their lifecycle, the stored history and settings, the
  * request body and the SSE parser. Pure, tested in playgroundChat.test.ts.
  */
-import type { KeyValueStore } from '../../lib/storage';
+import { storedLanguage, type KeyValueStore } from '../../lib/storage';
 
 export type ChatRole = 'user' | 'assistant' | 'system';
 export type ChatStatus = 'loading' | 'incomplete' | 'complete' | 'error';
@@ -275,7 +275,8 @@ export async function streamChat(
   handlers: StreamHandlers,
   signal?: AbortSignal,
 ): Promise<void> {
-  const headers: Record<string, string> = { 'Content-Type': 'application/json', Accept: 'text/event-stream' };
+  // The playground's errors come from the server in the console's language.
+  const headers: Record<string, string> = { 'Content-Type': 'application/json', Accept: 'text/event-stream', 'Accept-Language': storedLanguage() };
   if (userId !== undefined && userId !== '') headers['New-Api-User'] = String(userId);
   let res: Response;
   try {

@@ -1,4 +1,5 @@
 import { currentUser } from '../../middleware/auth';
+import { isMessageKey, requestLang, t, type Lang } from '../../i18n';
 import { BadRequestError } from '../../lib/errors';
 import { parsePaging, parseId } from '../../lib/validate';
 import {
@@ -38,7 +39,9 @@ import { registerUpstream } from './upstream';
 import { requireFreshVerification } from '../../services/secureVerification';
 
 /** Built once: the catalogue does not change at run time. */
-const CONSOLE_TYPES = consoleChannelTypes();
+/** The catalogue for the console, its retired notes in each language. */
+const typesIn = (lang: Lang) => consoleChannelTypes().map((e) => ({ ...e, retired: isMessageKey(e.retired) ? t(lang, e.retired) : e.retired }));
+const CONSOLE_TYPES = { zh: typesIn('zh'), en: typesIn('en') };
 
 /** Channel administration (admin ≥ 10). Upstream calls (test, fetch_models, balance) live in upstream.ts. */
 export function register(api: ConsoleRoutes): void {
@@ -69,7 +72,7 @@ export function register(api: ConsoleRoutes): void {
       access: 'admin',
     },
     async (ctx) => {
-      ok(ctx, CONSOLE_TYPES);
+      ok(ctx, CONSOLE_TYPES[requestLang(ctx)]);
     },
   );
 
@@ -85,7 +88,7 @@ export function register(api: ConsoleRoutes): void {
     },
     async (ctx) => {
       const { batch, channels } = await createChannels(app, parseChannelCreate(ctx.request.body as Record<string, unknown>), currentUser(ctx).role);
-      ok(ctx, batch ? channels : channels[0], '渠道创建成功！');
+      ok(ctx, batch ? channels : channels[0], 'channel.created');
     },
   );
   api.route(
@@ -98,7 +101,7 @@ export function register(api: ConsoleRoutes): void {
       body: updateBody,
     },
     async (ctx) => {
-      ok(ctx, await updateChannel(app, ctx.input.body, currentUser(ctx).role), '渠道更新成功！');
+      ok(ctx, await updateChannel(app, ctx.input.body, currentUser(ctx).role), 'channel.updated');
     },
   );
 
@@ -114,8 +117,8 @@ export function register(api: ConsoleRoutes): void {
     },
     async (ctx) => {
       const id = parseId(ctx.input.params.id);
-      if (id === undefined) throw new BadRequestError('无效的渠道 ID');
-      ok(ctx, await copyChannel(app, id, currentUser(ctx).role, ctx.input.query.suffix), '渠道复制成功！');
+      if (id === undefined) throw new BadRequestError('channel.invalid_id');
+      ok(ctx, await copyChannel(app, id, currentUser(ctx).role, ctx.input.query.suffix ?? t(requestLang(ctx), 'channel.copy_suffix')), 'channel.copied');
     },
   );
 
@@ -133,20 +136,20 @@ export function register(api: ConsoleRoutes): void {
     async (ctx) => {
       // `data` stays the count (the documented answer); the per-id report rides beside it.
       const { count, results } = await deleteChannels(app, ctx.input.body.ids);
-      ctx.body = { success: true, message: '', data: count, results };
+      ctx.body = { success: true, message: '', data: count, results: localizeResults(results, requestLang(ctx)) };
     },
   );
   api.route({ method: 'post', path: '/api/channel/fix', summary: 'Rebuild the model abilities of every channel.', access: 'admin' }, async (ctx) => {
     ok(ctx, await fixAbilities(app));
   });
   api.route({ method: 'put', path: '/api/channel/tag', summary: 'Edit every channel of a tag.', access: 'admin', body: tagEditBody }, async (ctx) => {
-    ok(ctx, await editTag(app, ctx.input.body), '操作成功完成！');
+    ok(ctx, await editTag(app, ctx.input.body), 'common.done');
   });
   api.route({ method: 'post', path: '/api/channel/tag/enabled', summary: 'Enable every channel of a tag.', access: 'admin', body: tagBody }, async (ctx) => {
-    ok(ctx, await setTagStatus(app, ctx.input.body.tag, 1), '操作成功完成！');
+    ok(ctx, await setTagStatus(app, ctx.input.body.tag, 1), 'common.done');
   });
   api.route({ method: 'post', path: '/api/channel/tag/disabled', summary: 'Disable every channel of a tag.', access: 'admin', body: tagBody }, async (ctx) => {
-    ok(ctx, await setTagStatus(app, ctx.input.body.tag, 2), '操作成功完成！');
+    ok(ctx, await setTagStatus(app, ctx.input.body.tag, 2), 'common.done');
   });
   api.route(
     {
@@ -158,7 +161,8 @@ export function register(api: ConsoleRoutes): void {
     },
     async (ctx) => {
       const { count, results } = await batchSetTag(app, ctx.input.body);
-      ctx.body = { success: true, message: '操作成功完成！', data: count, results };
+      const lang = requestLang(ctx);
+      ctx.body = { success: true, message: t(lang, 'common.done'), data: count, results: localizeResults(results, lang) };
     },
   );
 
@@ -182,7 +186,7 @@ export function register(api: ConsoleRoutes): void {
       body: manageKeysBody,
     },
     async (ctx) => {
-      ok(ctx, await manageKeys(app, ctx.input.body), '操作成功完成！');
+      ok(ctx, await manageKeys(app, ctx.input.body), 'common.done');
     },
   );
 
@@ -203,4 +207,9 @@ export function register(api: ConsoleRoutes): void {
     await deleteChannel(app, ctx.input.params.id);
     ok(ctx, null);
   });
+}
+
+/** A batch's per-id outcomes, each with a message in the caller's language (empty when it succeeded). */
+function localizeResults<R extends { success: boolean }>(results: R[], lang: Lang): Array<R & { message: string }> {
+  return results.map((r) => ({ ...r, message: r.success ? '' : t(lang, 'channel.not_found') }));
 }

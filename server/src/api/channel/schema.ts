@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { msg, zmsg, type MessageKey, type MessageParam } from '../../i18n';
 import { intLike, parse, pagingQuery, qBool, qIntOpt, qStr } from '../../lib/validate';
 import { splitList } from '../../repositories/channels';
 import { isKnownChannelType, UPSTREAM_PROTOCOLS } from '../../channels/catalogue';
@@ -13,7 +14,8 @@ export const listQuery = pagingQuery.extend({
   type: qIntOpt(),
 });
 
-export const copyQuery = z.object({ suffix: z.string().max(64, 'suffix 过长').optional().default('_复制') });
+/** No suffix: the caller's language's ("_复制" / "_copy"), chosen by the route. */
+export const copyQuery = z.object({ suffix: z.string().max(64, 'channel.suffix_too_long').optional() });
 
 /** A channel id in the path, parsed by the route (a bad one is answered, not passed on). */
 export const rawIdParams = z.object({ id: z.string() });
@@ -23,7 +25,7 @@ export const testQuery = z.object({ model: z.string().optional() });
 export const fetchModelsBody = z.object({
   base_url: z.string().max(512).optional().default(''),
   type: z.coerce.number().int().min(1).max(1000),
-  key: z.string().min(1, '请填写密钥').max(65536),
+  key: z.string().min(1, 'channel.key_required').max(65536),
   other: z.string().max(4096).optional(),
   openai_organization: z.string().max(128).optional(),
 });
@@ -31,15 +33,21 @@ export const fetchModelsBody = z.object({
 // Field schemas (shared by create, update and tag edits)
 
 /** A comma string or a list of strings → normalised comma string (trimmed, deduplicated). */
-const listField = (what: string, maxItem = 255, maxTotal = 100_000) =>
-  z
-    .union([z.string().max(100_000, `${what}过长`), z.array(z.string().max(maxItem, `${what}名称过长`)).max(5000, `${what}过多`)], {
-      error: `${what}必须是逗号分隔的字符串`,
-    })
+const listField = (field: MessageKey, maxItem = 255, maxTotal = 100_000) => {
+  const what = msg(field);
+  return z
+    .union(
+      [
+        z.string().max(100_000, zmsg('channel.list_too_long', { what })),
+        z.array(z.string().max(maxItem, zmsg('channel.list_name_too_long', { what }))).max(5000, zmsg('channel.list_too_many', { what })),
+      ],
+      { error: zmsg('channel.list_not_string', { what }) },
+    )
     .transform((v) => splitList(Array.isArray(v) ? v.join(',') : v))
-    .refine((list) => list.every((x) => x.length <= maxItem), `${what}名称过长`)
+    .refine((list) => list.every((x) => x.length <= maxItem), zmsg('channel.list_name_too_long', { what }))
     .transform((list) => list.join(','))
-    .refine((joined) => joined.length <= maxTotal, `${what}过长`);
+    .refine((joined) => joined.length <= maxTotal, zmsg('channel.list_too_long', { what }));
+};
 
 /** Text holding a JSON object (or empty); an object value is accepted and serialised. */
 const jsonObjectField = (msg: string) =>
@@ -71,37 +79,35 @@ function validUpstreamProtocol(setting: string): boolean {
 /** Columns declared `integer` hold 32 bits on PostgreSQL. */
 const INT_MAX = 2 ** 31 - 1;
 
-const str = (max: number, what: string) => z.string({ error: `${what}必须是字符串` }).max(max, `${what}长度不能超过 ${max}`);
+const str = (max: number, what: MessageParam) =>
+  z.string({ error: zmsg('input.field_not_string', { what }) }).max(max, zmsg('input.field_too_long', { what, max }));
 
 const channelFields = {
-  name: str(128, '渠道名称').trim(),
-  type: intLike('渠道类型必须是整数').refine(isKnownChannelType, '未知的渠道类型'),
-  key: z.string({ error: '渠道密钥必须是字符串' }).max(1_000_000, '渠道密钥过长'),
+  name: str(128, msg('field.channel_name')).trim(),
+  type: intLike('channel.type_int').refine(isKnownChannelType, 'channel.type_unknown'),
+  key: z.string({ error: 'channel.key_not_string' }).max(1_000_000, 'channel.key_too_long'),
   openai_organization: str(128, 'organization').trim(),
-  test_model: str(128, '测试模型').trim(),
+  test_model: str(128, msg('field.test_model')).trim(),
   base_url: str(512, 'Base URL')
     .trim()
     .transform((v) => v.replace(/\/+$/, '')),
   other: str(10_000, 'other'),
-  models: listField('模型'),
+  models: listField('field.models'),
   // The channels.group column holds 255 characters.
-  group: listField('分组', 64, 255),
-  groups: listField('分组', 64, 255),
-  model_mapping: jsonObjectField('模型映射必须是合法的 JSON 格式！'),
-  status_code_mapping: jsonObjectField('状态码映射必须是合法的 JSON 格式！'),
-  setting: jsonObjectField('渠道额外设置必须是合法的 JSON 格式！').refine(
-    validUpstreamProtocol,
-    `渠道额外设置中的 upstream_protocol 只能是 ${UPSTREAM_PROTOCOLS.join('、')} 之一`,
-  ),
-  param_override: jsonObjectField('参数覆盖必须是合法的 JSON 格式！'),
-  auto_ban: z.union([z.boolean(), intLike('auto_ban 只能是 0 或 1')]).transform((v) => (v === true || v === 1 ? 1 : 0)),
-  priority: intLike('优先级必须是整数！'),
-  weight: intLike('权重必须是整数！')
-    .refine((w) => w <= INT_MAX, '权重过大')
+  group: listField('field.groups', 64, 255),
+  groups: listField('field.groups', 64, 255),
+  model_mapping: jsonObjectField('channel.model_mapping_json'),
+  status_code_mapping: jsonObjectField('channel.status_code_mapping_json'),
+  setting: jsonObjectField('channel.setting_json').refine(validUpstreamProtocol, zmsg('channel.upstream_protocol', { values: UPSTREAM_PROTOCOLS.join(', ') })),
+  param_override: jsonObjectField('channel.param_override_json'),
+  auto_ban: z.union([z.boolean(), intLike('channel.auto_ban')]).transform((v) => (v === true || v === 1 ? 1 : 0)),
+  priority: intLike('channel.priority_int'),
+  weight: intLike('channel.weight_int')
+    .refine((w) => w <= INT_MAX, 'channel.weight_too_large')
     .transform((w) => Math.max(0, w)),
-  tag: z.union([str(128, '标签'), z.null()]).transform((v) => (v && v.trim() ? v.trim() : null)),
-  status: intLike('状态只能是 1、2 或 3').refine((s) => s === 1 || s === 2 || s === 3, '状态只能是 1、2 或 3'),
-  max_input_tokens: intLike('max_input_tokens 必须是非负整数').refine((n) => n >= 0 && n <= INT_MAX, 'max_input_tokens 必须是非负整数'),
+  tag: z.union([str(128, msg('field.tag')), z.null()]).transform((v) => (v && v.trim() ? v.trim() : null)),
+  status: intLike('channel.status_values').refine((s) => s === 1 || s === 2 || s === 3, 'channel.status_values'),
+  max_input_tokens: intLike('channel.max_input_tokens').refine((n) => n >= 0 && n <= INT_MAX, 'channel.max_input_tokens'),
 };
 
 const channelInput = z.object(channelFields).partial();
@@ -110,8 +116,8 @@ export type ChannelInput = z.infer<typeof channelInput>;
 /** The create call's wrapper (new-api's shape); without `channel` the body itself is the record. */
 export const createBody = z
   .object({
-    mode: z.enum(['single', 'batch', 'multi_to_single'], { error: 'mode 只能是 single、batch 或 multi_to_single' }).optional(),
-    multi_key_mode: z.enum(['random', 'polling'], { error: 'multi_key_mode 只能是 random 或 polling' }).optional(),
+    mode: z.enum(['single', 'batch', 'multi_to_single'], { error: 'channel.mode_values' }).optional(),
+    multi_key_mode: z.enum(['random', 'polling'], { error: 'channel.multi_key_mode_values' }).optional(),
     channel: z.record(z.string(), z.unknown()).optional(),
   })
   .passthrough();
@@ -129,24 +135,24 @@ export function parseChannelCreate(body: Record<string, unknown>): ChannelCreate
 }
 
 export const updateBody = channelInput.extend({
-  id: intLike('id 必须是整数').refine((n) => n > 0, 'id 必须是正整数'),
+  id: intLike('input.id_int').refine((n) => n > 0, 'input.id_positive'),
   /** A multi-key channel's order of keys. */
-  multi_key_mode: z.enum(['random', 'polling'], { error: 'multi_key_mode 只能是 random 或 polling' }).optional(),
+  multi_key_mode: z.enum(['random', 'polling'], { error: 'channel.multi_key_mode_values' }).optional(),
 });
 export type ChannelUpdate = z.infer<typeof updateBody>;
 
-const tagName = z.string({ error: '标签不能为空！' }).trim().min(1, '标签不能为空！').max(128, '标签长度不能超过 128');
+const tagName = z.string({ error: 'channel.tag_empty' }).trim().min(1, 'channel.tag_empty').max(128, 'channel.tag_too_long');
 
 export const tagEditBody = z.object({
   tag: tagName,
-  new_tag: z.union([z.string().max(128, '标签长度不能超过 128'), z.null()]).optional(),
+  new_tag: z.union([z.string().max(128, 'channel.tag_too_long'), z.null()]).optional(),
   model_mapping: channelFields.model_mapping.optional(),
   groups: channelFields.groups.optional(),
   models: channelFields.models.optional(),
-  priority: intLike('优先级必须是整数！').nullable().optional(),
-  weight: intLike('权重必须是非负整数！')
-    .refine((w) => w >= 0, '权重必须是非负整数！')
-    .refine((w) => w <= INT_MAX, '权重过大')
+  priority: intLike('channel.priority_int').nullable().optional(),
+  weight: intLike('channel.weight_non_negative')
+    .refine((w) => w >= 0, 'channel.weight_non_negative')
+    .refine((w) => w <= INT_MAX, 'channel.weight_too_large')
     .nullable()
     .optional(),
 });
@@ -155,14 +161,14 @@ export type TagEdit = z.infer<typeof tagEditBody>;
 export const tagBody = z.object({ tag: tagName });
 
 const idList = z
-  .array(z.number({ error: 'ids 必须是整数列表' }).int('ids 必须是整数列表').positive('ids 必须是正整数'), { error: 'ids 必须是整数列表' })
-  .max(10_000, '一次最多 10000 个');
+  .array(z.number({ error: 'channel.ids_list' }).int('channel.ids_list').positive('channel.ids_positive'), { error: 'channel.ids_list' })
+  .max(10_000, 'channel.ids_too_many');
 
-export const batchIdsBody = z.object({ ids: idList.min(1, '请先选择要删除的通道！') });
+export const batchIdsBody = z.object({ ids: idList.min(1, 'channel.select_to_delete') });
 
 export const batchTagBody = z.object({
-  ids: idList.min(1, '请先选择要设置标签的渠道！'),
-  tag: z.union([z.string().max(128, '标签长度不能超过 128'), z.null()], { error: '标签不能为空！' }),
+  ids: idList.min(1, 'channel.select_to_tag'),
+  tag: z.union([z.string().max(128, 'channel.tag_too_long'), z.null()], { error: 'channel.tag_empty' }),
 });
 
 export type BatchTag = z.infer<typeof batchTagBody>;
@@ -178,10 +184,10 @@ export const KEY_ACTIONS = [
   'delete_disabled_keys',
 ] as const;
 export const manageKeysBody = z.object({
-  channel_id: intLike('channel_id 必须是整数').refine((n) => n > 0, 'channel_id 必须是正整数'),
-  action: z.enum(KEY_ACTIONS, { error: `action 只能是 ${KEY_ACTIONS.join('、')} 之一` }),
-  key_index: intLike('key_index 必须是整数')
-    .refine((n) => n >= 0, 'key_index 必须是非负整数')
+  channel_id: intLike('channel.channel_id_int').refine((n) => n > 0, 'channel.channel_id_positive'),
+  action: z.enum(KEY_ACTIONS, { error: zmsg('channel.key_action_values', { values: KEY_ACTIONS.join(', ') }) }),
+  key_index: intLike('channel.key_index_int')
+    .refine((n) => n >= 0, 'channel.key_index_non_negative')
     .optional(),
 });
 export type ManageKeys = z.infer<typeof manageKeysBody>;

@@ -1,4 +1,5 @@
 import type Koa from 'koa';
+import { localize, msg, requestLang, t } from '../../i18n';
 import { currentUser } from '../../middleware/auth';
 import { audienceOf } from '../../services/channelTargets';
 import { parseId } from '../../lib/validate';
@@ -12,9 +13,9 @@ import { channelTestSummary } from '../../relay/testSummary';
 import { fetchModelsBody, rawIdParams, testQuery } from './schema';
 
 /** An upstream failure is a handled outcome; anything else goes to the error middleware. */
-function fail(ctx: Pick<Koa.Context, 'body'>, err: unknown) {
+function fail(ctx: Pick<Koa.Context, 'body' | 'get' | 'state'>, err: unknown) {
   if (err instanceof UpstreamError) {
-    ctx.body = { success: false, message: err.message, data: null };
+    ctx.body = { success: false, message: localize(err, requestLang(ctx)), data: null };
     return;
   }
   throw err;
@@ -31,7 +32,7 @@ export function registerUpstream(api: ConsoleRoutes): void {
 
   api.route({ method: 'get', path: '/api/channel/test', summary: 'Start testing every channel in the background.', access: 'admin' }, async (ctx) => {
     const started = testAllChannels(app, audienceOf(currentUser(ctx).role));
-    ok(ctx, null, started ? '' : '测试已在运行中');
+    ok(ctx, null, started ? undefined : 'channel.test_running');
   });
 
   api.route(
@@ -53,10 +54,10 @@ export function registerUpstream(api: ConsoleRoutes): void {
     async (ctx) => {
       const id = parseId(ctx.input.params.id);
       if (id === undefined) {
-        ctx.body = { success: false, message: '无效的渠道 ID', time: 0 };
+        ctx.body = { success: false, message: t(requestLang(ctx), 'channel.invalid_id'), time: 0 };
         return;
       }
-      const r = await testChannel(app, id, ctx.input.query.model, audienceOf(currentUser(ctx).role));
+      const r = await testChannel(app, id, ctx.input.query.model, audienceOf(currentUser(ctx).role), requestLang(ctx));
       ctx.body = { success: r.success, message: r.message, time: r.time, data: null };
     },
   );
@@ -67,7 +68,7 @@ export function registerUpstream(api: ConsoleRoutes): void {
       const id = parseId(ctx.input.params.id);
       const row = id === undefined ? undefined : await findChannel(app.knex, id);
       if (!row) {
-        ctx.body = { success: false, message: '渠道不存在', data: null };
+        ctx.body = { success: false, message: t(requestLang(ctx), 'channel.not_found'), data: null };
         return;
       }
       try {
@@ -97,8 +98,8 @@ export function registerUpstream(api: ConsoleRoutes): void {
       access: 'admin',
     },
     async (ctx) => {
-      const s = await updateAllBalances(app, audienceOf(currentUser(ctx).role));
-      ok(ctx, s, `已更新 ${s.updated} 个渠道的余额，失败 ${s.failed} 个，不支持查询 ${s.unsupported} 个`);
+      const s = await updateAllBalances(app, audienceOf(currentUser(ctx).role), requestLang(ctx));
+      ok(ctx, s, msg('channel.balances_updated', { updated: s.updated, failed: s.failed, unsupported: s.unsupported }));
     },
   );
 
@@ -113,7 +114,7 @@ export function registerUpstream(api: ConsoleRoutes): void {
     async (ctx) => {
       const id = parseId(ctx.input.params.id);
       if (id === undefined) {
-        ctx.body = { success: false, message: '无效的渠道 ID', data: null };
+        ctx.body = { success: false, message: t(requestLang(ctx), 'channel.invalid_id'), data: null };
         return;
       }
       try {

@@ -1,6 +1,8 @@
 import { channelModelMap } from '../../services/channelModels';
 import { turnstileCheck } from '../../services/turnstile';
 import { sendPasswordReset, sendVerificationCode } from '../../services/users';
+import { serverLang, statedLanguage, type Lang } from '../../i18n';
+import type { AppContext } from '../../context';
 import { ok, type ConsoleRoutes } from '../route';
 import { emailQuery } from './schema';
 
@@ -19,8 +21,8 @@ export function register(api: ConsoleRoutes): void {
       query: emailQuery,
     },
     async (ctx) => {
-      await sendVerificationCode(app, ctx.ip, ctx.input.query.email);
-      ok(ctx, null, 'Verification code sent, please check your email!');
+      await sendVerificationCode(app, ctx.ip, ctx.input.query.email, mailLang(app, ctx));
+      ok(ctx, null, 'mail.code_sent');
     },
   );
 
@@ -35,8 +37,8 @@ export function register(api: ConsoleRoutes): void {
       query: emailQuery,
     },
     async (ctx) => {
-      await sendPasswordReset(app, ctx.ip, ctx.input.query.email);
-      ok(ctx, null, '重置邮件发送成功，请检查邮箱！');
+      await sendPasswordReset(app, ctx.ip, ctx.input.query.email, mailLang(app, ctx));
+      ok(ctx, null, 'mail.reset_sent');
     },
   );
 
@@ -47,4 +49,9 @@ export function register(api: ConsoleRoutes): void {
   api.route({ method: 'get', path: '/api/models', summary: 'Channel type → default model list.', access: 'user' }, (ctx) => {
     ok(ctx, channelModelMap());
   });
+}
+
+/** A mail goes out in the language the asking page was in; a caller that named none gets the server's. */
+function mailLang(app: AppContext, ctx: { get(field: string): string }): Lang {
+  return statedLanguage(ctx.get('accept-language')) ?? serverLang(app);
 }

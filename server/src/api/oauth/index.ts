@@ -106,7 +106,7 @@ export function register(api: ConsoleRoutes): void {
       assertEnabled(app, provider);
       const record = await takeState(app, ctx, q(ctx, 'state'), provider);
       const code = q(ctx, 'code');
-      if (!code) throw new BadRequestError('无效的参数：缺少 code');
+      if (!code) throw new BadRequestError('oauth.code_missing');
       const bindTo = await loggedInUser(app, ctx);
       if (bindTo && record.uid && record.uid !== Number(bindTo.id)) throw new BadRequestError(BAD_STATE_MESSAGE);
       const redirectUri = record.redirectUri ?? callbackUrl(app, `${ctx.protocol}://${ctx.host}`, provider);
@@ -159,7 +159,7 @@ export function register(api: ConsoleRoutes): void {
   const wechatProfile = async (ctx: Koa.Context) => {
     assertEnabled(app, 'wechat');
     const code = q(ctx, 'code');
-    if (!code) throw new BadRequestError('无效的参数：缺少验证码');
+    if (!code) throw new BadRequestError('oauth.verification_code_missing');
     return wechatOpenId(app, code);
   };
   api.route(
@@ -247,7 +247,7 @@ export function register(api: ConsoleRoutes): void {
       assertEnabled(app, 'telegram');
       await takeState(app, ctx, q(ctx, 'state'), 'telegram');
       const raw = q(ctx, 'code') ? await app.kv.take(`oauth:telegram:${q(ctx, 'code')}`) : null;
-      if (!raw) throw new BadRequestError('无效的参数：Telegram 登录数据已失效，请重新登录');
+      if (!raw) throw new BadRequestError('oauth.telegram_data_stale');
       const profile = verifyTelegram(app.options.get('TelegramBotToken'), JSON.parse(raw) as Record<string, unknown>);
       const { user } = await loginOrRegister(app, 'telegram', profile, { allowRegister: false });
       await logIn(app, ctx, user);
@@ -307,9 +307,9 @@ export function register(api: ConsoleRoutes): void {
       const user = currentUser(ctx);
       const email = q(ctx, 'email');
       const code = q(ctx, 'code');
-      if (!email) throw new BadRequestError('Please enter email!');
-      if (!code) throw new BadRequestError('Please enter email verification code!');
-      if (email.length > 128 || !EMAIL_RE.test(email)) throw new BadRequestError('无效的邮箱地址');
+      if (!email) throw new BadRequestError('oauth.email_required');
+      if (!code) throw new BadRequestError('oauth.email_code_required');
+      if (email.length > 128 || !EMAIL_RE.test(email)) throw new BadRequestError('user.email_invalid');
       await bindEmail(app, user, email, code);
       ok(ctx, null);
     }),

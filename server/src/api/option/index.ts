@@ -27,7 +27,7 @@ export function register(api: ConsoleRoutes): void {
     { method: 'put', path: '/api/option/', summary: 'Store one option; validated and reloaded on every node.', access: 'admin', body: putBody },
     async (ctx) => {
       const { key, value } = ctx.input.body;
-      if (optionRole(key) === 'root' && currentUser(ctx).role < ROLE.root) throw new ForbiddenError('该设置仅超级管理员可修改');
+      if (optionRole(key) === 'root' && currentUser(ctx).role < ROLE.root) throw new ForbiddenError('option.root_only');
       await updateOption(app.options, key, value);
       ok(ctx, null);
     },
@@ -36,7 +36,7 @@ export function register(api: ConsoleRoutes): void {
     { method: 'post', path: '/api/option/rest_model_ratio', summary: 'Reset ratios and fixed prices to the shipped defaults.', access: 'admin' },
     async (ctx) => {
       await resetModelRatios(app);
-      ok(ctx, null, '模型倍率已重置为默认值');
+      ok(ctx, null, 'option.ratios_reset');
     },
   );
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
 export const putBody = z.object({
-  key: z.string({ message: '无效的配置项' }).min(1, '无效的配置项').max(128),
-  value: z.union([z.string(), z.number(), z.boolean()], { message: '配置值必须是字符串' }),
+  key: z.string({ message: 'option.invalid_key' }).min(1, 'option.invalid_key').max(128),
+  value: z.union([z.string(), z.number(), z.boolean()], { message: 'option.value_not_string' }),
 });

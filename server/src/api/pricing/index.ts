@@ -1,6 +1,7 @@
 import { resolveUser } from '../../middleware/auth';
 import { pricing } from '../../services/pricing';
 import type { ConsoleRoutes } from '../route';
+import { requestLang } from '../../i18n';
 
 /** Public prices; a valid login narrows the usable groups to the caller's and applies their accept-unset setting. */
 export function register(api: ConsoleRoutes): void {
@@ -10,7 +11,7 @@ export function register(api: ConsoleRoutes): void {
     async (ctx) => {
       // Optional auth: a broken or stale credential just means "anonymous" here.
       const user = await resolveUser(app, ctx).catch(() => undefined);
-      const { data, group_ratio, usable_group } = await pricing(app, user);
+      const { data, group_ratio, usable_group } = await pricing(app, user, requestLang(ctx));
       ctx.body = { success: true, message: '', data, group_ratio, usable_group };
     },
   );

@@ -8,7 +8,7 @@ import { createBody, listQuery, redeemBody, searchQuery, statusBody, updateBody 
 export function register(api: ConsoleRoutes): void {
   const { app } = api;
   api.route({ method: 'post', path: '/api/user/topup', summary: "Redeem a code onto the caller's balance.", access: 'user', body: redeemBody }, async (ctx) => {
-    ok(ctx, await redeem(app, currentUser(ctx), ctx.input.body), '兑换成功！');
+    ok(ctx, await redeem(app, currentUser(ctx), ctx.input.body), 'redemption.redeemed');
   });
 
   api.route({ method: 'get', path: '/api/redemption', summary: 'List redemption codes (paged).', access: 'admin', query: listQuery }, async (ctx) => {
@@ -26,7 +26,7 @@ export function register(api: ConsoleRoutes): void {
   api.route(
     { method: 'post', path: '/api/redemption', summary: 'Create `count` codes; answers their keys.', access: 'admin', before: [objectBody], body: createBody },
     async (ctx) => {
-      ok(ctx, await createRedemptions(app, currentUser(ctx), ctx.input.body), '创建成功');
+      ok(ctx, await createRedemptions(app, currentUser(ctx), ctx.input.body), 'common.created');
     },
   );
   api.route(
@@ -41,7 +41,7 @@ export function register(api: ConsoleRoutes): void {
     async (ctx) => {
       // The body's shape depends on the query, so it is parsed here rather than by the route.
       const body = ctx.request.body ?? {};
-      const message = '兑换码更新成功！';
+      const message = 'redemption.updated';
       if (isStatusOnly(ctx.input.query)) ok(ctx, await setRedemptionStatus(app, parse(statusBody, body)), message);
       else ok(ctx, await updateRedemption(app, parse(updateBody, body)), message);
     },

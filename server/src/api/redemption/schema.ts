@@ -1,30 +1,33 @@
 import { z } from 'zod';
+import { zmsg } from '../../i18n';
 import { intLike, pagingQuery, qStr } from '../../lib/validate';
 import { REDEMPTION_STATUS } from '../../repositories/redemptions';
 import { REDEMPTION_BATCH_MAX, REDEMPTION_NAME_MAX } from '../../services/redemptions';
 
 const nameField = z
-  .string({ error: '兑换码名称必须是字符串' })
+  .string({ error: 'redemption.name_not_string' })
   .trim()
-  .refine((s) => [...s].length <= REDEMPTION_NAME_MAX, `兑换码名称长度必须在1-${REDEMPTION_NAME_MAX}之间`);
-const quotaField = intLike('额度必须是整数').refine((n) => n > 0, '额度必须大于 0');
-const idField = intLike('id 必须是整数').refine((n) => n > 0 && n < 2 ** 31, 'id 无效');
+  .refine((s) => [...s].length <= REDEMPTION_NAME_MAX, zmsg('redemption.name_length', { max: REDEMPTION_NAME_MAX }));
+const quotaField = intLike('common.quota_int').refine((n) => n > 0, 'redemption.quota_positive');
+const idField = intLike('input.id_int').refine((n) => n > 0 && n < 2 ** 31, 'input.id_invalid');
 
 export const createBody = z.object({
   name: nameField.optional(),
   quota: quotaField,
-  count: intLike('兑换码个数必须是整数')
-    .refine((n) => n >= 1, '兑换码个数必须大于0')
-    .refine((n) => n <= REDEMPTION_BATCH_MAX, `一次兑换码批量生成的个数不能大于 ${REDEMPTION_BATCH_MAX}`)
+  count: intLike('redemption.count_int')
+    .refine((n) => n >= 1, 'redemption.count_positive')
+    .refine((n) => n <= REDEMPTION_BATCH_MAX, zmsg('redemption.batch_max', { max: REDEMPTION_BATCH_MAX }))
     .optional(),
 });
 export const updateBody = z.object({ id: idField, name: nameField.optional(), quota: quotaField.optional() });
 export const statusBody = z.object({
   id: idField,
-  status: intLike('状态只能是 1 或 2').refine((s) => s === REDEMPTION_STATUS.unused || s === REDEMPTION_STATUS.disabled, '状态只能是 1（启用）或 2（禁用）'),
+  status: intLike('input.status_1_2').refine((s) => s === REDEMPTION_STATUS.unused || s === REDEMPTION_STATUS.disabled, 'input.status_1_2_named'),
 });
 
-export const redeemBody = z.object({ key: z.string({ error: '请输入兑换码！' }).trim().min(1, '请输入兑换码！').max(64, '无效的兑换码') });
+export const redeemBody = z.object({
+  key: z.string({ error: 'redemption.key_required' }).trim().min(1, 'redemption.key_required').max(64, 'redemption.invalid'),
+});
 
 export type RedemptionCreate = z.infer<typeof createBody>;
 export type RedemptionUpdate = z.infer<typeof updateBody>;

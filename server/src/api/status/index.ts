@@ -45,7 +45,7 @@ export function register(api: ConsoleRoutes): void {
         modes: () => parse(setupModesBody, body),
         rootAccount() {
           const input = parse(rootAccountBody, body);
-          if (input.password !== input.confirmPassword) throw new BadRequestError('两次输入的密码不一致');
+          if (input.password !== input.confirmPassword) throw new BadRequestError('setup.password_mismatch');
           return input;
         },
       });
@@ -53,8 +53,8 @@ export function register(api: ConsoleRoutes): void {
       // the console, not to a logged-out home page). A root made earlier logs in as usual.
       if (root) {
         await startSession(app, ctx, root);
-        ok(ctx, clientUser(root, { owner: true }), '系统初始化完成');
-      } else ok(ctx, null, '系统初始化完成');
+        ok(ctx, clientUser(root, { owner: true }), 'setup.done');
+      } else ok(ctx, null, 'setup.done');
     },
   );
 }

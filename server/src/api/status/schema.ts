@@ -2,8 +2,8 @@ import { z } from 'zod';
 
 /** The root account of the first-run setup (checked only while no root user exists). */
 export const rootAccountBody = z.object({
-  username: z.string().trim().min(1, '请输入管理员用户名').max(12, '用户名长度不能超过 12 个字符'),
-  password: z.string().min(8, '密码长度至少为8个字符').max(20, '密码长度不能超过 20 个字符'),
+  username: z.string().trim().min(1, 'setup.username_required').max(12, 'user.username_long'),
+  password: z.string().min(8, 'setup.password_short').max(20, 'user.password_long'),
   confirmPassword: z.string(),
 });
 

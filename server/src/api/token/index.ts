@@ -23,7 +23,7 @@ export function register(api: ConsoleRoutes): void {
   api.route(
     { method: 'post', path: '/api/token', summary: 'Create a token, or `count` tokens.', access: 'user', before: [objectBody], body: createBody },
     async (ctx) => {
-      ok(ctx, await createTokens(app, currentUser(ctx), ctx.input.body), '令牌创建成功，请在列表页面点击复制获取令牌！');
+      ok(ctx, await createTokens(app, currentUser(ctx), ctx.input.body), 'token.created');
     },
   );
   api.route(
@@ -37,7 +37,7 @@ export function register(api: ConsoleRoutes): void {
       query: statusOnlyQuery,
     },
     async (ctx) => {
-      ok(ctx, await updateToken(app, currentUser(ctx), ctx.input.body, isStatusOnly(ctx.input.query)), '令牌更新成功！');
+      ok(ctx, await updateToken(app, currentUser(ctx), ctx.input.body, isStatusOnly(ctx.input.query)), 'token.updated');
     },
   );
   api.route({ method: 'delete', path: '/api/token/:id', summary: 'Delete an own token.', access: 'user', params: idParams }, async (ctx) => {

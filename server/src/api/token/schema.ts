@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { zmsg } from '../../i18n';
 import { intLike, pagingQuery, qStr } from '../../lib/validate';
 import { splitList } from '../../repositories/channels';
 import { TOKEN_STATUS } from '../../repositories/tokens';
@@ -6,32 +7,36 @@ import { normaliseAllowIps, TOKEN_BATCH_MAX, TOKEN_NAME_MAX } from '../../servic
 
 const boolLike = (what: string) =>
   z
-    .union([z.boolean(), z.literal(0), z.literal(1), z.literal('true'), z.literal('false')], { error: `${what} 必须是布尔值` })
+    .union([z.boolean(), z.literal(0), z.literal(1), z.literal('true'), z.literal('false')], { error: zmsg('input.field_boolean', { what }) })
     .transform((v) => v === true || v === 1 || v === 'true');
 
 const fields = {
   name: z
-    .string({ error: '令牌名称必须是字符串' })
+    .string({ error: 'token.name_not_string' })
     .trim()
-    .refine((s) => [...s].length <= TOKEN_NAME_MAX, '令牌名称过长'),
-  remain_quota: intLike('额度必须是整数').refine((n) => n >= 0, '额度不能为负数'),
+    .refine((s) => [...s].length <= TOKEN_NAME_MAX, 'token.name_too_long'),
+  remain_quota: intLike('common.quota_int').refine((n) => n >= 0, 'common.quota_negative'),
   unlimited_quota: boolLike('unlimited_quota'),
-  expired_time: intLike('过期时间格式错误！').refine((n) => n === -1 || n > 0, '过期时间格式错误！'),
+  expired_time: intLike('token.expiry_invalid').refine((n) => n === -1 || n > 0, 'token.expiry_invalid'),
   model_limits_enabled: boolLike('model_limits_enabled'),
   model_limits: z
-    .union([z.string().max(100_000, '模型限制过长'), z.array(z.string().max(255, '模型名称过长')).max(5000)], { error: '模型限制必须是逗号分隔的字符串' })
+    .union([z.string().max(100_000, 'token.models_too_long'), z.array(z.string().max(255, 'token.model_name_too_long')).max(5000)], {
+      error: 'token.models_not_string',
+    })
     .transform((v) => splitList(Array.isArray(v) ? v.join(',') : v).join(',')),
-  allow_ips: z.union([z.string().max(10_000, 'IP 白名单过长'), z.null()], { error: 'IP 白名单必须是字符串' }).transform((v) => normaliseAllowIps(v ?? '')),
-  group: z.string({ error: '分组必须是字符串' }).trim().max(64, '分组名称过长'),
-  status: intLike('状态只能是 1 或 2').refine((s) => s === TOKEN_STATUS.enabled || s === TOKEN_STATUS.disabled, '状态只能是 1（启用）或 2（禁用）'),
+  allow_ips: z
+    .union([z.string().max(10_000, 'token.allow_ips_too_long'), z.null()], { error: 'token.allow_ips_not_string' })
+    .transform((v) => normaliseAllowIps(v ?? '')),
+  group: z.string({ error: 'token.group_not_string' }).trim().max(64, 'token.group_too_long'),
+  status: intLike('input.status_1_2').refine((s) => s === TOKEN_STATUS.enabled || s === TOKEN_STATUS.disabled, 'input.status_1_2_named'),
 };
 
 export const createBody = z
   .object({
     ...fields,
-    name: fields.name.refine((s) => s.length > 0, '令牌名称不能为空'),
-    count: intLike('数量必须是正整数')
-      .refine((n) => n >= 1 && n <= TOKEN_BATCH_MAX, `数量必须在 1 到 ${TOKEN_BATCH_MAX} 之间`)
+    name: fields.name.refine((s) => s.length > 0, 'token.name_empty'),
+    count: intLike('token.count_positive')
+      .refine((n) => n >= 1 && n <= TOKEN_BATCH_MAX, zmsg('token.count_range', { max: TOKEN_BATCH_MAX }))
       .optional(),
   })
   .partial({
@@ -48,7 +53,7 @@ export const createBody = z
 export const updateBody = z
   .object(fields)
   .partial()
-  .extend({ id: intLike('id 必须是整数').refine((n) => n > 0 && n < 2 ** 31, 'id 无效') });
+  .extend({ id: intLike('input.id_int').refine((n) => n > 0 && n < 2 ** 31, 'input.id_invalid') });
 
 export type TokenCreate = z.infer<typeof createBody>;
 export type TokenUpdate = z.infer<typeof updateBody>;

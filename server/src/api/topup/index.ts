@@ -9,7 +9,7 @@ import { notifyFields, payBody, topUpListQuery } from './schema';
 export function register(api: ConsoleRoutes): void {
   const { app } = api;
   api.route({ method: 'post', path: '/api/user/amount', summary: 'The price of an amount for the caller.', access: 'user', body: payBody }, (ctx) => {
-    ok(ctx, quotePrice(app, currentUser(ctx), ctx.input.body.amount), 'success');
+    ok(ctx, quotePrice(app, currentUser(ctx), ctx.input.body.amount), 'common.success');
   });
 
   api.route(

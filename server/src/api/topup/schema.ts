@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { pagingQuery, qIntOpt, qStr } from '../../lib/validate';
 
 export const payBody = z.object({
-  amount: z.coerce.number().int('充值数量必须是整数').min(1, '充值数量不能小于 1').max(10_000_000),
+  amount: z.coerce.number().int('topup.amount_int').min(1, 'topup.amount_min').max(10_000_000),
   top_up_code: z.string().max(64).optional().default(''),
   payment_method: z.string().max(16).optional().default('zfb'),
 });

@@ -40,6 +40,7 @@ import {
   settingBody,
   updateBody,
 } from './schema';
+import { requestLang } from '../../i18n';
 
 export function register(api: ConsoleRoutes): void {
   const { app } = api;
@@ -63,11 +64,11 @@ export function register(api: ConsoleRoutes): void {
       if (needsCode) {
         // No session yet: the code goes to POST /api/user/login/2fa from this browser.
         await startPendingLogin(app, ctx, u);
-        ok(ctx, { require_2fa: true }, '请输入两步验证码');
+        ok(ctx, { require_2fa: true }, '2fa.enter_code');
         return;
       }
       await startSession(app, ctx, u);
-      ok(ctx, clientUser(u, { owner: true }), 'Login successful!');
+      ok(ctx, clientUser(u, { owner: true }), 'user.login_ok');
     },
   );
 
@@ -75,20 +76,20 @@ export function register(api: ConsoleRoutes): void {
   // after forgetting the user id). Ends the session on the server, not just the cookie.
   api.route({ method: 'get', path: '/api/user/logout', summary: "End the caller's session.", access: 'public' }, async (ctx) => {
     await endSession(app, ctx);
-    ok(ctx, null, '');
+    ok(ctx, null);
   });
 
   api.route({ method: 'post', path: '/api/user/logout_all', summary: 'End every session of the caller, on every node.', access: 'user' }, async (ctx) => {
     await endUserSessions(app, currentUser(ctx).id);
     ctx.session = null;
-    ok(ctx, null, '已退出所有设备的登录');
+    ok(ctx, null, 'user.logged_out_everywhere');
   });
 
   api.route(
     { method: 'post', path: '/api/user/register', summary: 'Register an account.', access: 'public', before: [bot], body: registerBody },
     async (ctx) => {
       await registerAccount(app, ctx.input.body);
-      ok(ctx, null, 'Registration successful!');
+      ok(ctx, null, 'user.registered');
     },
   );
 
@@ -102,7 +103,7 @@ export function register(api: ConsoleRoutes): void {
     },
     async (ctx) => {
       const password = await resetPassword(app, ctx.input.body.email, ctx.input.body.token);
-      ok(ctx, password, '密码已重置，新密码已显示');
+      ok(ctx, password, 'user.password_reset_shown');
     },
   );
 
@@ -118,7 +119,7 @@ export function register(api: ConsoleRoutes): void {
       // Every session ended in updateSelf; a cookie caller goes on under a fresh session id (an
       // access-token caller gets no cookie).
       if (r.passwordChanged && sessionId(ctx)) await startSession(app, ctx, currentUser(ctx));
-      ok(ctx, null, r.passwordChanged ? 'Password changed successfully!' : '更新成功');
+      ok(ctx, null, r.passwordChanged ? 'user.password_changed' : 'common.updated');
     },
   );
 
@@ -126,7 +127,7 @@ export function register(api: ConsoleRoutes): void {
     await requireFreshVerification(app, ctx, currentUser(ctx));
     await deleteSelf(app, currentUser(ctx));
     ctx.session = null;
-    ok(ctx, null, 'Account deleted!');
+    ok(ctx, null, 'user.account_deleted');
   });
 
   api.route({ method: 'get', path: '/api/user/token', summary: 'Issue a new system access token (needs re-verification).', access: 'user' }, async (ctx) => {
@@ -142,16 +143,16 @@ export function register(api: ConsoleRoutes): void {
     { method: 'post', path: '/api/user/aff_transfer', summary: 'Move invitation reward quota to the balance.', access: 'user', body: affTransferBody },
     async (ctx) => {
       await transferAffQuota(app, currentUser(ctx), ctx.input.body.quota);
-      ok(ctx, null, '划转成功');
+      ok(ctx, null, 'user.transferred');
     },
   );
 
   api.route({ method: 'put', path: '/api/user/setting', summary: 'Notification and price settings.', access: 'user', body: settingBody }, async (ctx) => {
-    ok(ctx, await updateSetting(app, currentUser(ctx), ctx.input.body), 'Notification settings updated');
+    ok(ctx, await updateSetting(app, currentUser(ctx), ctx.input.body), 'user.notify_updated');
   });
 
   api.route({ method: 'get', path: '/api/user/self/groups', summary: 'Groups the caller may use, with ratios.', access: 'user' }, async (ctx) => {
-    ok(ctx, selfGroups(app, currentUser(ctx)));
+    ok(ctx, selfGroups(app, currentUser(ctx), requestLang(ctx)));
   });
 
   api.route({ method: 'get', path: '/api/user/models', summary: "Models of the caller's group.", access: 'user' }, async (ctx) => {
@@ -171,13 +172,13 @@ export function register(api: ConsoleRoutes): void {
   api.route(
     { method: 'post', path: '/api/user/manage', summary: 'Promote, demote, disable, enable or delete a user.', access: 'admin', body: manageBody },
     async (ctx) => {
-      ok(ctx, await manageUser(app, currentUser(ctx), ctx.input.body.id, ctx.input.body.action), 'Operation completed successfully!');
+      ok(ctx, await manageUser(app, currentUser(ctx), ctx.input.body.id, ctx.input.body.action), 'common.done_en');
     },
   );
 
   api.route({ method: 'post', path: '/api/user/', summary: 'Create a user.', access: 'admin', body: createBody }, async (ctx) => {
     const created = await adminCreateUser(app, currentUser(ctx), ctx.input.body);
-    ok(ctx, clientUser(created), 'User account created successfully!');
+    ok(ctx, clientUser(created), 'user.created');
   });
 
   api.route(
@@ -187,7 +188,7 @@ export function register(api: ConsoleRoutes): void {
       const updated = await adminUpdateUser(app, currentUser(ctx), input);
       // Root setting its own password here keeps its session, like a self password change.
       if (input.password && updated.id === currentUser(ctx).id && sessionId(ctx)) await startSession(app, ctx, updated);
-      ok(ctx, clientUser(updated), '更新成功');
+      ok(ctx, clientUser(updated), 'common.updated');
     },
   );
 

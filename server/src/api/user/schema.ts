@@ -1,13 +1,14 @@
 import { z } from 'zod';
+import { zmsg } from '../../i18n';
 import { pagingQuery, qStr } from '../../lib/validate';
 
-const str = (max: number) => z.string().max(max, `长度不能超过 ${max} 个字符`);
+const str = (max: number) => z.string().max(max, zmsg('input.max_chars', { max }));
 /** Optional string field; null (sent by some forms for empty fields) counts as left out. */
 const optStr = (max: number) => z.preprocess((v) => (v === null ? undefined : v), str(max).optional());
 /** Integer from a number or a numeric string (the console parses quota to an integer). */
 const wholeNumber = z.preprocess(
   (v) => (typeof v === 'string' && v.trim() !== '' ? Number(v) : v),
-  z.number({ message: '必须是整数' }).int('必须是整数').refine(Number.isSafeInteger, '数值过大'),
+  z.number({ message: 'input.must_be_int' }).int('input.must_be_int').refine(Number.isSafeInteger, 'input.number_too_large'),
 );
 
 export const loginBody = z.object({ username: str(128).optional().default(''), password: str(128).optional().default('') });
@@ -53,7 +54,7 @@ export const updateBody = z.object({
 });
 export const manageBody = z.object({
   id: wholeNumber,
-  action: z.enum(['promote', 'demote', 'disable', 'enable', 'delete'], { message: '无效的操作' }),
+  action: z.enum(['promote', 'demote', 'disable', 'enable', 'delete'], { message: 'user.action_invalid' }),
 });
 
 export const listQuery = pagingQuery;

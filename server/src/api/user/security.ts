@@ -29,7 +29,7 @@ import {
 } from '../../services/twoFactor';
 import { idParams, ok, type ConsoleRoutes } from '../route';
 
-const code = z.string().max(64, '验证码格式错误');
+const code = z.string().max(64, 'verify.code_format');
 const codeBody = z.object({ code: code.optional().default('') });
 const optionalCodeBody = z.object({ code: code.optional() });
 /** A WebAuthn response as @simplewebauthn/browser builds it; the library checks its insides. */
@@ -40,7 +40,7 @@ const credentialBody = z.object({ credential });
 const registerFinishBody = z.object({ name: z.string().max(256).optional().default(''), credential });
 const renameBody = z.object({ name: z.string().max(256).optional().default('') });
 const verifyBody = z.object({
-  method: z.enum(['2fa', 'passkey', 'password'], { message: '不支持的验证方式' }),
+  method: z.enum(['2fa', 'passkey', 'password'], { message: 'verify.method_unsupported' }),
   code: code.optional(),
   password: z.string().max(128).optional(),
 });
@@ -65,7 +65,7 @@ export function registerSecurity(api: ConsoleRoutes): void {
       body: verifyBody,
     },
     async (ctx) => {
-      ok(ctx, await verifyWithSecret(app, ctx, currentUser(ctx), ctx.ip, ctx.input.body), '验证成功');
+      ok(ctx, await verifyWithSecret(app, ctx, currentUser(ctx), ctx.ip, ctx.input.body), 'verify.ok');
     },
   );
 
@@ -82,7 +82,7 @@ export function registerSecurity(api: ConsoleRoutes): void {
       assertNotCrossSite(ctx);
       const user = await finishPendingLogin(app, ctx, ctx.ip, ctx.input.body.code);
       await startSession(app, ctx, user);
-      ok(ctx, clientUser(user, { owner: true }), 'Login successful!');
+      ok(ctx, clientUser(user, { owner: true }), 'user.login_ok');
     },
   );
   api.route({ method: 'get', path: '/api/user/2fa/status', summary: "The caller's 2FA state and unused backup codes.", access: 'user' }, async (ctx) => {
@@ -97,7 +97,7 @@ export function registerSecurity(api: ConsoleRoutes): void {
     },
     async (ctx) => {
       await requireFreshVerification(app, ctx, currentUser(ctx));
-      ok(ctx, await setupTwoFactor(app, currentUser(ctx)), '请使用认证器扫描二维码，并输入验证码完成设置');
+      ok(ctx, await setupTwoFactor(app, currentUser(ctx)), '2fa.scan_qr');
     },
   );
   api.route(
@@ -109,7 +109,7 @@ export function registerSecurity(api: ConsoleRoutes): void {
       body: codeBody,
     },
     async (ctx) => {
-      ok(ctx, await enableTwoFactorWithCode(app, currentUser(ctx), ctx.ip, ctx.input.body.code), '两步验证启用成功');
+      ok(ctx, await enableTwoFactorWithCode(app, currentUser(ctx), ctx.ip, ctx.input.body.code), '2fa.enabled');
     },
   );
   api.route(
@@ -125,7 +125,7 @@ export function registerSecurity(api: ConsoleRoutes): void {
       if (ctx.input.body.code) await checkSecondFactor(app, user, ctx.ip, ctx.input.body.code);
       else await requireFreshVerification(app, ctx, user);
       await disableTwoFactor(app, user.id);
-      ok(ctx, null, '两步验证已禁用');
+      ok(ctx, null, '2fa.disabled');
     },
   );
   api.route(
@@ -140,7 +140,7 @@ export function registerSecurity(api: ConsoleRoutes): void {
       const user = currentUser(ctx);
       if (ctx.input.body.code) await checkSecondFactor(app, user, ctx.ip, ctx.input.body.code);
       else await requireFreshVerification(app, ctx, user);
-      ok(ctx, await regenerateBackupCodes(app, user.id), '备用码已重新生成');
+      ok(ctx, await regenerateBackupCodes(app, user.id), '2fa.backup_regenerated');
     },
   );
   api.route({ method: 'get', path: '/api/user/2fa/stats', summary: 'How many users have 2FA on.', access: 'admin' }, async (ctx) => {
@@ -165,7 +165,7 @@ export function registerSecurity(api: ConsoleRoutes): void {
       ok(
         ctx,
         await finishRegistration(app, ctx, currentUser(ctx), { name: b.name, credential: b.credential as unknown as RegistrationResponseJSON }),
-        'Passkey 注册成功',
+        'passkey.registered',
       );
     },
   );
@@ -188,7 +188,7 @@ export function registerSecurity(api: ConsoleRoutes): void {
       assertNotCrossSite(ctx);
       const user = await finishLogin(app, ctx, ctx.input.body.credential as unknown as AuthenticationResponseJSON);
       await startSession(app, ctx, user);
-      ok(ctx, clientUser(user, { owner: true }), 'Login successful!');
+      ok(ctx, clientUser(user, { owner: true }), 'user.login_ok');
     },
   );
   api.route(
@@ -202,14 +202,14 @@ export function registerSecurity(api: ConsoleRoutes): void {
     async (ctx) => {
       const user = currentUser(ctx);
       await finishVerify(app, ctx, user, ctx.input.body.credential as unknown as AuthenticationResponseJSON);
-      ok(ctx, { method: 'passkey', ...(await markVerified(app, ctx, user, 'passkey')) }, '验证成功');
+      ok(ctx, { method: 'passkey', ...(await markVerified(app, ctx, user, 'passkey')) }, 'verify.ok');
     },
   );
   api.route(
     { method: 'put', path: '/api/user/passkey/:id', summary: 'Rename one of the caller’s passkeys.', access: 'user', params: idParams, body: renameBody },
     async (ctx) => {
       await renameOwnPasskey(app, currentUser(ctx), ctx.input.params.id, ctx.input.body.name);
-      ok(ctx, null, '已更新');
+      ok(ctx, null, 'common.updated_short');
     },
   );
   api.route(
@@ -223,7 +223,7 @@ export function registerSecurity(api: ConsoleRoutes): void {
     async (ctx) => {
       await requireFreshVerification(app, ctx, currentUser(ctx));
       await deleteOwnPasskey(app, currentUser(ctx), ctx.input.params.id);
-      ok(ctx, null, 'Passkey 已删除');
+      ok(ctx, null, 'passkey.deleted');
     },
   );
 
@@ -232,14 +232,14 @@ export function registerSecurity(api: ConsoleRoutes): void {
     { method: 'delete', path: '/api/user/:id/2fa', summary: 'Turn off 2FA of a user below the caller.', access: 'admin', params: idParams },
     async (ctx) => {
       await adminResetTwoFactor(app, currentUser(ctx), ctx.input.params.id);
-      ok(ctx, null, '用户的两步验证已重置');
+      ok(ctx, null, '2fa.reset_by_admin');
     },
   );
   api.route(
     { method: 'delete', path: '/api/user/:id/reset_passkey', summary: 'Delete every passkey of a user below the caller.', access: 'admin', params: idParams },
     async (ctx) => {
       await adminResetPasskeys(app, currentUser(ctx), ctx.input.params.id);
-      ok(ctx, null, 'Passkey 已重置');
+      ok(ctx, null, 'passkey.reset_by_admin');
     },
   );
 }

@@ -67,8 +67,8 @@ export function balances(app: AppContext): Balances {
   return app.memo('ledger:balances', () => (app.db.kind === 'postgres' ? postgresBalances(app) : sqliteBalances(app)));
 }
 
-const insufficientUser = () => new RelayError(403, '用户额度不足', 'insufficient_user_quota', 'insufficient_quota');
-const insufficientToken = () => new RelayError(403, '令牌额度不足', 'insufficient_token_quota', 'insufficient_quota');
+const insufficientUser = () => new RelayError(403, 'relay.user_quota_insufficient', 'insufficient_user_quota', 'insufficient_quota');
+const insufficientToken = () => new RelayError(403, 'relay.token_quota_insufficient', 'insufficient_token_quota', 'insufficient_quota');
 
 /**
  * Atomically takes `amount` from the user and (limited) token, or nothing: 403 when either lacks it.

@@ -16,6 +16,7 @@
  *   pieces, `is_end` and `usage` on the last one.
  */
 import crypto from 'node:crypto';
+import { msg } from '../../i18n';
 import type { AppContext } from '../../context';
 import type { ChatChunk, ChatMessage, ChatRequest, ChatResponse, ProviderAdaptor, SSEEvent, Usage, UpstreamRequest, AdaptorContext } from '../types';
 import { contentText, isRecord, JsonEventTranslator, newId, streamError, upstreamErrorMessage } from './shared';
@@ -47,7 +48,7 @@ const baseOf = (baseUrl: string) => (baseUrl || BAIDU_BASE).replace(/\/+$/, '');
 
 function splitKey(key: string): { ak: string; sk: string } {
   const i = key.indexOf('|');
-  if (i <= 0 || i === key.length - 1) throw new UpstreamError(400, '百度渠道的密钥格式应为 APIKey|SecretKey', '', 'invalid_channel_key');
+  if (i <= 0 || i === key.length - 1) throw new UpstreamError(400, msg('adaptor.baidu_key'), '', 'invalid_channel_key');
   return { ak: key.slice(0, i).trim(), sk: key.slice(i + 1).trim() };
 }
 
@@ -182,7 +183,7 @@ export async function baiduAccessToken(app: AppContext, baseUrl: string, key: st
     }
     if (res.statusCode >= 400 || typeof j.access_token !== 'string') {
       const why = typeof j.error_description === 'string' ? j.error_description : typeof j.error === 'string' ? j.error : `status ${res.statusCode}`;
-      throw new UpstreamError(res.statusCode >= 400 && res.statusCode < 500 ? 401 : 502, `获取百度 access token 失败：${why}`, '', 'baidu_token');
+      throw new UpstreamError(res.statusCode >= 400 && res.statusCode < 500 ? 401 : 502, msg('adaptor.baidu_token_failed', { reason: why }), '', 'baidu_token');
     }
     const ttl = Number(j.expires_in ?? 0) || 86400;
     return { token: j.access_token, expiresAt: Date.now() + Math.max(60, ttl - 86400) * 1000 };

@@ -5,6 +5,7 @@
  * the Claude adaptor's; this file holds the AWS parts: signing (aws4), model ids, credentials, URL.
  */
 import crypto from 'node:crypto';
+import { msg } from '../../i18n';
 import aws4 from 'aws4';
 import type { AdaptorContext, ProviderAdaptor, UpstreamRequest } from '../types';
 import { UpstreamError } from '../errors';
@@ -86,8 +87,8 @@ export function bedrockModelId(model: string): string {
 export function awsCredentials(channel: AdaptorContext['channel']): { accessKeyId: string; secretAccessKey: string; region: string; sessionToken?: string } {
   const [accessKeyId = '', secretAccessKey = '', region = '', sessionToken] = channel.key.split('|').map((p) => p.trim());
   const r = region || channel.other.trim() || 'us-east-1';
-  if (!accessKeyId || !secretAccessKey) throw new UpstreamError(401, 'AWS 渠道密钥格式应为 AccessKeyId|SecretAccessKey|Region', '', 'invalid_channel_key');
-  if (!/^[a-z0-9-]+$/.test(r)) throw new UpstreamError(400, `无效的 AWS 区域：${r}`, '', 'invalid_channel_key');
+  if (!accessKeyId || !secretAccessKey) throw new UpstreamError(401, msg('adaptor.aws_key'), '', 'invalid_channel_key');
+  if (!/^[a-z0-9-]+$/.test(r)) throw new UpstreamError(400, msg('adaptor.aws_region', { region: r }), '', 'invalid_channel_key');
   return { accessKeyId, secretAccessKey, region: r, ...(sessionToken ? { sessionToken } : {}) };
 }
 

@@ -6,6 +6,7 @@
  * models (`/ai/models/search`).
  */
 import type { ChannelInfo, Endpoint, ProviderAdaptor, UpstreamRequest } from '../types';
+import { msg } from '../../i18n';
 import { UpstreamError } from '../errors';
 import { ENDPOINT_PATH, openaiAdaptor, openaiHeaders } from './openai';
 import { typesServedBy } from '../../channels/catalogue';
@@ -14,8 +15,7 @@ const CF_BASE = 'https://api.cloudflare.com';
 
 export function cloudflareUrl(channel: ChannelInfo, endpoint: Endpoint): string {
   const account = channel.other.trim();
-  if (!account || !/^[A-Za-z0-9_-]+$/.test(account))
-    throw new UpstreamError(400, 'Cloudflare 渠道需要在“其他”中填写账户 ID（Account ID）', '', 'invalid_channel_config');
+  if (!account || !/^[A-Za-z0-9_-]+$/.test(account)) throw new UpstreamError(400, msg('adaptor.cloudflare_account'), '', 'invalid_channel_config');
   const base = (channel.baseUrl || CF_BASE).replace(/\/+$/, '');
   return `${base}/client/v4/accounts/${account}/ai/v1${ENDPOINT_PATH[endpoint]}`;
 }

@@ -244,7 +244,8 @@ export function openaiErrorMessage(status: number, body: string): string {
     /* not JSON */
   }
   const text = body.trim().slice(0, 300);
-  return text ? `上游错误（${status}）：${text}` : `上游错误（${status}）`;
+  // The upstream's own words, in whatever language it speaks (not translated): see docs/i18n.md.
+  return text ? `upstream error (${status}): ${text}` : `upstream error (${status})`;
 }
 
 function jsonBodyFor(body: Record<string, unknown>): string {

@@ -4,13 +4,14 @@
  * 503 like an unavailable upstream, so a call still goes on to the model's other channels).
  */
 import type { ProviderAdaptor } from '../types';
+import { isMessageKey, msg } from '../../i18n';
 import { UpstreamError } from '../errors';
 import { channelType, typesServedBy } from '../../channels/catalogue';
 import { upstreamErrorMessage } from './shared';
 
 function refuse(type: number): never {
-  const msg = channelType(type)?.retired ?? '该渠道类型已停止服务';
-  throw new UpstreamError(503, msg, '', 'channel_type_retired');
+  const note = channelType(type)?.retired;
+  throw new UpstreamError(503, msg(isMessageKey(note) ? note : 'channel.type_stopped'), '', 'channel_type_retired');
 }
 
 export const retiredAdaptor: ProviderAdaptor = {

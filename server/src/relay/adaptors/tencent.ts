@@ -15,6 +15,7 @@
  *   wrapper) with `Choices[].Delta`, `FinishReason` and `Usage`.
  */
 import crypto from 'node:crypto';
+import { msg } from '../../i18n';
 import type { ChatChunk, ChatRequest, ChatResponse, ChannelInfo, FinishReason, ProviderAdaptor, SSEEvent, StreamTranslator, Usage } from '../types';
 import { contentText, isRecord, newId, streamError } from './shared';
 import { UpstreamError } from '../errors';
@@ -28,7 +29,7 @@ const ACTION = 'ChatCompletions';
 function credentials(key: string): { secretId: string; secretKey: string } {
   const parts = key.split('|').map((s) => s.trim());
   const [secretId, secretKey] = parts.length >= 3 ? [parts[1]!, parts[2]!] : [parts[0] ?? '', parts[1] ?? ''];
-  if (!secretId || !secretKey) throw new UpstreamError(400, '腾讯混元渠道的密钥格式应为 AppId|SecretId|SecretKey', '', 'invalid_channel_key');
+  if (!secretId || !secretKey) throw new UpstreamError(400, msg('adaptor.tencent_key'), '', 'invalid_channel_key');
   return { secretId, secretKey };
 }
 

@@ -15,6 +15,7 @@
  * - Always through the canonical conversion (no same-format passthrough: one channel serves two formats).
  */
 import crypto from 'node:crypto';
+import { msg } from '../../i18n';
 import type { AppContext } from '../../context';
 import type { AdaptorContext, ChannelInfo, ProviderAdaptor, UpstreamRequest } from '../types';
 import { UpstreamError } from '../errors';
@@ -45,7 +46,7 @@ export function parseServiceAccount(key: string): ServiceAccount {
     j = undefined;
   }
   if (!isRecord(j) || typeof j.client_email !== 'string' || typeof j.private_key !== 'string' || typeof j.project_id !== 'string' || !j.project_id) {
-    throw new UpstreamError(401, 'Vertex AI 渠道密钥应为服务账号 JSON（需包含 client_email、private_key、project_id）', '', 'invalid_channel_key');
+    throw new UpstreamError(401, msg('adaptor.vertex_key'), '', 'invalid_channel_key');
   }
   return {
     client_email: j.client_email,
@@ -69,7 +70,7 @@ export function vertexRegion(other: string, model: string): string {
       /* keep the default */
     }
   } else if (raw) region = raw;
-  if (!/^[a-z0-9-]+$/.test(region)) throw new UpstreamError(400, `无效的 Vertex AI 区域：${region}`, '', 'invalid_channel_config');
+  if (!/^[a-z0-9-]+$/.test(region)) throw new UpstreamError(400, msg('adaptor.vertex_region', { region }), '', 'invalid_channel_config');
   return region;
 }
 
@@ -84,7 +85,7 @@ export function signServiceAccountJwt(sa: ServiceAccount, nowSec = Math.floor(Da
   try {
     sig = crypto.sign('RSA-SHA256', Buffer.from(input), sa.private_key);
   } catch {
-    throw new UpstreamError(401, 'Vertex AI 服务账号私钥无效', '', 'invalid_channel_key');
+    throw new UpstreamError(401, msg('adaptor.vertex_private_key'), '', 'invalid_channel_key');
   }
   return `${input}.${b64url(sig)}`;
 }
@@ -116,7 +117,7 @@ async function mintToken(app: AppContext, sa: ServiceAccount, proxy?: string): P
     // 401: retryable on another channel and counted against this channel's health
     throw new UpstreamError(
       res.statusCode >= 400 && res.statusCode !== 400 ? res.statusCode : 401,
-      `获取 Vertex AI 访问令牌失败：${why}`,
+      msg('adaptor.vertex_token_failed', { reason: why }),
       text,
       'vertex_token_failed',
     );

@@ -19,6 +19,7 @@
  * a stream, one merged frame as JSON otherwise; an error frame before any text as an error status).
  */
 import crypto from 'node:crypto';
+import { msg } from '../../i18n';
 import WebSocket from 'ws';
 import type { Dispatcher } from 'undici';
 import type { ChatChunk, ChatRequest, ChatResponse, ProviderAdaptor, SSEEvent, Usage } from '../types';
@@ -49,7 +50,7 @@ const pathOf = (version: string) => (version === 'pro-128k' || version === 'max-
 
 function splitKey(key: string): { appId: string; apiSecret: string; apiKey: string } {
   const [appId, apiSecret, apiKey] = key.split('|').map((s) => s.trim());
-  if (!appId || !apiSecret || !apiKey) throw new UpstreamError(400, '讯飞星火渠道的密钥格式应为 APPID|APISecret|APIKey', '', 'invalid_channel_key');
+  if (!appId || !apiSecret || !apiKey) throw new UpstreamError(400, msg('adaptor.xunfei_key'), '', 'invalid_channel_key');
   return { appId, apiSecret, apiKey };
 }
 

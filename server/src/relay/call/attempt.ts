@@ -1,4 +1,5 @@
-import { RelayError, UpstreamError } from '../errors';
+import { RelayError, UpstreamError, upstreamMessage } from '../errors';
+import { msg } from '../../i18n';
 import { channelWay } from '../adaptors';
 import { pickChannel, pickKeyIndex, type ChannelEntry, type PickState } from '../routing';
 import { UpstreamExchange } from '../upstreamExchange';
@@ -89,7 +90,12 @@ export async function attemptChannels(call: RelayCall, plan: CallPlan, money: Ca
   outcome.channelId = lastChannel?.info.id ?? 0;
   if (!lastErr) throw noChannel(call);
   const status = mapStatus(lastChannel, lastErr.status || 502);
-  throw new RelayError(status, scrubKey(lastErr.message, lastChannel), lastErr.upstreamCode || 'upstream_error', 'upstream_error');
+  throw new RelayError(
+    status,
+    upstreamMessage(lastErr, (m) => scrubKey(m, lastChannel)),
+    lastErr.upstreamCode || 'upstream_error',
+    'upstream_error',
+  );
 }
 
 /**
@@ -120,7 +126,7 @@ function noteFailure(board: HealthBoard, ch: ChannelEntry, keyIndex: number, err
 
 /** Every channel that could take the call is resting (breaker open): 503, try again shortly. */
 function coolingDown(call: RelayCall): RelayError {
-  return new RelayError(503, `当前分组 ${call.principal.group} 下模型 ${call.model} 的渠道暂时熔断，请稍后重试`, 'channels_cooling_down');
+  return new RelayError(503, msg('relay.cooling_down', { group: call.principal.group, model: call.model }), 'channels_cooling_down');
 }
 
 /** The channel's status_code_mapping applied to an upstream status. */

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { msg } from '../../i18n';
 import { UpstreamError } from '../errors';
 import type { ChannelEntry } from '../routing';
 import type { ChannelWay } from '../adaptors';
@@ -70,11 +71,11 @@ export async function bufferedAnswer(
     try {
       json = JSON.parse(buf.toString('utf8'));
     } catch {
-      if (!textual) throw new UpstreamError(502, '上游返回了无效的 JSON 响应', buf.toString('utf8').slice(0, 1000), 'bad_response_body');
+      if (!textual) throw new UpstreamError(502, msg('upstream.bad_json'), buf.toString('utf8').slice(0, 1000), 'bad_response_body');
     }
   }
   if (json !== undefined && (json === null || typeof json !== 'object')) {
-    throw new UpstreamError(502, '上游返回了无效的 JSON 响应', buf.toString('utf8').slice(0, 1000), 'bad_response_body');
+    throw new UpstreamError(502, msg('upstream.bad_json'), buf.toString('utf8').slice(0, 1000), 'bad_response_body');
   }
   let tokens: Tokens;
   let out: Buffer | string = buf;

@@ -1,4 +1,5 @@
 import { RelayError } from '../errors';
+import { msg } from '../../i18n';
 import { checkModelAllowed } from '../auth';
 import { channelWay } from '../adaptors';
 import { tiersFor, type ChannelEntry, type RouteTable, type Tier } from '../routing';
@@ -57,18 +58,18 @@ export function planCall(call: RelayCall, table: RouteTable): CallPlan {
   if (principal.pinnedChannel !== undefined) {
     // Admin pin: that channel only (enabled), whatever its abilities say.
     const pinned = table.channels.get(principal.pinnedChannel);
-    if (!pinned) throw new RelayError(503, `渠道 #${principal.pinnedChannel} 不存在或已禁用`, 'channel_not_available');
+    if (!pinned) throw new RelayError(503, msg('relay.pinned_unavailable', { id: principal.pinnedChannel }), 'channel_not_available');
     tiers = [{ priority: pinned.priority, channels: [pinned], weights: [1], total: 1 }];
   }
   const plan = new CallPlan(call, tiers ?? []);
   if (!tiers || !anyChannel(plan, false)) {
     if (!table.knownModels.has(model) && !isPriced(app, model)) {
-      throw new RelayError(404, `模型 ${model} 不存在`, 'model_not_found');
+      throw new RelayError(404, msg('relay.model_not_found', { model }), 'model_not_found');
     }
     throw noChannel(call, plan);
   }
   if (!anyChannel(plan, true)) {
-    throw new RelayError(400, `输入 token 数 ${plan.promptTokens ?? 0} 超过了可用渠道的上限`, 'context_length_exceeded');
+    throw new RelayError(400, msg('relay.context_too_long', { tokens: plan.promptTokens ?? 0 }), 'context_length_exceeded');
   }
   const acceptUnset = principal.user.setting.accept_unset_model_ratio_model === true;
   plan.price = priceFor(app, model, principal.group, acceptUnset);
@@ -109,7 +110,7 @@ export function noChannel(call: RelayCall, plan?: CallPlan): RelayError {
   const { model } = call;
   const channels = new Map<number, ChannelEntry>();
   for (const t of plan?.tiers ?? []) for (const c of t.channels) channels.set(c.info.id, c);
-  if (!plan || !channels.size) return new RelayError(503, `当前分组 ${call.principal.group} 下对于模型 ${model} 无可用渠道`, 'model_not_available');
+  if (!plan || !channels.size) return new RelayError(503, msg('relay.no_channel', { group: call.principal.group, model }), 'model_not_available');
   const protocol = PROTOCOL_NAME[call.inbound.name] ?? call.inbound.name;
   const kinds = [...new Set([...channels.values()].map((c) => channelType(c.info.type)?.label ?? `type ${c.info.type}`))].join('、');
   const converted = [...channels.values()].some((c) => channelWay(c.info, call.endpoint, call.inbound.name)?.mode === 'converted');
@@ -120,18 +121,14 @@ export function noChannel(call: RelayCall, plan?: CallPlan): RelayError {
       return w && !readsOpenAIFiles(w.adaptor);
     })
   ) {
-    return new RelayError(
-      400,
-      `模型 ${model} 的渠道（${kinds}）读不到保存在 OpenAI 的文件：${plan.openaiFiles} 引用了 file_id，请改用 file_data（base64）发送文件内容`,
-      'unsupported_by_channel',
-    );
+    return new RelayError(400, msg('relay.openai_files', { model, kinds, field: plan.openaiFiles }), 'unsupported_by_channel');
   }
   if (plan.nativeOnly && converted) {
-    return new RelayError(
-      400,
-      `模型 ${model} 的渠道（${kinds}）不原生支持 ${protocol} 协议，请求只能转换后发送，而 ${plan.nativeOnly} 依赖上游保存的状态或只有该协议的上游能执行的功能，转换后无法保留`,
-      'unsupported_by_channel',
-    );
+    return new RelayError(400, msg('relay.native_only', { model, kinds, protocol, feature: plan.nativeOnly }), 'unsupported_by_channel');
   }
-  return new RelayError(400, `模型 ${model} 的渠道（${kinds}）都不支持 ${protocol} 协议的 ${call.ctx.method} ${call.ctx.path}`, 'endpoint_not_supported');
+  return new RelayError(
+    400,
+    msg('relay.endpoint_unsupported', { model, kinds, protocol, method: call.ctx.method, path: call.ctx.path }),
+    'endpoint_not_supported',
+  );
 }

@@ -1,5 +1,6 @@
 import { usageBatcher } from '../../ledger/usage';
 import { computeQuota, type PriceInfo } from '../../services/billing';
+import { serverLang, t, type Lang } from '../../i18n';
 import type { BalanceAfter } from '../../ledger/balances';
 import { maybeWarnQuota } from '../../services/notify';
 import { invalidateToken } from '../../services/invalidate';
@@ -42,7 +43,7 @@ interface LogOtherTail {
 }
 
 /** The consume log's text for one price: the `content` line and the head of the `other` JSON. */
-function priceLogText(price: PriceInfo): { content: string; otherHead: string } {
+function priceLogText(price: PriceInfo, lang: Lang): { content: string; otherHead: string } {
   const head = {
     model_ratio: price.modelRatio,
     completion_ratio: price.completionRatio,
@@ -52,8 +53,8 @@ function priceLogText(price: PriceInfo): { content: string; otherHead: string } 
   };
   return {
     content: price.usePrice
-      ? `模型价格 ${price.modelPrice}，分组倍率 ${price.groupRatio}`
-      : `模型倍率 ${price.modelRatio}，补全倍率 ${price.completionRatio}，分组倍率 ${price.groupRatio}`,
+      ? t(lang, 'log.price', { price: price.modelPrice, group: price.groupRatio })
+      : t(lang, 'log.ratios', { model: price.modelRatio, completion: price.completionRatio, group: price.groupRatio }),
     otherHead: `${JSON.stringify(head).slice(0, -1)},`,
   };
 }
@@ -70,7 +71,7 @@ export function recordUsage(call: RelayCall, plan: CallPlan, money: CallMoney, a
   if (taken > 0 || answer.tokens.calls > 0) batcher.addUsage(principal.user.id, principal.token?.id, channel.id, taken);
   if (app.options.bool('LogConsumeEnabled')) {
     const price = plan.price;
-    const text = (price.logText ??= priceLogText(price));
+    const text = (price.logText ??= priceLogText(price, serverLang(app)));
     const mapped = outcome.upstreamModel !== call.model;
     // The `other` JSON, both parts by JSON.stringify: the price's part once per price (PriceInfo is
     // cached until the options change: formatting its ratios per call was measurable), this call's

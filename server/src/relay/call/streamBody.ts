@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import { UpstreamError } from '../errors';
+import { msg, requestLang, t, type Lang } from '../../i18n';
+import { UpstreamError, upstreamMessage } from '../errors';
 import type { ChannelEntry } from '../routing';
 import type { BodyConsumer, UpstreamExchange } from '../upstreamExchange';
 import { BadStreamFrame, jsonShaped, parseBlockChecked, SSEEventTooLarge, SSESplitter } from '../sse';
@@ -29,16 +30,16 @@ function observerFromTranslator(t: StreamTranslator): StreamObserver {
  * message and kind, so clients that retry on "overloaded" still see it; an unreadable stream says
  * so; a broken connection is a 502.
  */
-export function streamCutTail(f: InboundFormat, cut: Error, writer?: StreamWriter, scrub: (m: string) => string = (m) => m): string {
+export function streamCutTail(f: InboundFormat, cut: Error, writer?: StreamWriter, scrub: (m: string) => string = (m) => m, lang: Lang = 'en'): string {
   let status = 502;
-  let m = '上游连接中断';
+  let m = t(lang, 'upstream.interrupted');
   let code = 'upstream_stream_interrupted';
   if (cut instanceof BadStreamFrame || cut instanceof SSEEventTooLarge) {
-    m = cut.message;
+    m = t(lang, cut.msg);
     code = cut.code;
   } else if (cut instanceof UpstreamError && cut.status >= 400) {
     status = cut.status;
-    m = scrub(cut.message);
+    m = cut.msg ? t(lang, upstreamMessage(cut, scrub)) : scrub(cut.message);
     code = cut.upstreamCode || 'upstream_error';
   }
   // A converted stream's writer may end what it started (Responses: `response.failed` of the same response).
@@ -157,8 +158,8 @@ export class StreamRelay implements Answer, BodyConsumer {
         call.timer.upstreamEnd();
         up.abort();
         if (err instanceof UpstreamError) throw err;
-        if (err instanceof BadStreamFrame || err instanceof SSEEventTooLarge) throw new UpstreamError(502, err.message, '', err.code);
-        throw new UpstreamError(0, `上游连接中断：${(err as Error).message}`);
+        if (err instanceof BadStreamFrame || err instanceof SSEEventTooLarge) throw new UpstreamError(502, err.msg, '', err.code);
+        throw new UpstreamError(0, msg('upstream.interrupted_reason', { reason: (err as Error).message }));
       } else this.cut = err as Error;
     } finally {
       if (this.ping) clearTimeout(this.ping);
@@ -180,7 +181,7 @@ export class StreamRelay implements Answer, BodyConsumer {
     this.ensureHead();
     let tail = '';
     if (this.cut) {
-      tail += streamCutTail(this.call.inbound, this.cut, this.writer, (m) => scrubKey(m, this.channel));
+      tail += streamCutTail(this.call.inbound, this.cut, this.writer, (m) => scrubKey(m, this.channel), requestLang(this.call.ctx));
     } else if (this.passthrough) {
       tail += this.doneBlock;
     } else {

@@ -10,6 +10,7 @@
  * (docs/formats.md, "Client formats → Claude").
  */
 import { RelayError } from '../errors';
+import { verbatim } from '../../i18n';
 import type {
   ChatChunk,
   ChatMessage,
@@ -27,7 +28,8 @@ import type {
 import { fileNameFor, isRecord, newId, parseDataUrl, setHints, type NativeHints } from '../adaptors/shared';
 import { CLAUDE_REASONING_FORMAT, thinkingBlocksOf } from '../adaptors/claude';
 
-const badRequest = (message: string) => new RelayError(400, message, 'invalid_request');
+/** The request's shape is wrong: protocol-level wording (field paths), English like the protocols' own errors. */
+const badRequest = (message: string) => new RelayError(400, verbatim(message), 'invalid_request');
 
 // ---------------------------------------------------------------------------------------------
 // Request

@@ -9,6 +9,7 @@
  * the local count, since a count is only advisory.
  */
 import type { AppContext } from '../../context';
+import { msg, verbatim } from '../../i18n';
 import { checkModelAllowed } from '../auth';
 import { adaptorFor } from '../adaptors';
 import { claudeAdaptor, claudeCountTokensRequest } from '../adaptors/claude';
@@ -32,13 +33,13 @@ function candidateTiers(app: AppContext, table: Awaited<ReturnType<typeof routeT
   const { principal } = call;
   if (principal.pinnedChannel !== undefined) {
     const pinned = table.channels.get(principal.pinnedChannel);
-    if (!pinned) throw new RelayError(503, `渠道 #${principal.pinnedChannel} 不存在或已禁用`, 'channel_not_available');
+    if (!pinned) throw new RelayError(503, msg('relay.pinned_unavailable', { id: principal.pinnedChannel }), 'channel_not_available');
     return [{ priority: pinned.priority, channels: [pinned], weights: [1], total: 1 }];
   }
   const tiers = tiersFor(table, principal.group, model);
   if (tiers?.length) return tiers;
-  if (!table.knownModels.has(model) && !isPriced(app, model)) throw new RelayError(404, `模型 ${model} 不存在`, 'model_not_found');
-  throw new RelayError(503, `当前分组 ${principal.group} 下对于模型 ${model} 无可用渠道`, 'model_not_available');
+  if (!table.knownModels.has(model) && !isPriced(app, model)) throw new RelayError(404, msg('relay.model_not_found', { model }), 'model_not_found');
+  throw new RelayError(503, msg('relay.no_channel', { group: principal.group, model }), 'model_not_available');
 }
 
 /** The count from a Claude channel; undefined when the local count should answer instead. */
@@ -70,7 +71,7 @@ async function upstreamCount(app: AppContext, ctx: RelayHttp, ch: ChannelEntry, 
   } finally {
     ctx.res.off('close', abort);
   }
-  if (status === 400) throw new RelayError(400, scrubSecrets(claudeAdaptor.errorMessage(status, text), ch.keys), 'invalid_request');
+  if (status === 400) throw new RelayError(400, verbatim(scrubSecrets(claudeAdaptor.errorMessage(status, text), ch.keys)), 'invalid_request');
   if (status >= 300) {
     app.log.warn({ channel: ch.info.id, status }, 'count_tokens upstream failed; counting locally');
     return undefined;

@@ -10,6 +10,7 @@
  * geminiRoutes.ts. What each conversion carries and drops: docs/formats.md.
  */
 import { RelayError } from '../errors';
+import { verbatim } from '../../i18n';
 import type {
   ChatChunk,
   ChatMessage,
@@ -27,7 +28,8 @@ import type {
 } from '../types';
 import { isRecord, newId, setHints, type NativeHints } from '../adaptors/shared';
 
-const badRequest = (message: string) => new RelayError(400, message, 'invalid_request');
+/** The request's shape is wrong: protocol-level wording (field paths), English like the protocols' own errors. */
+const badRequest = (message: string) => new RelayError(400, verbatim(message), 'invalid_request');
 
 /** Whose reasoning a Gemini thought signature is (ReasoningDetail `format`). */
 export const GEMINI_REASONING_FORMAT = 'google-gemini-v1';

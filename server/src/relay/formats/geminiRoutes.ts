@@ -13,6 +13,7 @@
  *   OpenAI's `/v1/embeddings` on OpenAI-format channels (`geminiEmbeddings`).
  */
 import type { AppContext } from '../../context';
+import { verbatim } from '../../i18n';
 import type { RelayHttp } from '../httpContext';
 import { authenticateKey, checkModelAllowed, type Principal } from '../auth';
 import { extractKey } from '../keys';
@@ -81,7 +82,7 @@ function modelEntry(model: string, tiers: Tier[] | undefined): Record<string, un
 const pageOffset = (token: unknown): number => {
   if (typeof token !== 'string' || !token) return 0;
   const n = Number(Buffer.from(token, 'base64url').toString('utf8'));
-  if (!Number.isInteger(n) || n < 0) throw new RelayError(400, 'Invalid page token.', 'invalid_request');
+  if (!Number.isInteger(n) || n < 0) throw new RelayError(400, verbatim('Invalid page token.'), 'invalid_request');
   return n;
 };
 
@@ -95,7 +96,7 @@ async function listModels(app: AppContext, ctx: RelayHttp, m: { modelFromPath?: 
   if (m.modelFromPath !== undefined) {
     const id = m.modelFromPath;
     if (!models.includes(id))
-      throw new RelayError(404, `models/${id} is not found for API version v1beta, or is not supported for this key.`, 'model_not_found');
+      throw new RelayError(404, verbatim(`models/${id} is not found for API version v1beta, or is not supported for this key.`), 'model_not_found');
     ctx.body = modelEntry(id, tiersFor(table, principal.group, id));
     return;
   }
@@ -158,7 +159,7 @@ async function upstreamCount(app: AppContext, ch: ChannelEntry, model: string, b
     const text = (await readBody(res, 1024 * 1024)).toString('utf8');
     if (res.statusCode === 400) {
       // the client's request is at fault: its error, not a guess
-      throw new RelayError(400, scrubSecrets(adaptor.errorMessage(400, text), ch.keys), 'invalid_request');
+      throw new RelayError(400, verbatim(scrubSecrets(adaptor.errorMessage(400, text), ch.keys)), 'invalid_request');
     }
     if (res.statusCode >= 300) return undefined;
     const json: unknown = JSON.parse(text);
@@ -196,7 +197,7 @@ async function countTokens(app: AppContext, ctx: RelayHttp, m: { modelFromPath?:
     tiers = pinned ? [{ priority: pinned.priority, channels: [pinned], weights: [1], total: 1 }] : [];
   }
   if (!tiers.length && !table.knownModels.has(model) && !isPriced(app, model)) {
-    throw new RelayError(404, `models/${model} is not found for API version v1beta, or is not supported for countTokens.`, 'model_not_found');
+    throw new RelayError(404, verbatim(`models/${model} is not found for API version v1beta, or is not supported for countTokens.`), 'model_not_found');
   }
   const tried = new Set<number>();
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -225,7 +226,7 @@ async function embed(app: AppContext, ctx: RelayHttp, m: { modelFromPath?: strin
   const principal = await principalOf(app, ctx, kit);
   const { body, raw } = await kit.readJson();
   const model = (m.modelFromPath ?? '').trim();
-  if (!model) throw new RelayError(400, 'model is required in the path', 'invalid_request');
+  if (!model) throw new RelayError(400, verbatim('model is required in the path'), 'invalid_request');
   embedRequests(body); // 400 for a body without content
   checkModelAllowed(principal, model);
   await relay({
@@ -259,7 +260,9 @@ export const geminiEmbedRoute: InboundRoute = {
 async function notFound(_app: AppContext, ctx: RelayHttp): Promise<void> {
   throw new RelayError(
     404,
-    `Invalid URL (${ctx.method} ${ctx.path}): the gateway serves generateContent, streamGenerateContent, countTokens, embedContent, batchEmbedContents and the model list.`,
+    verbatim(
+      `Invalid URL (${ctx.method} ${ctx.path}): the gateway serves generateContent, streamGenerateContent, countTokens, embedContent, batchEmbedContents and the model list.`,
+    ),
     'not_found',
   );
 }

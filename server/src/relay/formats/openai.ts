@@ -1,4 +1,5 @@
 import { defaultType, RelayError } from '../errors';
+import { msg } from '../../i18n';
 import type { ChatChunk, ChatRequest, ChatResponse, InboundFormat, Usage } from '../types';
 
 /** OpenAI error body. */
@@ -18,9 +19,9 @@ export const openaiFormat: InboundFormat & {
   name: 'openai',
   toChat(body: unknown): ChatRequest {
     const b = body as ChatRequest;
-    if (!b || typeof b !== 'object' || Array.isArray(b)) throw new RelayError(400, '请求体必须是 JSON 对象', 'invalid_request');
-    if (typeof b.model !== 'string' || !b.model.trim()) throw new RelayError(400, '缺少 model 参数', 'invalid_request');
-    if (!Array.isArray(b.messages) || b.messages.length === 0) throw new RelayError(400, 'messages 不能为空', 'invalid_request');
+    if (!b || typeof b !== 'object' || Array.isArray(b)) throw new RelayError(400, 'body.not_object', 'invalid_request');
+    if (typeof b.model !== 'string' || !b.model.trim()) throw new RelayError(400, 'relay.model_missing', 'invalid_request');
+    if (!Array.isArray(b.messages) || b.messages.length === 0) throw new RelayError(400, msg('relay.field_empty', { field: 'messages' }), 'invalid_request');
     return b;
   },
   modelOf(body: unknown): string | undefined {

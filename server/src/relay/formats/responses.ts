@@ -15,6 +15,7 @@
  * body reaches a real Responses upstream, which could not decrypt it.
  */
 import { RelayError } from '../errors';
+import { verbatim } from '../../i18n';
 import type {
   ChatChunk,
   ChatMessage,
@@ -32,7 +33,8 @@ import type {
 import { fileNameFor, isRecord, newId, parseDataUrl } from '../adaptors/shared';
 import { openaiError } from './openai';
 
-const badRequest = (message: string) => new RelayError(400, message, 'invalid_request');
+/** The request's shape is wrong: protocol-level wording (field paths), English like the protocols' own errors. */
+const badRequest = (message: string) => new RelayError(400, verbatim(message), 'invalid_request');
 
 function str(v: unknown): string | undefined {
   return typeof v === 'string' ? v : undefined;

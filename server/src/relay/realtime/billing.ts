@@ -1,5 +1,6 @@
 import type { AppContext } from '../../context';
 import { computeQuota, estimateQuota, type PriceInfo } from '../../services/billing';
+import { serverLang, t } from '../../i18n';
 import { Reservation } from '../../ledger/reservation';
 import type { Payer } from '../../ledger/balances';
 import { usageBatcher } from '../../ledger/usage';
@@ -198,8 +199,14 @@ export class RealtimeMeter {
         group: principal.group,
         ip: this.ip,
         content: p.usePrice
-          ? `实时会话，模型价格 ${p.modelPrice}，分组倍率 ${p.groupRatio}`
-          : `实时会话，模型倍率 ${p.modelRatio}，补全倍率 ${p.completionRatio}，音频倍率 ${other.audio_ratio}，音频补全倍率 ${other.audio_completion_ratio}，分组倍率 ${p.groupRatio}`,
+          ? t(serverLang(this.app), 'log.realtime_price', { price: p.modelPrice, group: p.groupRatio })
+          : t(serverLang(this.app), 'log.realtime_ratios', {
+              model: p.modelRatio,
+              completion: p.completionRatio,
+              audio: other.audio_ratio,
+              audioCompletion: other.audio_completion_ratio,
+              group: p.groupRatio,
+            }),
         other: JSON.stringify(other),
       });
     }

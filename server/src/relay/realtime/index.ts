@@ -6,6 +6,7 @@
  * OpenAI's error shape; after it they are an `error` event and a close.
  */
 import type { IncomingMessage } from 'node:http';
+import { localize, msg, pickLanguage, t, type Lang } from '../../i18n';
 import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer, type RawData } from 'ws';
 import type { AppContext } from '../../context';
@@ -106,15 +107,16 @@ export function realtimeUpgradeHandler(app: AppContext): (req: IncomingMessage, 
   });
   return (req, socket, head) => {
     const path = (req.url ?? '').split('?')[0];
-    if (path !== '/v1/realtime') return refuse(socket, 404, `Invalid URL (GET ${path})`, 'not_found');
+    const lang = pickLanguage(req.headers['accept-language']);
+    if (path !== '/v1/realtime') return refuse(socket, 404, t(lang, 'relay.invalid_url', { method: 'GET', path: path ?? '' }), 'not_found');
     socket.on('error', () => socket.destroy());
     openSession(app, wss, req, socket, head).catch((err: unknown) => {
       if (err instanceof AppError) {
         const type = err instanceof RelayError ? err.type : 'invalid_request_error';
-        return refuse(socket, err.status, err.message, err.code, type);
+        return refuse(socket, err.status, localize(err, lang), err.code, type);
       }
       app.log.error({ err }, 'realtime session failed');
-      refuse(socket, 500, '服务器内部错误，请联系管理员', 'internal_error', 'server_error');
+      refuse(socket, 500, t(lang, 'common.internal_error'), 'internal_error', 'server_error');
     });
   };
 }
@@ -125,13 +127,13 @@ async function openSession(app: AppContext, wss: WebSocketServer, req: IncomingM
   const auth = authenticateKey(app, realtimeKey(req), ip);
   const principal: Principal = auth instanceof Promise ? await auth : auth;
   const model = (url.searchParams.get('model') ?? '').trim() || (url.searchParams.get('deployment') ?? '').trim();
-  if (!model) throw new RelayError(400, '缺少 model 参数', 'invalid_request');
+  if (!model) throw new RelayError(400, 'relay.model_missing', 'invalid_request');
   checkModelAllowed(principal, model);
   const table = await routeTable(app);
   let tiers = tiersFor(table, principal.group, model) ?? [];
   if (principal.pinnedChannel !== undefined) {
     const pinned = table.channels.get(principal.pinnedChannel);
-    if (!pinned) throw new RelayError(503, `渠道 #${principal.pinnedChannel} 不存在或已禁用`, 'channel_not_available');
+    if (!pinned) throw new RelayError(503, msg('relay.pinned_unavailable', { id: principal.pinnedChannel }), 'channel_not_available');
     tiers = [{ priority: pinned.priority, channels: [pinned], weights: [1], total: 1 }];
   }
   const realtimeCapable = (c: ChannelEntry) => c.info.type === OPENAI || c.info.type === AZURE;
@@ -139,8 +141,8 @@ async function openSession(app: AppContext, wss: WebSocketServer, req: IncomingM
   if (!ch) {
     const any = tiers.some((t) => t.channels.length > 0);
     throw any
-      ? new RelayError(400, `模型 ${model} 没有支持实时接口（Realtime）的渠道：只有 OpenAI 和 Azure 渠道能接实时会话`, 'endpoint_not_supported')
-      : new RelayError(503, `当前分组 ${principal.group} 下对于模型 ${model} 无可用渠道`, 'model_not_available');
+      ? new RelayError(400, msg('realtime.no_channel_kind', { model }), 'endpoint_not_supported')
+      : new RelayError(503, msg('relay.no_channel', { group: principal.group, model }), 'model_not_available');
   }
   const price = priceFor(app, model, principal.group, principal.user.setting.accept_unset_model_ratio_model === true);
   const upstreamModel = upstreamModelFor(ch, model);
@@ -157,15 +159,15 @@ async function openSession(app: AppContext, wss: WebSocketServer, req: IncomingM
     upstream = await connectUpstream(target.url, target.headers);
   } catch (err) {
     await meter.close();
-    const msg = err instanceof Error ? err.message : String(err);
-    throw new RelayError(502, `连接上游实时接口失败：${msg.replaceAll(key, '***')}`, 'upstream_error', 'upstream_error');
+    const text = err instanceof Error ? err.message : String(err);
+    throw new RelayError(502, msg('realtime.connect_failed', { reason: text.replaceAll(key, '***') }), 'upstream_error', 'upstream_error');
   }
   if (socket.destroyed) {
     upstream.terminate();
     await meter.close();
     return;
   }
-  wss.handleUpgrade(req, socket, head, (client) => relaySession(app, client, upstream, meter));
+  wss.handleUpgrade(req, socket, head, (client) => relaySession(app, client, upstream, meter, pickLanguage(req.headers['accept-language'])));
 }
 
 /** Opens the upstream socket; rejects with its refusal (status and body) or network error. */
@@ -203,7 +205,7 @@ function connectUpstream(url: string, headers: Record<string, string>): Promise<
 const liveSessions = (app: AppContext) =>
   app.memo('realtime:sessions', () => ({ open: new Set<(code: number, reason: string) => void>(), settling: new Set<Promise<void>>() }));
 
-function relaySession(app: AppContext, client: WebSocket, upstream: WebSocket, meter: RealtimeMeter): void {
+function relaySession(app: AppContext, client: WebSocket, upstream: WebSocket, meter: RealtimeMeter, lang: Lang): void {
   let ended = false;
   const end = (code: number, reason: string) => {
     if (ended) return;
@@ -227,7 +229,7 @@ function relaySession(app: AppContext, client: WebSocket, upstream: WebSocket, m
   liveSessions(app).open.add(end);
   const outOfQuota = () => {
     if (ended) return;
-    if (client.readyState === WebSocket.OPEN) client.send(errorEvent('额度不足，实时会话已结束', 'insufficient_quota', 'insufficient_quota'));
+    if (client.readyState === WebSocket.OPEN) client.send(errorEvent(t(lang, 'realtime.out_of_quota'), 'insufficient_quota', 'insufficient_quota'));
     end(1008, 'insufficient quota');
   };
 
@@ -265,7 +267,7 @@ function relaySession(app: AppContext, client: WebSocket, upstream: WebSocket, m
   upstream.on('close', (code, reason) => end(code === 1005 || code === 1006 ? 1011 : validCode(code), reason.toString().slice(0, 120)));
   client.on('error', () => end(1011, ''));
   upstream.on('error', () => {
-    if (client.readyState === WebSocket.OPEN) client.send(errorEvent('上游实时连接出错', 'upstream_error', 'server_error'));
+    if (client.readyState === WebSocket.OPEN) client.send(errorEvent(t(lang, 'realtime.upstream_error'), 'upstream_error', 'server_error'));
     end(1011, 'upstream error');
   });
 }

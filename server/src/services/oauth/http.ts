@@ -1,4 +1,5 @@
 import type { AppContext } from '../../context';
+import { msg, type MessageParam } from '../../i18n';
 import { BadRequestError } from '../../lib/errors';
 import { FetchRefusedError, fetchPolicy, guardedFetch, type GuardedResponse } from '../../lib/guardedFetch';
 
@@ -20,13 +21,13 @@ export interface ProviderRequest {
  * shows it); the provider's own `error_description`/`message` is passed on when present.
  * Never logs or echoes credentials: only the URL without its query string is logged.
  */
-export async function providerJson<T = Record<string, unknown>>(app: AppContext, label: string, url: string, req: ProviderRequest = {}): Promise<T> {
+export async function providerJson<T = Record<string, unknown>>(app: AppContext, label: MessageParam, url: string, req: ProviderRequest = {}): Promise<T> {
   let target: URL;
   try {
     target = new URL(url);
     if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new Error('protocol');
   } catch {
-    throw new BadRequestError(`${label} 地址配置无效`);
+    throw new BadRequestError(msg('oauth.provider_bad_url', { label }));
   }
   const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': 'ai-gateway', ...req.headers };
   let body: string | undefined;
@@ -51,8 +52,8 @@ export async function providerJson<T = Record<string, unknown>>(app: AppContext,
     });
   } catch (err) {
     app.log.warn({ err: (err as Error).message, url: target.origin + target.pathname }, 'identity provider unreachable');
-    if (err instanceof FetchRefusedError) throw new BadRequestError(`${label}：${err.message}`);
-    throw new BadRequestError(`无法连接至 ${label} 服务器，请稍后重试`);
+    if (err instanceof FetchRefusedError) throw new BadRequestError(msg('oauth.provider_refused', { label, reason: err.msg }));
+    throw new BadRequestError(msg('oauth.provider_unreachable', { label }));
   }
   const text = res.text();
   let data: unknown;
@@ -65,10 +66,14 @@ export async function providerJson<T = Record<string, unknown>>(app: AppContext,
   const detail = [obj.error_description, obj.message, obj.error].find((v) => typeof v === 'string' && v) as string | undefined;
   if (res.status < 200 || res.status >= 300) {
     app.log.warn({ status: res.status, url: target.origin + target.pathname }, 'identity provider error');
-    throw new BadRequestError(`${label} 返回错误（HTTP ${res.status}）${detail ? `：${detail.slice(0, 200)}` : ''}`);
+    throw new BadRequestError(
+      detail
+        ? msg('oauth.provider_error_detail', { label, status: res.status, detail: detail.slice(0, 200) })
+        : msg('oauth.provider_error', { label, status: res.status }),
+    );
   }
   if (data === undefined || typeof data !== 'object' || data === null) {
-    throw new BadRequestError(`${label} 返回了无法解析的响应`);
+    throw new BadRequestError(msg('oauth.provider_unparseable', { label }));
   }
   return data as T;
 }

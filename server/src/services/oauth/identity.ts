@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { msg, serverLang, t, type Message, type MessageKey, type MessageParam } from '../../i18n';
 import type { AppContext } from '../../context';
 import { BadRequestError } from '../../lib/errors';
 import { randomString } from '../../lib/random';
@@ -18,11 +19,11 @@ export const IDENTITY_COLUMN = {
   telegram: 'telegram_id',
 } as const satisfies Record<IdentityProvider, keyof UserRow>;
 
-export const PROVIDER_LABEL: Record<IdentityProvider, string> = {
+export const PROVIDER_LABEL: Record<IdentityProvider, MessageParam> = {
   github: 'GitHub',
   oidc: 'OIDC',
   linuxdo: 'LinuxDO',
-  wechat: '微信',
+  wechat: msg('oauth.provider_wechat'),
   telegram: 'Telegram',
 };
 
@@ -43,13 +44,13 @@ const USERNAME_PREFIX: Record<IdentityProvider, string> = {
 };
 
 export const MSG = {
-  banned: '用户已被封禁',
-  deleted: '用户已注销',
-  registerClosed: '管理员关闭了新用户注册',
-  busy: '操作过于频繁，请稍后再试',
-  disabled: (p: IdentityProvider) => `管理员未开启通过 ${PROVIDER_LABEL[p]} 登录以及注册`,
-  taken: (p: IdentityProvider) => `该 ${PROVIDER_LABEL[p]} 账户已被绑定`,
-};
+  banned: 'user.banned',
+  deleted: 'user.deleted',
+  registerClosed: 'user.register_closed',
+  busy: 'common.too_frequent',
+  disabled: (p: IdentityProvider) => msg('oauth.provider_disabled', { provider: PROVIDER_LABEL[p] }),
+  taken: (p: IdentityProvider) => msg('oauth.account_taken', { provider: PROVIDER_LABEL[p] }),
+} as const satisfies Record<string, MessageKey | ((p: IdentityProvider) => Message)>;
 
 export function assertEnabled(app: AppContext, provider: IdentityProvider): void {
   if (!app.options.bool(ENABLED_OPTION[provider])) throw new BadRequestError(MSG.disabled(provider));
@@ -131,11 +132,12 @@ export async function loginOrRegister(
       assertActive(holder);
       return { user: holder, created: false };
     }
-    if (opts.allowRegister === false) throw new BadRequestError(`该 ${PROVIDER_LABEL[provider]} 账户尚未绑定，请先登录后在个人设置中绑定`);
+    if (opts.allowRegister === false) throw new BadRequestError(msg('oauth.account_unbound', { provider: PROVIDER_LABEL[provider] }));
     await assertSetupDone(app);
     if (!app.options.bool('RegisterEnabled')) throw new BadRequestError(MSG.registerClosed);
     const prefix = USERNAME_PREFIX[provider];
-    const displayName = (profile.displayName ?? '').trim().slice(0, 20) || `${PROVIDER_LABEL[provider]} User`;
+    const displayName =
+      (profile.displayName ?? '').trim().slice(0, 20) || `${t(serverLang(app), msg('common.verbatim', { text: PROVIDER_LABEL[provider] }))} User`;
     for (let attempt = 0; ; attempt++) {
       const username = await freeUsername(app, prefix);
       try {
@@ -150,7 +152,7 @@ export async function loginOrRegister(
         return { user, created: true };
       } catch (err) {
         // A concurrent registration took the generated username: try another one.
-        if (attempt < 3 && err instanceof BadRequestError && /用户名已存在/.test(err.message)) continue;
+        if (attempt < 3 && err instanceof BadRequestError && err.msg.key === 'user.username_taken') continue;
         throw err;
       }
     }

@@ -1,4 +1,5 @@
 import crypto from 'node:crypto';
+import { msg, verbatim } from '../../i18n';
 import type { AppContext } from '../../context';
 import { BadRequestError } from '../../lib/errors';
 import { nowSec } from '../../lib/time';
@@ -45,7 +46,7 @@ export function githubAuthorizeUrl(app: AppContext, state: string, redirectUri: 
 
 export async function githubProfile(app: AppContext, code: string): Promise<ExternalProfile> {
   const c = githubConfig(app);
-  if (!c.clientId || !c.clientSecret) throw new BadRequestError('GitHub OAuth 未配置 Client ID 或 Client Secret');
+  if (!c.clientId || !c.clientSecret) throw new BadRequestError('oauth.github_unconfigured');
   const token = await providerJson<{ access_token?: string; error?: string; error_description?: string }>(
     app,
     'GitHub',
@@ -55,12 +56,15 @@ export async function githubProfile(app: AppContext, code: string): Promise<Exte
     },
   );
   // GitHub answers a bad or used code with HTTP 200 and an `error` field.
-  if (!token.access_token) throw new BadRequestError(`GitHub 授权失败：${token.error_description || token.error || '未返回 access token'}`);
+  if (!token.access_token)
+    throw new BadRequestError(
+      msg('oauth.authorize_failed', { provider: 'GitHub', reason: token.error_description || token.error || msg('oauth.no_access_token') }),
+    );
   const user = await providerJson<Record<string, unknown>>(app, 'GitHub', `${c.apiBase}/user`, {
     headers: { Authorization: `Bearer ${token.access_token}`, Accept: 'application/vnd.github+json' },
   });
   const id = str(user.id);
-  if (!id) throw new BadRequestError('GitHub 返回的用户信息无效');
+  if (!id) throw new BadRequestError('oauth.github_bad_user');
   const login = str(user.login);
   return { id, username: login, displayName: str(user.name) || login, email: str(user.email) };
 }
@@ -88,28 +92,31 @@ export function linuxdoAuthorizeUrl(app: AppContext, state: string, redirectUri:
 
 export async function linuxdoProfile(app: AppContext, code: string, redirectUri: string): Promise<ExternalProfile> {
   const c = linuxdoConfig(app);
-  if (!c.clientId || !c.clientSecret) throw new BadRequestError('LinuxDO OAuth 未配置 Client ID 或 Client Secret');
+  if (!c.clientId || !c.clientSecret) throw new BadRequestError('oauth.linuxdo_unconfigured');
   const basic = Buffer.from(`${c.clientId}:${c.clientSecret}`).toString('base64');
   const token = await providerJson<{ access_token?: string; error?: string; error_description?: string }>(app, 'LinuxDO', c.tokenEndpoint, {
     headers: { Authorization: `Basic ${basic}` },
     form: { grant_type: 'authorization_code', code, redirect_uri: redirectUri },
   });
-  if (!token.access_token) throw new BadRequestError(`LinuxDO 授权失败：${token.error_description || token.error || '未返回 access token'}`);
+  if (!token.access_token)
+    throw new BadRequestError(
+      msg('oauth.authorize_failed', { provider: 'LinuxDO', reason: token.error_description || token.error || msg('oauth.no_access_token') }),
+    );
   const user = await providerJson<Record<string, unknown>>(app, 'LinuxDO', c.userInfoEndpoint, {
     headers: { Authorization: `Bearer ${token.access_token}` },
   });
   const id = str(user.id);
-  if (!id) throw new BadRequestError('LinuxDO 返回的用户信息无效');
-  if (user.active === false || user.silenced === true) throw new BadRequestError('该 LinuxDO 账户未激活或已被禁言');
+  if (!id) throw new BadRequestError('oauth.linuxdo_bad_user');
+  if (user.active === false || user.silenced === true) throw new BadRequestError('oauth.linuxdo_inactive');
   const trust = Number(user.trust_level ?? 0);
-  if (c.minimumTrustLevel > 0 && !(trust >= c.minimumTrustLevel)) throw new BadRequestError('LinuxDO 信任等级未达到管理员设置的最低信任等级');
+  if (c.minimumTrustLevel > 0 && !(trust >= c.minimumTrustLevel)) throw new BadRequestError('oauth.linuxdo_trust');
   const username = str(user.username);
   return { id, username, displayName: str(user.name) || username, email: str(user.email) };
 }
 
 // ---------------------------------------------------------------- OIDC
 
-export const OIDC_DISCOVERY_FAILED = 'Failed to get OIDC configuration, please check network and Well-Known URL';
+export const OIDC_DISCOVERY_FAILED = 'oauth.oidc_discovery_failed';
 
 export function oidcConfig(app: AppContext) {
   const o = app.options;
@@ -160,7 +167,7 @@ export async function oidcEndpoints(app: AppContext): Promise<OidcEndpoints> {
   if (c.authorizationEndpoint && c.tokenEndpoint && c.userInfoEndpoint) {
     return { authorization_endpoint: c.authorizationEndpoint, token_endpoint: c.tokenEndpoint, user_info_endpoint: c.userInfoEndpoint };
   }
-  if (!c.wellKnown) throw new BadRequestError('OIDC 未配置 Well-Known URL 或端点');
+  if (!c.wellKnown) throw new BadRequestError('oauth.oidc_no_well_known');
   return discoverOidc(app, c.wellKnown);
 }
 
@@ -183,7 +190,7 @@ export async function oidcAuthorizeUrl(app: AppContext, state: string, record: S
 
 export async function oidcProfile(app: AppContext, code: string, redirectUri: string, verifier?: string): Promise<ExternalProfile> {
   const c = oidcConfig(app);
-  if (!c.clientId || !c.clientSecret) throw new BadRequestError('OIDC 未配置 Client ID 或 Client Secret');
+  if (!c.clientId || !c.clientSecret) throw new BadRequestError('oauth.oidc_unconfigured');
   const e = await oidcEndpoints(app);
   const form: Record<string, string> = {
     grant_type: 'authorization_code',
@@ -194,12 +201,15 @@ export async function oidcProfile(app: AppContext, code: string, redirectUri: st
   };
   if (verifier) form.code_verifier = verifier;
   const token = await providerJson<{ access_token?: string; error?: string; error_description?: string }>(app, 'OIDC', e.token_endpoint, { form });
-  if (!token.access_token) throw new BadRequestError(`OIDC 授权失败：${token.error_description || token.error || '未返回 access token'}`);
+  if (!token.access_token)
+    throw new BadRequestError(
+      msg('oauth.authorize_failed', { provider: 'OIDC', reason: token.error_description || token.error || msg('oauth.no_access_token') }),
+    );
   const info = await providerJson<Record<string, unknown>>(app, 'OIDC', e.user_info_endpoint, {
     headers: { Authorization: `Bearer ${token.access_token}` },
   });
   const id = str(info.sub);
-  if (!id) throw new BadRequestError('OIDC 返回的用户信息无效（缺少 sub）');
+  if (!id) throw new BadRequestError('oauth.oidc_bad_user');
   const username = str(info.preferred_username);
   return { id, username, displayName: str(info.name) || username, email: info.email_verified === false ? '' : str(info.email) };
 }
@@ -208,18 +218,18 @@ export async function oidcProfile(app: AppContext, code: string, redirectUri: st
 
 export async function wechatOpenId(app: AppContext, code: string): Promise<ExternalProfile> {
   const base = trimUrl(app.options.get('WeChatServerAddress'));
-  if (!base) throw new BadRequestError('微信登录服务器地址未配置');
+  if (!base) throw new BadRequestError('oauth.wechat_no_server');
   const res = await providerJson<{ success?: boolean; message?: string; data?: unknown }>(
     app,
-    '微信服务器',
+    msg('oauth.wechat_server'),
     `${base}/api/wechat/user?code=${encodeURIComponent(code)}`,
     {
       headers: { Authorization: app.options.get('WeChatServerToken') },
     },
   );
-  if (!res.success) throw new BadRequestError(res.message || '验证码错误或已过期');
+  if (!res.success) throw new BadRequestError(res.message ? verbatim(res.message) : 'user.email_code_wrong');
   const id = str(res.data);
-  if (!id) throw new BadRequestError('验证码错误或已过期');
+  if (!id) throw new BadRequestError('user.email_code_wrong');
   return { id };
 }
 
@@ -233,7 +243,7 @@ export const TELEGRAM_MAX_AGE_SECONDS = 24 * 3600;
  * `auth_date` no older than a day (nor in the future beyond a minute of skew).
  */
 export function verifyTelegram(botToken: string, query: Record<string, unknown>): ExternalProfile {
-  if (!botToken) throw new BadRequestError('Telegram Bot Token 未配置');
+  if (!botToken) throw new BadRequestError('oauth.telegram_no_token');
   const fields: Record<string, string> = {};
   for (const [k, v] of Object.entries(query)) {
     const s = Array.isArray(v) ? v[0] : v;
@@ -241,7 +251,7 @@ export function verifyTelegram(botToken: string, query: Record<string, unknown>)
   }
   const hash = fields.hash ?? '';
   delete fields.hash;
-  if (!/^[0-9a-f]{64}$/i.test(hash) || !fields.id || !fields.auth_date) throw new BadRequestError('无效的 Telegram 登录数据');
+  if (!/^[0-9a-f]{64}$/i.test(hash) || !fields.id || !fields.auth_date) throw new BadRequestError('oauth.telegram_bad_data');
   const secret = crypto.createHash('sha256').update(botToken).digest();
   const given = Buffer.from(hash, 'hex');
   const signs = (data: Record<string, string>) => {
@@ -258,11 +268,11 @@ export function verifyTelegram(botToken: string, query: Record<string, unknown>)
     delete rest.lang;
     return rest;
   };
-  if (!signs(fields) && !('lang' in fields && signs(withoutLang()))) throw new BadRequestError('Telegram 登录数据校验失败');
+  if (!signs(fields) && !('lang' in fields && signs(withoutLang()))) throw new BadRequestError('oauth.telegram_check_failed');
   const authDate = Number(fields.auth_date);
   const now = nowSec();
   if (!Number.isFinite(authDate) || now - authDate > TELEGRAM_MAX_AGE_SECONDS || authDate - now > 60) {
-    throw new BadRequestError('Telegram 登录数据已过期，请重新登录');
+    throw new BadRequestError('oauth.telegram_expired');
   }
   const name = [fields.first_name, fields.last_name].filter(Boolean).join(' ');
   return { id: fields.id, username: fields.username, displayName: name || fields.username };

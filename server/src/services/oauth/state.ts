@@ -29,7 +29,7 @@ export const STATE_TTL_SECONDS = 10 * 60;
 const SESSION_KEY = 'oauth_state';
 const kvKey = (state: string) => `oauth:state:${state}`;
 
-export const BAD_STATE_MESSAGE = 'state 参数无效或已使用，请重新发起登录';
+export const BAD_STATE_MESSAGE = 'oauth.bad_state';
 
 export async function issueState(
   app: AppContext,
