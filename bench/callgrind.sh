@@ -3,6 +3,12 @@
 # count repeats within ~1 % between runs, so a change of a few % can be seen in one run.
 #
 #   bash bench/callgrind.sh [gateway|proxy] [warm-up calls] [measured calls]
+#   CALLGRIND_PATHS=C,CM,CR bash bench/callgrind.sh           # the conversion rows too (gateway only)
+#     C: OpenAI Chat client → OpenAI channel (passthrough); CM: Claude Messages client → OpenAI
+#     channel; CR: OpenAI Responses client → Claude channel — bodies and headers as bench/run.ts's
+#     completions. Every path is warmed up first (warm-up calls each, in turn), then each is counted
+#     on its own (N calls, a callgrind dump per path) in the same process.
+#   CALLGRIND_KEEP=dir bash bench/callgrind.sh …              # keeps the dumps (dir/<path>/cg.*) for callgrind_annotate
 #   CALLGRIND_PG=postgres://… CALLGRIND_REDIS=redis://… bash bench/callgrind.sh   # the C2 set-up
 #                                   (fresh schema / prefix, dropped at the end; gateway side only)
 #
@@ -36,25 +42,48 @@ cleanup() {
   if [ -n "${SCHEMA:-}" ]; then psql "$CALLGRIND_PG" -qc "drop schema if exists $SCHEMA cascade" > /dev/null 2>&1 || true; fi
 }
 trap cleanup EXIT
-BODY='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hello there"}]}'
+BODY_C='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hello there"}]}'
 for _ in $(seq 1 240); do
-  code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $KEY" -H 'content-type: application/json' -d "$BODY" "http://127.0.0.1:$PORT/v1/chat/completions" || true)
+  code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $KEY" -H 'content-type: application/json' -d "$BODY_C" "http://127.0.0.1:$PORT/v1/chat/completions" || true)
   [ "$code" = 200 ] && break
   sleep 1
 done
+PATHS=${CALLGRIND_PATHS:-C}
+[ "$TARGET" = gateway ] || PATHS=C
+# load <path id> <calls>: autocannon at c=10 with that path's client protocol (as bench/run.ts).
 load() {
   taskset -c 1 node -e "
-require('autocannon')({ url: 'http://127.0.0.1:$PORT/v1/chat/completions', method: 'POST', connections: 10, amount: $1,
-  headers: { authorization: 'Bearer $KEY', 'content-type': 'application/json' }, body: '$BODY' },
-  (e, r) => { if (e || r.non2xx || r.errors) { console.error('load failed', e ?? r.non2xx + ' non-2xx'); process.exit(1); } })"
+const paths = {
+  C: { path: '/v1/chat/completions', headers: { authorization: 'Bearer $KEY' },
+       body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello there' }] } },
+  CM: { path: '/v1/messages', headers: { 'x-api-key': '$KEY', 'anthropic-version': '2023-06-01' },
+        body: { model: 'gpt-4o-mini', max_tokens: 16, messages: [{ role: 'user', content: 'hello there' }] } },
+  CR: { path: '/v1/responses', headers: { authorization: 'Bearer $KEY' },
+        body: { model: 'claude-mock', input: 'hello there', max_output_tokens: 16 } },
+};
+const p = paths['$1'];
+if (!p) { console.error('unknown path $1'); process.exit(1); }
+require('autocannon')({ url: 'http://127.0.0.1:$PORT' + p.path, method: 'POST', connections: 10, amount: $2, timeout: 120,
+  headers: { ...p.headers, 'content-type': 'application/json' }, body: JSON.stringify(p.body) },
+  (e, r) => { if (e || r.non2xx || r.errors) { console.error('load failed', '$1', e ?? r.non2xx + ' non-2xx'); process.exit(1); } })"
 }
-load "$WARM"
-callgrind_control -i on $VG > /dev/null 2>&1
-load "$N"
-callgrind_control -i off $VG > /dev/null 2>&1
-callgrind_control -d $VG > /dev/null 2>&1
-sleep 1
-python3 - "$OUT" "$N" <<'PY'
+IFS=, read -ra PATH_IDS <<< "$PATHS"
+for id in "${PATH_IDS[@]}"; do load "$id" "$WARM"; done
+for id in "${PATH_IDS[@]}"; do
+  callgrind_control -i on $VG > /dev/null 2>&1
+  load "$id" "$N"
+  callgrind_control -i off $VG > /dev/null 2>&1
+  before=$(ls "$OUT" | grep -c '^cg\.' || true)
+  callgrind_control -d $VG > /dev/null 2>&1
+  for _ in $(seq 1 30); do [ "$(ls "$OUT" | grep -c '^cg\.' || true)" -gt "$before" ] && break; sleep 1; done
+  sleep 1
+  mkdir -p "$OUT/$id"
+  mv "$OUT"/cg.* "$OUT/$id/"
+  if [ -n "${CALLGRIND_KEEP:-}" ]; then mkdir -p "$CALLGRIND_KEEP/$id" && cp "$OUT/$id"/cg.* "$CALLGRIND_KEEP/$id/"; fi
+done
+for id in "${PATH_IDS[@]}"; do
+echo "== $id"
+python3 - "$OUT/$id" "$N" <<'PY'
 import collections, glob, re, subprocess, sys
 out, n = sys.argv[1], int(sys.argv[2])
 total = 0
@@ -89,6 +118,8 @@ for f in glob.glob(out + '/cg.*'):
             a = 'other'
         areas[a] += ir
 print(f'Ir per call: {total // n}  (JIT compiler varies ±20 k between runs; compare the rest)')
+print(f'  without JIT compiler and GC: {(total - areas["JIT compiler"] - areas["GC"]) // n}')
 for a, ir in areas.most_common():
     print(f'  {a:13s} {ir // n:8d}  {100 * ir / total:5.1f} %')
 PY
+done
