@@ -94,6 +94,24 @@ export function contentText(content: ChatMessage['content']): string {
 }
 
 /**
+ * `fn` memoised by its string argument: for facts derived per call from a channel's base URL or
+ * a model name by regular expressions, which a handful of distinct values answer every time.
+ * Bounded (cleared when `max` values are held), since model names come from clients.
+ */
+export function memoByString<T>(fn: (s: string) => T, max = 512): (s: string) => T {
+  const memo = new Map<string, T>();
+  return (s) => {
+    let v = memo.get(s);
+    if (v === undefined && !memo.has(s)) {
+      v = fn(s);
+      if (memo.size >= max) memo.clear();
+      memo.set(s, v);
+    }
+    return v as T;
+  };
+}
+
+/**
  * Random bytes for ids, drawn from the CSPRNG 3 KiB at a time: one `randomBytes` call per id (a
  * buffer, a native call) was a measurable share of a converted call, which makes up to three.
  */
