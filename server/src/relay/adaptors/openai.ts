@@ -439,7 +439,9 @@ export const openaiAdaptor: ProviderAdaptor = {
     const r = body as ChatResponse;
     const u = normaliseUsage(r.usage);
     if (Array.isArray(r?.choices)) for (const c of r.choices) if (c?.message) liftReasoning(c.message as unknown as Record<string, unknown>);
-    return u ? { ...r, usage: u } : r;
+    // The body is this call's own parse (as liftReasoning above, changed in place rather than copied).
+    if (u) r.usage = u;
+    return r;
   },
   chatStream(): StreamTranslator {
     return new OpenAITranslator();
