@@ -343,9 +343,7 @@ const isGoogleCompat = (ctx: AdaptorContext) => hostFactsOf(ctx).google;
  * such field.
  */
 const takesReasoningContent = (ctx: AdaptorContext) =>
-  ctx.channel.type === CHANNEL_TYPE.DeepSeek ||
-  ctx.channel.type === CHANNEL_TYPE.Moonshot ||
-  hostFactsOf(ctx).deepseekOrMoonshot;
+  ctx.channel.type === CHANNEL_TYPE.DeepSeek || ctx.channel.type === CHANNEL_TYPE.Moonshot || hostFactsOf(ctx).deepseekOrMoonshot;
 
 function pick(src: Record<string, unknown>, keep: ReadonlySet<string>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
