@@ -37,6 +37,7 @@ import {
   contentText,
   getHints,
   isRecord,
+  memoByString,
   newId,
   parseArgs,
   parseDataUrl,
@@ -568,20 +569,17 @@ export class ClaudeStreamTranslator implements StreamTranslator {
   }
 }
 
+const trimSlashes = memoByString((url) => url.replace(/\/+$/, ''));
+
 function claudeUpstream(ctx: AdaptorContext, body: Record<string, unknown>, headers: Record<string, string>, path = '/v1/messages'): UpstreamRequest {
-  const base = (ctx.channel.baseUrl || DEFAULT_BASE).replace(/\/+$/, '');
-  return {
-    url: `${base}${path}`,
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      ...(ctx.stream ? { accept: 'text/event-stream' } : {}),
-      'anthropic-version': CLAUDE_API_VERSION,
-      ...headers,
-      'x-api-key': ctx.channel.key,
-    },
-    body: JSON.stringify(body),
-  };
+  // Built field by field (no spreads): the same fields in the same order as
+  // `{content-type, accept?, anthropic-version, ...headers, x-api-key}`.
+  const h: Record<string, string> = { 'content-type': 'application/json' };
+  if (ctx.stream) h.accept = 'text/event-stream';
+  h['anthropic-version'] = CLAUDE_API_VERSION;
+  for (const k in headers) h[k] = headers[k]!;
+  h['x-api-key'] = ctx.channel.key;
+  return { url: `${trimSlashes(ctx.channel.baseUrl || DEFAULT_BASE)}${path}`, method: 'POST', headers: h, body: JSON.stringify(body) };
 }
 
 /** Comma-separated header values, each once, in order. */

@@ -17,7 +17,7 @@ import type {
 } from '../types';
 import { parseBlock, SSESplitter } from '../sse';
 import { UpstreamError } from '../errors';
-import { fileNameFor, isRecord, parseDataUrl, withOpenAIBeta } from './shared';
+import { fileNameFor, isRecord, memoByString, parseDataUrl, withOpenAIBeta } from './shared';
 import { CHANNEL_TYPE, CHANNEL_TYPES, typesServedBy } from '../../channels/catalogue';
 
 /**
@@ -45,8 +45,10 @@ export const ENDPOINT_PATH: Record<Endpoint, string> = {
   rerank: '/rerank',
 };
 
+const trimSlashes = memoByString((url) => url.replace(/\/+$/, ''));
+
 export function baseUrlOf(channel: Pick<ChannelInfo, 'type' | 'baseUrl'>): string {
-  return (channel.baseUrl || DEFAULT_BASE_URL[channel.type] || '').replace(/\/+$/, '');
+  return trimSlashes(channel.baseUrl || DEFAULT_BASE_URL[channel.type] || '');
 }
 
 /** `{base}/v1{path}`; a custom channel (8) whose base_url contains `{model}` is a full URL. */
@@ -314,9 +316,8 @@ const REASONING_REFUSES = ['temperature', 'top_p', 'presence_penalty', 'frequenc
 /** Models known to accept `reasoning_effort` (OpenAI reasoning models but o1-mini/o1-preview, gpt-oss, Gemini 2.5+ and Grok through their OpenAI-compatible APIs). */
 const TAKES_EFFORT = /^(?:[\w.-]+\/)?(?:o\d+|gpt-5|gpt-oss|gemini-(?:2\.5|[3-9])|grok-3-mini|grok-4)/i;
 
-export function takesReasoningEffort(model: string): boolean {
-  return TAKES_EFFORT.test(model) && !/^(?:openai\/)?o1-(?:mini|preview)/i.test(model);
-}
+export const takesReasoningEffort = memoByString((model) => TAKES_EFFORT.test(model) && !/^(?:openai\/)?o1-(?:mini|preview)/i.test(model));
+const isOpenAIReasoning = memoByString((model) => OPENAI_REASONING.test(model));
 
 /** A thinking budget in tokens → OpenAI effort (0, "off", → low: reasoning models cannot switch it off). */
 export function budgetToEffort(budget: number): string | undefined {
@@ -326,18 +327,24 @@ export function budgetToEffort(budget: number): string | undefined {
   return 'high';
 }
 
-const hostOf = (ctx: AdaptorContext) => baseUrlOf(ctx.channel).replace(/^https?:\/\//, '');
+/** What a base URL's host says about the upstream (computed once per base URL). */
+const hostFacts = memoByString((base) => {
+  const host = base.replace(/^https?:\/\//, '');
+  return {
+    google: /(^|\.)googleapis\.com(?::\d+)?(\/|$)/.test(host),
+    deepseekOrMoonshot: /(^|\.)(deepseek\.com|moonshot\.(cn|ai))(?::\d+)?(\/|$)/.test(host),
+  };
+});
+const hostFactsOf = (ctx: AdaptorContext) => hostFacts(baseUrlOf(ctx.channel));
 /** Google's OpenAI-compatible endpoint takes back Gemini's thought signatures on tool calls. */
-const isGoogleCompat = (ctx: AdaptorContext) => /(^|\.)googleapis\.com(?::\d+)?(\/|$)/.test(hostOf(ctx));
+const isGoogleCompat = (ctx: AdaptorContext) => hostFactsOf(ctx).google;
 /**
  * DeepSeek and Moonshot (Kimi) thinking models want an assistant turn's `reasoning_content` back
  * while a tool loop goes on (they refuse the next request without it); OpenAI's API defines no
  * such field.
  */
 const takesReasoningContent = (ctx: AdaptorContext) =>
-  ctx.channel.type === CHANNEL_TYPE.DeepSeek ||
-  ctx.channel.type === CHANNEL_TYPE.Moonshot ||
-  /(^|\.)(deepseek\.com|moonshot\.(cn|ai))(?::\d+)?(\/|$)/.test(hostOf(ctx));
+  ctx.channel.type === CHANNEL_TYPE.DeepSeek || ctx.channel.type === CHANNEL_TYPE.Moonshot || hostFactsOf(ctx).deepseekOrMoonshot;
 
 function pick(src: Record<string, unknown>, keep: ReadonlySet<string>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -401,7 +408,7 @@ export function toOpenAIChatBody(req: ChatRequest, ctx: AdaptorContext): Record<
     if (effort) body.reasoning_effort = effort;
   }
   if (body.reasoning_effort !== undefined && !takesReasoningEffort(model)) delete body.reasoning_effort;
-  if (OPENAI_REASONING.test(model)) {
+  if (isOpenAIReasoning(model)) {
     if (body.max_tokens !== undefined && body.max_completion_tokens === undefined) body.max_completion_tokens = body.max_tokens;
     delete body.max_tokens;
     for (const k of REASONING_REFUSES) if (!(k === 'temperature' || k === 'top_p') || body[k] !== 1) delete body[k];
@@ -431,7 +438,9 @@ export const openaiAdaptor: ProviderAdaptor = {
     const r = body as ChatResponse;
     const u = normaliseUsage(r.usage);
     if (Array.isArray(r?.choices)) for (const c of r.choices) if (c?.message) liftReasoning(c.message as unknown as Record<string, unknown>);
-    return u ? { ...r, usage: u } : r;
+    // The body is this call's own parse (as liftReasoning above, changed in place rather than copied).
+    if (u) r.usage = u;
+    return r;
   },
   chatStream(): StreamTranslator {
     return new OpenAITranslator();

@@ -327,7 +327,7 @@ function parseInput(args: string): unknown {
 
 function messageId(id: string | undefined): string {
   if (id && id.startsWith('msg_')) return id;
-  return id ? `msg_${id.replace(/^chatcmpl-/, '')}` : newId('msg_');
+  return id ? `msg_${id.startsWith('chatcmpl-') ? id.slice('chatcmpl-'.length) : id}` : newId('msg_');
 }
 
 /**

@@ -430,7 +430,8 @@ function toTools(tools: unknown[], unconverted: string[]): ToolDef[] {
 /** Names of the request's custom tools (their calls go back as custom_tool_call items). */
 export function customToolNames(body: Record<string, unknown> | undefined): Set<string> {
   const names = new Set<string>();
-  if (!body) return names;
+  // no tools and no input items (which may carry `additional_tools`): nothing to walk
+  if (!body || (!Array.isArray(body.tools) && !Array.isArray(body.input))) return names;
   let tools: unknown[];
   try {
     tools = offeredTools(body);
@@ -518,9 +519,15 @@ export function responsesToChat(body: unknown): ChatRequest {
 
 type Item = Record<string, unknown>;
 
+const ID_UNSAFE = /[^A-Za-z0-9_-]/;
+const ID_UNSAFE_ALL = /[^A-Za-z0-9_-]/g;
+
 function responseId(id: string | undefined): string {
   if (id?.startsWith('resp_')) return id;
-  return id ? `resp_${id.replace(/^chatcmpl-/, '').replace(/[^A-Za-z0-9_-]/g, '')}` : newId('resp_');
+  if (!id) return newId('resp_');
+  const bare = id.startsWith('chatcmpl-') ? id.slice('chatcmpl-'.length) : id;
+  // Most upstream ids are already safe: tested before a global replace builds a new string.
+  return `resp_${ID_UNSAFE.test(bare) ? bare.replace(ID_UNSAFE_ALL, '') : bare}`;
 }
 
 function messageItem(id: string, text: string, status: string, refusal = false): Item {
