@@ -1,5 +1,5 @@
 import { RelayError, UpstreamError, upstreamMessage } from '../errors';
-import { msg } from '../../i18n';
+import { localize, msg, serverLang, type Lang } from '../../i18n';
 import { channelWay } from '../adaptors';
 import { pickChannel, pickKeyIndex, type ChannelEntry, type PickState } from '../routing';
 import { UpstreamExchange } from '../upstreamExchange';
@@ -74,7 +74,7 @@ export async function attemptChannels(call: RelayCall, plan: CallPlan, money: Ca
         if (!(err instanceof UpstreamError)) throw err;
         lastErr = err;
         if (err.upstreamCode === 'client_gone') break;
-        if (noteFailure(board, ch, keyIndex, err, timing.ttfb) === 'channel') spent.add(id);
+        if (noteFailure(board, ch, keyIndex, err, timing.ttfb, serverLang(app)) === 'channel') spent.add(id);
         onUpstreamFailure(app, ch, keyIndex, err);
         app.log.warn({ channel: id, key: ch.multiKey ? keyIndex : undefined, status: err.status, msg: scrubKey(err.message, ch) }, 'upstream failed');
         if (!err.retryable || isClientGone(call.ctx)) break;
@@ -103,7 +103,7 @@ export async function attemptChannels(call: RelayCall, plan: CallPlan, money: Ca
  * key's (another key may work), anything else the channel's. A failure that does not count (the
  * caller's error, e.g. 400) shows the upstream is up: it counts as an answer. Returns whose it was.
  */
-function noteFailure(board: HealthBoard, ch: ChannelEntry, keyIndex: number, err: UpstreamError, ttfb: number): 'channel' | 'key' | undefined {
+function noteFailure(board: HealthBoard, ch: ChannelEntry, keyIndex: number, err: UpstreamError, ttfb: number, lang: Lang): 'channel' | 'key' | undefined {
   const now = Date.now();
   const kind = failureKind(err.status);
   const keyHealth = ch.keyHealth?.[keyIndex];
@@ -112,7 +112,8 @@ function noteFailure(board: HealthBoard, ch: ChannelEntry, keyIndex: number, err
     if (keyHealth) board.success(keyHealth, ttfb, now);
     return undefined;
   }
-  const reason = `${err.status ? `${err.status} ` : ''}${scrubKey(err.message, ch)}`;
+  // Stored on the health board (shown on the channel health page): our own wording in the server's language.
+  const reason = `${err.status ? `${err.status} ` : ''}${scrubKey(localize(err, lang), ch)}`;
   if (keyHealth && (kind === 'auth' || kind === 'rate_limit')) {
     board.failure(keyHealth, kind, now, reason, err.retryAfterMs);
     // The channel's error rate still sees it (health score); its breaker does not.
