@@ -1,6 +1,6 @@
 /** Shared e2e helpers: steps with pass/fail counting, screenshots, waits. */
 import path from 'node:path';
-import type { Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 
 export const SHOTS = path.join(__dirname, 'screenshots');
 export const ADMIN = { username: 'root', password: 'e2e-pass-123' };
@@ -44,4 +44,21 @@ export async function expectText(page: Page, text: string | RegExp, timeout = TI
 
 export async function expectPath(page: Page, pathname: string | RegExp, timeout = TIMEOUT): Promise<void> {
   await page.waitForURL((u) => (typeof pathname === 'string' ? u.pathname === pathname : pathname.test(u.pathname + u.search)), { timeout });
+}
+
+/**
+ * A second browser context (its own cookies, the zh console) logged in as `username` through the
+ * login page, landed on /token. Close `context` when done.
+ */
+export async function loginElsewhere(page: Page, base: string, username: string, password: string): Promise<{ context: BrowserContext; page: Page }> {
+  const browser = page.context().browser();
+  assert(browser, 'a browser');
+  const context = await browser.newContext({ viewport: { width: 1366, height: 820 }, locale: 'zh-CN' });
+  const other = await context.newPage();
+  await other.goto(`${base}/login`);
+  await other.getByLabel('用户名 / 邮箱').fill(username);
+  await other.getByLabel('密码', { exact: true }).fill(password);
+  await other.getByTestId('login-submit').click();
+  await expectPath(other, '/token');
+  return { context, page: other };
 }

@@ -1,6 +1,5 @@
 import crypto from 'node:crypto';
 import { DB_TARGETS, describeEach, makeUser, setupRoot, type TestApp } from '../helpers/app';
-import { t as translate, type MessageKey } from '../../server/src/i18n';
 import {
   AZURE_DEFAULT_API_VERSION,
   CHANNEL_TYPE,
@@ -122,7 +121,7 @@ describe('channel-type catalogue', () => {
   });
 
   it('describes the console form of a kind (fields, default version, key hint)', () => {
-    const byId = new Map(consoleChannelTypes().map((t) => [t.id, t]));
+    const byId = new Map(consoleChannelTypes('zh').map((t) => [t.id, t]));
     expect(byId.get(CHANNEL_TYPE.Azure)?.fields).toMatchObject({
       other: { default: AZURE_DEFAULT_API_VERSION },
       strip_model_dots: true,
@@ -162,9 +161,11 @@ describeEach(DB_TARGETS, 'channel types over the console API', (getApp) => {
   it('GET /api/channel/types answers the catalogue to admins only', async () => {
     const res = await admin.get('/api/channel/types');
     expect(res.status).toBe(200);
-    // Retired notes are catalogue keys, answered in the caller's language (the test client: zh).
-    const zhTypes = consoleChannelTypes().map((e) => ({ ...e, retired: e.retired ? translate('zh', e.retired as MessageKey) : '' }));
-    expect(res.body).toEqual({ success: true, message: '', data: JSON.parse(JSON.stringify(zhTypes)) });
+    // Retired notes answered in the caller's language (the test client: zh).
+    expect(res.body).toEqual({ success: true, message: '', data: JSON.parse(JSON.stringify(consoleChannelTypes('zh'))) });
+    expect(res.body.data.find((t: { id: number }) => t.id === CHANNEL_TYPE.PaLM).retired).toContain('PaLM2 已被 Google 停止服务');
+    const en = await admin.get('/api/channel/types').set('Accept-Language', 'en');
+    expect(en.body.data.find((t: { id: number }) => t.id === CHANNEL_TYPE.PaLM).retired).toContain('Google has shut PaLM2 down');
     expect(res.body.data.map((t: { id: number }) => t.id)).toEqual(CHANNEL_TYPES.map((e) => e.id));
     expect((await user.get('/api/channel/types')).status).toBe(403);
     expect((await getApp().http().get('/api/channel/types')).status).toBe(401);

@@ -1,3 +1,4 @@
+import { t, type Lang, type MessageKey } from '../i18n';
 /**
  * The channel-type catalogue: every provider kind the gateway knows, by its stored numeric id
  * (new-api numbering), with all the facts the server and the console need about it. Relay
@@ -149,7 +150,7 @@ export interface ChannelTypeEntry {
    * are reported (test and relay answer it) instead of being relayed.
    */
   /** A server message key (server/src/i18n): rendered in the reader's language where answered. */
-  retired?: string;
+  retired?: MessageKey;
 }
 
 /**
@@ -699,7 +700,8 @@ export interface ConsoleChannelType {
   };
 }
 
-export function consoleChannelTypes(): ConsoleChannelType[] {
+/** The console's channel-type catalogue, its words (a retired kind's reason) in `lang`. */
+export function consoleChannelTypes(lang: Lang): ConsoleChannelType[] {
   return CHANNEL_TYPES.map((e) => {
     const f = e.form ?? {};
     const fields: ConsoleChannelType['fields'] = {};
@@ -720,7 +722,7 @@ export function consoleChannelTypes(): ConsoleChannelType[] {
       key_hint: e.keyHint ?? '',
       json_key: e.keyFormat === 'json',
       predefined_models: !!e.predefinedModels,
-      retired: e.retired ?? '',
+      retired: e.retired ? t(lang, e.retired) : '',
       fields,
     };
   });

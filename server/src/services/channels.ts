@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { isMessageKey, msg, serverLang, t, type Lang } from '../i18n';
+import { msg, serverLang, t, type Lang } from '../i18n';
 import type { AppContext } from '../context';
 import { BadRequestError, NotFoundError } from '../lib/errors';
 import { nowSec } from '../lib/time';
@@ -273,7 +273,7 @@ export async function enabledModelNames(app: AppContext): Promise<string[]> {
 /** A kind its provider shut down (PaLM2) takes no new channels; stored ones stay editable. */
 function refuseRetired(type: number): void {
   const retired = channelType(type)?.retired;
-  if (retired) throw new BadRequestError(msg('channel.type_retired', { reason: isMessageKey(retired) ? msg(retired) : retired }));
+  if (retired) throw new BadRequestError(msg('channel.type_retired', { reason: msg(retired) }));
 }
 
 export async function createChannels(

@@ -1,5 +1,5 @@
 import type { Page } from 'playwright-core';
-import { assert, expectText, shot, step } from '../lib';
+import { assert, expectText, loginElsewhere, shot, step } from '../lib';
 import { formatQuota } from '../../../admin/src/resources/shared/format';
 import { insertLogs } from '../../../server/src/repositories/logs';
 import { createAccount } from '../../../server/src/services/accounts';
@@ -212,16 +212,8 @@ export const flow: Flow = {
           created_at: Math.floor(nowMs / 1000) - 7200,
         },
       ]);
-      const browser = page.context().browser();
-      assert(browser, 'a browser');
-      const uctx = await browser.newContext({ viewport: { width: 1366, height: 820 }, locale: 'zh-CN' });
+      const { context: uctx, page: up } = await loginElsewhere(page, base, 'e2edash', 'e2e-dash-pass-1');
       try {
-        const up = await uctx.newPage();
-        await up.goto(`${base}/login`);
-        await up.getByLabel('用户名 / 邮箱').fill('e2edash');
-        await up.getByLabel('密码', { exact: true }).fill('e2e-dash-pass-1');
-        await up.getByTestId('login-submit').click();
-        await up.waitForURL((u) => u.pathname === '/token');
         const selfCall = up.waitForRequest((r) => r.url().includes('/api/mj/self/'));
         await up.goto(`${base}/midjourney`);
         await selfCall;

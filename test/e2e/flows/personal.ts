@@ -1,4 +1,4 @@
-import { assert, expectText, shot, step } from '../lib';
+import { assert, expectText, loginElsewhere, shot, step } from '../lib';
 import { seedChannel } from '../../mock-upstream/seed';
 import { invalidateChannels } from '../../../server/src/services/invalidate';
 import { formatQuota } from '../../../admin/src/resources/shared/format';
@@ -205,16 +205,8 @@ export const flow: Flow = {
       const app = ctx.stack.app.ctx;
       const username = `pd${crypto.randomBytes(3).toString('hex')}`;
       await createAccount(app, { username, password: 'first-pass-1' });
-      const browser = page.context().browser();
-      assert(browser, 'browser');
-      const uctx = await browser.newContext({ viewport: { width: 1366, height: 820 }, locale: 'zh-CN' });
+      const { context: uctx, page: up } = await loginElsewhere(page, base, username, 'first-pass-1');
       try {
-        const up = await uctx.newPage();
-        await up.goto(`${base}/login`);
-        await up.getByLabel('用户名 / 邮箱').fill(username);
-        await up.getByLabel('密码', { exact: true }).fill('first-pass-1');
-        await up.getByTestId('login-submit').click();
-        await expectPath(up, '/token');
         await up.goto(`${base}/personal`);
         await up.getByTestId('personal-role').filter({ hasText: '普通用户' }).waitFor();
         // change password: a wrong original is refused by the server, the right one works

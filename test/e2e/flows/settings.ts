@@ -1,6 +1,6 @@
 import { seedChannel } from '../../mock-upstream/seed';
 import { createAccount } from '../../../server/src/services/accounts';
-import { assert, expectText, shot, step } from '../lib';
+import { assert, expectText, loginElsewhere, shot, step } from '../lib';
 import type { Flow } from './types';
 
 const MODEL = 'e2e-settings-model';
@@ -175,17 +175,9 @@ export const flow: Flow = {
 
     await step('settings: an admin (role 10) gets the operation, rate-limit and model tabs only, and saves a rate limit', async () => {
       await createAccount(stack.app.ctx, { username: 'e2e-set-admin', password: 'e2e-set-pass-1', role: 10 });
-      const browser = page.context().browser();
-      assert(browser, 'a browser');
-      const actx = await browser.newContext({ viewport: { width: 1366, height: 820 }, locale: 'zh-CN' });
       const before = o.get('ModelRequestRateLimitSuccessCount');
+      const { context: actx, page: ap } = await loginElsewhere(page, base, 'e2e-set-admin', 'e2e-set-pass-1');
       try {
-        const ap = await actx.newPage();
-        await ap.goto(`${base}/login`);
-        await ap.getByLabel('用户名 / 邮箱').fill('e2e-set-admin');
-        await ap.getByLabel('密码', { exact: true }).fill('e2e-set-pass-1');
-        await ap.getByTestId('login-submit').click();
-        await ap.waitForURL((u) => u.pathname === '/token');
         await ap.goto(`${base}/setting?tab=ratelimit`);
         await ap.getByTestId('sec-ratelimit').waitFor({ state: 'visible' });
         for (const t of ['operation', 'ratelimit', 'models']) assert(await ap.getByTestId(`tab-${t}`).isVisible(), `tab ${t} missing for an admin`);

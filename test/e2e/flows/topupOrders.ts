@@ -1,6 +1,6 @@
 import { createAccount } from '../../../server/src/services/accounts';
 import { formatQuota } from '../../../admin/src/resources/shared/format';
-import { assert, expectText, shot, step } from '../lib';
+import { assert, expectText, loginElsewhere, shot, step } from '../lib';
 import type { Flow } from './types';
 
 const ALICE = 'e2e-to-alice';
@@ -100,16 +100,8 @@ export const flow: Flow = {
     });
 
     await step('topuporders: an ordinary user has no menu entry, the page does not exist for them, and the server refuses the list', async () => {
-      const browser = page.context().browser();
-      assert(browser, 'a browser');
-      const uctx = await browser.newContext({ viewport: { width: 1366, height: 820 }, locale: 'zh-CN' });
+      const { context: uctx, page: up } = await loginElsewhere(page, base, ALICE, 'e2e-to-pass-1');
       try {
-        const up = await uctx.newPage();
-        await up.goto(`${base}/login`);
-        await up.getByLabel('用户名 / 邮箱').fill(ALICE);
-        await up.getByLabel('密码', { exact: true }).fill('e2e-to-pass-1');
-        await up.getByTestId('login-submit').click();
-        await up.waitForURL((u) => u.pathname === '/token');
         await up.getByTestId('menu-token').waitFor();
         assert((await up.getByTestId('menu-topup_order').count()) === 0, 'menu entry shown to a user');
         await up.goto(`${base}/topup_order`);

@@ -28,7 +28,7 @@ describe('update-all-balances summary', () => {
 });
 
 describe('retired kinds in the type menu', () => {
-  const cat = catalogueFrom(consoleChannelTypes());
+  const cat = catalogueFrom(consoleChannelTypes('zh'));
   it('PaLM2 is listed disabled with its reason for another channel, selectable as its own kind', () => {
     const palm = typeMenu(cat, 1).find((t) => t.value === 11)!;
     expect(palm).toMatchObject({ disabled: true, retired: expect.stringContaining('PaLM2') });

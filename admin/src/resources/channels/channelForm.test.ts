@@ -20,7 +20,7 @@ import { catalogueFrom } from './channelTypes';
 // expectations cannot drift from what GET /api/channel/types serves.
 import { AZURE_DEFAULT_API_VERSION, consoleChannelTypes } from '../../../../server/src/channels/catalogue';
 
-const ANSWER: unknown = JSON.parse(JSON.stringify(consoleChannelTypes()));
+const ANSWER: unknown = JSON.parse(JSON.stringify(consoleChannelTypes('zh')));
 const CAT = catalogueFrom(ANSWER);
 
 const form = (over: Partial<ChannelForm> = {}): ChannelForm => ({ ...CHANNEL_DEFAULTS, name: 'c', key: 'sk-x', models: ['gpt-4o'], ...over });

@@ -1,5 +1,5 @@
 import { currentUser } from '../../middleware/auth';
-import { isMessageKey, requestLang, t, type Lang } from '../../i18n';
+import { requestLang, t, type Lang } from '../../i18n';
 import { BadRequestError } from '../../lib/errors';
 import { parsePaging, parseId } from '../../lib/validate';
 import {
@@ -40,8 +40,8 @@ import { requireFreshVerification } from '../../services/secureVerification';
 
 /** Built once: the catalogue does not change at run time. */
 /** The catalogue for the console, its retired notes in each language. */
-const typesIn = (lang: Lang) => consoleChannelTypes().map((e) => ({ ...e, retired: isMessageKey(e.retired) ? t(lang, e.retired) : e.retired }));
-const CONSOLE_TYPES = { zh: typesIn('zh'), en: typesIn('en') };
+
+const CONSOLE_TYPES = { zh: consoleChannelTypes('zh'), en: consoleChannelTypes('en') };
 
 /** Channel administration (admin ≥ 10). Upstream calls (test, fetch_models, balance) live in upstream.ts. */
 export function register(api: ConsoleRoutes): void {

@@ -4,14 +4,14 @@
  * 503 like an unavailable upstream, so a call still goes on to the model's other channels).
  */
 import type { ProviderAdaptor } from '../types';
-import { isMessageKey, msg } from '../../i18n';
+import { msg } from '../../i18n';
 import { UpstreamError } from '../errors';
 import { channelType, typesServedBy } from '../../channels/catalogue';
 import { upstreamErrorMessage } from './shared';
 
 function refuse(type: number): never {
   const note = channelType(type)?.retired;
-  throw new UpstreamError(503, msg(isMessageKey(note) ? note : 'channel.type_stopped'), '', 'channel_type_retired');
+  throw new UpstreamError(503, msg(note ?? 'channel.type_stopped'), '', 'channel_type_retired');
 }
 
 export const retiredAdaptor: ProviderAdaptor = {
