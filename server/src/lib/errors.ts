@@ -1,4 +1,4 @@
-import { msg, t, toMessage, type Message, type MessageKey } from '../i18n';
+import { t, toMessage, type Message, type MessageKey } from '../i18n';
 
 /**
  * Typed errors. The console API's error middleware turns them into the `{success, message, data}`
@@ -54,5 +54,3 @@ export class RateLimitError extends AppError {
     this.retryAfterSeconds = retryAfterSeconds;
   }
 }
-
-export { msg };
