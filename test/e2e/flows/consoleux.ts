@@ -202,15 +202,20 @@ export const flow: Flow = {
         const interval = app.ctx.options.get('DataExportInterval');
         await app.ctx.options.set('DataExportInterval', String(Number(interval || 5) + 1));
         await page.goto(`${base}/detail`);
-        const colours = async () =>
-          page.evaluate(
-            (names) => names.map((n) => getComputedStyle(document.querySelector(`[data-testid="legend-${n}"]`)!).backgroundColor),
-            [PRICED, 'e2e-cux-small'],
-          );
-        await page.getByTestId(`legend-${PRICED}`).waitFor();
+        // Each legend is waited for on its own: a tab switch re-renders the chart, and the legend
+        // of one model may be a frame behind the other's.
+        const colours = async () => {
+          const out: string[] = [];
+          for (const n of [PRICED, 'e2e-cux-small']) {
+            const legend = page.getByTestId(`legend-${n}`);
+            await legend.waitFor();
+            out.push(await legend.evaluate((e) => getComputedStyle(e).backgroundColor));
+          }
+          return out;
+        };
         const byQuota = await colours();
         await page.getByRole('tab', { name: '调用次数' }).click();
-        await page.waitForTimeout(300);
+        await page.getByRole('tab', { name: '调用次数', selected: true }).waitFor();
         const byCount = await colours();
         assert(byQuota[0] !== byQuota[1], `two models, two colours: ${byQuota.join(' / ')}`);
         assert(JSON.stringify(byQuota) === JSON.stringify(byCount), `quota tab ${byQuota.join(' / ')} vs count tab ${byCount.join(' / ')}`);
