@@ -132,18 +132,22 @@ function isSet(f: LogFilter, k: keyof LogFilter): boolean {
 type Term = { sign: 1 | -1; rollup?: { from?: number; to?: number }; raw?: { from: number; to: number } };
 
 /**
- * Splits the inclusive time range into rollup buckets and raw edge pieces: each partial edge hour is
- * read either directly (its inside part) or as the whole bucket minus its outside part, whichever
- * covers less time, so a range ending now only reads the few seconds after `end` in the current hour.
+ * Splits the inclusive time range into rollup buckets and raw edge pieces: each partial edge bucket
+ * is read either directly (its inside part) or as the whole bucket minus its outside part, whichever
+ * holds less time that has already happened (up to `now`). So a range ending now reads only the
+ * seconds between its end and now, however far into the current bucket it is: the current bucket
+ * is where a busy gateway's rows are densest.
  */
-export function planRange(start: number | undefined, end: number | undefined, H: number): Term[] {
+export function planRange(start: number | undefined, end: number | undefined, H: number, now = Infinity): Term[] {
   const s = start ?? 0;
   const terms: Term[] = [];
   if (end !== undefined && s > end) return terms;
+  /** Seconds of [from, to] at or before now: what a raw read of that piece may have to scan. */
+  const past = (from: number, to: number) => Math.max(0, Math.min(to, now) - from + 1);
   const bs = s - (s % H);
   if (end !== undefined && end - (end % H) === bs) {
-    // One bucket.
-    if (end - s + 1 <= H / 2) return [{ sign: 1, raw: { from: s, to: end } }];
+    // One bucket: the inside directly, or the bucket minus what lies either side.
+    if (past(s, end) <= past(bs, s - 1) + past(end + 1, bs + H - 1)) return [{ sign: 1, raw: { from: s, to: end } }];
     terms.push({ sign: 1, rollup: { from: bs, to: bs } });
     if (s > bs) terms.push({ sign: -1, raw: { from: bs, to: s - 1 } });
     if (end < bs + H - 1) terms.push({ sign: -1, raw: { from: end + 1, to: bs + H - 1 } });
@@ -151,7 +155,7 @@ export function planRange(start: number | undefined, end: number | undefined, H:
   }
   let from = bs;
   if (s > bs) {
-    if (s - bs <= H / 2) terms.push({ sign: -1, raw: { from: bs, to: s - 1 } });
+    if (past(bs, s - 1) <= past(s, bs + H - 1)) terms.push({ sign: -1, raw: { from: bs, to: s - 1 } });
     else {
       terms.push({ sign: 1, raw: { from: s, to: bs + H - 1 } });
       from = bs + H;
@@ -162,7 +166,7 @@ export function planRange(start: number | undefined, end: number | undefined, H:
     const be = end - (end % H);
     to = be;
     if (end < be + H - 1) {
-      if (be + H - 1 - end <= H / 2) terms.push({ sign: -1, raw: { from: end + 1, to: be + H - 1 } });
+      if (past(end + 1, be + H - 1) <= past(be, end)) terms.push({ sign: -1, raw: { from: end + 1, to: be + H - 1 } });
       else {
         terms.push({ sign: 1, raw: { from: be, to: end } });
         to = be - H;
@@ -193,7 +197,7 @@ async function countOrQuota(knex: Knex, f: LogFilter, type: number | undefined, 
   if (rd === undefined) parts.push({ sign: 1, qb: rawQ(start, end) });
   else {
     const dim = rd.dim;
-    for (const t of planRange(start, end, rd.secs)) {
+    for (const t of planRange(start, end, rd.secs, nowSec())) {
       if (t.raw) {
         parts.push({ sign: t.sign, qb: rawQ(t.raw.from, t.raw.to) });
         continue;
