@@ -6,6 +6,10 @@
  *   created, result, is_truncated, need_clear_history, usage}`; errors with HTTP 200 as
  *   `{error_code, error_msg}` (110 invalid token, 336003 bad parameter); streamed as SSE `data:`
  *   objects with `sentence_id`, `is_end` and `usage` on the last.
+ * - `POST /rpc/2.0/ai_custom/v1/wenxinworkshop/embeddings/{endpoint}?access_token=…` with
+ *   `{input:[texts], user_id?}` (1–16 texts) → `{id, object:'embedding_list', created, data:[{object:
+ *   'embedding', embedding, index}], usage:{prompt_tokens, total_tokens}}`; errors as for chat
+ *   (336003 for a bad input).
  * Minted tokens and revoked ones are in the returned state.
  */
 import type { MockUpstream } from './index';
@@ -15,13 +19,15 @@ export interface BaiduMockState {
   /** Tokens the chat endpoint refuses with error_code 110. */
   revoked: Set<string>;
   endpoints: string[];
+  /** Embedding bodies received, with their endpoint. */
+  embeddings: Array<{ endpoint: string; body: Record<string, unknown> }>;
 }
 
 export const BAIDU_AK = 'baidu-ak';
 export const BAIDU_SK = 'baidu-sk';
 
 export function installBaiduMock(mock: MockUpstream): BaiduMockState {
-  const state: BaiduMockState = { minted: 0, revoked: new Set(), endpoints: [] };
+  const state: BaiduMockState = { minted: 0, revoked: new Set(), endpoints: [], embeddings: [] };
   const valid = new Set<string>();
   mock.route('POST', /^\/oauth\/2\.0\/token$/, (req, res) => {
     const q = new URL(req.url, 'http://x').searchParams;
@@ -78,6 +84,29 @@ export function installBaiduMock(mock: MockUpstream): BaiduMockState {
       res.write(`data: ${JSON.stringify(d)}\n\n`);
     });
     res.end();
+  });
+  mock.route('POST', /^\/rpc\/2\.0\/ai_custom\/v1\/wenxinworkshop\/embeddings\/[^/]+$/, (req, res) => {
+    const endpoint = req.path.split('/').pop()!;
+    const token = new URL(req.url, 'http://x').searchParams.get('access_token') ?? '';
+    const json = (b: unknown) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(b));
+    };
+    if (!valid.has(token) || state.revoked.has(token)) return json({ error_code: 110, error_msg: 'Access token invalid or no longer valid' });
+    const b = (req.json ?? {}) as Record<string, unknown>;
+    state.embeddings.push({ endpoint, body: b });
+    const input = b.input;
+    if (!Array.isArray(input) || input.length < 1 || input.length > 16 || !input.every((t) => typeof t === 'string' && t)) {
+      return json({ error_code: 336003, error_msg: 'the input parameter is invalid' });
+    }
+    const tokens = input.reduce((n: number, t: string) => n + t.length, 0);
+    json({
+      id: 'as-emb',
+      object: 'embedding_list',
+      created: 1700000000,
+      data: input.map((t: string, index: number) => ({ object: 'embedding', embedding: [t.length / 10, 0.5, -0.25], index })),
+      usage: { prompt_tokens: tokens, total_tokens: tokens },
+    });
   });
   return state;
 }

@@ -3,14 +3,14 @@
  * billing, DeepSeek, OpenRouter, SiliconCloud, Moonshot, AI Proxy), and "update all balances"
  * answering per channel what was updated, what failed and why, and which kinds have no endpoint.
  */
-import { describeEach, DB_TARGETS, loginAgent, makeUser, setupRoot, type TestApp } from '../helpers/app';
+import { ALL_TARGETS, describeEach, loginAgent, makeUser, setupRoot, type TestApp } from '../helpers/app';
 import { startMockUpstream, type MockUpstream } from '../mock-upstream';
 import { installBalanceMocks } from '../mock-upstream/balances';
 import { installAiproxyLibraryMock } from '../mock-upstream/aiproxyLibrary';
 import { seedChannel, setOptions } from '../mock-upstream/seed';
 import { updateChannelBalance } from '../../server/src/channels/balance';
 
-describeEach(DB_TARGETS, 'channel balances', (getApp) => {
+describeEach(ALL_TARGETS, 'channel balances', (getApp) => {
   let app: TestApp;
   let mock: MockUpstream;
   let admin: Awaited<ReturnType<typeof loginAgent>>;

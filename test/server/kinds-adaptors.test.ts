@@ -1,10 +1,12 @@
 /**
  * The remaining channel kinds end to end with the official `openai` client, each against a mock of
  * its provider's published wire format: Dify (chat-messages, blocking and streaming), Baidu ERNIE
- * (OAuth token, wenxinworkshop chat), Tencent Hunyuan (TC3-HMAC-SHA256), and PaLM2 retired (refused clearly, never relayed).
+ * (OAuth token, wenxinworkshop chat and embeddings), Tencent Hunyuan (TC3-HMAC-SHA256), iFlytek Spark
+ * (HMAC-signed WebSocket), AI Proxy library (document Q&A), and PaLM2 retired (refused clearly,
+ * never relayed).
  */
 import OpenAI from 'openai';
-import { describeEach, DB_TARGETS, loginAgent, makeUser, setupRoot, type TestApp } from '../helpers/app';
+import { describeEach, ALL_TARGETS, loginAgent, makeUser, setupRoot, type TestApp } from '../helpers/app';
 import { startMockUpstream, type MockUpstream } from '../mock-upstream';
 import { installDifyMock } from '../mock-upstream/dify';
 import { installBaiduMock, BAIDU_AK, BAIDU_SK, type BaiduMockState } from '../mock-upstream/baidu';
@@ -27,6 +29,7 @@ const MODELS = [
   'ERNIE-Speed-128K',
   'palm-old',
   'ERNIE-badkey',
+  'Embedding-V1',
 ];
 const PRICING = {
   ModelRatio: JSON.stringify(Object.fromEntries(MODELS.map((m) => [m, 1]))),
@@ -37,7 +40,7 @@ const PRICING = {
 /** ratio 1, completion ratio 2, the mocks' usage (11 prompt, 7 completion) */
 const COST = 11 + 7 * 2;
 
-describeEach(DB_TARGETS, 'relay: Dify, Baidu, Tencent, iFlytek, AI Proxy, PaLM2 kinds', (getApp) => {
+describeEach(ALL_TARGETS, 'relay: Dify, Baidu, Tencent, iFlytek, AI Proxy, PaLM2 kinds', (getApp) => {
   let app: TestApp;
   let mock: MockUpstream;
   let baidu: BaiduMockState;
@@ -74,7 +77,7 @@ describeEach(DB_TARGETS, 'relay: Dify, Baidu, Tencent, iFlytek, AI Proxy, PaLM2 
       type: 15,
       key: `${BAIDU_AK}|${BAIDU_SK}`,
       base_url: mock.url,
-      models: 'ERNIE-4.0-8K,ERNIE-Speed-128K',
+      models: 'ERNIE-4.0-8K,ERNIE-Speed-128K,Embedding-V1',
     });
     await seedChannel(app, { name: 'baidu-bad', type: 15, key: `${BAIDU_AK}|wrong`, base_url: mock.url, models: 'ERNIE-badkey', auto_ban: 0 });
     palmChannel = await seedChannel(app, { name: 'palm-ch', type: 11, key: 'palm-key', base_url: mock.url, models: 'palm-old', auto_ban: 0 });
@@ -257,6 +260,30 @@ describeEach(DB_TARGETS, 'relay: Dify, Baidu, Tencent, iFlytek, AI Proxy, PaLM2 
     expect(r).toMatchObject({ success: true });
   });
 
+  test('Baidu embeddings: the Embedding-V1 endpoint with the token, vectors (base64 or float) and usage billed', async () => {
+    const before = await quota();
+    // The openai client asks for base64 vectors by default and decodes them.
+    const res = await openai.embeddings.create({ model: 'Embedding-V1', input: ['hello', 'hi'], user: 'alice' });
+    expect(res.data.map((d) => d.index)).toEqual([0, 1]);
+    expect(res.data[0]!.embedding).toEqual([0.5, 0.5, -0.25]);
+    expect(res.data[1]!.embedding[0]).toBeCloseTo(0.2, 6);
+    expect(res.usage).toMatchObject({ prompt_tokens: 7, total_tokens: 7 });
+    expect(baidu.embeddings.slice(-1)).toEqual([{ endpoint: 'embedding-v1', body: { input: ['hello', 'hi'], user_id: 'alice' } }]);
+    expect(mock.received(/wenxinworkshop\/embeddings/)[0]!.url).toMatch(/access_token=24\.tok/);
+    expect(before - (await quota())).toBe(7);
+    const log = await lastLog();
+    expect(log.model_name).toBe('Embedding-V1');
+    expect(Number(log.prompt_tokens)).toBe(7);
+    const floats = await openai.embeddings.create({ model: 'Embedding-V1', input: 'hello', encoding_format: 'float' });
+    expect(floats.data[0]!.embedding).toEqual([0.5, 0.5, -0.25]);
+    // Baidu's error (HTTP 200 body) reaches the client: more than 16 texts.
+    const many = Array.from({ length: 17 }, (_, i) => `t${i}`);
+    await expect(openai.embeddings.create({ model: 'Embedding-V1', input: many })).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringContaining('input parameter is invalid'),
+    });
+  });
+
   // ------------------------------------------------------------------------------------ Tencent
 
   test('Tencent Hunyuan: TC3-signed request (checked by the mock), Hunyuan body, answer and usage billed', async () => {
@@ -372,12 +399,15 @@ describeEach(DB_TARGETS, 'relay: Dify, Baidu, Tencent, iFlytek, AI Proxy, PaLM2 
       ],
     });
     expect(res.choices[0]!.message.content).toBe('Hello from the mock\n\n参考文档：\n1. [Guide](https://docs.example.com/guide)');
+    // The library reports no usage: the relay's count is answered and billed.
+    expect(res.usage!.prompt_tokens).toBeGreaterThan(0);
+    expect(res.usage!.completion_tokens).toBeGreaterThan(0);
     const up = mock.received('/api/library/ask')[0]!;
     expect(up.headers.authorization).toBe('Bearer aiproxy-key');
     expect(up.json).toEqual({ model: 'library-qa', query: 'How do I start?', libraryId: LIBRARY_ID, stream: false });
     const log = await lastLog();
     expect(Number(log.quota)).toBe(Number(log.prompt_tokens) + Number(log.completion_tokens) * 2);
-    expect(Number(log.completion_tokens)).toBeGreaterThan(0);
+    expect(Number(log.completion_tokens)).toBe(res.usage!.completion_tokens);
   });
 
   test('AI Proxy library stream: content pieces then the documents; a wrong library is an error', async () => {

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
-import { buildApp, describeEach, DB_TARGETS, makeUser, type TestApp } from '../helpers/app';
+import { ALL_TARGETS, buildApp, describeEach, makeUser, type TestApp } from '../helpers/app';
 import { startRealtimeMock, DEFAULT_REALTIME_USAGE, type RealtimeMock } from '../mock-upstream/realtime';
 import { flushUsage, seedChannel, seedToken, setOptions } from '../mock-upstream/seed';
 import { realtimeQuota, realtimeUsage } from '../../server/src/relay/realtime/billing';
@@ -74,7 +74,7 @@ function connect(url: string, opts: { headers?: Record<string, string>; protocol
   });
 }
 
-describeEach(DB_TARGETS, 'relay: /v1/realtime WebSocket', (getApp) => {
+describeEach(ALL_TARGETS, 'relay: /v1/realtime WebSocket', (getApp) => {
   let app: TestApp;
   let mock: RealtimeMock;
   let server: http.Server;
@@ -262,6 +262,29 @@ describeEach(DB_TARGETS, 'relay: /v1/realtime WebSocket', (getApp) => {
     expect(Number(logs[0].quota)).toBe(PER_RESPONSE);
     await waitFor(async () => Number((await app.knex('tokens').where({ id: t.id }).first()).remain_quota) === RESERVE + 1000 - PER_RESPONSE);
     await waitFor(async () => (await app.knex('reservations').count('* as n').first())!.n == 0);
+  });
+
+  test('a response that costs more than the balance held: billed as far as it reaches, then an error event and a close', async () => {
+    const t = await seedToken(app, userId, { unlimited_quota: false, remain_quota: RESERVE + 100 });
+    const userBefore = await quota();
+    const logId = await lastLogId();
+    // 2000 audio output tokens: 2000 × 8 × 2 = 32 000, far above the token's RESERVE + 100.
+    mock.usage = { ...DEFAULT_REALTIME_USAGE, output_tokens: 2010, output_token_details: { text_tokens: 10, audio_tokens: 2000 } };
+    const s = await connect(`${wsUrl}/v1/realtime?model=${MODEL}`, { headers: { Authorization: `Bearer ${t.key}` } });
+    await s.next('session.created');
+    s.ws.send(JSON.stringify({ type: 'response.create' }));
+    expect((await s.next('response.done')).response.usage.output_tokens).toBe(2010);
+    const err = await s.next('error');
+    expect(err.error).toMatchObject({ type: 'insufficient_quota', code: 'insufficient_quota' });
+    expect((await s.closed).code).toBe(1008);
+    await waitFor(async () => Number((await app.knex('tokens').where({ id: t.id }).first()).remain_quota) === 0);
+    await waitFor(async () => (await app.knex('reservations').count('* as n').first())!.n == 0);
+    const logs = await logsSince(logId);
+    expect(logs).toHaveLength(1);
+    expect(Number(logs[0].quota)).toBe(RESERVE + 100);
+    expect(Number(logs[0].completion_tokens)).toBe(2010);
+    // The user pays what the token could cover, not the whole response and not less.
+    expect(userBefore - (await quota())).toBe(RESERVE + 100);
   });
 
   test('closing the app ends its open sessions and settles them before the database closes', async () => {

@@ -14,6 +14,10 @@
  * - Answer: `{id, result, is_truncated, finish_reason?, usage}`; errors come with HTTP 200 as
  *   `{error_code, error_msg}` and become upstream errors. Stream: SSE `data:` objects with `result`
  *   pieces, `is_end` and `usage` on the last one.
+ * - Embeddings: `POST {base}/rpc/2.0/ai_custom/v1/wenxinworkshop/embeddings/{endpoint}?access_token=…`
+ *   (Embedding-V1 → embedding-v1, bge-large-zh → bge_large_zh, …) with `{input: [texts], user_id}`;
+ *   the answer `{data:[{object:'embedding', embedding, index}], usage:{prompt_tokens, total_tokens}}`
+ *   is OpenAI's list already (vectors base64-encoded when the client asks, as the openai SDK does).
  */
 import crypto from 'node:crypto';
 import { msg } from '../../i18n';
@@ -42,6 +46,43 @@ const ENDPOINTS: Record<string, string> = {
 
 export function baiduEndpoint(model: string): string {
   return ENDPOINTS[model] ?? model.toLowerCase();
+}
+
+/** Baidu's endpoint names of the embedding models whose endpoint is not their lower-cased name. */
+const EMBEDDING_ENDPOINTS: Record<string, string> = {
+  'Embedding-V1': 'embedding-v1',
+  'bge-large-zh': 'bge_large_zh',
+  'bge-large-en': 'bge_large_en',
+  'tao-8k': 'tao_8k',
+};
+
+export function baiduEmbeddingEndpoint(model: string): string {
+  return EMBEDDING_ENDPOINTS[model] ?? model.toLowerCase();
+}
+
+/** OpenAI embeddings body → Baidu's (pure; exported for tests). */
+export function toBaiduEmbedding(body: Record<string, unknown>): Record<string, unknown> {
+  const input = body.input;
+  const texts = (Array.isArray(input) ? input : [input]).map((t) => (typeof t === 'string' ? t : JSON.stringify(t)));
+  const out: Record<string, unknown> = { input: texts };
+  if (typeof body.user === 'string' && body.user) out.user_id = body.user;
+  return out;
+}
+
+const base64Vector = (v: unknown): string => Buffer.from(new Float32Array(Array.isArray(v) ? v.map(Number) : []).buffer).toString('base64');
+
+/** Baidu's embeddings answer → OpenAI's list and usage; an error body → UpstreamError. */
+export function fromBaiduEmbedding(body: unknown, model: string, encodingFormat?: unknown): { body: Record<string, unknown>; usage?: Usage } {
+  const b = isRecord(body) ? body : {};
+  if (b.error_code !== undefined && b.error_code !== 0) throw baiduError(b);
+  const data = (Array.isArray(b.data) ? b.data : []).filter(isRecord).map((d, i) => ({
+    object: 'embedding',
+    index: typeof d.index === 'number' ? d.index : i,
+    embedding: encodingFormat === 'base64' ? base64Vector(d.embedding) : Array.isArray(d.embedding) ? d.embedding : [],
+  }));
+  const u = baiduUsage(b.usage);
+  const usage = u ? { prompt_tokens: u.prompt_tokens, completion_tokens: 0, total_tokens: u.total_tokens } : undefined;
+  return { body: { object: 'list', model, data, usage: { prompt_tokens: usage?.prompt_tokens ?? 0, total_tokens: usage?.total_tokens ?? 0 } }, usage };
 }
 
 const baseOf = (baseUrl: string) => (baseUrl || BAIDU_BASE).replace(/\/+$/, '');
@@ -227,6 +268,7 @@ export const baiduAdaptor: ProviderAdaptor = {
   name: 'baidu',
   channelTypes: typesServedBy('baidu'),
   format: 'openai',
+  convertedEndpoints: ['embeddings'],
   chatRequest(req, ctx) {
     const base = baseOf(ctx.channel.baseUrl);
     return {
@@ -250,6 +292,22 @@ export const baiduAdaptor: ProviderAdaptor = {
   },
   chatStream(ctx) {
     return new BaiduStreamTranslator(ctx.upstreamModel);
+  },
+  endpointRequest(body, ctx) {
+    const base = baseOf(ctx.channel.baseUrl);
+    return {
+      url: `${base}/rpc/2.0/ai_custom/v1/wenxinworkshop/embeddings/${encodeURIComponent(baiduEmbeddingEndpoint(ctx.upstreamModel))}?access_token=${TOKEN_PLACEHOLDER}`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify(toBaiduEmbedding(body)),
+    };
+  },
+  endpointResponse(body, ctx, request) {
+    try {
+      return fromBaiduEmbedding(body, ctx.requestedModel, request.encoding_format);
+    } catch (err) {
+      throw noteTokenError(err, ctx.channel);
+    }
   },
   errorMessage: upstreamErrorMessage,
 };

@@ -108,6 +108,8 @@ export async function bufferedAnswer(
   } else {
     const chatRes = adaptor.chatResponse(json, actx);
     tokens = tokensFrom(chatRes.usage, call, () => responseText(chatRes), calls);
+    // An upstream that reports no usage (AI Proxy library): the client gets the relay's count, as billed.
+    if (!chatRes.usage) chatRes.usage = { prompt_tokens: tokens.prompt, completion_tokens: tokens.completion, total_tokens: tokens.prompt + tokens.completion };
     out = JSON.stringify(call.inbound.fromChat(chatRes, call.model, call.body));
     outType = 'application/json';
   }
