@@ -7,6 +7,7 @@ import * as m005 from './005_two_factor';
 import * as m006 from './006_channel_info';
 import * as m007 from './007_task_polling';
 import * as m009 from './009_pg_batch_rollups';
+import * as m010 from './010_logs_quota_index';
 
 /** Ordered list of migrations; a custom source so they run the same from tsx, jest and tsc builds. */
 const migrations: Record<string, Knex.Migration> = {
@@ -18,6 +19,7 @@ const migrations: Record<string, Knex.Migration> = {
   '006_channel_info': m006,
   '007_task_polling': m007,
   '009_pg_batch_rollups': m009,
+  '010_logs_quota_index': m010,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -180,6 +180,15 @@ describeEach(DB_TARGETS, 'usage logs', (getApp) => {
     expect((await alice.get('/api/log/self/stat?type=x')).body.success).toBe(false);
   });
 
+  it('on PostgreSQL the consumption index carries quota, so usage figures sum edge hours from it', async () => {
+    const a = getApp();
+    if (a.target.db !== 'postgres') return expect(a.target.db).toBe('sqlite');
+    const { rows } = (await a.knex.raw("select indexdef from pg_indexes where indexname = 'idx_logs_type_created' and schemaname = current_schema()")) as {
+      rows: Array<{ indexdef: string }>;
+    };
+    expect(rows.map((r) => r.indexdef)).toEqual([expect.stringMatching(/\(type, created_at, id\) INCLUDE \(quota\)$/)]);
+  });
+
   it('lets only root delete old logs, with a positive target timestamp', async () => {
     const app = getApp();
     for (const bad of ['', '?target_timestamp=', '?target_timestamp=abc', '?target_timestamp=-5', '?target_timestamp=0', '?target_timestamp=1.5']) {
