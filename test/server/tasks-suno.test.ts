@@ -38,6 +38,15 @@ describe.each(ALL_TARGETS.map((t) => [t.name, t] as const))('Suno tasks [%s]', (
   });
   beforeEach(() => mock.reset());
 
+  it('a Suno channel takes no model-API call: a chat for its model finds no channel', async () => {
+    const before = await quota(alice.id);
+    const chat = await post(aliceKey, '/v1/chat/completions', { model: 'suno_music', messages: [{ role: 'user', content: 'hi' }] });
+    expect(chat.status).toBeGreaterThanOrEqual(400);
+    expect(chat.body.error).toBeDefined();
+    expect(mock.requests).toHaveLength(0);
+    expect(await quota(alice.id)).toBe(before);
+  });
+
   it('music: billed on accept, polled through QUEUED and IN_PROGRESS to SUCCESS, fetched by id and by ids', async () => {
     const before = await quota(alice.id);
     const res = await post(aliceKey, '/suno/submit/music', {
