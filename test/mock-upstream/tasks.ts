@@ -11,8 +11,12 @@
  *   `GET /v1/videos/{id}/content` (mp4 bytes).
  *
  * Every task moves one step per poll of it: in progress 50 % → done (Suno: queued first). A prompt
- * containing `fail` ends in failure; `reject` is refused at submit. `failPolls` makes the poll
- * endpoints answer 500; `pollDelayMs` slows them (concurrency tests).
+ * containing `fail` ends in failure; `reject` is refused at submit; a Suno prompt containing `odd`
+ * reports a status outside the protocol's list on its first poll. Midjourney's CustomZoom action
+ * waits in MODAL from its first poll, Inpaint answers code 21 (waiting, `properties.status`
+ * MODAL); `/mj/submit/modal` confirms such a task and it goes on under the same id. `failPolls` makes the poll
+ * endpoints answer 500, `dropPolls` drops the connection of one video's poll; `pollDelayMs` slows
+ * them (concurrency tests).
  */
 import type http from 'node:http';
 import zlib from 'node:zlib';
@@ -48,6 +52,8 @@ export interface MockTask {
   step: number;
   body: Record<string, unknown>;
   path: string;
+  /** A Midjourney action that opens a modal: shown as MODAL from its first poll until `/mj/submit/modal` confirms it. */
+  modal?: 'waiting' | 'confirmed';
 }
 
 export interface TaskMock {
@@ -59,6 +65,8 @@ export interface TaskMock {
   /** How many times each task id was asked about by a poll endpoint. */
   polled: Map<string, number>;
   failPolls: boolean;
+  /** Video ids whose poll (`GET /v1/videos/{id}`) gets its connection dropped (a network error). */
+  dropPolls: Set<string>;
   pollDelayMs: number;
   /** Image bytes served at /images/{id}.png. */
   image: Buffer;
@@ -86,6 +94,7 @@ export async function startTaskMock(): Promise<TaskMock> {
     requests: [],
     polled: new Map(),
     failPolls: false,
+    dropPolls: new Set(),
     pollDelayMs: 0,
     image: PNG,
     reset() {
@@ -93,6 +102,7 @@ export async function startTaskMock(): Promise<TaskMock> {
       this.requests.length = 0;
       this.polled.clear();
       this.failPolls = false;
+      this.dropPolls.clear();
       this.pollDelayMs = 0;
     },
     close: async () => undefined,
@@ -109,7 +119,9 @@ export async function startTaskMock(): Promise<TaskMock> {
   // ---- midjourney-proxy ----
   const mjTask = (t: MockTask) => {
     const failed = t.prompt.includes('fail');
-    const status = t.step === 0 ? 'SUBMITTED' : t.step === 1 ? 'IN_PROGRESS' : failed ? 'FAILURE' : 'SUCCESS';
+    const waiting = t.modal === 'waiting' && t.step >= 1;
+    const status = waiting ? 'MODAL' : t.step === 0 ? 'SUBMITTED' : t.step === 1 ? 'IN_PROGRESS' : failed ? 'FAILURE' : 'SUCCESS';
+    if (waiting) return { id: t.id, action: t.action, prompt: t.prompt, status, progress: '0%', submitTime: ms(t, 0), buttons: [], properties: {} };
     return {
       id: t.id,
       action: t.action,
@@ -145,10 +157,34 @@ export async function startTaskMock(): Promise<TaskMock> {
       const prompt = String(json.prompt ?? json.content ?? '');
       if (prompt.includes('reject')) return send(res, 200, { code: 24, description: '可能包含敏感词', result: null, properties: { promptEn: prompt } });
       const actions: Record<string, string> = { imagine: 'IMAGINE', blend: 'BLEND', describe: 'DESCRIBE', shorten: 'SHORTEN', modal: 'MODAL' };
+      if (kind === 'modal') {
+        // Confirms a task waiting in MODAL; it goes on under its own id.
+        const t = mock.tasks.get(String(json.taskId));
+        if (!t || t.modal !== 'waiting') return send(res, 200, { code: 4, description: '任务状态错误', result: null });
+        t.modal = 'confirmed';
+        t.step = 0;
+        t.at = [Date.now()];
+        if (json.prompt) t.prompt = String(json.prompt);
+        return send(res, 200, { code: 1, description: '提交成功', result: t.id, properties: { discordInstanceId: 'mock' } });
+      }
       let action = actions[kind] ?? String(json.action ?? 'UPSCALE');
-      if (kind === 'action') action = String(json.customId).includes('variation') ? 'VARIATION' : 'UPSCALE';
+      const customId = String(json.customId ?? '');
+      if (kind === 'action')
+        action = customId.startsWith('MJ::CustomZoom::')
+          ? 'CUSTOM_ZOOM'
+          : customId.startsWith('MJ::Inpaint::')
+            ? 'INPAINT'
+            : customId.includes('variation')
+              ? 'VARIATION'
+              : 'UPSCALE';
       const id = newId('');
-      mock.tasks.set(id, { id, kind: 'mj', action, prompt, step: 0, at: [Date.now()], body: json, path });
+      const modal = action === 'CUSTOM_ZOOM' || action === 'INPAINT' ? ('waiting' as const) : undefined;
+      const t: MockTask = { id, kind: 'mj', action, prompt, step: 0, at: [Date.now()], body: json, path, modal };
+      mock.tasks.set(id, t);
+      if (action === 'INPAINT') {
+        t.step = 1;
+        return send(res, 200, { code: 21, description: '窗口等待', result: id, properties: { status: 'MODAL', discordInstanceId: 'mock' } });
+      }
       return send(res, 200, { code: 1, description: '提交成功', result: id, properties: { discordInstanceId: 'mock' } });
     }
     if (method === 'POST' && rest === 'task/list-by-condition') {
@@ -159,7 +195,7 @@ export async function startTaskMock(): Promise<TaskMock> {
         const t = mock.tasks.get(id);
         if (!t) continue;
         count(id);
-        advance(t);
+        if (!(t.modal === 'waiting' && t.step >= 1)) advance(t);
         out.push(mjTask(t));
       }
       return send(res, 200, out);
@@ -176,7 +212,8 @@ export async function startTaskMock(): Promise<TaskMock> {
   const sunoTask = (t: MockTask) => {
     // Suno queues first: QUEUED on the first poll, IN_PROGRESS on the second, done on the third.
     const failed = t.prompt.includes('fail');
-    const status = t.step <= 1 ? 'QUEUED' : t.step === 2 ? 'IN_PROGRESS' : failed ? 'FAILURE' : 'SUCCESS';
+    const status =
+      t.step <= 1 ? (t.step === 1 && t.prompt.includes('odd') ? 'PAUSED_BY_SUNO' : 'QUEUED') : t.step === 2 ? 'IN_PROGRESS' : failed ? 'FAILURE' : 'SUCCESS';
     const done = t.step >= 3 && !failed;
     return {
       task_id: t.id,
@@ -284,6 +321,7 @@ export async function startTaskMock(): Promise<TaskMock> {
     if (method === 'GET' && g) {
       if (mock.pollDelayMs) await sleep(mock.pollDelayMs);
       if (mock.failPolls) return send(res, 500, { error: { message: 'mock outage', type: 'server_error', code: null } });
+      if (mock.dropPolls.has(g[1]!)) return void req.socket.destroy();
       const t = mock.tasks.get(g[1]!);
       if (!t) return send(res, 404, { error: { message: 'not found', type: 'invalid_request_error', code: 'not_found' } });
       count(t.id);

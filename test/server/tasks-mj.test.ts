@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { buildApp, DB_TARGETS, loginAgent, makeUser, type TestApp } from '../helpers/app';
+import { buildApp, ALL_TARGETS, loginAgent, makeUser, type TestApp } from '../helpers/app';
 import { accessHeaders } from '../helpers/auth';
 import { flushUsage, listen, seedChannel, seedToken, setOptions } from '../mock-upstream/seed';
 import { startTaskMock, type TaskMock } from '../mock-upstream/tasks';
@@ -9,10 +9,19 @@ import { refundFailedTask } from '../../server/src/tasks/core';
 import { CHANNEL_TYPE } from '../../server/src/channels/catalogue';
 import { DEFAULT_ALLOWED_PORTS } from '../../server/src/lib/guardedFetch';
 
-const PRICE = { mj_imagine: 0.1, mj_upscale: 0.05, mj_variation: 0.05, mj_describe: 0.04, mj_blend: 0.08 };
+const PRICE = {
+  mj_imagine: 0.1,
+  mj_upscale: 0.05,
+  mj_variation: 0.05,
+  mj_describe: 0.04,
+  mj_blend: 0.08,
+  mj_custom_zoom: 0.03,
+  mj_inpaint: 0.03,
+  mj_modal: 0.02,
+};
 const Q = (usd: number) => Math.round(usd * 500_000);
 
-describe.each(DB_TARGETS.map((t) => [t.name, t] as const))('Midjourney tasks [%s]', (_name, target) => {
+describe.each(ALL_TARGETS.map((t) => [t.name, t] as const))('Midjourney tasks [%s]', (_name, target) => {
   let app: TestApp;
   let mock: TaskMock;
   let gw: { url: string; close(): Promise<void> };
@@ -266,6 +275,82 @@ describe.each(DB_TARGETS.map((t) => [t.name, t] as const))('Midjourney tasks [%s
     } finally {
       await setOptions(app, { MjActionCheckSuccessEnabled: 'true' });
     }
+  });
+
+  it('an action that opens a modal waits in MODAL unpolled; the modal continues the same task and its failure refunds both', async () => {
+    const first = await submit(aliceKey, 'imagine', { prompt: 'a zoomable fox' });
+    const id = first.body.result as string;
+    await tick();
+    await tick();
+    const before = await quota(alice.id);
+    const zoom = await submit(aliceKey, 'action', { taskId: id, customId: `MJ::CustomZoom::${id}` });
+    expect(zoom.body.code).toBe(1);
+    const zid = zoom.body.result as string;
+    expect(await quota(alice.id)).toBe(before - Q(PRICE.mj_custom_zoom));
+    // Not waiting yet: a modal is refused before anything is billed or sent.
+    const early = await submit(aliceKey, 'modal', { taskId: zid, prompt: 'x --zoom 1.5' });
+    expect(early.status).toBe(400);
+    expect(early.body.code).toBe(4);
+    await tick();
+    let row = await app.knex('midjourneys').where({ mj_id: zid }).first();
+    expect(row).toMatchObject({ status: 'MODAL', active: 0, action: 'CUSTOM_ZOOM' });
+    const f = await app.http().get(`/mj/task/${zid}/fetch`).set('mj-api-secret', aliceKey);
+    expect(f.body).toMatchObject({ id: zid, status: 'MODAL' });
+    // Waiting for the client: no more polls.
+    const polls = mock.polled.get(zid);
+    await tick();
+    expect(mock.polled.get(zid)).toBe(polls);
+    // Another user cannot confirm it.
+    const bobs = await submit(bobKey, 'modal', { taskId: zid });
+    expect(bobs.status).toBe(404);
+    expect(mock.requests.filter((r) => r.path === '/mj/submit/modal')).toHaveLength(0);
+
+    const modal = await submit(aliceKey, 'modal', { taskId: zid, prompt: 'a zoomed fox that will fail --zoom 1.5' });
+    expect(modal.body).toMatchObject({ code: 1, result: zid });
+    expect(mock.requests.find((r) => r.path === '/mj/submit/modal')!.body).toMatchObject({ taskId: zid });
+    expect(await quota(alice.id)).toBe(before - Q(PRICE.mj_custom_zoom) - Q(PRICE.mj_modal));
+    // One upstream task, one row: taken up again with both prices on it.
+    const rows = await app.knex('midjourneys').where({ mj_id: zid });
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ status: 'SUBMITTED', active: 1, action: 'CUSTOM_ZOOM', refunded: 0, prompt: 'a zoomed fox that will fail --zoom 1.5' });
+    expect(Number(rows[0].quota)).toBe(Q(PRICE.mj_custom_zoom) + Q(PRICE.mj_modal));
+    // Running again: a second modal is refused.
+    const again = await submit(aliceKey, 'modal', { taskId: zid });
+    expect(again.status).toBe(400);
+
+    await tick();
+    await tick();
+    row = await app.knex('midjourneys').where({ mj_id: zid }).first();
+    expect(row).toMatchObject({ status: 'FAILURE', active: 0, refunded: 1 });
+    expect(await quota(alice.id)).toBe(before);
+    await tick();
+    expect(await quota(alice.id)).toBe(before);
+    await flushUsage(app);
+    const refunds = await app.knex('logs').where({ user_id: alice.id, type: 4 }).andWhere('content', 'like', `%${zid}%`);
+    expect(refunds).toHaveLength(1);
+    expect(Number(refunds[0].quota)).toBe(Q(PRICE.mj_custom_zoom) + Q(PRICE.mj_modal));
+    const consumed = await app.knex('logs').where({ user_id: alice.id, type: 2 }).whereIn('model_name', ['mj_custom_zoom', 'mj_modal']);
+    expect(consumed.map((l: { model_name: string }) => l.model_name).sort()).toEqual(['mj_custom_zoom', 'mj_modal']);
+  });
+
+  it('a submit answered 21 (waiting in MODAL) is recorded as MODAL; the confirmed task succeeds with its image', async () => {
+    const first = await submit(aliceKey, 'imagine', { prompt: 'a fox to inpaint' });
+    const id = first.body.result as string;
+    await tick();
+    await tick();
+    const inpaint = await submit(aliceKey, 'action', { taskId: id, customId: `MJ::Inpaint::1::${id}::SOLO` });
+    expect(inpaint.body).toMatchObject({ code: 21, properties: { status: 'MODAL' } });
+    const iid = inpaint.body.result as string;
+    expect(await app.knex('midjourneys').where({ mj_id: iid }).first()).toMatchObject({ action: 'INPAINT', status: 'MODAL', code: 21 });
+    // Confirmed at once, without waiting for a poll.
+    const modal = await submit(aliceKey, 'modal', { taskId: iid, maskBase64: 'data:image/png;base64,AA' });
+    expect(modal.body).toMatchObject({ code: 1, result: iid });
+    await tick();
+    await tick();
+    const rows = await app.knex('midjourneys').where({ mj_id: iid });
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ status: 'SUCCESS', action: 'INPAINT', code: 1, image_url: `${mock.url}/images/${iid}.png` });
+    expect(Number(rows[0].quota)).toBe(Q(PRICE.mj_inpaint) + Q(PRICE.mj_modal));
   });
 
   it("a key's model limits hold for submits and for actions on a drawing", async () => {

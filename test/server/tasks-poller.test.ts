@@ -2,8 +2,9 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { buildApp, DB_TARGETS, makeUser, type Target, type TestApp } from '../helpers/app';
-import { seedChannel, seedToken, setOptions } from '../mock-upstream/seed';
+import { buildApp, ALL_TARGETS, makeUser, type Target, type TestApp } from '../helpers/app';
+import { seedChannel, seedToken, setOptions, updateChannel } from '../mock-upstream/seed';
+import { invalidateChannels } from '../../server/src/services/invalidate';
 import { startTaskMock, type TaskMock } from '../mock-upstream/tasks';
 import { taskPoller } from '../../server/src/tasks';
 import { CHANNEL_TYPE } from '../../server/src/channels/catalogue';
@@ -13,7 +14,7 @@ import { CHANNEL_TYPE } from '../../server/src/channels/catalogue';
  * file) never poll one task at once; a new app on the same database finishes what a closed one
  * left; the timer-driven poller works on its own and stops with the app.
  */
-describe.each(DB_TARGETS.map((t) => [t.name, t] as const))('task poller [%s]', (_name, target: Target) => {
+describe.each(ALL_TARGETS.map((t) => [t.name, t] as const))('task poller [%s]', (_name, target: Target) => {
   let mock: TaskMock;
   let file: string | undefined;
   const apps: TestApp[] = [];
@@ -102,6 +103,55 @@ describe.each(DB_TARGETS.map((t) => [t.name, t] as const))('task poller [%s]', (
       .update({ lease_until: Date.now() - 1 });
     await taskPoller(b.ctx).tick();
     expect(mock.polled.get(id)).toBe(1);
+  });
+
+  it('a task unfinished 24 hours after its submit fails and is refunded, answered or not', async () => {
+    const a = await node();
+    const { user, key } = await seed(a);
+    const quota = async () => Number((await a.knex('users').where({ id: user.id }).first()).quota);
+    const before = await quota();
+    const answered = await imagine(a, key, 'a fox still drawing');
+    const silent = await imagine(a, key, 'a fox nobody answers for');
+    const dayAgo = Date.now() - 25 * 3600 * 1000;
+    await a.knex('midjourneys').whereIn('mj_id', [answered, silent]).update({ submit_time: dayAgo });
+    expect(await quota()).toBe(before - 2 * 50_000);
+    // The upstream still says IN_PROGRESS for one; the other gets no answer at all.
+    mock.tasks.delete(silent);
+    await taskPoller(a.ctx).tick();
+    expect(mock.polled.get(answered)).toBe(1);
+    const rows = await a.knex('midjourneys').whereIn('mj_id', [answered, silent]);
+    for (const row of rows) expect(row).toMatchObject({ status: 'FAILURE', fail_reason: '任务超时', active: 0, refunded: 1 });
+    expect(await quota()).toBe(before);
+    await taskPoller(a.ctx).tick();
+    expect(await quota()).toBe(before);
+  });
+
+  it('a deleted channel fails (and refunds) its tasks; a disabled one still follows them', async () => {
+    const a = await node();
+    const { user, key } = await seed(a);
+    const quota = async () => Number((await a.knex('users').where({ id: user.id }).first()).quota);
+    const before = await quota();
+    const song = await a.http().post('/suno/submit/music').set('Authorization', `Bearer ${key}`).send({ prompt: 'an orphan song' });
+    const songId = song.body.data as string;
+    const mj = await imagine(a, key, 'a fox on a disabled channel');
+    const row = (t: string, id: string) =>
+      a
+        .knex(t)
+        .where(t === 'tasks' ? { task_id: id } : { mj_id: id })
+        .first();
+    const sunoChannel = Number((await row('tasks', songId)).channel_id);
+    const mjChannel = Number((await row('midjourneys', mj)).channel_id);
+    await a.knex('channels').where({ id: sunoChannel }).del();
+    await updateChannel(a, mjChannel, { status: 2 });
+    await invalidateChannels(a.ctx);
+    await taskPoller(a.ctx).tick();
+    expect(await row('tasks', songId)).toMatchObject({ status: 'FAILURE', fail_reason: '任务所在渠道已删除', active: 0, refunded: 1 });
+    expect(mock.polled.get(songId)).toBeUndefined();
+    expect((await row('midjourneys', mj)).status).toBe('IN_PROGRESS');
+    await taskPoller(a.ctx).tick();
+    expect((await row('midjourneys', mj)).status).toBe('SUCCESS');
+    // The song's price came back; the drawing's was spent.
+    expect(await quota()).toBe(before - 50_000);
   });
 
   it('a restart resumes unfinished tasks', async () => {

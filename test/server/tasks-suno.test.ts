@@ -1,4 +1,4 @@
-import { buildApp, DB_TARGETS, makeUser, type TestApp } from '../helpers/app';
+import { buildApp, ALL_TARGETS, makeUser, type TestApp } from '../helpers/app';
 import { accessHeaders } from '../helpers/auth';
 import { flushUsage, seedChannel, seedToken, setOptions } from '../mock-upstream/seed';
 import { startTaskMock, type TaskMock } from '../mock-upstream/tasks';
@@ -8,7 +8,7 @@ import { CHANNEL_TYPE } from '../../server/src/channels/catalogue';
 const PRICE = { suno_music: 0.2, suno_lyrics: 0.02 };
 const Q = (usd: number) => Math.round(usd * 500_000);
 
-describe.each(DB_TARGETS.map((t) => [t.name, t] as const))('Suno tasks [%s]', (_name, target) => {
+describe.each(ALL_TARGETS.map((t) => [t.name, t] as const))('Suno tasks [%s]', (_name, target) => {
   let app: TestApp;
   let mock: TaskMock;
   let alice: { id: number };
@@ -37,6 +37,15 @@ describe.each(DB_TARGETS.map((t) => [t.name, t] as const))('Suno tasks [%s]', (_
     await app.close();
   });
   beforeEach(() => mock.reset());
+
+  it('a Suno channel takes no model-API call: a chat for its model finds no channel', async () => {
+    const before = await quota(alice.id);
+    const chat = await post(aliceKey, '/v1/chat/completions', { model: 'suno_music', messages: [{ role: 'user', content: 'hi' }] });
+    expect(chat.status).toBeGreaterThanOrEqual(400);
+    expect(chat.body.error).toBeDefined();
+    expect(mock.requests).toHaveLength(0);
+    expect(await quota(alice.id)).toBe(before);
+  });
 
   it('music: billed on accept, polled through QUEUED and IN_PROGRESS to SUCCESS, fetched by id and by ids', async () => {
     const before = await quota(alice.id);
@@ -95,6 +104,24 @@ describe.each(DB_TARGETS.map((t) => [t.name, t] as const))('Suno tasks [%s]', (_
     const all = await app.http().get('/api/task/').set(adminH).query({ task_id: id });
     expect(all.body.data).toHaveLength(1);
     expect(all.body.data[0].channel_id).toBe(channelId);
+  });
+
+  it('a status outside the protocol is shown as UNKNOWN and the song is still followed to its end', async () => {
+    const res = await post(aliceKey, '/suno/submit/music', { prompt: 'an odd song' });
+    const id = res.body.data as string;
+    await tick();
+    const f = await get(aliceKey, `/suno/fetch/${id}`);
+    expect(f.body.data).toMatchObject({ status: 'UNKNOWN' });
+    expect(await app.knex('tasks').where({ task_id: id }).first()).toMatchObject({ status: 'UNKNOWN', active: 1 });
+    const taskLog = await app
+      .http()
+      .get('/api/task/self')
+      .set(await accessHeaders(app, alice.id))
+      .query({ task_id: id });
+    expect(taskLog.body.data).toEqual([expect.objectContaining({ task_id: id, status: 'UNKNOWN', platform: 'suno', action: 'MUSIC' })]);
+    await tick();
+    await tick();
+    expect((await get(aliceKey, `/suno/fetch/${id}`)).body.data).toMatchObject({ status: 'SUCCESS' });
   });
 
   it('lyrics: its own price and type', async () => {

@@ -1,4 +1,4 @@
-import { buildApp, DB_TARGETS, makeUser, type TestApp } from '../helpers/app';
+import { buildApp, ALL_TARGETS, makeUser, type TestApp } from '../helpers/app';
 import { accessHeaders } from '../helpers/auth';
 import { flushUsage, seedChannel, seedToken, setOptions } from '../mock-upstream/seed';
 import { startTaskMock, type TaskMock } from '../mock-upstream/tasks';
@@ -9,7 +9,7 @@ import { CHANNEL_TYPE } from '../../server/src/channels/catalogue';
 const PRICE = { 'sora-2': 0.1 };
 const Q = (usd: number) => Math.round(usd * 500_000);
 
-describe.each(DB_TARGETS.map((t) => [t.name, t] as const))('OpenAI video tasks [%s]', (_name, target) => {
+describe.each(ALL_TARGETS.map((t) => [t.name, t] as const))('OpenAI video tasks [%s]', (_name, target) => {
   let app: TestApp;
   let mock: TaskMock;
   let alice: { id: number };
@@ -152,6 +152,20 @@ describe.each(DB_TARGETS.map((t) => [t.name, t] as const))('OpenAI video tasks [
     expect(unknownModel.status).toBe(503);
     expect(unknownModel.body.error.code).toBe('model_not_found');
     expect(await quota(alice.id)).toBe(before);
+  });
+
+  it("a network error on one video's poll backs off that video only", async () => {
+    const one = await app.http().post('/v1/videos').set(auth(aliceKey)).send({ model: 'sora-2', prompt: 'first fox' });
+    const two = await app.http().post('/v1/videos').set(auth(aliceKey)).send({ model: 'sora-2', prompt: 'second fox' });
+    // Polled in submit order: the first one's connection drops, the second still gets its answer.
+    mock.dropPolls.add(one.body.id);
+    await tick();
+    const row1 = await app.knex('tasks').where({ task_id: one.body.id }).first();
+    const row2 = await app.knex('tasks').where({ task_id: two.body.id }).first();
+    expect(row1).toMatchObject({ status: 'QUEUED', poll_errors: 1, active: 1 });
+    expect(Number(row1.next_poll_at)).toBeGreaterThan(Date.now() + 1000);
+    expect(row2).toMatchObject({ status: 'IN_PROGRESS', poll_errors: 0 });
+    expect(mock.polled.get(two.body.id)).toBe(1);
   });
 
   it("a user never sees another user's video", async () => {

@@ -184,3 +184,17 @@ export async function tokenIsLimited(knex: Knex, id: number): Promise<boolean> {
 export async function markTaskRefundable(knex: Knex, table: TaskTable, id: number): Promise<void> {
   await knex(table).where({ id }).update({ refunded: 0 });
 }
+
+/**
+ * Takes up a drawing that waits in MODAL again (the client's modal confirmed it and the upstream
+ * continues the same task): one conditional update, so of two concurrent modals only one
+ * continues it. `quota` is added to what the row already holds (a failure refunds both). The
+ * lease is cleared: a poll of the row in flight loses it and does not write back MODAL.
+ */
+export async function continueTaskRow(knex: Knex, table: TaskTable, id: number, patch: Record<string, unknown> & { quota: number }): Promise<boolean> {
+  const { quota, ...rest } = patch;
+  const n = await knex(table)
+    .where({ id, status: 'MODAL' })
+    .update({ ...rest, quota: knex.raw('?? + ?', ['quota', quota]), poll_errors: 0, lease_owner: '', lease_until: 0, fail_reason: '' });
+  return n === 1;
+}

@@ -14,7 +14,17 @@ import { Reservation } from '../ledger/reservation';
 import { refund, type Payer } from '../ledger/balances';
 import { usageBatcher } from '../ledger/usage';
 import { LOG_TYPE } from '../repositories/logs';
-import { channelRowById, insertTaskRow, markTaskRefundable, markTaskRefunded, tokenIsLimited, type TaskRecord, type TaskTable } from '../repositories/tasks';
+import {
+  channelRowById,
+  continueTaskRow,
+  insertTaskRow,
+  markTaskRefundable,
+  markTaskRefunded,
+  tokenIsLimited,
+  upstreamIdColumn,
+  type TaskRecord,
+  type TaskTable,
+} from '../repositories/tasks';
 import type { ChannelRow } from '../repositories/channels';
 import { nowSec } from '../lib/time';
 
@@ -144,7 +154,12 @@ export async function callUpstream(
 
 export interface SubmitOutcome<T> {
   /** The upstream took the task: its id (recorded, then polled). */
-  accepted?: { upstreamId: string; row: Record<string, unknown> };
+  accepted?: {
+    upstreamId: string;
+    row: Record<string, unknown>;
+    /** The columns to write instead when this submit continues `SubmitSpec.continues` (same upstream id). */
+    continuation?: Record<string, unknown>;
+  };
   /** What the client gets back (accepted or not). */
   answer: T;
 }
@@ -163,6 +178,12 @@ export interface SubmitSpec<T> {
   /** Sends the task upstream; says whether it was accepted. Throwing counts as refused. */
   send(): Promise<SubmitOutcome<T>>;
   pollMs: number;
+  /**
+   * A task this submit may continue (a Midjourney modal confirming a drawing waiting in MODAL):
+   * when the upstream answers that task's own id, its row is taken up again (status, polling,
+   * quota added) instead of a second row being written for one upstream task.
+   */
+  continues?: TaskRecord;
 }
 
 /**
@@ -195,9 +216,29 @@ export async function submitTask<T>(app: AppContext, spec: SubmitSpec<T>): Promi
     return { answer: outcome.answer, quota: 0 };
   }
   const now = Date.now();
-  let id: number;
+  let id: number | undefined;
   try {
-    id = await insertTaskRow(app.knex, spec.table, {
+    const cont = spec.continues;
+    const patch = outcome.accepted.continuation;
+    if (cont && patch && String(cont[upstreamIdColumn(spec.table)]) === outcome.accepted.upstreamId) {
+      // Not refundable until the new money settles (as a new row): a crash in between leaves the
+      // open reservation to recovery, and the task is not refunded a second time. Lost to a
+      // concurrent modal: a row of its own, as any accepted submit.
+      const taken = await continueTaskRow(app.knex, spec.table, cont.id, {
+        ...patch,
+        refunded: 1,
+        active: 1,
+        next_poll_at: now + Math.min(spec.pollMs, 5000),
+        quota,
+      });
+      if (taken) id = cont.id;
+    }
+  } catch (err) {
+    await res.refund();
+    throw err;
+  }
+  try {
+    id ??= await insertTaskRow(app.knex, spec.table, {
       ...outcome.accepted.row,
       user_id: principal.user.id,
       token_id: principal.token?.id ?? 0,

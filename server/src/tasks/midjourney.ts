@@ -174,6 +174,21 @@ async function planSubmit(app: AppContext, principal: Principal, kind: string, b
   }
 }
 
+/** Actions that open a Discord modal (a mask, a zoom factor) and wait for `/mj/submit/modal`. */
+const OPENS_MODAL = new Set(['INPAINT', 'CUSTOM_ZOOM']);
+
+/**
+ * The status an accepted submit is recorded with. Code 21 says the task exists already: its
+ * `properties.status` when the upstream gave an unfinished one (MODAL: waiting for the client's
+ * modal), else MODAL for an action that opens one; the poller learns the rest.
+ */
+function submittedStatus(code: number, action: string, properties: unknown): string {
+  if (code !== CODE.waiting) return 'SUBMITTED';
+  const said = String((properties as { status?: unknown } | null | undefined)?.status ?? '').toUpperCase();
+  if (STATUSES.has(said) && said !== 'SUCCESS' && said !== 'FAILURE') return said;
+  return OPENS_MODAL.has(action) ? 'MODAL' : 'SUBMITTED';
+}
+
 async function submit(app: AppContext, ctx: RelayHttp, kit: TaskKit, mode: string, kind: string): Promise<void> {
   const principal = await taskPrincipal(app, ctx);
   const raw = parseJsonBody(await kit.readBody());
@@ -211,6 +226,7 @@ async function submit(app: AppContext, ctx: RelayHttp, kit: TaskKit, mode: strin
     picked,
     ip: kit.ip,
     pollMs: kit.pollMs,
+    continues: plan.action === 'MODAL' ? plan.ref : undefined,
     send: async () => {
       const up = await callUpstream(
         app,
@@ -234,21 +250,28 @@ async function submit(app: AppContext, ctx: RelayHttp, kit: TaskKit, mode: strin
       const answer = { status: 200, body: { code, description: String(j.description ?? ''), result: j.result ?? null, properties: j.properties ?? {} } };
       if (!ACCEPTED.has(code) || !id) return { answer };
       const now = Date.now();
+      const prompt = typeof raw.prompt === 'string' ? raw.prompt : '';
+      const common = {
+        code,
+        description: String(j.description ?? ''),
+        status: submittedStatus(code, plan.action, j.properties),
+        progress: '0%',
+        properties: JSON.stringify(j.properties ?? {}),
+      };
       return {
         answer,
         accepted: {
           upstreamId: id,
+          // The modal confirmed the waiting drawing and the upstream goes on with the same task:
+          // its row is taken up again (core.ts `continues`), keeping its action and submit time.
+          continuation: { ...common, ...(prompt ? { prompt } : {}), ...(notifyHook ? { notify_hook: notifyHook } : {}), finish_time: 0 },
           row: {
-            code,
+            ...common,
             action: plan.action,
             mj_id: id,
-            prompt: typeof raw.prompt === 'string' ? raw.prompt : '',
-            description: String(j.description ?? ''),
+            prompt,
             state: typeof raw.state === 'string' ? raw.state : '',
             submit_time: now,
-            status: code === CODE.waiting && plan.action !== 'MODAL' ? 'MODAL' : 'SUBMITTED',
-            progress: '0%',
-            properties: JSON.stringify(j.properties ?? {}),
             notify_hook: notifyHook,
             created_at: Math.floor(now / 1000),
           },

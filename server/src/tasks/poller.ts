@@ -148,15 +148,21 @@ export class TaskPoller {
     }
     for (const row of rows) {
       const r = results.get(row.id);
-      if (r) await this.finish(table, row, platform, r);
+      if (r && (DONE.has(r.status) || r.stop || !this.expired(table, row))) await this.finish(table, row, platform, r);
+      else if (r) await this.finish(table, row, platform, { ...r, status: 'FAILURE', failReason: t(serverLang(this.app), 'task.timed_out') });
       else await this.backOff(table, row, platform);
     }
   }
 
+  /** Unfinished this long after its submit: failed (and refunded), whether the upstream answers or not. */
+  private expired(table: TaskTable, row: TaskRecord): boolean {
+    const submitMs = table === 'midjourneys' ? Number(row.submit_time) : Number(row.submit_time) * 1000;
+    return Date.now() - submitMs > TASK_TIMEOUT_MS;
+  }
+
   /** No answer for this task: poll it later, longer after each consecutive error; fail it past the timeout. */
   private async backOff(table: TaskTable, row: TaskRecord, platform: TaskPlatform): Promise<void> {
-    const submitMs = table === 'midjourneys' ? Number(row.submit_time) : Number(row.submit_time) * 1000;
-    if (Date.now() - submitMs > TASK_TIMEOUT_MS) {
+    if (this.expired(table, row)) {
       await this.finish(table, row, platform, { status: 'FAILURE', progress: '100%', failReason: t(serverLang(this.app), 'task.timed_out'), patch: {} });
       return;
     }

@@ -230,15 +230,22 @@ export const videoPlatform: TaskPlatform = {
   async poll(app, picked, rows) {
     const out = new Map<number, PollResult>();
     for (const r of rows) {
-      const up = await callUpstream(
-        app,
-        picked.channel,
-        'GET',
-        `${picked.channel.info.baseUrl}/v1/videos/${encodeURIComponent(String(r.task_id))}`,
-        { authorization: `Bearer ${picked.key}` },
-        undefined,
-        30_000,
-      );
+      // One request per video: a failed one backs off that video only (no entry), not the others.
+      let up: Awaited<ReturnType<typeof callUpstream>>;
+      try {
+        up = await callUpstream(
+          app,
+          picked.channel,
+          'GET',
+          `${picked.channel.info.baseUrl}/v1/videos/${encodeURIComponent(String(r.task_id))}`,
+          { authorization: `Bearer ${picked.key}` },
+          undefined,
+          30_000,
+        );
+      } catch (err) {
+        app.log.warn({ err: String(err), task: r.task_id }, 'video poll failed');
+        continue;
+      }
       const j = up.json() as Record<string, unknown> | undefined;
       if (up.status !== 200 || !j || typeof j !== 'object') continue;
       const status = TO_TASK[String(j.status)] ?? 'UNKNOWN';
