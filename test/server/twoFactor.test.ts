@@ -352,4 +352,54 @@ describeApp('2FA administration', (app) => {
       await app().ctx.options.set('AdminTwoFactorRequired', 'false');
     }
   });
+
+  it('root cannot require 2FA for admins before turning it on for itself (it would lose the settings page)', async () => {
+    const r = await loginAgent(app(), root.username, root.password);
+    const put = (value: string) => r.put('/api/option/').send({ key: 'AdminTwoFactorRequired', value });
+    expect((await put('true')).body).toMatchObject({ success: false, message: '请先在个人设置中为自己的账户启用两步验证，再要求管理员启用' });
+    expect(app().ctx.options.get('AdminTwoFactorRequired')).toBe('false');
+    expect((await app().knex('options').where({ key: 'AdminTwoFactorRequired' }).first())?.value ?? 'false').toBe('false');
+    // Turning it off, or other options, are not concerned.
+    expect((await put('false')).body.success).toBe(true);
+    const { backup } = await enrol(r, root.password);
+    try {
+      expect((await put('true')).body.success).toBe(true);
+      expect(app().ctx.options.get('AdminTwoFactorRequired')).toBe('true');
+      // Root (with 2FA) keeps the admin routes.
+      expect((await r.get('/api/option/')).body.success).toBe(true);
+      expect((await put('false')).body.success).toBe(true);
+    } finally {
+      await app().ctx.options.set('AdminTwoFactorRequired', 'false');
+      expect((await r.post('/api/user/2fa/disable').send({ code: backup[0] })).body.success).toBe(true);
+    }
+  });
+});
+
+/** A tight per-IP limit (the suite's requests all come from one IP); per account out of the way. */
+describe.each(ALL_TARGETS.map((t) => [t.name, t] as const))('2FA logins and the per-IP lockout [%s]', (_n, target: Target) => {
+  let a: TestApp | undefined;
+  beforeAll(async () => {
+    a = await buildApp(target, { config: { loginLimit: { perAccount: 100, perIp: 3, windowSeconds: 900 } } });
+    await setupRoot(a);
+  });
+  afterAll(async () => {
+    await a?.close();
+  });
+
+  it("a finished 2FA login gives back the password step's IP slot too: right logins never lock the IP out", async () => {
+    const u = await makeUser(a!);
+    const s = await loginAgent(a!, u.username, u.password);
+    const { backup } = await enrol(s, u.password);
+    // Five full logins (password, then a backup code) from the same IP with a limit of 3 attempts.
+    for (let i = 0; i < 5; i++) {
+      const step = await passwordStep(a!, u.username, u.password);
+      expect(step.res.body).toMatchObject({ success: true, data: { require_2fa: true } });
+      expect((await step.agent.post('/api/user/login/2fa').send({ code: backup[i] })).body).toMatchObject({ success: true, data: { id: u.id } });
+    }
+    // Wrong attempts still count: three wrong codes after a right password lock the IP.
+    const step = await passwordStep(a!, u.username, u.password); // 1
+    expect((await step.agent.post('/api/user/login/2fa').send({ code: '111111' })).body.success).toBe(false); // 2
+    expect((await step.agent.post('/api/user/login/2fa').send({ code: '222222' })).body.success).toBe(false); // 3
+    expect((await step.agent.post('/api/user/login/2fa').send({ code: backup[5] })).status).toBe(429);
+  });
 });

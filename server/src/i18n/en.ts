@@ -11,6 +11,7 @@ export const en: Record<MessageKey, string> = {
   '2fa.enter_code': 'Please enter the two-factor code',
   '2fa.not_on': 'Two-factor authentication is not on for this user',
   '2fa.not_set_up': 'Please finish setting up two-factor authentication first',
+  '2fa.own_first': 'Turn on two-factor authentication for your own account first (personal settings), then require it for admins',
   '2fa.pending_expired': 'The login session has expired, please log in again',
   '2fa.reset_by_admin': "The user's two-factor authentication was reset",
   '2fa.same_or_higher': 'No permission to change the two-factor settings of a user of the same or a higher role',

@@ -12,6 +12,7 @@ export const zh = {
   '2fa.enter_code': '请输入两步验证码',
   '2fa.not_on': '用户未启用两步验证',
   '2fa.not_set_up': '请先完成两步验证的初始化设置',
+  '2fa.own_first': '请先在个人设置中为自己的账户启用两步验证，再要求管理员启用',
   '2fa.pending_expired': '登录会话已过期，请重新登录',
   '2fa.reset_by_admin': '用户的两步验证已重置',
   '2fa.same_or_higher': '无权操作同级或更高级用户的两步验证设置',

@@ -20,7 +20,7 @@ import {
 } from '../repositories/twoFactor';
 import { findUserById, ROLE, USER_STATUS, type UserRow } from '../repositories/users';
 import { endUserSessions } from './sessions';
-import { releaseLoginSlots, takeLoginSlots } from './users';
+import { loginSlotKeys, releaseLoginSlots, takeLoginSlots } from './users';
 
 /**
  * TOTP two-factor login (RFC 6238 through otplib: SHA-1, 6 digits, 30 s, ±1 step of clock drift).
@@ -37,6 +37,7 @@ export const MSG = {
   pendingExpired: '2fa.pending_expired',
   adminRequired: '2fa.admin_required',
   sameOrHigher: '2fa.same_or_higher',
+  ownFirst: '2fa.own_first',
 } as const;
 
 export const BACKUP_CODE_COUNT = 10;
@@ -178,16 +179,31 @@ interface PendingCookie {
   pending_2fa?: unknown;
   [key: string]: unknown;
 }
+interface PendingRecord {
+  uid: number;
+  ip: string;
+}
+function parsePending(raw: string | null): PendingRecord | undefined {
+  if (!raw) return undefined;
+  try {
+    const r = JSON.parse(raw) as Partial<PendingRecord>;
+    return Number(r.uid) > 0 && typeof r.ip === 'string' ? { uid: Number(r.uid), ip: r.ip } : undefined;
+  } catch {
+    return undefined;
+  }
+}
 const pendingKey = (token: string) => `login2fa:${crypto.createHash('sha256').update(token).digest('hex')}`;
 
 /**
  * After a right password on an account with 2FA: no session yet; a one-time pending record in the
  * KV (every node sees it, 5 minutes) named by a random token in this browser's signed cookie.
  */
-export async function startPendingLogin(app: AppContext, ctx: Koa.Context, user: UserRow): Promise<void> {
+export async function startPendingLogin(app: AppContext, ctx: Koa.Context, user: UserRow, ip: string): Promise<void> {
   if (!ctx.session) throw new BadRequestError('common.session_unavailable');
   const token = randomString(43);
-  await app.kv.set(pendingKey(token), String(user.id), PENDING_LOGIN_SECONDS);
+  // The password step's IP slot stays taken until the code passes; its IP is kept to give it back.
+  const rec: PendingRecord = { uid: user.id, ip };
+  await app.kv.set(pendingKey(token), JSON.stringify(rec), PENDING_LOGIN_SECONDS);
   (ctx.session as PendingCookie).pending_2fa = token;
 }
 
@@ -195,14 +211,17 @@ export async function startPendingLogin(app: AppContext, ctx: Koa.Context, user:
 export async function finishPendingLogin(app: AppContext, ctx: Koa.Context, ip: string, code: string): Promise<UserRow> {
   const token = (ctx.session as PendingCookie | null)?.pending_2fa;
   if (typeof token !== 'string' || !token) throw new BadRequestError(MSG.pendingExpired);
-  const uid = Number(await app.kv.get(pendingKey(token)));
-  const user = uid ? await findUserById(app.knex, uid) : undefined;
-  if (!user) throw new BadRequestError(MSG.pendingExpired);
+  const rec = parsePending(await app.kv.get(pendingKey(token)));
+  const user = rec ? await findUserById(app.knex, rec.uid) : undefined;
+  if (!rec || !user) throw new BadRequestError(MSG.pendingExpired);
   if (Number(user.status) !== USER_STATUS.enabled) throw new BadRequestError('user.banned');
   await checkSecondFactor(app, user, ip, code);
   // One use: of two concurrent right answers only the one that takes the record logs in.
   if (!(await app.kv.take(pendingKey(token)))) throw new BadRequestError(MSG.pendingExpired);
   delete (ctx.session as PendingCookie).pending_2fa;
+  // The owner got in: the password step's IP slot is given back too (the code's was, above), so
+  // successful 2FA logins do not pile up toward the per-IP lockout.
+  await releaseLoginSlots(app, loginSlotKeys(rec.ip, user));
   return user;
 }
 
@@ -220,4 +239,13 @@ export function requiresTwoFactor(app: AppContext, user: Pick<UserRow, 'role'>):
 export async function assertAdminTwoFactor(app: AppContext, user: UserRow): Promise<void> {
   if (!requiresTwoFactor(app, user)) return;
   if (!(await isTwoFactorEnabled(app.knex, user.id))) throw new ForbiddenError(MSG.adminRequired);
+}
+
+/**
+ * Root turning `AdminTwoFactorRequired` on must have 2FA on already: otherwise the very call would
+ * shut the caller out of every admin route, this settings page included.
+ */
+export async function assertCanRequireAdminTwoFactor(app: AppContext, actor: UserRow, key: string, value: string): Promise<void> {
+  if (key !== 'AdminTwoFactorRequired' || value !== 'true') return;
+  if (!(await isTwoFactorEnabled(app.knex, actor.id))) throw new BadRequestError(MSG.ownFirst);
 }

@@ -117,10 +117,17 @@ export interface LoginSlots {
   ipKey: string;
 }
 
+/** The counters an attempt from `ip` on `account` takes (without taking them). */
+export function loginSlotKeys(ip: string, account: { id: number } | string): LoginSlots {
+  return {
+    accountKey: `rl:loginfail:user:${typeof account === 'string' ? account.trim().toLowerCase() : `#${account.id}`}`,
+    ipKey: `rl:loginfail:ip:${ip}`,
+  };
+}
+
 export async function takeLoginSlots(app: AppContext, ip: string, account: { id: number } | string): Promise<LoginSlots> {
   const { perAccount, perIp, windowSeconds } = app.config.loginLimit;
-  const accountKey = `rl:loginfail:user:${typeof account === 'string' ? account.trim().toLowerCase() : `#${account.id}`}`;
-  const ipKey = `rl:loginfail:ip:${ip}`;
+  const { accountKey, ipKey } = loginSlotKeys(ip, account);
   const [byIp, byAccount] = await Promise.all([perIp > 0 ? app.kv.incr(ipKey, windowSeconds) : 0, perAccount > 0 ? app.kv.incr(accountKey, windowSeconds) : 0]);
   if (byIp > perIp || byAccount > perAccount) {
     const key = byIp > perIp ? ipKey : accountKey;

@@ -1,6 +1,7 @@
 import { currentUser } from '../../middleware/auth';
 import { ROLE } from '../../repositories/users';
-import { resetModelRatios, updateOption, visibleOptions } from '../../services/options';
+import { normaliseOption, resetModelRatios, updateOption, visibleOptions } from '../../services/options';
+import { assertCanRequireAdminTwoFactor } from '../../services/twoFactor';
 import { optionRole } from '../../../../seeds/optionAccess';
 import { ForbiddenError } from '../../lib/errors';
 import { ok, type ConsoleRoutes } from '../route';
@@ -28,6 +29,7 @@ export function register(api: ConsoleRoutes): void {
     async (ctx) => {
       const { key, value } = ctx.input.body;
       if (optionRole(key) === 'root' && currentUser(ctx).role < ROLE.root) throw new ForbiddenError('option.root_only');
+      await assertCanRequireAdminTwoFactor(app, currentUser(ctx), key, normaliseOption(key, value));
       await updateOption(app.options, key, value);
       ok(ctx, null);
     },

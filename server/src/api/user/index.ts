@@ -63,7 +63,7 @@ export function register(api: ConsoleRoutes): void {
       );
       if (needsCode) {
         // No session yet: the code goes to POST /api/user/login/2fa from this browser.
-        await startPendingLogin(app, ctx, u);
+        await startPendingLogin(app, ctx, u, ctx.ip);
         ok(ctx, { require_2fa: true }, '2fa.enter_code');
         return;
       }
