@@ -4,6 +4,7 @@
  * each key of a multi-key channel its own. Every request is recorded with the key it carried.
  *
  * Schedules: ok; fail (always `status`, 500 by default); failN (`n` failures, then healed);
+ * flaky (every `every`-th request fails with `status`, the first one included);
  * slow (`delayMs` before answering); rate (429 with `Retry-After: retryAfter` seconds);
  * auth (401 `invalid_api_key`, as OpenAI answers a revoked key); quota (429 `insufficient_quota`,
  * as OpenAI answers an account without credit).
@@ -15,6 +16,7 @@ export type Schedule =
   | { mode: 'ok' }
   | { mode: 'fail'; status?: number }
   | { mode: 'failN'; n: number; status?: number }
+  | { mode: 'flaky'; every: number; status?: number }
   | { mode: 'slow'; delayMs: number }
   | { mode: 'rate'; retryAfter: number }
   | { mode: 'auth' }
@@ -90,6 +92,9 @@ export async function startFaultUpstream(): Promise<FaultUpstream> {
         return fail(s.status ?? 500);
       case 'failN':
         if (seen < s.n) return fail(s.status ?? 500);
+        break;
+      case 'flaky':
+        if (seen % s.every === 0) return fail(s.status ?? 500);
         break;
       case 'rate':
         rec.status = 429;

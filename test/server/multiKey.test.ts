@@ -3,16 +3,19 @@
  * turn; per-key status in channel_info; single-key actions; a disabled key is never sent; the
  * log names the key by index; an invalid key is disabled alone; a failing key's call moves on.
  */
-import { DB_TARGETS, describeEach, loginAgent, makeUser, setupRoot, type LoggedIn, type TestApp } from '../helpers/app';
+import { ALL_TARGETS, describeEach, loginAgent, makeUser, setupRoot, type LoggedIn, type TestApp } from '../helpers/app';
 import { startFaultUpstream, type FaultUpstream } from '../mock-upstream/faults';
 import { flushUsage, listen, seedToken, setOptions } from '../mock-upstream/seed';
 import { ROLE } from '../../server/src/repositories/users';
 import { CHANNEL_TYPE } from '../../server/src/channels/catalogue';
+import { authenticateKey } from '../../server/src/relay/auth';
+import { pickTaskChannel } from '../../server/src/tasks/core';
+import { invalidateChannels } from '../../server/src/services/invalidate';
 
 let n = 0;
 const fresh = () => `mk-model-${process.pid}-${++n}`;
 
-describeEach(DB_TARGETS, 'multi-key channels', (getApp) => {
+describeEach(ALL_TARGETS, 'multi-key channels', (getApp) => {
   let app: TestApp;
   let up: FaultUpstream;
   let gw: { url: string; close(): Promise<void> };
@@ -102,6 +105,9 @@ describeEach(DB_TARGETS, 'multi-key channels', (getApp) => {
     for (let i = 0; i < 20; i++) expect(await chat(model)).toBe(200);
     expect(up.count(keys[1]!)).toBe(0);
     expect(up.count(keys[0]!) + up.count(keys[2]!)).toBe(20);
+    // Random order spreads over the enabled keys (all 20 on one: odds of 2 in a million).
+    expect(up.count(keys[0]!)).toBeGreaterThan(0);
+    expect(up.count(keys[2]!)).toBeGreaterThan(0);
     await manage({ channel_id: ch.id, action: 'enable_key', key_index: 1 });
     up.reset();
     for (let i = 0; i < 30; i++) await chat(model);
@@ -166,6 +172,10 @@ describeEach(DB_TARGETS, 'multi-key channels', (getApp) => {
     expect(st.body.data.items[0]).toMatchObject({ status: 1, breaker: 'open' });
     expect(st.body.data.items[0].open_until - Date.now() / 1000).toBeGreaterThan(25);
     expect(st.body.data.items[1].breaker).toBe('closed');
+    // Each key's own last failure and last use.
+    expect(st.body.data.items[0].last_failure).toContain('429');
+    expect(st.body.data.items[1].last_failure).toBe('');
+    for (const i of [0, 1, 2]) expect(st.body.data.items[i].last_used).toBeGreaterThan(Date.now() / 1000 - 60);
     // The channel's breaker stays closed: one key's rate limit is not the upstream's outage.
     const health = (await root.get('/api/channel/health')).body.data;
     expect(health.channels[ch.id]).toMatchObject({ breaker: 'closed', keys: 3, keys_open: 1 });
@@ -173,6 +183,60 @@ describeEach(DB_TARGETS, 'multi-key channels', (getApp) => {
     const metrics = await app.http().get('/metrics');
     expect(metrics.text).toContain(`gateway_upstream_failures_total{channel="${ch.id}",key_index="0",kind="rate_limit",app="gateway"} 1`);
     expect(metrics.text).toContain(`gateway_breaker_state{channel="${ch.id}",key_index="0",app="gateway"} 1`);
+  });
+
+  test("a 5xx is the channel's failure: the retry goes to another channel, not to another key of the same one", async () => {
+    const model = fresh();
+    const keys = ['sk-mk-h-0000000000000000', 'sk-mk-h-1111111111111111'];
+    for (const k of keys) up.set(k, { mode: 'fail', status: 502 });
+    await create(model, keys, 'polling', { priority: 10 });
+    await root.post('/api/channel').send({ name: 'fallback-h', type: 1, key: 'sk-mk-h-fallback', base_url: up.url, models: model, priority: 0 });
+    // RetryTimes 2: three attempts were allowed, yet each call touched the failing channel once.
+    for (let i = 1; i <= 4; i++) {
+      expect(await chat(model)).toBe(200);
+      expect(up.count(keys[0]!) + up.count(keys[1]!)).toBe(i);
+      expect(up.count('sk-mk-h-fallback')).toBe(i);
+    }
+  });
+
+  test('a task submission never takes a disabled key', async () => {
+    const model = fresh();
+    const keys = ['sk-mk-i-0000000000000000', 'sk-mk-i-1111111111111111', 'sk-mk-i-2222222222222222'];
+    const ch = await create(model, keys, 'random');
+    await manage({ channel_id: ch.id, action: 'disable_key', key_index: 1 });
+    const principal = await authenticateKey(app.ctx, token.replace(/^sk-/, ''), '127.0.0.1');
+    const seen = new Set<number>();
+    for (let i = 0; i < 40; i++) {
+      const picked = await pickTaskChannel(app.ctx, principal, model, () => true);
+      expect(picked.channel.info.id).toBe(ch.id);
+      expect(picked.key).toBe(keys[picked.keyIndex]);
+      seen.add(picked.keyIndex);
+    }
+    expect([...seen].sort()).toEqual([0, 2]);
+  });
+
+  test('a channel test never sends a key an admin disabled; with every key disabled it tests an auto-disabled one', async () => {
+    const model = fresh();
+    const keys = ['sk-mk-j-0000000000000000', 'sk-mk-j-1111111111111111'];
+    const ch = await create(model, keys, 'random');
+    await manage({ channel_id: ch.id, action: 'disable_all_keys' });
+    let t = await root.get(`/api/channel/test/${ch.id}`);
+    expect(t.body).toMatchObject({ success: false, message: '所有密钥均已禁用' });
+    expect(up.requests).toHaveLength(0);
+    // Key 0 disabled by an admin, key 1 automatically: the test goes with key 1 (once) and re-enables it.
+    const info = JSON.parse((await app.knex('channels').where({ id: ch.id }).first()).channel_info);
+    info.multi_key_status_list = { 0: 2, 1: 3 };
+    await app
+      .knex('channels')
+      .where({ id: ch.id })
+      .update({ channel_info: JSON.stringify(info) });
+    await invalidateChannels(app.ctx);
+    t = await root.get(`/api/channel/test/${ch.id}`);
+    expect(t.body.success).toBe(true);
+    expect(up.count(keys[0]!)).toBe(0);
+    expect(up.count(keys[1]!)).toBe(1);
+    const row = await app.knex('channels').where({ id: ch.id }).first();
+    expect(JSON.parse(row.channel_info).multi_key_status_list).toEqual({ 0: 2 });
   });
 
   test('quota exhausted auto-disables a single-key channel; a 5xx only rests it', async () => {

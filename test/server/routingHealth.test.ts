@@ -5,13 +5,16 @@
  * Redis see the same breaker state.
  */
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { ALL_TARGETS, buildApp, DB_TARGETS, describeEach, KV_TARGETS, loginAgent, makeUser, setupRoot, type Target, type TestApp } from '../helpers/app';
+import { ALL_TARGETS, buildApp, describeEach, KV_TARGETS, loginAgent, makeUser, setupRoot, type Target, type TestApp } from '../helpers/app';
 import { startFaultUpstream, type FaultUpstream } from '../mock-upstream/faults';
 import { listen, seedChannel, seedToken, setOptions } from '../mock-upstream/seed';
 import { ROLE } from '../../server/src/repositories/users';
-import { failureKind, healthBoard, retryAfterMs } from '../../server/src/routing/board';
+import { BREAKER, failureKind, healthBoard, retryAfterMs, type TargetHealth } from '../../server/src/routing/board';
+import { channelEntry, pickChannel, type ChannelEntry, type Tier } from '../../server/src/relay/routing';
+import type { ChannelRow } from '../../server/src/repositories/channels';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -61,7 +64,24 @@ async function chat(r: Rig, model: string): Promise<number> {
 let n = 0;
 const fresh = () => `h-model-${process.pid}-${++n}`;
 
-describeEach(DB_TARGETS, 'routing: breakers and health-aware choice', (getApp) => {
+/**
+ * Up to `max` calls while `h`'s breaker is surely still open (each started well before its
+ * deadline, so a slow machine cannot turn one into the probe); how many were made.
+ */
+async function callsWhileOpen(r: Rig, model: string, h: TargetHealth, max: number): Promise<number> {
+  let made = 0;
+  while (made < max && Date.now() < h.openUntil - 300) {
+    expect(await chat(r, model)).toBe(200);
+    made++;
+  }
+  return made;
+}
+
+/** Waits until `h`'s cool-down is over. */
+const untilCooled = (h: TargetHealth) => sleep(Math.max(0, h.openUntil - Date.now()) + 50);
+
+// Every database, and Redis on top (breaker changes are then published: a node's own must not disturb it).
+describeEach(ALL_TARGETS, 'routing: breakers and health-aware choice', (getApp) => {
   let r: Rig;
   beforeAll(async () => {
     r = await rig(getApp(), await startFaultUpstream());
@@ -96,7 +116,7 @@ describeEach(DB_TARGETS, 'routing: breakers and health-aware choice', (getApp) =
     const health = (await root.get('/api/channel/health')).body.data;
     const byKey = await channelIdsByKey(r.app, ['sk-slow-a', 'sk-fast-a']);
     expect(health.channels[byKey['sk-slow-a']!].ttfb_ms).toBeGreaterThan(200);
-    expect(health.channels[byKey['sk-fast-a']!].ttfb_ms).toBeLessThan(150);
+    expect(health.channels[byKey['sk-slow-a']!].ttfb_ms).toBeGreaterThan(health.channels[byKey['sk-fast-a']!].ttfb_ms + 100);
   });
 
   test('with health-aware routing off the choice is by weight only', async () => {
@@ -116,10 +136,13 @@ describeEach(DB_TARGETS, 'routing: breakers and health-aware choice', (getApp) =
     const bad = await seedChannel(r.app, { base_url: r.up.url, models: model, key: 'sk-down-c', priority: 10 });
     await seedChannel(r.app, { base_url: r.up.url, models: model, key: 'sk-ok-c', priority: 0 });
     r.up.set('sk-down-c', { mode: 'fail', status: 502 });
+    const h = healthBoard(r.app.ctx).target(bad);
     // Three failures (each call then retried on the other channel) open the breaker.
     for (let i = 0; i < 3; i++) expect(await chat(r, model)).toBe(200);
     expect(r.up.count('sk-down-c')).toBe(3);
-    for (let i = 0; i < 10; i++) expect(await chat(r, model)).toBe(200);
+    expect(h.state).toBe(BREAKER.open);
+    expect(h.openUntil - h.lastFailureAt).toBe(1000);
+    expect(await callsWhileOpen(r, model, h, 10)).toBeGreaterThan(0);
     expect(r.up.count('sk-down-c')).toBe(3);
     const root = await rootOf(r.app);
     let health = (await root.get('/api/channel/health')).body.data;
@@ -127,20 +150,24 @@ describeEach(DB_TARGETS, 'routing: breakers and health-aware choice', (getApp) =
     expect(health.channels[bad].last_failure).toContain('502');
     expect(health.open.map((o: { id: number }) => o.id)).toContain(bad);
     // After the cool-down (1 s) one call is the probe; it fails: open again, now for 2 s.
-    await sleep(1100);
+    await untilCooled(h);
     expect(await chat(r, model)).toBe(200);
     expect(r.up.count('sk-down-c')).toBe(4);
-    for (let i = 0; i < 5; i++) expect(await chat(r, model)).toBe(200);
+    expect(h.state).toBe(BREAKER.open);
+    expect(h.openUntil - h.lastFailureAt).toBe(2000);
+    expect(await callsWhileOpen(r, model, h, 5)).toBeGreaterThan(0);
     expect(r.up.count('sk-down-c')).toBe(4);
-    await sleep(1100);
-    expect(await chat(r, model)).toBe(200);
-    expect(r.up.count('sk-down-c')).toBe(4); // back-off: 2 s this time
     health = (await root.get('/api/channel/health')).body.data;
-    expect(health.channels[bad].open_until - Math.floor(Date.now() / 1000)).toBeLessThanOrEqual(2);
+    expect(health.channels[bad].open_until).toBe(Math.ceil(h.openUntil / 1000));
+    // The next probe fails too: 4 s.
+    await untilCooled(h);
+    expect(await chat(r, model)).toBe(200);
+    expect(r.up.count('sk-down-c')).toBe(5);
+    expect(h.openUntil - h.lastFailureAt).toBe(4000);
     const metrics = await r.app.http().get('/metrics');
     expect(metrics.text).toMatch(/gateway_breaker_transitions_total\{scope="channel",to="open",app="gateway"\} [1-9]/);
     expect(metrics.text).toMatch(new RegExp(`gateway_breaker_state\\{channel="${bad}",key_index="",app="gateway"\\} 1`));
-    expect(metrics.text).toMatch(new RegExp(`gateway_upstream_failures_total\\{channel="${bad}",key_index="",kind="server",app="gateway"\\} 4`));
+    expect(metrics.text).toMatch(new RegExp(`gateway_upstream_failures_total\\{channel="${bad}",key_index="",kind="server",app="gateway"\\} 5`));
     expect(metrics.text).toMatch(/gateway_relay_retries_total\{app="gateway"\} [1-9]/);
   });
 
@@ -148,16 +175,152 @@ describeEach(DB_TARGETS, 'routing: breakers and health-aware choice', (getApp) =
     const model = fresh();
     const flaky = await seedChannel(r.app, { base_url: r.up.url, models: model, key: 'sk-heal-d', priority: 10 });
     await seedChannel(r.app, { base_url: r.up.url, models: model, key: 'sk-ok-d', priority: 0 });
+    const h = healthBoard(r.app.ctx).target(flaky);
     r.up.set('sk-heal-d', { mode: 'failN', n: 3 });
-    for (let i = 0; i < 6; i++) expect(await chat(r, model)).toBe(200);
+    for (let i = 0; i < 3; i++) expect(await chat(r, model)).toBe(200);
+    const resting = await callsWhileOpen(r, model, h, 3);
     expect(r.up.count('sk-heal-d')).toBe(3);
-    await sleep(1100);
+    expect(r.up.count('sk-ok-d')).toBe(3 + resting);
+    await untilCooled(h);
     for (let i = 0; i < 6; i++) expect(await chat(r, model)).toBe(200);
     // The probe passed and closed it: every call since went to the (higher-priority) healed channel.
     expect(r.up.count('sk-heal-d')).toBe(9);
-    expect(r.up.count('sk-ok-d')).toBe(6);
+    expect(r.up.count('sk-ok-d')).toBe(3 + resting);
     const root = await rootOf(r.app);
     expect((await root.get('/api/channel/health')).body.data.channels[flaky].breaker).toBe('closed');
+  });
+
+  test('after the cool-down exactly one call is the probe, however many arrive at once; it passes and the channel is back', async () => {
+    const model = fresh();
+    const bad = await seedChannel(r.app, { base_url: r.up.url, models: model, key: 'sk-probe-k', priority: 10 });
+    await seedChannel(r.app, { base_url: r.up.url, models: model, key: 'sk-ok-k', priority: 0 });
+    r.up.set('sk-probe-k', { mode: 'fail', status: 503 });
+    for (let i = 0; i < 3; i++) expect(await chat(r, model)).toBe(200);
+    expect(r.up.count('sk-probe-k')).toBe(3);
+    // Healed, but slow to answer: the probe is still out while the others arrive.
+    r.up.set('sk-probe-k', { mode: 'slow', delayMs: 1500 });
+    await untilCooled(healthBoard(r.app.ctx).target(bad));
+    const statuses = await Promise.all(Array.from({ length: 8 }, () => chat(r, model)));
+    expect(statuses).toEqual(Array(8).fill(200));
+    expect(r.up.count('sk-probe-k')).toBe(4);
+    expect(r.up.count('sk-ok-k')).toBe(3 + 7);
+    expect(healthBoard(r.app.ctx).target(bad).state).toBe(BREAKER.closed);
+    for (let i = 0; i < 3; i++) expect(await chat(r, model)).toBe(200);
+    expect(r.up.count('sk-probe-k')).toBe(7);
+  });
+
+  test('a flaky channel (every other call fails) gets less traffic before its breaker would open', async () => {
+    const model = fresh();
+    // A breaker that never opens here: only the error rate in the health score moves traffic.
+    await setOptions(r.app, { RoutingBreakerFailures: '1000' });
+    const flaky = await seedChannel(r.app, { base_url: r.up.url, models: model, key: 'sk-flaky-l' });
+    await seedChannel(r.app, { base_url: r.up.url, models: model, key: 'sk-steady-l' });
+    r.up.set('sk-flaky-l', { mode: 'flaky', every: 2, status: 500 });
+    for (let i = 0; i < 150; i++) expect(await chat(r, model)).toBe(200);
+    // Blind to errors it would get about 75 of 150 first attempts; with an error rate near ½ its
+    // score is about ¼, so about 30 (every request to it is a first attempt: a retry moves on).
+    const toFlaky = r.up.count('sk-flaky-l');
+    expect(toFlaky).toBeGreaterThanOrEqual(2);
+    expect(toFlaky).toBeLessThanOrEqual(55);
+    // Its failures (the 1st, 3rd … of its calls) were retried on the steady one.
+    expect(r.up.count('sk-steady-l')).toBe(150 - Math.floor(toFlaky / 2));
+    expect(healthBoard(r.app.ctx).target(flaky).state).toBe(BREAKER.closed);
+    const root = await rootOf(r.app);
+    expect((await root.get('/api/channel/health')).body.data.channels[flaky].error_rate).toBeGreaterThan(0.2);
+  });
+
+  test('connect errors count: a channel nobody listens for is opened and left alone', async () => {
+    const model = fresh();
+    const port = await closedPort();
+    const dead = await seedChannel(r.app, { base_url: `http://127.0.0.1:${port}`, models: model, key: 'sk-conn-m', priority: 10 });
+    await seedChannel(r.app, { base_url: r.up.url, models: model, key: 'sk-ok-m', priority: 0 });
+    for (let i = 0; i < 6; i++) expect(await chat(r, model)).toBe(200);
+    expect(r.up.count('sk-ok-m')).toBe(6);
+    expect(healthBoard(r.app.ctx).target(dead).state).toBe(BREAKER.open);
+    const metrics = await r.app.http().get('/metrics');
+    expect(metrics.text).toMatch(new RegExp(`gateway_upstream_failures_total\\{channel="${dead}",key_index="",kind="connect",app="gateway"\\} 3\\n`));
+  });
+
+  test('breaker rules on the board: the window, back-off doubling up to the cap, a stuck probe, Retry-After capped', () => {
+    const board = healthBoard(r.app.ctx);
+    const h = board.target(900_000 + ++n);
+    const t0 = 2_000_000_000_000;
+    board.failure(h, 'server', t0, 'x');
+    board.failure(h, 'server', t0 + 30_000, 'x');
+    board.failure(h, 'server', t0 + 70_000, 'x'); // the first is out of the 60 s window by now
+    expect(h.state).toBe(BREAKER.closed);
+    board.failure(h, 'server', t0 + 80_000, 'x');
+    expect(h.state).toBe(BREAKER.open);
+    expect(h.openUntil).toBe(t0 + 81_000);
+    expect(board.available(h, t0 + 80_999)).toBe(false);
+    // Failed probes: cool-down × 2^k (1 s here), capped at 600 s.
+    let now = h.openUntil;
+    const rests: number[] = [];
+    for (let k = 0; k < 12; k++) {
+      expect(board.available(h, now)).toBe(true);
+      board.claim(h, now);
+      expect(h.state).toBe(BREAKER.halfOpen);
+      expect(board.available(h, now + 1)).toBe(false); // one probe at a time
+      board.failure(h, 'server', now + 10, 'x');
+      expect(h.state).toBe(BREAKER.open);
+      rests.push(h.openUntil - (now + 10));
+      now = h.openUntil;
+    }
+    expect(rests).toEqual([2, 4, 8, 16, 32, 64, 128, 256, 512, 600, 600, 600].map((s) => s * 1000));
+    // A probe whose outcome never came back frees its slot after two minutes.
+    board.claim(h, now);
+    expect(board.available(h, now + 119_000)).toBe(false);
+    expect(board.available(h, now + 121_000)).toBe(true);
+    board.success(h, 20, now + 121_000);
+    expect(h.state).toBe(BREAKER.closed);
+    expect(h.reopens).toBe(0);
+    expect(h.err).toBe(0);
+    // A 429 with an hour of Retry-After rests it for the longest cool-down only; without one it counts like a 5xx.
+    board.failure(h, 'rate_limit', now, 'x', 3_600_000);
+    expect(h.openUntil - now).toBe(600_000);
+    board.reset(h);
+    board.failure(h, 'rate_limit', now, 'x');
+    expect(h.state).toBe(BREAKER.closed);
+    board.reset(h);
+    board.targets.delete(h.id);
+  });
+
+  test('weight × health score: shares of the draw', async () => {
+    const board = healthBoard(r.app.ctx);
+    const entry = (weight: number): ChannelEntry =>
+      channelEntry({ id: 900_000 + ++n, type: 1, name: 'x', key: 'k', weight, priority: 0, status: 1 } as unknown as ChannelRow, board);
+    const share = (a: ChannelEntry, b: ChannelEntry, weights: number[]) => {
+      const tier: Tier = { priority: 0, channels: [a, b], weights, total: weights[0]! + weights[1]! };
+      let hits = 0;
+      for (let i = 0; i < 20_000; i++) if (pickChannel([tier], 0, new Set(), undefined, { board, now: Date.now() }) === a) hits++;
+      return hits / 20_000;
+    };
+    let a = entry(1);
+    let b = entry(1);
+    expect(share(a, b, [1, 1])).toBeCloseTo(0.5, 1);
+    // Error rate ½: score ¼, so a fifth of the draws.
+    a.health!.err = 0.5;
+    expect(share(a, b, [1, 1])).toBeGreaterThan(0.17);
+    expect(share(a, b, [1, 1])).toBeLessThan(0.23);
+    // 300 ms next to 5 ms: ((5 + 100) / (300 + 100))² ≈ 0.069, so about 6.4 %.
+    a = entry(1);
+    b = entry(1);
+    Object.assign(a.health!, { ttfb: 300, samples: 5 });
+    Object.assign(b.health!, { ttfb: 5, samples: 5 });
+    const slow = share(a, b, [1, 1]);
+    expect(slow).toBeGreaterThan(0.045);
+    expect(slow).toBeLessThan(0.085);
+    // The weights still count: 3 : 1 among equally healthy channels.
+    a = entry(3);
+    b = entry(1);
+    expect(share(a, b, [3, 1])).toBeCloseTo(0.75, 1);
+    // Health-aware off: pure weight, whatever the health.
+    a = entry(1);
+    b = entry(1);
+    Object.assign(a.health!, { ttfb: 300, samples: 5, err: 0.9 });
+    await setOptions(r.app, { RoutingHealthAwareEnabled: 'false' });
+    expect(share(a, b, [1, 1])).toBeCloseTo(0.5, 1);
+    for (const id of [...board.targets.keys()]) if (Number(id.slice(1)) > 900_000) board.targets.delete(id);
   });
 
   test('a 429 with Retry-After rests the channel for that long at once', async () => {
@@ -171,10 +334,12 @@ describeEach(DB_TARGETS, 'routing: breakers and health-aware choice', (getApp) =
     const h = (await root.get('/api/channel/health')).body.data.channels[limited];
     expect(h.breaker).toBe('open');
     expect(h.open_until - Date.now() / 1000).toBeGreaterThan(1);
-    for (let i = 0; i < 4; i++) expect(await chat(r, model)).toBe(200);
+    const bh = healthBoard(r.app.ctx).target(limited);
+    expect(bh.openUntil - bh.lastFailureAt).toBe(2000);
+    expect(await callsWhileOpen(r, model, bh, 4)).toBeGreaterThan(0);
     expect(r.up.count('sk-rate-e')).toBe(1);
     r.up.set('sk-rate-e', { mode: 'ok' });
-    await sleep(2100);
+    await untilCooled(bh);
     for (let i = 0; i < 3; i++) expect(await chat(r, model)).toBe(200);
     expect(r.up.count('sk-rate-e')).toBe(4);
   });
@@ -226,6 +391,15 @@ async function rootOf(app: TestApp) {
   return loginAgent(app, c.username, c.password);
 }
 
+/** A local port nothing listens on (connection refused). */
+async function closedPort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  const port = (srv.address() as net.AddressInfo).port;
+  await new Promise<void>((resolve) => srv.close(() => resolve()));
+  return port;
+}
+
 async function channelIdsByKey(app: TestApp, keys: string[]): Promise<Record<string, number>> {
   const rows: Array<{ id: number; key: string }> = await app.knex('channels').whereIn('key', keys).select('id', 'key');
   return Object.fromEntries(rows.map((x) => [x.key, Number(x.id)]));
@@ -262,11 +436,12 @@ if (SHARED.length) {
         const onB = healthBoard(b.ctx).target(bad);
         for (let i = 0; i < 100 && onB.state !== 1; i++) await sleep(20);
         expect(onB.state).toBe(1);
-        for (let i = 0; i < 5; i++) expect(await chat(rb, model)).toBe(200);
+        expect(onB.openUntil).toBe(healthBoard(a.ctx).target(bad).openUntil);
+        expect(await callsWhileOpen(rb, model, onB, 5)).toBeGreaterThan(0);
         expect(up.count('sk-auth-x')).toBe(2);
         // B's probe after the cool-down passes and closes it on A too.
         up.set('sk-auth-x', { mode: 'ok' });
-        await sleep(2100);
+        await untilCooled(onB);
         expect(await chat(rb, model)).toBe(200);
         expect(up.count('sk-auth-x')).toBe(3);
         const onA = healthBoard(a.ctx).target(bad);

@@ -106,8 +106,14 @@ export async function testChannel(
   if (!adaptor) return { success: false, message: t(lang, 'channel.test_tasks_only'), time: 0 };
   const model = (modelArg ?? '').trim() || String(row.test_model ?? '').trim() || splitList(row.models)[0] || 'gpt-4o-mini';
   const upstreamModel = entry.modelMapping?.[model]?.trim() || model;
+  // A multi-key channel is tested with its first enabled key; with none left, its first key that
+  // was disabled automatically (a pass re-enables it), never a key an admin disabled.
+  const keyInfo = parseChannelInfo(row.channel_info);
+  const testKey =
+    entry.multiKey && !entry.keyIdx.length ? entry.keys.findIndex((_, i) => keyStatus(keyInfo, i) === KEY_STATUS.autoDisabled) : (entry.keyIdx[0] ?? 0);
+  if (testKey < 0) return { success: false, message: t(lang, 'channel.all_keys_disabled'), time: 0 };
   const actx: AdaptorContext = {
-    channel: entry.info,
+    channel: entry.multiKey ? { ...entry.info, key: entry.keys[testKey]! } : entry.info,
     upstreamModel,
     requestedModel: model,
     stream: false,
@@ -123,9 +129,9 @@ export async function testChannel(
   const time = ms / 1000;
   if (failure) {
     if (shouldAutoDisable(app, entry.autoBan, failure)) {
-      // A multi-key channel is tested with its first enabled key: that key is the dead one.
+      // On a multi-key channel the tested key is the dead one.
       const reason = localize(failure, serverLang(app));
-      if (entry.multiKey) await autoDisableKey(app, id, entry.keyIdx[0] ?? 0, reason);
+      if (entry.multiKey) await autoDisableKey(app, id, testKey, reason);
       else await autoDisableChannel(app, id, reason);
     }
     return { success: false, message: localize(failure, lang), time };
@@ -140,7 +146,7 @@ export async function testChannel(
   healthBoard(app).reset(healthBoard(app).target(id));
   if (Number(row.status) === CHANNEL_STATUS.autoDisabled && app.options.bool('AutomaticEnableChannelEnabled')) await autoEnableChannel(app, id);
   if (entry.multiKey && app.options.bool('AutomaticEnableChannelEnabled'))
-    await retestDisabledKeys(app, entry, row.channel_info, actx, adaptor, upstreamModel, audience);
+    await retestDisabledKeys(app, entry, keyInfo, testKey, actx, adaptor, upstreamModel, audience);
   return { success: true, message: '', time };
 }
 
@@ -181,16 +187,18 @@ async function testOnce(
 async function retestDisabledKeys(
   app: AppContext,
   entry: ReturnType<typeof channelEntry>,
-  rawInfo: string,
+  info: ReturnType<typeof parseChannelInfo>,
+  /** The key the channel's test just passed with (not tested twice). */
+  passed: number,
   actx: AdaptorContext,
   adaptor: ProviderAdaptor,
   upstreamModel: string,
   audience: FetchAudience,
 ): Promise<void> {
-  const info = parseChannelInfo(rawInfo);
   for (let i = 0; i < entry.keys.length; i++) {
     if (keyStatus(info, i) !== KEY_STATUS.autoDisabled) continue;
-    const failed = await testOnce(app, entry, { ...actx, channel: { ...entry.info, key: entry.keys[i]! } }, adaptor, upstreamModel, audience);
+    const failed =
+      i === passed ? undefined : await testOnce(app, entry, { ...actx, channel: { ...entry.info, key: entry.keys[i]! } }, adaptor, upstreamModel, audience);
     if (failed) continue;
     if (await setChannelKeyStatus(app, entry.info.id, i, KEY_STATUS.enabled, '', true)) {
       healthBoard(app).reset(healthBoard(app).target(entry.info.id, i));

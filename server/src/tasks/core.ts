@@ -5,7 +5,8 @@ import { authenticateKey, checkModelAllowed, type Principal } from '../relay/aut
 import { extractKey } from '../relay/keys';
 import { RelayError } from '../relay/errors';
 import type { RelayHttp } from '../relay/httpContext';
-import { channelEntry, pickChannel, routeTable, tiersFor, type ChannelEntry } from '../relay/routing';
+import { channelEntry, pickChannel, pickKeyIndex, routeTable, tiersFor, type ChannelEntry } from '../relay/routing';
+import { healthBoard } from '../routing/board';
 import { upstreamDispatcher } from '../relay/upstream';
 import { priceFor, type PriceInfo } from '../services/billing';
 import { checkPromptSensitive } from '../services/sensitive';
@@ -76,7 +77,10 @@ export async function pickTaskChannel(app: AppContext, principal: Principal, mod
     channel = tiers && pickChannel(tiers, 0, new Set(), (c) => accept(c.info.type));
   }
   if (!channel) throw new RelayError(503, msg('task.no_channel', { group: principal.group, model }), 'model_not_found');
-  const keyIndex = channel.keys.length > 1 ? Math.floor(Math.random() * channel.keys.length) : 0;
+  // One of the enabled keys (a disabled key is never sent), in the channel's order; a key whose
+  // breaker is open only when no other is left.
+  let keyIndex = pickKeyIndex(channel, { board: healthBoard(app), now: Date.now() });
+  if (keyIndex < 0) keyIndex = Math.max(0, pickKeyIndex(channel));
   return { channel, keyIndex, key: channel.keys[keyIndex] ?? '' };
 }
 

@@ -1,5 +1,8 @@
 import { seedChannel } from '../../mock-upstream/seed';
 import { insertLogs } from '../../../server/src/repositories/logs';
+import { autoDisableChannel } from '../../../server/src/relay/health';
+import { healthBoard } from '../../../server/src/routing/board';
+import { invalidateChannels } from '../../../server/src/services/invalidate';
 import { assert, expectText, shot, step } from '../lib';
 import type { Flow } from './types';
 
@@ -94,6 +97,34 @@ export const flow: Flow = {
       await dialog.getByTestId('key-row-1').getByRole('button', { name: '启用' }).click();
       await dialog.getByTestId('key-summary').getByText('共 3 个密钥，3 个已启用，使用顺序：轮询').waitFor();
       await dialog.getByRole('button', { name: '关闭' }).click();
+    });
+
+    await step('channels: the health column shows an open breaker; the dashboard lists channels open or disabled', async () => {
+      const open = await seedChannel(app, { name: 'e2e-ch-open', base_url: stack.mock.url, models: 'e2e-ch-model', group: 'default' });
+      const dead = await seedChannel(app, { name: 'e2e-ch-dead', base_url: stack.mock.url, models: 'e2e-ch-model', group: 'default' });
+      // An auth error opens a breaker at once; an auto-disable keeps its reason.
+      const board = healthBoard(stack.app.ctx);
+      board.failure(board.target(open), 'auth', Date.now(), '401 e2e key revoked');
+      assert(await autoDisableChannel(stack.app.ctx, dead, 'e2e quota exhausted'), 'channel not auto-disabled');
+      try {
+        await page.goto(`${base}/channel`);
+        await page.getByTestId(`health-${open}`).getByText('熔断中').waitFor();
+        await page.getByTestId(`health-${dead}`).getByText('正常').waitFor();
+        await page.goto(`${base}/detail`);
+        const card = page.getByTestId('channel-alerts');
+        await card.getByText('熔断中的渠道').waitFor();
+        await card.getByText(`#${open} e2e-ch-open`).waitFor();
+        await card.getByText('401 e2e key revoked', { exact: false }).waitFor();
+        await card.getByText('已禁用的渠道').waitFor();
+        await card.getByText(`#${dead} e2e-ch-dead`).waitFor();
+        await card.getByText('e2e quota exhausted', { exact: false }).waitFor();
+        await shot(page, 'dashboard-channel-alerts');
+      } finally {
+        board.reset(board.target(open));
+        await app.knex('abilities').whereIn('channel_id', [open, dead]).delete();
+        await app.knex('channels').whereIn('id', [open, dead]).delete();
+        await invalidateChannels(stack.app.ctx);
+      }
     });
 
     await step('channels: batch delete reports per channel what was deleted and what was missing', async () => {
