@@ -1,9 +1,10 @@
 /**
  * Targets C / C2 (and the conversion rows CM / CR, served by C's process): the full gateway
  * (createApp from server/src/app.ts) in its own process, seeded with one user, one unlimited API
- * key and two channels pointing at the mock: OpenAI (type 1) serving MOCK_MODEL and Claude
- * (type 14) serving MOCK_CLAUDE_MODEL, priced alike. Every relay request therefore goes through key
- * auth, routing, pre-consume + settle and a consume-log row.
+ * key and three channels pointing at the mock: two OpenAI ones (type 1) serving MOCK_MODEL and a
+ * Claude one (type 14) serving MOCK_CLAUDE_MODEL, priced alike. Every relay request therefore goes
+ * through key auth, routing (for MOCK_MODEL a health-aware draw between two channels, as an
+ * operator with a spare channel runs it), pre-consume + settle and a consume-log row.
  *
  * Run as a child by the harness:
  *   node --import tsx --import ./bench/probe.mjs bench/gateway.ts --port N --upstream URL --key K \
@@ -95,6 +96,8 @@ async function main() {
     await syncAbilities(knex, { id, ...channel });
   };
   await addChannel(BENCH_CHANNEL_TYPE_OPENAI, 'mock', MOCK_MODEL);
+  // A second channel for the same model: every call then draws between two by weight × health score.
+  await addChannel(BENCH_CHANNEL_TYPE_OPENAI, 'mock-2', MOCK_MODEL);
   await addChannel(BENCH_CHANNEL_TYPE_CLAUDE, 'mock-claude', MOCK_CLAUDE_MODEL);
   // The conversion rows must bill as C does: same ratios, so the same pre-consume and settle.
   for (const key of PRICE_OPTIONS) {
