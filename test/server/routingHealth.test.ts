@@ -405,7 +405,10 @@ async function channelIdsByKey(app: TestApp, keys: string[]): Promise<Record<str
   return Object.fromEntries(rows.map((x) => [x.key, Number(x.id)]));
 }
 
-/** Two nodes sharing the database and Redis: a breaker opened on one is open on the other. */
+/**
+ * Two nodes (two apps in this process) sharing the database and Redis: a breaker opened on one is
+ * open on the other. The same with two gateway processes: multiNode.test.ts.
+ */
 const SHARED: Target[] = [...KV_TARGETS, ...ALL_TARGETS].filter((t, i, all) => t.redis && all.findIndex((x) => x.name === t.name) === i);
 if (SHARED.length) {
   describe.each(SHARED.map((t) => [t.name, t] as const))('routing: breaker state across nodes [%s]', (_name, target) => {
