@@ -82,7 +82,7 @@ describe('channel-type catalogue', () => {
     expect(adaptorFor(CHANNEL_TYPE.Azure)).toBe(ADAPTORS.azure);
     expect(adaptorFor(CHANNEL_TYPE.Ollama)).toBe(ADAPTORS.ollama);
     expect(adaptorFor(CHANNEL_TYPE.Xinference)).toBe(ADAPTORS.xinference);
-    expect(adaptorFor(CHANNEL_TYPE.AwsClaude)).toBe(ADAPTORS['aws-claude']);
+    expect(adaptorFor(CHANNEL_TYPE.AwsClaude)).toBe(ADAPTORS.bedrock);
   });
 
   it('holds every kind the console can create, offered in the menu with its label', () => {

@@ -67,24 +67,14 @@ export const CHANNEL_TYPE = {
 
 export type ChannelTypeName = keyof typeof CHANNEL_TYPE;
 
-/** Adaptor ids (each adaptor's `name` in server/src/relay/adaptors). */
-export type AdaptorId =
-  | 'openai'
-  | 'azure'
-  | 'claude'
-  | 'aws-claude'
-  | 'gemini'
-  | 'vertex'
-  | 'cohere'
-  | 'cloudflare'
-  | 'ollama'
-  | 'xinference'
-  | 'baidu'
-  | 'dify'
-  | 'tencent'
-  | 'xunfei'
-  | 'aiproxy-library'
-  | 'retired';
+/**
+ * An adaptor id: the module that serves a kind, `server/src/relay/adaptors/<id>.ts` (or
+ * `<id>/index.ts`), and the `name` of the adaptor it exports. Not a closed list: the registry
+ * (relay/adaptors/index.ts) loads every id an entry names, so adding a provider is its module plus
+ * its entry; an id without a module stops the server at start and fails the catalogue test
+ * (test/server/adaptorRegistry.test.ts), naming the entry.
+ */
+export type AdaptorId = string;
 
 /** How a channel's balance is read (channels/balance.ts); absent = the provider publishes no balance endpoint. */
 export type BalanceKind = 'openai-billing' | 'deepseek' | 'openrouter' | 'siliconflow' | 'moonshot' | 'aiproxy';
@@ -115,7 +105,7 @@ export interface ChannelTypeEntry {
   color: TypeColor;
   /** offered in the console's type menu; the others are accepted and routed for stored channels */
   offered: boolean;
-  /** which adaptor serves it (default: openai, the OpenAI-compatible one) */
+  /** which adaptor serves it: the file name of its module in server/src/relay/adaptors (default: openai, the OpenAI-compatible one) */
   adaptor?: AdaptorId;
   /** default upstream when the channel has no base_url */
   baseUrl?: string;
@@ -309,7 +299,7 @@ export const CHANNEL_TYPES: readonly ChannelTypeEntry[] = [
     label: 'AWS Claude',
     color: 'indigo',
     offered: true,
-    adaptor: 'aws-claude',
+    adaptor: 'bedrock',
     keyHint: 'AccessKey|SecretAccessKey|Region',
     models: [
       'claude-3-haiku-20240307',
@@ -494,7 +484,7 @@ export const CHANNEL_TYPES: readonly ChannelTypeEntry[] = [
     label: 'AI Proxy',
     color: 'purple',
     offered: true,
-    adaptor: 'aiproxy-library',
+    adaptor: 'aiproxyLibrary',
     baseUrl: 'https://api.aiproxy.io',
     balance: 'aiproxy',
     models: ['gpt-4o', 'gpt-4o-mini', 'claude-3-5-sonnet-20241022'],

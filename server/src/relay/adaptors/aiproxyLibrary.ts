@@ -68,8 +68,8 @@ export class LibraryStreamTranslator extends JsonEventTranslator {
 }
 
 export const aiproxyLibraryAdaptor: ProviderAdaptor = {
-  name: 'aiproxy-library',
-  channelTypes: typesServedBy('aiproxy-library'),
+  name: 'aiproxyLibrary',
+  channelTypes: typesServedBy('aiproxyLibrary'),
   format: 'openai',
   chatRequest(req, ctx) {
     const base = (ctx.channel.baseUrl || AIPROXY_BASE).replace(/\/+$/, '');

@@ -115,8 +115,8 @@ export function bedrockRequest(ctx: AdaptorContext, model: string, claudeBody: R
 
 /** AWS Bedrock Claude (type 33): `invoke`, and `invoke-with-response-stream` (event-stream framing). */
 export const awsClaudeAdaptor: ProviderAdaptor = {
-  name: 'aws-claude',
-  channelTypes: typesServedBy('aws-claude'),
+  name: 'bedrock',
+  channelTypes: typesServedBy('bedrock'),
   ...claudeResponseSide(),
   chatRequest(req, ctx) {
     const { body, model } = toClaudeRequest(req, ctx);

@@ -2,44 +2,74 @@ import type { ChannelInfo, Endpoint, ProviderAdaptor, WireFormat } from '../type
 import { CHANNEL_TYPES, adaptorIdOf, hasResponsesApi, type AdaptorId } from '../../channels/catalogue';
 import { openaiAdaptor } from './openai';
 import { azureAdaptor } from './azure';
-import { claudeAdaptor } from './claude';
-import { awsClaudeAdaptor } from './bedrock';
-import { geminiAdaptor } from './gemini';
-import { vertexAdaptor } from './vertex';
-import { cohereAdaptor } from './cohere';
-import { cloudflareAdaptor } from './cloudflare';
 import { ollamaAdaptor } from './ollama';
 import { xinferenceAdaptor } from './xinference';
 import { azureResponsesAdaptor, responsesAdaptor } from './responses';
-import { baiduAdaptor } from './baidu';
-import { difyAdaptor } from './dify';
-import { tencentAdaptor } from './tencent';
-import { xunfeiAdaptor } from './xunfei';
-import { aiproxyLibraryAdaptor } from './aiproxyLibrary';
-import { retiredAdaptor } from './retired';
 
 /**
- * The built-in adaptors by id. Which channel type each serves is the catalogue's `adaptor` fact
- * (server/src/channels/catalogue.ts); an adaptor's `channelTypes` is derived from it.
+ * Loads the adaptor the catalogue names `id`: module `./<id>.ts` (or `./<id>/index.ts` for a
+ * provider kept in a folder), whose export named `id` (its `name`) is the adaptor. No list of
+ * adaptors is kept anywhere else: a provider is its module plus its catalogue entry.
+ *
+ * The `require` with a template literal is what lets the esbuild bundle (server/build.mjs) find the
+ * modules: esbuild turns it into a table of every `.ts` file under this folder, keyed by path, and
+ * tsx and jest resolve it on disk. Runs once per id at load, never per call. Throws, naming the
+ * catalogue entries, when the module or its adaptor is missing.
  */
-export const ADAPTORS: Readonly<Record<AdaptorId, ProviderAdaptor>> = {
-  openai: openaiAdaptor,
-  azure: azureAdaptor,
-  claude: claudeAdaptor,
-  'aws-claude': awsClaudeAdaptor,
-  gemini: geminiAdaptor,
-  vertex: vertexAdaptor,
-  cohere: cohereAdaptor,
-  cloudflare: cloudflareAdaptor,
-  ollama: ollamaAdaptor,
-  xinference: xinferenceAdaptor,
-  baidu: baiduAdaptor,
-  dify: difyAdaptor,
-  tencent: tencentAdaptor,
-  xunfei: xunfeiAdaptor,
-  'aiproxy-library': aiproxyLibraryAdaptor,
-  retired: retiredAdaptor,
-};
+export function loadAdaptor(id: AdaptorId): ProviderAdaptor {
+  const namedBy =
+    CHANNEL_TYPES.filter((e) => adaptorIdOf(e) === id)
+      .map((e) => `${e.name} (${e.id})`)
+      .join(', ') || 'no catalogue entry';
+  if (!/^[A-Za-z0-9][\w-]*$/.test(id)) throw new Error(`adaptor id '${id}' (named by ${namedBy}) is not a module name in server/src/relay/adaptors/`);
+  const found = requireModule(id);
+  if (!found)
+    throw new Error(`the channel catalogue names adaptor '${id}' (for ${namedBy}) but server/src/relay/adaptors/ has neither ${id}.ts nor ${id}/index.ts`);
+  const adaptors = Object.values(found.exports).filter((v): v is ProviderAdaptor => isAdaptorNamed(v, id));
+  if (adaptors.length !== 1) {
+    throw new Error(
+      `server/src/relay/adaptors/${found.file} (adaptor '${id}' of ${namedBy}) must export exactly one ProviderAdaptor whose name is '${id}'; it exports ${adaptors.length}`,
+    );
+  }
+  return adaptors[0];
+}
+
+function requireModule(id: string): { file: string; exports: Record<string, unknown> } | undefined {
+  for (const stem of [id, `${id}/index`]) {
+    try {
+      // One pattern for both shapes: esbuild's `*` also matches across folders (./**/*.ts).
+      return { file: `${stem}.ts`, exports: require(`./${stem}.ts`) as Record<string, unknown> }; // eslint-disable-line @typescript-eslint/no-require-imports -- a template-literal require is what esbuild bundles as this folder's module table (see loadAdaptor)
+    } catch (err) {
+      if (!isNotFound(err, `./${stem}.ts`)) throw err;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Is `err` the loader saying the module `request` itself does not exist (not one it imports)?
+ * Node/tsx and jest, then the esbuild bundle. Jest's errors come from another realm: no instanceof.
+ */
+function isNotFound(err: unknown, request: string): boolean {
+  const message =
+    typeof err === 'object' && err !== null && typeof (err as { message?: unknown }).message === 'string' ? (err as { message: string }).message : '';
+  return message.startsWith(`Cannot find module '${request}'`) || message === `Module not found in bundle: ${request}`;
+}
+
+function isAdaptorNamed(v: unknown, id: string): boolean {
+  if (typeof v !== 'object' || v === null) return false;
+  const a = v as Partial<ProviderAdaptor>;
+  return a.name === id && Array.isArray(a.channelTypes) && typeof a.chatRequest === 'function';
+}
+
+/**
+ * The built-in adaptors by id: one per id the catalogue names (its entries' `adaptor` fact,
+ * server/src/channels/catalogue.ts, `openai` by default), loaded from this folder at start. An
+ * adaptor's `channelTypes` is derived from the catalogue too (`typesServedBy`).
+ */
+export const ADAPTORS: Readonly<Record<AdaptorId, ProviderAdaptor>> = Object.freeze(
+  Object.fromEntries([...new Set(CHANNEL_TYPES.map(adaptorIdOf))].map((id) => [id, loadAdaptor(id)])),
+);
 
 // Built once: adaptorFor is on the relay's per-call path.
 const byType = new Map<number, ProviderAdaptor>();
