@@ -248,41 +248,40 @@ export function usable(c: ChannelEntry, st: PickState): boolean {
 
 function drawFromTier(tier: Tier, st: PickState, accept?: (c: ChannelEntry) => boolean): ChannelEntry | undefined {
   const { tried, board } = st;
-  const aware = !!board && board.settings.healthAware && tier.channels.length > 1;
-  const ok = (c: ChannelEntry) => !tried.has(c.info.id) && usable(c, st) && (!accept || accept(c));
-  // Health-aware: latency is scored against the best candidate of this draw.
+  const chans = tier.channels;
+  // One pass decides which channels may take the call (each checked once: `accept` and the
+  // breaker checks are the costly part of a draw) and the best latency among them.
+  const cands: ChannelEntry[] = [];
+  const weights: number[] = [];
   let best = Infinity;
-  if (aware) {
-    for (const c of tier.channels) {
-      const h = c.health;
-      if (h && h.samples && h.ttfb > 0 && h.ttfb < best && ok(c)) best = h.ttfb;
-    }
+  for (let i = 0; i < chans.length; i++) {
+    const c = chans[i]!;
+    if (tried.has(c.info.id) || !usable(c, st) || (accept && !accept(c))) continue;
+    cands.push(c);
+    weights.push(tier.weights[i]!);
+    const h = c.health;
+    if (h && h.samples && h.ttfb > 0 && h.ttfb < best) best = h.ttfb;
+  }
+  if (cands.length <= 1) return cands[0];
+  // Health-aware: weight × score, latency scored against the best candidate of this draw.
+  if (board && board.settings.healthAware) {
     if (best === Infinity) best = 0;
+    for (let j = 0; j < cands.length; j++) {
+      const h = cands[j]!.health;
+      if (h) weights[j] = weights[j]! * board.score(h, best);
+    }
   }
-  const weightOf = (c: ChannelEntry, i: number) => (aware && c.health ? tier.weights[i]! * board.score(c.health, best) : tier.weights[i]!);
   let total = 0;
-  let candidates = 0;
-  for (let i = 0; i < tier.channels.length; i++) {
-    const c = tier.channels[i]!;
-    if (!ok(c)) continue;
-    candidates++;
-    total += weightOf(c, i);
-  }
-  if (!candidates) return undefined;
-  if (total <= 0) {
-    // Only zero-weight channels left in a weighted tier: equal chance among them.
-    const left = tier.channels.filter(ok);
-    return left[Math.floor(Math.random() * left.length)];
-  }
+  for (const w of weights) total += w;
+  // Only zero-weight channels left in a weighted tier: equal chance among them.
+  if (total <= 0) return cands[Math.floor(Math.random() * cands.length)];
   let r = Math.random() * total;
   let last: ChannelEntry | undefined;
-  for (let i = 0; i < tier.channels.length; i++) {
-    const c = tier.channels[i]!;
-    if (!ok(c)) continue;
-    const w = weightOf(c, i);
+  for (let j = 0; j < cands.length; j++) {
+    const w = weights[j]!;
     if (w <= 0) continue;
-    last = c;
-    if (r < w) return c;
+    last = cands[j];
+    if (r < w) return last;
     r -= w;
   }
   return last;
