@@ -78,10 +78,11 @@ export async function pickTaskChannel(app: AppContext, principal: Principal, mod
   }
   if (!channel) throw new RelayError(503, msg('task.no_channel', { group: principal.group, model }), 'model_not_found');
   // One of the enabled keys (a disabled key is never sent), in the channel's order; a key whose
-  // breaker is open only when no other is left.
+  // breaker is open only when no other is left. The route table holds only channels with an
+  // enabled key, so the second pick always finds one.
   let keyIndex = pickKeyIndex(channel, { board: healthBoard(app), now: Date.now() });
-  if (keyIndex < 0) keyIndex = Math.max(0, pickKeyIndex(channel));
-  return { channel, keyIndex, key: channel.keys[keyIndex] ?? '' };
+  if (keyIndex < 0) keyIndex = pickKeyIndex(channel);
+  return { channel, keyIndex, key: channel.keys[keyIndex]! };
 }
 
 /** The channel and key a stored task was accepted on (any status: a disabled channel still answers for its tasks). */
