@@ -2,7 +2,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { CHANNEL_TYPE, CHANNEL_TYPES, adaptorIdOf, typesServedBy, type ChannelTypeEntry } from '../../server/src/channels/catalogue';
-import { ADAPTORS, adaptorFor, loadAdaptor, registerAdaptor } from '../../server/src/relay/adaptors';
+import { ADAPTORS, adaptorFor, channelSpeaks, channelWay, loadAdaptor, registerAdaptor } from '../../server/src/relay/adaptors';
+import { azureResponsesAdaptor, responsesAdaptor } from '../../server/src/relay/adaptors/responses';
 import { claudeAdaptor } from '../../server/src/relay/adaptors/claude';
 import { openaiAdaptor } from '../../server/src/relay/adaptors/openai';
 import type { ProviderAdaptor } from '../../server/src/relay/types';
@@ -73,6 +74,28 @@ describe('adaptor registry', () => {
     expect(adaptorFor(991)).toBe(openaiAdaptor);
     registerAdaptor(plug);
     expect(adaptorFor(991)).toBe(plug);
+  });
+
+  it("takes an OpenAI-protocol adaptor's Responses side from the adaptor itself, no list to edit", () => {
+    const speaks = (type: number, upstream_protocol?: string) => [...channelSpeaks({ type, setting: upstream_protocol ? { upstream_protocol } : {} })].sort();
+    const responsesVia = (type: number) => channelWay({ type, setting: { upstream_protocol: 'both' } }, 'responses', 'responses')?.adaptor;
+    // Built by spreading the OpenAI adaptor: inherits the OpenAI-compatible Responses URL.
+    expect(responsesVia(CHANNEL_TYPE.OpenAI)).toBe(responsesAdaptor);
+    expect(responsesVia(CHANNEL_TYPE.Ollama)).toBe(responsesAdaptor);
+    expect(responsesVia(CHANNEL_TYPE.Xinference)).toBe(responsesAdaptor);
+    expect(responsesVia(CHANNEL_TYPE.Azure)).toBe(azureResponsesAdaptor);
+    // Says it has none: chat only whatever the channel's setting.
+    expect(speaks(CHANNEL_TYPE.Cloudflare, 'both')).toEqual(['openai']);
+    expect(speaks(CHANNEL_TYPE.Cloudflare, 'responses')).toEqual(['openai']);
+    // A new OpenAI-protocol provider registered at run time, built from the OpenAI adaptor.
+    const plug: ProviderAdaptor = { ...openaiAdaptor, name: 'plug-responses', channelTypes: [992] };
+    registerAdaptor(plug);
+    expect(speaks(992, 'both')).toEqual(['openai', 'responses']);
+    expect(responsesVia(992)).toBe(responsesAdaptor);
+    registerAdaptor({ ...plug, channelTypes: [993], responsesSide: 'none' });
+    expect(speaks(993, 'both')).toEqual(['openai']);
+    // Responses only: converted calls are answered through the Responses side too.
+    expect(channelWay({ type: 992, setting: { upstream_protocol: 'responses' } }, 'chat', 'openai')?.adaptor).toBe(responsesAdaptor);
   });
 
   it('is found by the esbuild bundle npm start runs (server/build.mjs)', () => {

@@ -247,6 +247,13 @@ export interface ProviderAdaptor {
   readonly channelTypes: readonly number[];
   /** The upstream's native wire format. */
   readonly format: WireFormat;
+  /**
+   * OpenAI-protocol upstreams only: where the same upstream has OpenAI's Responses API, by URL
+   * shape — `openai`: `{base}{prefix}/responses`; `azure`: Azure's v1 surface; `none`: it has none.
+   * Whether a channel uses it is the catalogue's `responsesApi` fact or the channel's
+   * `upstream_protocol` setting. Adaptors built by spreading the OpenAI one inherit `openai`.
+   */
+  readonly responsesSide?: 'openai' | 'azure' | 'none';
   chatRequest(req: ChatRequest, ctx: AdaptorContext): UpstreamRequest;
   chatResponse(body: unknown, ctx: AdaptorContext): ChatResponse;
   chatStream(ctx: AdaptorContext): StreamTranslator;

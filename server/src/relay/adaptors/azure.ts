@@ -21,6 +21,7 @@ export const azureAdaptor: ProviderAdaptor = {
   ...openaiAdaptor,
   name: 'azure',
   channelTypes: typesServedBy('azure'),
+  responsesSide: 'azure',
   chatRequest(req: ChatRequest, ctx: AdaptorContext): UpstreamRequest {
     const base = openaiAdaptor.chatRequest(req, ctx);
     return { ...base, url: azureUrl(ctx.channel, 'chat', ctx.upstreamModel), headers: headers(ctx.channel) };

@@ -24,6 +24,8 @@ export const cloudflareAdaptor: ProviderAdaptor = {
   ...openaiAdaptor,
   name: 'cloudflare',
   channelTypes: typesServedBy('cloudflare'),
+  // Workers AI's account-scoped URLs are not relayed to a Responses API.
+  responsesSide: 'none',
   endpoints: ['chat', 'embeddings'],
   chatRequest(req, ctx): UpstreamRequest {
     return { ...openaiAdaptor.chatRequest(req, ctx), url: cloudflareUrl(ctx.channel, 'chat') };

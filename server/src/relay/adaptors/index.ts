@@ -1,9 +1,6 @@
 import type { ChannelInfo, Endpoint, ProviderAdaptor, WireFormat } from '../types';
 import { CHANNEL_TYPES, adaptorIdOf, hasResponsesApi, type AdaptorId } from '../../channels/catalogue';
 import { openaiAdaptor } from './openai';
-import { azureAdaptor } from './azure';
-import { ollamaAdaptor } from './ollama';
-import { xinferenceAdaptor } from './xinference';
 import { azureResponsesAdaptor, responsesAdaptor } from './responses';
 
 /**
@@ -87,16 +84,12 @@ export function adaptorFor(type: number): ProviderAdaptor {
   return byType.get(type) ?? openaiAdaptor;
 }
 
-/**
- * The Responses side of adaptors whose upstream may also (or only) have OpenAI's Responses API,
- * by URL shape: OpenAI-compatible `{base}{prefix}/responses`, or Azure's v1 surface.
- */
-const RESPONSES_SIDE = new Map<ProviderAdaptor, ProviderAdaptor>([
-  [openaiAdaptor, responsesAdaptor],
-  [ollamaAdaptor, responsesAdaptor],
-  [xinferenceAdaptor, responsesAdaptor],
-  [azureAdaptor, azureResponsesAdaptor],
-]);
+/** The Responses-API adaptor of each URL shape an OpenAI-protocol adaptor declares (`responsesSide`). */
+const RESPONSES_BY_SHAPE = { openai: responsesAdaptor, azure: azureResponsesAdaptor } as const;
+/** The Responses side of an adaptor whose upstream may also (or only) have OpenAI's Responses API. */
+function responsesSideOf(a: ProviderAdaptor): ProviderAdaptor | undefined {
+  return a.format === 'openai' && a.responsesSide && a.responsesSide !== 'none' ? RESPONSES_BY_SHAPE[a.responsesSide] : undefined;
+}
 
 const protocols = (...f: WireFormat[]): ReadonlySet<WireFormat> => new Set(f);
 const SPEAKS_NOTHING = protocols();
@@ -125,7 +118,7 @@ export function channelSpeaks(ch: ChannelFacts): ReadonlySet<WireFormat> {
   const base = adaptorFor(ch.type);
   if (!base.rawRequest) return SPEAKS_NOTHING;
   if (base.format !== 'openai') return speaksOwn(base.format);
-  if (!RESPONSES_SIDE.has(base)) return SPEAKS_CHAT;
+  if (!responsesSideOf(base)) return SPEAKS_CHAT;
   const p = ch.setting.upstream_protocol;
   if (p === 'responses') return SPEAKS_RESPONSES;
   if (p === 'both' || (p !== 'chat' && hasResponsesApi(ch.type))) return SPEAKS_BOTH;
@@ -175,9 +168,9 @@ export function channelWay(ch: ChannelFacts, endpoint: Endpoint, format: WireFor
   const base = adaptorFor(ch.type);
   if (endpoint === 'chat' || (endpoint === 'responses' && format === 'responses')) {
     const speaks = channelSpeaks(ch);
-    if (speaks.has(format)) return way(format === 'responses' ? (RESPONSES_SIDE.get(base) ?? base) : base, 'passthrough');
+    if (speaks.has(format)) return way(format === 'responses' ? (responsesSideOf(base) ?? base) : base, 'passthrough');
     // An upstream with Responses only answers converted calls in Responses too.
-    return way(speaks === SPEAKS_RESPONSES ? RESPONSES_SIDE.get(base)! : base, 'converted');
+    return way(speaks === SPEAKS_RESPONSES ? responsesSideOf(base)! : base, 'converted');
   }
   if (format === 'openai' && base.convertedEndpoints?.includes(endpoint)) return way(base, 'endpoint');
   if (base.format === format && base.rawRequest && (base.endpoints ?? []).includes(endpoint)) return way(base, 'passthrough');

@@ -427,6 +427,7 @@ export const openaiAdaptor: ProviderAdaptor = {
   name: 'openai',
   channelTypes: typesServedBy('openai'),
   format: 'openai',
+  responsesSide: 'openai',
   endpoints: ['chat', 'completions', 'embeddings', 'moderations', 'images', 'speech', 'transcriptions', 'translations', 'image_edits', 'rerank'],
 
   chatRequest(req: ChatRequest, ctx: AdaptorContext): UpstreamRequest {
