@@ -21,6 +21,7 @@ import path from 'node:path';
 import { request } from 'undici';
 import type { Job, Target, AutocannonResult, LatencyResult, PacedResult, StreamsResult, ClientProtocol } from './load';
 import { expectedContent, MOCK_ANSWER, MOCK_CLAUDE_MODEL, MOCK_MODEL } from './mock';
+import { describeFloors, measureRoundTrips, type MachineFloors } from './floors';
 
 const ROOT = path.resolve(__dirname, '..');
 const BENCH = __dirname;
@@ -328,6 +329,42 @@ async function sanityStream(b: Bench, mockOrigin: string): Promise<string | unde
   }
 }
 
+// ---------------------------------------------------------------- the machine's own floors
+
+/** `node` pinned to `core` (when pinning): the command and its leading arguments. */
+const pinned = (core: string, args: string[]): [string, string[]] => (PIN ? ['taskset', ['-c', core, process.execPath, ...args]] : [process.execPath, args]);
+
+/**
+ * Round trips between the two cores and PostgreSQL's commit time, before anything else starts
+ * (bench/floors.ts says what each means). A failure leaves that floor out; the run goes on.
+ */
+async function machineFloors(): Promise<MachineFloors> {
+  const floors: MachineFloors = {};
+  const script = path.join(BENCH, 'floors.ts');
+  const [cmd, args] = pinned(GATEWAY_CORE, ['--import', 'tsx', script, 'echo']);
+  const echo = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] });
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      echo.stdout.once('data', (d: Buffer) => resolve(Number(String(d).trim())));
+      echo.once('exit', () => reject(new Error('echo server exited')));
+    });
+    floors.roundTripMs = await measureRoundTrips(port);
+  } catch (err) {
+    log(`  machine floors: round trips not measured (${(err as Error).message})`);
+  } finally {
+    echo.kill();
+  }
+  if (WANT.has('C2') && (await pgReachable())) {
+    try {
+      const [pcmd, pargs] = pinned(GATEWAY_CORE, ['--import', 'tsx', script, 'pg', PG_URL]);
+      floors.pgCommitMs = JSON.parse(execFileSync(pcmd, pargs, { cwd: ROOT, encoding: 'utf8' })) as MachineFloors['pgCommitMs'];
+    } catch (err) {
+      log(`  machine floors: PostgreSQL commits not measured (${(err as Error).message.split('\n')[0]})`);
+    }
+  }
+  return floors;
+}
+
 // ---------------------------------------------------------------- PostgreSQL / Redis for C2
 
 async function pgReachable(): Promise<boolean> {
@@ -450,6 +487,10 @@ async function main() {
   );
   fs.mkdirSync(path.join(BENCH, 'tmp'), { recursive: true });
   fs.mkdirSync(path.join(BENCH, 'results'), { recursive: true });
+
+  // Before anything else runs: what the machine itself costs (read the TTFT and C2 rows against it).
+  const floors = await machineFloors();
+  if (floors.roundTripMs || floors.pgCommitMs) log(`machine floors: ${describeFloors(floors)}`);
 
   // Mock + load worker on the load core.
   const mockPort = await freePort();
@@ -1035,7 +1076,7 @@ async function main() {
     quick: QUICK,
     rounds: ROUNDS,
     config: { ...CFG, connections: CONNECTIONS, p99BudgetMs: P99_BUDGET_MS, gatewayNodeFlags: GATEWAY_FLAGS },
-    machine: { cpus: os.cpus().map((c) => c.model)[0], cores, pinned: PIN, node: process.version, platform: `${os.platform()} ${os.release()}` },
+    machine: { cpus: os.cpus().map((c) => c.model)[0], cores, pinned: PIN, node: process.version, platform: `${os.platform()} ${os.release()}`, floors },
     mock: { cpuUsPerRequest: median(mockCpuPerReq), ceilingRpsPerCore: mockCeilingPerCore, loadSideCeilingRps: base.rps },
     targets: summary,
     ratios,

@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { describeFloors, type MachineFloors } from './floors';
 
 interface StreamLevel {
   level: number;
@@ -31,7 +32,7 @@ interface TargetResult {
 interface Results {
   date: string;
   quick: boolean;
-  machine: { cpus: string; cores: number; node: string };
+  machine: { cpus: string; cores: number; node: string; floors?: MachineFloors };
   targets: Record<string, TargetResult>;
   ratios: Record<string, number>;
   /** null: could not be judged (a target missing or skipped). */
@@ -88,6 +89,8 @@ export function summarize(r: Results, file: string): string {
   const judged = Object.keys(r.checks).length - unjudged.length;
   out.push(failed.length ? `FAIL: ${failed.join('; ')}.` : `All ${judged} targets PASS.`);
   if (unjudged.length) out.push(`n/a: ${unjudged.join('; ')}.`);
+  const floors = r.machine.floors && describeFloors(r.machine.floors);
+  if (floors) out.push(`Machine floors (measured before the run): ${floors}.`);
   return out.join('\n');
 }
 
