@@ -14,4 +14,9 @@ module.exports = {
   maxWorkers: 2,
   // No forceExit: every test closes what it opens (apps, servers, clients, timers), so a handle
   // left open shows up as a worker that does not exit (find it with --detectOpenHandles).
+  // A worker with nothing open still needs time to exit: node frees its whole V8 heap on the way
+  // out, ≈1 GB after a full run, and on a slow VM that takes 0.5-0.8 s. Jest's 500 ms default then
+  // kills it and blames a leak that is not there. A handle really left open still never lets the
+  // worker exit, so it is still reported, 5 s later.
+  workerGracefulExitTimeout: 5000,
 };
