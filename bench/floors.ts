@@ -10,7 +10,9 @@
  * - `pgCommitMs`: one single-row UPDATE in its own transaction from the targets' core, `durable`
  *   (`synchronous_commit = on`, PostgreSQL's default and the gateway's: the commit waits for the
  *   WAL flush) and `async` (`off`: visible at once, flushed by the WAL writer within ≈ 3 ×
- *   wal_writer_delay). A call on C2 settles with one durable commit before its answer ends.
+ *   wal_writer_delay), back to back; and `durableAfterIdle`, each after 1 ms of silence, as a
+ *   gateway's statements come at c=1. A call on C2 settles with one durable commit before its
+ *   answer ends.
  *
  * Run as a child pinned to the targets' core: `node --import tsx bench/floors.ts echo|pg [url]`.
  * `echo` listens on an ephemeral port (printed as its first line) and echoes; `pg` prints JSON.
@@ -26,7 +28,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface MachineFloors {
   roundTripMs?: { hot: number; afterIdle: number };
-  pgCommitMs?: { durable: number; async: number };
+  /** `durable` / `async`: back to back; `durableAfterIdle`: each after 1 ms of silence, as a gateway's statements at c=1 come. */
+  pgCommitMs?: { durable: number; async: number; durableAfterIdle?: number };
 }
 
 /** The floors in one line (the harness's output, `npm run bench:summary`); empty when none was measured. */
@@ -34,7 +37,10 @@ export function describeFloors(m: MachineFloors): string {
   const ms = (v: number) => v.toFixed(3);
   const parts: string[] = [];
   if (m.roundTripMs) parts.push(`a round trip between the cores ${ms(m.roundTripMs.hot)} ms back to back, ${ms(m.roundTripMs.afterIdle)} ms after 10 ms idle`);
-  if (m.pgCommitMs) parts.push(`a PostgreSQL one-row commit ${ms(m.pgCommitMs.durable)} ms durable, ${ms(m.pgCommitMs.async)} ms with synchronous_commit off`);
+  if (m.pgCommitMs) {
+    const idle = m.pgCommitMs.durableAfterIdle === undefined ? '' : ` (${ms(m.pgCommitMs.durableAfterIdle)} ms after 1 ms idle)`;
+    parts.push(`a PostgreSQL one-row commit ${ms(m.pgCommitMs.durable)} ms durable${idle}, ${ms(m.pgCommitMs.async)} ms with synchronous_commit off`);
+  }
   return parts.join('; ');
 }
 
@@ -74,9 +80,10 @@ async function pgCommits(url: string): Promise<MachineFloors['pgCommitMs']> {
     await c.query(`create table ${schema}.t (id int primary key, v bigint not null)`);
     await c.query(`insert into ${schema}.t values (1, 0)`);
     const q = { name: 'floor_update', text: `update ${schema}.t set v = v + 1 where id = 1` };
-    const commits = async () => {
+    const commits = async (pauseMs = 0) => {
       const xs: number[] = [];
       for (let i = 0; i < ROUNDS.commits; i++) {
+        if (pauseMs) await sleep(pauseMs);
         const t = nowMs();
         await c.query(q);
         xs.push(nowMs() - t);
@@ -84,9 +91,10 @@ async function pgCommits(url: string): Promise<MachineFloors['pgCommitMs']> {
       return p50(xs.slice(50));
     };
     const durable = await commits();
+    const durableAfterIdle = await commits(1);
     await c.query('set synchronous_commit = off');
     const async_ = await commits();
-    return { durable, async: async_ };
+    return { durable, async: async_, durableAfterIdle };
   } finally {
     await c.query(`drop schema if exists ${schema} cascade`).catch(() => undefined);
     await c.end().catch(() => undefined);
