@@ -49,10 +49,15 @@ export async function measureRoundTrips(port: number): Promise<MachineFloors['ro
   const sock = net.connect(port, '127.0.0.1');
   await new Promise<void>((resolve, reject) => sock.once('connect', resolve).once('error', reject));
   sock.setNoDelay(true);
+  // A round trip that never comes back fails the measure (the harness then leaves it out) instead of hanging the run.
   const once = () =>
-    new Promise<number>((resolve) => {
+    new Promise<number>((resolve, reject) => {
       const t = nowMs();
-      sock.once('data', () => resolve(nowMs() - t));
+      const timer = setTimeout(() => reject(new Error('no echo within 1 s')), 1000);
+      sock.once('data', () => {
+        clearTimeout(timer);
+        resolve(nowMs() - t);
+      });
       sock.write('x');
     });
   try {

@@ -115,6 +115,8 @@ const hasTaskset = (() => {
 const PIN = !flag('--no-pin') && hasTaskset && cores >= 2;
 const GATEWAY_CORE = '0';
 const LOAD_CORE = '1';
+/** `node` pinned to `core` (when pinning): the command and its leading arguments. */
+const pinned = (core: string, args: string[]): [string, string[]] => (PIN ? ['taskset', ['-c', core, process.execPath, ...args]] : [process.execPath, args]);
 
 class Child {
   proc: ChildProcess;
@@ -128,8 +130,7 @@ class Child {
     core: string | undefined,
     nodeArgs: string[],
   ) {
-    const cmd = PIN && core !== undefined ? 'taskset' : process.execPath;
-    const args = PIN && core !== undefined ? ['-c', core, process.execPath, ...nodeArgs] : nodeArgs;
+    const [cmd, args] = core !== undefined ? pinned(core, nodeArgs) : [process.execPath, nodeArgs];
     this.proc = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe', 'ipc'], env: { ...process.env, NODE_ENV: 'production' } });
     const keep = (d: Buffer) => {
       this.out.push(d.toString());
@@ -330,9 +331,6 @@ async function sanityStream(b: Bench, mockOrigin: string): Promise<string | unde
 }
 
 // ---------------------------------------------------------------- the machine's own floors
-
-/** `node` pinned to `core` (when pinning): the command and its leading arguments. */
-const pinned = (core: string, args: string[]): [string, string[]] => (PIN ? ['taskset', ['-c', core, process.execPath, ...args]] : [process.execPath, args]);
 
 /**
  * Round trips between the two cores and PostgreSQL's commit time, before anything else starts
