@@ -1,6 +1,7 @@
 import type { AppContext } from '../../context';
 import { byId, pgValue, withPgConn, type PgConn } from '../postgres/conn';
-import { PG_USERS_WITH_RECORDS, pgRecordValues, pgRecordsWritten, recordPg, type ReservationRow } from '../records';
+import { OP, PG_USERS_WITH_RECORDS, pgRecordValues, pgRecordsWritten, recordPg, type ReservationRow } from '../records';
+import { reservationsUpkeep } from '../postgres/upkeep';
 import type { BalanceAfter, Balances, MoveOutcome, Payer, QueuedMove } from './index';
 
 /**
@@ -76,6 +77,7 @@ export function postgresBalances(app: AppContext): Balances {
   // (a busy key's user row), each waiting for the other's commit — measured at c=50 on one key,
   // ≈ 300 commits/s of 4 moves each and most of the statement time spent waiting for locks.
   const st = { batch: undefined as PgBatch | undefined, running: undefined as Promise<void> | undefined };
+  const upkeep = reservationsUpkeep(app);
   return {
     move(userId, tokenId, amount, take, res, op = 0) {
       let batch = st.batch;
@@ -99,7 +101,10 @@ export function postgresBalances(app: AppContext): Balances {
       }
       const move: Move = { userId, tokenId, amount, take, outcome: undefined, res, op };
       batch.moves.push(move);
-      return batch.done.then(() => move.outcome ?? one(app, move));
+      const outcome = batch.done.then(() => move.outcome ?? one(app, move));
+      // A refund deletes its reservation row (the settled ones go with the usage batch).
+      if (op === OP.close) void outcome.then(() => upkeep.deleted(1), noop);
+      return outcome;
     },
     takeUpTo: (payer, reserved, delta, res, op) => takeUpTo(app, payer, reserved, delta, res, op),
   };

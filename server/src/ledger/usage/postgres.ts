@@ -1,5 +1,6 @@
 import type { AppContext } from '../../context';
 import { byId, withPgConn } from '../postgres/conn';
+import { reservationsUpkeep } from '../postgres/upkeep';
 import { LOG_COLUMNS, logParams, type UsageWriter } from './rows';
 import { aggregateRollups, SQL_ROLLUP_DIMS, type RollupDim } from '../../repositories/logRollups';
 
@@ -65,9 +66,10 @@ const PG_RES_DEL = { name: 'gw_usage_reservations', text: 'delete from "reservat
 export function postgresUsage(app: AppContext): UsageWriter {
   /** Rollup dimensions (log_rollup_dims), read on the first flush with rows. */
   let dims: RollupDim[] | undefined;
+  const upkeep = reservationsUpkeep(app);
   return {
-    write: (batch) =>
-      withPgConn(app, true, async (conn) => {
+    write: async (batch) => {
+      await withPgConn(app, true, async (conn) => {
         const { logs, now, resIds } = batch;
         if (logs.length) {
           dims ??= (await conn.query({ text: SQL_ROLLUP_DIMS })).rows.map((d) => ({ dim: Number(d.dim), secs: Number(d.secs) }));
@@ -93,6 +95,8 @@ export function postgresUsage(app: AppContext): UsageWriter {
           if (table === 'tokens') values.push(now);
           await conn.query({ ...PG_COUNTERS[table], values });
         }
-      }),
+      });
+      if (batch.resIds.length) upkeep.deleted(batch.resIds.length);
+    },
   };
 }

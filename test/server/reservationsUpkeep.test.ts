@@ -1,0 +1,121 @@
+import OpenAI from 'openai';
+import { buildApp, makeUser, type Target, type TestApp } from '../helpers/app';
+import { startMockUpstream, type MockUpstream } from '../mock-upstream';
+import { flushUsage, listen, seedChannel, seedToken, setOptions } from '../mock-upstream/seed';
+import { PG_USERS_WITH_RECORDS } from '../../server/src/ledger/records';
+import { reservationsUpkeep, UPKEEP_EVERY } from '../../server/src/ledger/postgres/upkeep';
+
+/**
+ * PostgreSQL keeps the reservations queue table compact and its plans on the primary key
+ * (ledger/postgres/upkeep.ts): without it, on a server whose autovacuum is off or has not come
+ * round yet, the balance batch's cached plan reads the whole table for every settle and refund.
+ */
+
+const PG: Target[] = process.env.TEST_DATABASE_URL ? [{ name: 'postgres', db: 'postgres', redis: false }] : [];
+
+const vacuums = async (app: TestApp) =>
+  Number(
+    (
+      await app.knex.raw(
+        "select vacuum_count + autovacuum_count as n from pg_stat_user_tables where relname = 'reservations' and schemaname = current_schema()",
+      )
+    ).rows[0].n,
+  );
+
+async function waitFor(check: () => Promise<boolean>, ms = 10_000) {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+if (PG.length)
+  describe.each(PG.map((t) => [t.name, t] as const))('reservations table upkeep [%s]', (_n, target) => {
+    let app: TestApp;
+    let mock: MockUpstream;
+    let gw: { url: string; close(): Promise<void> };
+    beforeAll(async () => {
+      mock = await startMockUpstream();
+      // A short heartbeat: the upkeep's idle vacuum runs on its period.
+      app = await buildApp(target, { config: { ledgerHeartbeatMs: 300 } });
+      gw = await listen(app.callback);
+    });
+    afterAll(async () => {
+      await gw?.close();
+      await app?.close();
+      await mock?.close();
+    });
+
+    test('a cached plan that scans the table is replaced by primary-key lookups once the upkeep ran', async () => {
+      await app.knex.transaction(async (trx) => {
+        // The batch statement as the gateway prepares it, planned while the table is empty, as
+        // on a fresh database (the generic plan is what a long-lived connection keeps).
+        await trx.raw('set local plan_cache_mode = force_generic_plan');
+        await trx.raw(`prepare upkeep_probe as ${PG_USERS_WITH_RECORDS.text}`);
+        const explain = async () => {
+          const args = ['{1}', '{0}', '{0}', ...Array<string>(24).fill('{}')].map((a) => `'${a}'`).join(', ');
+          return ((await trx.raw(`explain execute upkeep_probe(${args})`)).rows as Array<{ 'QUERY PLAN': string }>).map((r) => r['QUERY PLAN']).join('\n');
+        };
+        expect(await explain()).toMatch(/Seq Scan on reservations/);
+        // A busy minute of calls: rows in and out of the queue.
+        await trx.raw(
+          "insert into reservations (id, node_id, user_id, created_at) select g, 'upkeep-test', 1, 0 from generate_series(1, ?::int) g",
+          [UPKEEP_EVERY],
+        );
+        await trx.raw('delete from reservations where id <= ?', [UPKEEP_EVERY - 50]);
+      });
+      // Nothing invalidated the plan: the statement still reads every dead row for each settle.
+      const before = await vacuums(app);
+      const upkeep = reservationsUpkeep(app.ctx);
+      upkeep.deleted(UPKEEP_EVERY);
+      await upkeep.running;
+      expect(await vacuums(app)).toBe(before + 1);
+      const plan = await app.knex.transaction(async (trx) => {
+        await trx.raw('set local plan_cache_mode = force_generic_plan');
+        await trx.raw(`prepare upkeep_probe2 as ${PG_USERS_WITH_RECORDS.text}`);
+        const args = ['{1}', '{0}', '{0}', ...Array<string>(24).fill('{}')].map((a) => `'${a}'`).join(', ');
+        const rows = (await trx.raw(`explain execute upkeep_probe2(${args})`)).rows as Array<{ 'QUERY PLAN': string }>;
+        await trx.raw('deallocate upkeep_probe2');
+        return rows.map((r) => r['QUERY PLAN']).join('\n');
+      });
+      expect(plan).toMatch(/Index Scan (using|on) reservations_pkey/);
+      expect(plan).not.toMatch(/Seq Scan on reservations/);
+      // The dead rows' room is free again: the table does not grow while the queue turns over.
+      const pages = async () => Number((await app.knex.raw("select pg_relation_size('reservations') / 8192 as n")).rows[0].n);
+      const size = await pages();
+      await app.knex.raw("insert into reservations (id, node_id, user_id, created_at) select g, 'upkeep-test', 1, 0 from generate_series(?::bigint, ?::bigint) g", [
+        UPKEEP_EVERY + 1,
+        UPKEEP_EVERY + 2_000,
+      ]);
+      expect(await pages()).toBe(size);
+      await app.knex('reservations').where('node_id', 'upkeep-test').del();
+    });
+
+    test("the usage batch's deletions bring the vacuum round on the heartbeat period", async () => {
+      await setOptions(app, { ModelRatio: JSON.stringify({ 'test-model': 2 }) });
+      await seedChannel(app, { base_url: mock.url, models: 'test-model' });
+      const u = await makeUser(app, { quota: 10_000_000 });
+      const t = await seedToken(app, u.id, { name: 'upkeep' });
+      const client = new OpenAI({ apiKey: t.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+      // Let a vacuum of the previous test's rows come and go first.
+      await upkeepIdle(app);
+      const before = await vacuums(app);
+      for (let i = 0; i < 3; i++) await client.chat.completions.create({ model: 'test-model', messages: [{ role: 'user', content: 'hi' }] });
+      expect(Number((await app.knex('reservations').count({ n: '*' }).first())!.n)).toBe(3);
+      await flushUsage(app);
+      expect(Number((await app.knex('reservations').count({ n: '*' }).first())!.n)).toBe(0);
+      await waitFor(async () => (await vacuums(app)) > before);
+      // And with nothing deleted since, no further vacuum.
+      await upkeepIdle(app);
+      const after = await vacuums(app);
+      await new Promise((r) => setTimeout(r, 800));
+      expect(await vacuums(app)).toBe(after);
+    });
+  });
+
+/** Waits until a heartbeat period passed with no vacuum running. */
+async function upkeepIdle(app: TestApp) {
+  await new Promise((r) => setTimeout(r, 400));
+  await reservationsUpkeep(app.ctx).running;
+}
