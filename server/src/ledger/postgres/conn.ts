@@ -41,7 +41,8 @@ export async function withPgConn<T>(app: AppContext, tx: boolean, fn: (conn: PgC
 
 async function onPgConn<T>(app: AppContext, tx: boolean, fn: (conn: PgConn) => Promise<T>): Promise<T> {
   const client = app.knex.client as { acquireConnection(): Promise<PgConn>; releaseConnection(c: PgConn): Promise<unknown> };
-  const conn = await client.acquireConnection();
+  const raw = await client.acquireConnection();
+  const conn: PgConn = { query: (q) => raw.query(q.values ? { ...q, values: q.values.map((v) => (Array.isArray(v) ? pgArray(v) : v)) } : q) };
   try {
     if (tx) await conn.query({ text: 'BEGIN' });
     const value = await fn(conn);
@@ -51,8 +52,34 @@ async function onPgConn<T>(app: AppContext, tx: boolean, fn: (conn: PgConn) => P
     if (tx) await conn.query({ text: 'ROLLBACK' }).catch(() => undefined);
     throw err;
   } finally {
-    await client.releaseConnection(conn);
+    await client.releaseConnection(raw);
   }
+}
+
+const ESCAPE = /[\\"]/;
+const ESCAPES = /[\\"]/g;
+
+/**
+ * A one-dimensional PostgreSQL array literal (`{1,2}`, `{"a","b\"c"}`, NULL for null/undefined).
+ * The ledger's statements take their rows as one array per column; node-postgres would quote and
+ * escape every element, numbers too, with a regular expression each (≈ 5 % of a C2 call's CPU at
+ * c=50). Numbers and booleans go as they are; strings are quoted, escaped only when they hold a
+ * quote or a backslash. The statement's `$n::type[]` cast parses it, as it parsed node-postgres's.
+ */
+export function pgArray(values: readonly unknown[]): string {
+  let out = '{';
+  for (let i = 0; i < values.length; i++) {
+    if (i) out += ',';
+    const v = values[i];
+    if (v === null || v === undefined) out += 'NULL';
+    else if (typeof v === 'number') out += String(v);
+    else if (typeof v === 'boolean') out += v ? 't' : 'f';
+    else {
+      const str = String(v);
+      out += '"' + (ESCAPE.test(str) ? str.replace(ESCAPES, '\\$&') : str) + '"';
+    }
+  }
+  return out + '}';
 }
 
 /** The entries of `m` by ascending id: multi-row statements lock rows in one order everywhere. */
