@@ -4,6 +4,7 @@ import { startMockUpstream, type MockUpstream } from '../mock-upstream';
 import { flushUsage, listen, seedChannel, seedToken, setOptions } from '../mock-upstream/seed';
 import { PG_USERS_WITH_RECORDS } from '../../server/src/ledger/records';
 import { reservationsUpkeep, UPKEEP_EVERY } from '../../server/src/ledger/postgres/upkeep';
+import { withBatchConn, withPgConn } from '../../server/src/ledger/postgres/conn';
 
 /**
  * PostgreSQL keeps the reservations queue table compact and its plans on the primary key
@@ -90,6 +91,36 @@ if (PG.length)
       ]);
       expect(await pages()).toBe(size);
       await app.knex('reservations').where('node_id', 'upkeep-test').del();
+    });
+
+    test('the balance batches look reservations up by primary key whatever the statistics say', async () => {
+      const args = ['{1}', '{0}', '{0}', ...Array<string>(24).fill('{}')].map((a) => `'${a}'`).join(', ');
+      const genericPlan = (conn: { query(q: { text: string }): Promise<{ rows: Array<Record<string, unknown>> }> }, name: string) =>
+        (async () => {
+          await conn.query({ text: 'set plan_cache_mode = force_generic_plan' });
+          await conn.query({ text: `prepare ${name} as ${PG_USERS_WITH_RECORDS.text}` });
+          const rows = (await conn.query({ text: `explain execute ${name}(${args})` })).rows;
+          await conn.query({ text: `deallocate ${name}` });
+          await conn.query({ text: 'reset plan_cache_mode' });
+          return rows.map((r) => String(r['QUERY PLAN'])).join('\n');
+        })();
+      // A table as a fresh database has it: empty, never analysed.
+      await app.knex.raw('truncate reservations');
+      expect(await withPgConn(app.ctx, false, (conn) => genericPlan(conn, 'probe_pooled'))).toMatch(/Seq Scan on reservations/);
+      const plan = await withBatchConn(app.ctx, false, (conn) => genericPlan(conn, 'probe_batch'));
+      expect(plan).toMatch(/Index Scan (using|on) reservations_pkey/);
+      expect(plan).not.toMatch(/Seq Scan on reservations/);
+      // A failed statement gives the connection back (reset) and the next batch takes another, set alike.
+      const pid = async () => Number((await withBatchConn(app.ctx, false, (conn) => conn.query({ text: 'select pg_backend_pid() as p' }))).rows[0]!.p);
+      const first = await pid();
+      expect(await pid()).toBe(first);
+      await expect(withBatchConn(app.ctx, false, (conn) => conn.query({ text: 'select * from no_such_table' }))).rejects.toThrow();
+      expect(await withBatchConn(app.ctx, false, (conn) => conn.query({ text: 'show enable_seqscan' }))).toMatchObject({ rows: [{ enable_seqscan: 'off' }] });
+      // Nothing pooled keeps the setting.
+      const pooled = await Promise.all(
+        Array.from({ length: 4 }, () => withPgConn(app.ctx, true, (conn) => conn.query({ text: 'show enable_seqscan' }).then((r) => r.rows[0]!.enable_seqscan))),
+      );
+      expect(pooled).toEqual(['on', 'on', 'on', 'on']);
     });
 
     test("the usage batch's deletions bring the vacuum round on the heartbeat period", async () => {

@@ -1,5 +1,5 @@
 import type { AppContext } from '../../context';
-import { byId, pgValue, withPgConn, type PgConn } from '../postgres/conn';
+import { byId, pgValue, withBatchConn, withPgConn, type PgConn } from '../postgres/conn';
 import { OP, PG_USERS_WITH_RECORDS, pgRecordValues, pgRecordsWritten, recordPg, type ReservationRow } from '../records';
 import { reservationsUpkeep } from '../postgres/upkeep';
 import type { BalanceAfter, Balances, MoveOutcome, Payer, QueuedMove } from './index';
@@ -210,12 +210,12 @@ async function applyBatch(app: AppContext, moves: Move[]): Promise<void> {
   // Users only: one statement, no transaction needed (the reservation rows ride in it). With
   // limited tokens: one transaction, the rows written last for the moves found applied.
   if (!tokens.size) {
-    const userAfter = await withPgConn(app, false, (conn) => (records ? usersWithRecords(conn, users, moves) : update(conn, SQL.users, users)));
+    const userAfter = await withBatchConn(app, false, (conn) => (records ? usersWithRecords(conn, users, moves) : update(conn, SQL.users, users)));
     settleOutcomes(users, tokens, userAfter, new Map(), ++pgSeq(app).n);
     for (const m of moves) if (m.amount === 0) m.outcome = {};
     return;
   }
-  const { userAfter, tokenAfter } = await withPgConn(app, true, async (conn) => {
+  const { userAfter, tokenAfter } = await withBatchConn(app, true, async (conn) => {
     const userAfter = await update(conn, SQL.users, users);
     const tokenAfter = new Map<number, number>();
     if (tokens.size) await updateTokens(conn, tokens, userAfter, tokenAfter);

@@ -27,32 +27,117 @@ const ATTEMPTS = 3;
  * lock cycle by aborting one of them — which wrote nothing, so running it again is safe. `fn`
  * must therefore change nothing outside the database before its statements succeed.
  */
-export async function withPgConn<T>(app: AppContext, tx: boolean, fn: (conn: PgConn) => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
+export function withPgConn<T>(app: AppContext, tx: boolean, fn: (conn: PgConn) => Promise<T>): Promise<T> {
+  return retrying(app, () => onPooledConn(app, tx, fn));
+}
+
+/**
+ * As withPgConn, on the balance batches' own connection (ledger/balances/postgres.ts runs one
+ * batch at a time per process). It is held rather than taken from the pool per batch, and set
+ * `enable_seqscan = off`: each of its statements reaches its rows by primary key, and without the
+ * setting PostgreSQL plans the settles and refunds of the `reservations` queue as a read of the
+ * whole table whenever its statistics say the table is small (new, or just vacuumed) — and keeps
+ * that generic plan for as long as the connection lives, while the table fills with dead rows
+ * (ledger/postgres/upkeep.ts). Calls made while another runs wait for it; after the app began
+ * closing, a pooled connection is used.
+ */
+export function withBatchConn<T>(app: AppContext, tx: boolean, fn: (conn: PgConn) => Promise<T>): Promise<T> {
+  const h = heldConn(app);
+  if (h.closed) return withPgConn(app, tx, fn);
+  const run = h.queue.then(() => retrying(app, () => onHeldConn(app, h, tx, fn)));
+  h.queue = run.then(noop, noop);
+  return run;
+}
+
+async function retrying<T>(app: AppContext, attempt: () => Promise<T>): Promise<T> {
+  for (let n = 1; ; n++) {
     try {
-      return await onPgConn(app, tx, fn);
+      return await attempt();
     } catch (err) {
-      if (attempt >= ATTEMPTS || !RETRYABLE.has((err as { code?: string }).code ?? '')) throw err;
-      app.log.warn({ code: (err as { code: string }).code, attempt }, 'ledger transaction aborted by PostgreSQL; running it again');
-      await new Promise((r) => setTimeout(r, Math.random() * 20 * attempt));
+      if (n >= ATTEMPTS || !RETRYABLE.has((err as { code?: string }).code ?? '')) throw err;
+      app.log.warn({ code: (err as { code: string }).code, attempt: n }, 'ledger transaction aborted by PostgreSQL; running it again');
+      await new Promise((r) => setTimeout(r, Math.random() * 20 * n));
     }
   }
 }
 
-async function onPgConn<T>(app: AppContext, tx: boolean, fn: (conn: PgConn) => Promise<T>): Promise<T> {
-  const client = app.knex.client as { acquireConnection(): Promise<PgConn>; releaseConnection(c: PgConn): Promise<unknown> };
-  const raw = await client.acquireConnection();
-  const conn: PgConn = { query: (q) => raw.query(q.values ? { ...q, values: q.values.map((v) => (Array.isArray(v) ? pgArray(v) : v)) } : q) };
+interface PoolClient {
+  acquireConnection(): Promise<PgConn>;
+  releaseConnection(c: PgConn): Promise<unknown>;
+}
+const poolOf = (app: AppContext) => app.knex.client as PoolClient;
+const noop = () => undefined;
+
+async function onPooledConn<T>(app: AppContext, tx: boolean, fn: (conn: PgConn) => Promise<T>): Promise<T> {
+  const raw = await poolOf(app).acquireConnection();
   try {
-    if (tx) await conn.query({ text: 'BEGIN' });
+    return await inTransaction(raw, tx, fn);
+  } finally {
+    await poolOf(app).releaseConnection(raw);
+  }
+}
+
+interface HeldConn {
+  raw: PgConn | undefined;
+  /** The last call's end: calls run one after the other. */
+  queue: Promise<void>;
+  closed: boolean;
+}
+
+function heldConn(app: AppContext): HeldConn {
+  return app.memo('ledger:pg-batch-conn', () => {
+    const h: HeldConn = { raw: undefined, queue: Promise.resolve(), closed: false };
+    app.onClose(async () => {
+      h.closed = true;
+      await h.queue;
+      const raw = h.raw;
+      h.raw = undefined;
+      if (raw) await releaseHeld(app, raw);
+    });
+    return h;
+  });
+}
+
+async function onHeldConn<T>(app: AppContext, h: HeldConn, tx: boolean, fn: (conn: PgConn) => Promise<T>): Promise<T> {
+  if (!h.raw) {
+    const raw = await poolOf(app).acquireConnection();
+    try {
+      await raw.query({ text: 'set enable_seqscan = off' });
+    } catch (err) {
+      await poolOf(app).releaseConnection(raw);
+      throw err;
+    }
+    h.raw = raw;
+  }
+  const raw = h.raw;
+  try {
+    return await inTransaction(raw, tx, fn);
+  } catch (err) {
+    // Whatever failed, the connection goes back (knex destroys it if it broke) and the next
+    // batch takes another: errors are rare (a refused move is an answer, not an error).
+    h.raw = undefined;
+    await releaseHeld(app, raw);
+    throw err;
+  }
+}
+
+/** Back to the pool as it came: other users of the pool plan as usual. */
+async function releaseHeld(app: AppContext, raw: PgConn): Promise<void> {
+  await raw.query({ text: 'reset enable_seqscan' }).catch(noop);
+  await poolOf(app).releaseConnection(raw).catch(noop);
+}
+
+/** `fn` on `raw`, in one transaction when `tx` (rolled back if `fn` throws). */
+async function inTransaction<T>(raw: PgConn, tx: boolean, fn: (conn: PgConn) => Promise<T>): Promise<T> {
+  const conn: PgConn = { query: (q) => raw.query(q.values ? { ...q, values: q.values.map((v) => (Array.isArray(v) ? pgArray(v) : v)) } : q) };
+  if (tx) await conn.query({ text: 'BEGIN' });
+  try {
     const value = await fn(conn);
     if (tx) await conn.query({ text: 'COMMIT' });
     return value;
   } catch (err) {
-    if (tx) await conn.query({ text: 'ROLLBACK' }).catch(() => undefined);
+    if (tx) await conn.query({ text: 'ROLLBACK' }).catch(noop);
     throw err;
-  } finally {
-    await client.releaseConnection(raw);
   }
 }
 

@@ -7,16 +7,13 @@ import { DEFAULT_HEARTBEAT_MS } from '../recovery';
  * The table is a queue: every relayed call inserts a row, updates it at the settle and deletes it
  * with the usage batch, so it holds about a second of traffic and leaves a dead row per call. Left
  * to itself — autovacuum off, or not yet come round (it looks once a minute) — it only grows, and
- * its never-analysed statistics say "ten pages": the balance batch's prepared statement then
- * keeps a plan that reads the whole table for every settle and refund (measured at c=50: 2.0 ms
- * per batch statement, against 0.5 ms with the primary key used, and the gateway idle a quarter of
- * the time waiting for it).
+ * every read of it (the take-over check, any plan that scans it) grows with it.
  *
- * So the node that deleted the rows vacuums and analyses the table after every `EVERY` deletions,
- * and once per heartbeat period (ledgerHeartbeatMs) when it deleted fewer: the dead rows' room is reused (the table stops
- * growing), and the true page count invalidates the cached plans, which then look rows up by
- * primary key once the table is larger than a few pages. `SKIP_LOCKED`: a vacuum another node runs
- * already does it; VACUUM never blocks the inserts, updates and deletes of the calls.
+ * So the node that deleted the rows vacuums and analyses the table after every `UPKEEP_EVERY`
+ * deletions, and once per heartbeat period (ledgerHeartbeatMs) when it deleted fewer: the dead
+ * rows' room is reused (the table stops growing) and the statistics stay true. The balance
+ * batches do not depend on it for their plans (postgres/conn.ts, withBatchConn). `SKIP_LOCKED`: a
+ * vacuum another node runs already does it; VACUUM never blocks the calls' writes.
  */
 export const UPKEEP_EVERY = 10_000;
 
