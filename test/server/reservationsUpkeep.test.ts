@@ -4,7 +4,7 @@ import { startMockUpstream, type MockUpstream } from '../mock-upstream';
 import { flushUsage, listen, seedChannel, seedToken, setOptions } from '../mock-upstream/seed';
 import { PG_USERS_WITH_RECORDS } from '../../server/src/ledger/records';
 import { reservationsUpkeep, UPKEEP_EVERY } from '../../server/src/ledger/postgres/upkeep';
-import { withBatchConn, withPgConn } from '../../server/src/ledger/postgres/conn';
+import { withBatchConn, withPgConn, type PgConn } from '../../server/src/ledger/postgres/conn';
 
 /**
  * PostgreSQL keeps the reservations queue table compact and its plans on the primary key
@@ -22,6 +22,17 @@ const vacuums = async (app: TestApp) =>
       )
     ).rows[0].n,
   );
+
+/** The plan a long-lived connection keeps for the balance batch statement (its generic plan). */
+async function genericPlan(conn: PgConn, name: string): Promise<string> {
+  const args = ['{1}', '{0}', '{0}', ...Array<string>(24).fill('{}')].map((a) => `'${a}'`).join(', ');
+  await conn.query({ text: 'set plan_cache_mode = force_generic_plan' });
+  await conn.query({ text: `prepare ${name} as ${PG_USERS_WITH_RECORDS.text}` });
+  const rows = (await conn.query({ text: `explain execute ${name}(${args})` })).rows;
+  await conn.query({ text: `deallocate ${name}` });
+  await conn.query({ text: 'reset plan_cache_mode' });
+  return rows.map((r) => String(r['QUERY PLAN'])).join('\n');
+}
 
 async function waitFor(check: () => Promise<boolean>, ms = 10_000) {
   const end = Date.now() + ms;
@@ -48,62 +59,34 @@ if (PG.length)
       await mock?.close();
     });
 
-    test('a cached plan that scans the table is replaced by primary-key lookups once the upkeep ran', async () => {
-      await app.knex.transaction(async (trx) => {
-        // The batch statement as the gateway prepares it, planned while the table is empty, as
-        // on a fresh database (the generic plan is what a long-lived connection keeps).
-        await trx.raw('set local plan_cache_mode = force_generic_plan');
-        await trx.raw(`prepare upkeep_probe as ${PG_USERS_WITH_RECORDS.text}`);
-        const explain = async () => {
-          const args = ['{1}', '{0}', '{0}', ...Array<string>(24).fill('{}')].map((a) => `'${a}'`).join(', ');
-          return ((await trx.raw(`explain execute upkeep_probe(${args})`)).rows as Array<{ 'QUERY PLAN': string }>).map((r) => r['QUERY PLAN']).join('\n');
-        };
-        expect(await explain()).toMatch(/Seq Scan on reservations/);
-        // A busy minute of calls: rows in and out of the queue.
-        await trx.raw(
-          "insert into reservations (id, node_id, user_id, created_at) select g, 'upkeep-test', 1, 0 from generate_series(1, ?::int) g",
-          [UPKEEP_EVERY],
-        );
-        await trx.raw('delete from reservations where id <= ?', [UPKEEP_EVERY - 50]);
-      });
-      // Nothing invalidated the plan: the statement still reads every dead row for each settle.
+    test('a plan that scans the table is replaced by primary-key lookups once the upkeep ran', async () => {
+      // Planned while the table is empty, as on a fresh database.
+      expect(await withPgConn(app.ctx, false, (conn) => genericPlan(conn, 'probe_fresh'))).toMatch(/Seq Scan on reservations/);
+      // A busy minute of calls: rows in and out of the queue.
+      await app.knex.raw("insert into reservations (id, node_id, user_id, created_at) select g, 'upkeep-test', 1, 0 from generate_series(1, ?::int) g", [
+        UPKEEP_EVERY,
+      ]);
+      await app.knex.raw('delete from reservations where id <= ?', [UPKEEP_EVERY - 50]);
       const before = await vacuums(app);
       const upkeep = reservationsUpkeep(app.ctx);
       upkeep.deleted(UPKEEP_EVERY);
       await upkeep.running;
       expect(await vacuums(app)).toBe(before + 1);
-      const plan = await app.knex.transaction(async (trx) => {
-        await trx.raw('set local plan_cache_mode = force_generic_plan');
-        await trx.raw(`prepare upkeep_probe2 as ${PG_USERS_WITH_RECORDS.text}`);
-        const args = ['{1}', '{0}', '{0}', ...Array<string>(24).fill('{}')].map((a) => `'${a}'`).join(', ');
-        const rows = (await trx.raw(`explain execute upkeep_probe2(${args})`)).rows as Array<{ 'QUERY PLAN': string }>;
-        await trx.raw('deallocate upkeep_probe2');
-        return rows.map((r) => r['QUERY PLAN']).join('\n');
-      });
+      const plan = await withPgConn(app.ctx, false, (conn) => genericPlan(conn, 'probe_kept'));
       expect(plan).toMatch(/Index Scan (using|on) reservations_pkey/);
       expect(plan).not.toMatch(/Seq Scan on reservations/);
       // The dead rows' room is free again: the table does not grow while the queue turns over.
       const pages = async () => Number((await app.knex.raw("select pg_relation_size('reservations') / 8192 as n")).rows[0].n);
       const size = await pages();
-      await app.knex.raw("insert into reservations (id, node_id, user_id, created_at) select g, 'upkeep-test', 1, 0 from generate_series(?::bigint, ?::bigint) g", [
-        UPKEEP_EVERY + 1,
-        UPKEEP_EVERY + 2_000,
-      ]);
+      await app.knex.raw(
+        "insert into reservations (id, node_id, user_id, created_at) select g, 'upkeep-test', 1, 0 from generate_series(?::bigint, ?::bigint) g",
+        [UPKEEP_EVERY + 1, UPKEEP_EVERY + 2_000],
+      );
       expect(await pages()).toBe(size);
       await app.knex('reservations').where('node_id', 'upkeep-test').del();
     });
 
     test('the balance batches look reservations up by primary key whatever the statistics say', async () => {
-      const args = ['{1}', '{0}', '{0}', ...Array<string>(24).fill('{}')].map((a) => `'${a}'`).join(', ');
-      const genericPlan = (conn: { query(q: { text: string }): Promise<{ rows: Array<Record<string, unknown>> }> }, name: string) =>
-        (async () => {
-          await conn.query({ text: 'set plan_cache_mode = force_generic_plan' });
-          await conn.query({ text: `prepare ${name} as ${PG_USERS_WITH_RECORDS.text}` });
-          const rows = (await conn.query({ text: `explain execute ${name}(${args})` })).rows;
-          await conn.query({ text: `deallocate ${name}` });
-          await conn.query({ text: 'reset plan_cache_mode' });
-          return rows.map((r) => String(r['QUERY PLAN'])).join('\n');
-        })();
       // A table as a fresh database has it: empty, never analysed.
       await app.knex.raw('truncate reservations');
       expect(await withPgConn(app.ctx, false, (conn) => genericPlan(conn, 'probe_pooled'))).toMatch(/Seq Scan on reservations/);
@@ -118,7 +101,9 @@ if (PG.length)
       expect(await withBatchConn(app.ctx, false, (conn) => conn.query({ text: 'show enable_seqscan' }))).toMatchObject({ rows: [{ enable_seqscan: 'off' }] });
       // Nothing pooled keeps the setting.
       const pooled = await Promise.all(
-        Array.from({ length: 4 }, () => withPgConn(app.ctx, true, (conn) => conn.query({ text: 'show enable_seqscan' }).then((r) => r.rows[0]!.enable_seqscan))),
+        Array.from({ length: 4 }, () =>
+          withPgConn(app.ctx, true, (conn) => conn.query({ text: 'show enable_seqscan' }).then((r) => r.rows[0]!.enable_seqscan)),
+        ),
       );
       expect(pooled).toEqual(['on', 'on', 'on', 'on']);
     });
