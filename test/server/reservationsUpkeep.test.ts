@@ -15,13 +15,7 @@ import { withBatchConn, withPgConn, type PgConn } from '../../server/src/ledger/
 const PG: Target[] = process.env.TEST_DATABASE_URL ? [{ name: 'postgres', db: 'postgres', redis: false }] : [];
 
 const vacuums = async (app: TestApp) =>
-  Number(
-    (
-      await app.knex.raw(
-        "select vacuum_count + autovacuum_count as n from pg_stat_user_tables where relname = 'reservations' and schemaname = current_schema()",
-      )
-    ).rows[0].n,
-  );
+  Number((await app.knex.raw("select vacuum_count as n from pg_stat_user_tables where relname = 'reservations' and schemaname = current_schema()")).rows[0].n);
 
 /** The plan a long-lived connection keeps for the balance batch statement (its generic plan). */
 async function genericPlan(conn: PgConn, name: string): Promise<string> {
@@ -93,19 +87,24 @@ if (PG.length)
       const plan = await withBatchConn(app.ctx, false, (conn) => genericPlan(conn, 'probe_batch'));
       expect(plan).toMatch(/Index Scan (using|on) reservations_pkey/);
       expect(plan).not.toMatch(/Seq Scan on reservations/);
-      // A failed statement gives the connection back (reset) and the next batch takes another, set alike.
+      // The connection is held: the same one batch after batch.
       const pid = async () => Number((await withBatchConn(app.ctx, false, (conn) => conn.query({ text: 'select pg_backend_pid() as p' }))).rows[0]!.p);
-      const first = await pid();
-      expect(await pid()).toBe(first);
+      const held = await pid();
+      expect(await pid()).toBe(held);
+      // A failed statement gives it back to the pool, reset: the pooled connections (that one
+      // among them) plan as usual.
       await expect(withBatchConn(app.ctx, false, (conn) => conn.query({ text: 'select * from no_such_table' }))).rejects.toThrow();
-      expect(await withBatchConn(app.ctx, false, (conn) => conn.query({ text: 'show enable_seqscan' }))).toMatchObject({ rows: [{ enable_seqscan: 'off' }] });
-      // Nothing pooled keeps the setting.
       const pooled = await Promise.all(
-        Array.from({ length: 4 }, () =>
-          withPgConn(app.ctx, true, (conn) => conn.query({ text: 'show enable_seqscan' }).then((r) => r.rows[0]!.enable_seqscan)),
+        Array.from({ length: 8 }, () =>
+          withPgConn(app.ctx, true, (conn) =>
+            conn.query({ text: 'select pg_backend_pid() as p, current_setting($1) as s', values: ['enable_seqscan'] }).then((r) => r.rows[0]!),
+          ),
         ),
       );
-      expect(pooled).toEqual(['on', 'on', 'on', 'on']);
+      expect(pooled.map((r) => Number(r.p))).toContain(held);
+      expect(new Set(pooled.map((r) => r.s))).toEqual(new Set(['on']));
+      // The next batch takes a connection and sets it alike.
+      expect(await withBatchConn(app.ctx, false, (conn) => conn.query({ text: 'show enable_seqscan' }))).toMatchObject({ rows: [{ enable_seqscan: 'off' }] });
     });
 
     test("the usage batch's deletions bring the vacuum round on the heartbeat period", async () => {

@@ -1,5 +1,5 @@
 import type { AppContext } from '../../context';
-import { byId, pgValue, withBatchConn, withPgConn, type PgConn } from '../postgres/conn';
+import { byId, noop, pgValue, withBatchConn, withPgConn, type PgConn } from '../postgres/conn';
 import { OP, PG_USERS_WITH_RECORDS, pgRecordValues, pgRecordsWritten, recordPg, type ReservationRow } from '../records';
 import { reservationsUpkeep } from '../postgres/upkeep';
 import type { BalanceAfter, Balances, MoveOutcome, Payer, QueuedMove } from './index';
@@ -109,8 +109,6 @@ export function postgresBalances(app: AppContext): Balances {
     takeUpTo: (payer, reserved, delta, res, op) => takeUpTo(app, payer, reserved, delta, res, op),
   };
 }
-
-const noop = () => undefined;
 
 /**
  * Write order of this process's moves, for its balance view (ledger/balanceView.ts): one number per

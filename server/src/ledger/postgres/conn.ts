@@ -66,7 +66,7 @@ interface PoolClient {
   releaseConnection(c: PgConn): Promise<unknown>;
 }
 const poolOf = (app: AppContext) => app.knex.client as PoolClient;
-const noop = () => undefined;
+export const noop = (): undefined => undefined;
 
 async function onPooledConn<T>(app: AppContext, tx: boolean, fn: (conn: PgConn) => Promise<T>): Promise<T> {
   const raw = await poolOf(app).acquireConnection();
