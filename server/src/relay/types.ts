@@ -353,6 +353,8 @@ export interface InboundFormat {
   openaiFiles?(body: unknown): string | undefined;
   /** Canonical response → client body (`clientBody`: what the client sent, for echoed fields). */
   fromChat(res: ChatResponse, requestedModel: string, clientBody?: Record<string, unknown>): unknown;
+  /** `JSON.stringify(fromChat(…))`, for a format that writes its answer faster by template. */
+  answerJson?(res: ChatResponse, requestedModel: string, clientBody?: Record<string, unknown>): string;
   /**
    * Canonical chunks → SSE text in the client's format. `fail`, when present, ends a converted
    * stream that broke (instead of `streamError`), so the error can belong to the response it ends.

@@ -7,6 +7,9 @@
 import crypto from 'node:crypto';
 import type { AdaptorContext, ChatChunk, ChatMessage, ChatRequest, SSEEvent, StreamObserver, StreamTranslator, Usage } from '../types';
 import { UpstreamError } from '../errors';
+import { memoByString } from '../../lib/json';
+
+export { memoByString };
 
 /**
  * Native hints an inbound format may attach to a canonical request (a symbol key, so it never
@@ -39,13 +42,28 @@ export function setHints(req: ChatRequest, hints: NativeHints): ChatRequest {
   return req;
 }
 
+/**
+ * A JSON option's value (undefined when empty or not JSON). Parsed once per distinct text: the
+ * adaptors read these per call. The value is shared between calls, hence frozen.
+ */
 export function parseJsonOption(raw: string | undefined): unknown {
-  if (!raw) return undefined;
+  return raw ? parsedOption(raw) : undefined;
+}
+
+const parsedOption = memoByString((raw: string): unknown => {
   try {
-    return JSON.parse(raw);
+    return deepFreeze(JSON.parse(raw));
   } catch {
     return undefined;
   }
+}, 64);
+
+function deepFreeze<T>(v: T): T {
+  if (typeof v === 'object' && v !== null) {
+    for (const x of Object.values(v)) deepFreeze(x);
+    Object.freeze(v);
+  }
+  return v;
 }
 
 export function isRecord(v: unknown): v is Record<string, unknown> {
@@ -91,24 +109,6 @@ export function contentText(content: ChatMessage['content']): string {
   if (content == null) return '';
   if (typeof content === 'string') return content;
   return content.map((p) => (p.type === 'text' && typeof (p as { text?: unknown }).text === 'string' ? (p as { text: string }).text : '')).join('');
-}
-
-/**
- * `fn` memoised by its string argument: for facts derived per call from a channel's base URL or
- * a model name by regular expressions, which a handful of distinct values answer every time.
- * Bounded (cleared when `max` values are held), since model names come from clients.
- */
-export function memoByString<T>(fn: (s: string) => T, max = 512): (s: string) => T {
-  const memo = new Map<string, T>();
-  return (s) => {
-    let v = memo.get(s);
-    if (v === undefined && !memo.has(s)) {
-      v = fn(s);
-      if (memo.size >= max) memo.clear();
-      memo.set(s, v);
-    }
-    return v as T;
-  };
 }
 
 /**

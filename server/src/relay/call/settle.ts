@@ -7,6 +7,7 @@ import { invalidateToken } from '../../services/invalidate';
 import { LOG_TYPE } from '../../repositories/logs';
 import { markTokenUsedUp, TOKEN_STATUS } from '../../repositories/tokens';
 import { nowSec } from '../../lib/time';
+import { jsonName, jsonNumber } from '../../lib/json';
 import type { RelayCall } from './relayCall';
 import { ignore, unconvertedNote } from './relayCall';
 import type { CallPlan } from './plan';
@@ -27,7 +28,7 @@ export async function settleCall(call: RelayCall, plan: CallPlan, money: CallMon
 }
 
 /** The per-call fields of the consume log's `other` JSON (after the price's fields). */
-interface LogOtherTail {
+export interface LogOtherTail {
   frt: number;
   is_model_mapped: boolean;
   cache_tokens: number;
@@ -40,6 +41,27 @@ interface LogOtherTail {
   passthrough: boolean;
   /** Built-in tools a conversion left out (see unconvertedNote). */
   unconverted?: string;
+}
+
+/**
+ * `JSON.stringify(tail)` without its opening brace, written by hand (one row per relayed call:
+ * the keys escaped per call were a measurable share of it). Keys in LogOtherTail's order; the
+ * optional ones after, as recordUsage adds them.
+ */
+export function logTailJson(tail: LogOtherTail): string {
+  const a = tail.admin_info;
+  let channels = '';
+  for (let i = 0; i < a.use_channel.length; i++) channels += (i ? ',' : '') + jsonNumber(a.use_channel[i]!);
+  let admin = `{"use_channel":[${channels}]`;
+  if (a.is_multi_key !== undefined) admin += `,"is_multi_key":${a.is_multi_key}`;
+  if (a.multi_key_index !== undefined) admin += `,"multi_key_index":${jsonNumber(a.multi_key_index)}`;
+  let s =
+    `"frt":${jsonNumber(tail.frt)},"is_model_mapped":${tail.is_model_mapped},"cache_tokens":${jsonNumber(tail.cache_tokens)},` +
+    `"group":${jsonName(tail.group)},"admin_info":${admin}},"request_format":${jsonName(tail.request_format)},` +
+    `"upstream_format":${jsonName(tail.upstream_format)},"passthrough":${tail.passthrough}`;
+  if (tail.unconverted !== undefined) s += `,"unconverted":${JSON.stringify(tail.unconverted)}`;
+  if (tail.upstream_model_name !== undefined) s += `,"upstream_model_name":${jsonName(tail.upstream_model_name)}`;
+  return s + '}';
 }
 
 /** The consume log's text for one price: the `content` line and the head of the `other` JSON. */
@@ -73,9 +95,9 @@ export function recordUsage(call: RelayCall, plan: CallPlan, money: CallMoney, a
     const price = plan.price;
     const text = (price.logText ??= priceLogText(price, serverLang(app)));
     const mapped = outcome.upstreamModel !== call.model;
-    // The `other` JSON, both parts by JSON.stringify: the price's part once per price (PriceInfo is
-    // cached until the options change: formatting its ratios per call was measurable), this call's
-    // part here; `otherHead` ends with a comma, so the call's object is joined without its brace.
+    // The `other` JSON in two parts: the price's once per price (PriceInfo is cached until the
+    // options change: formatting its ratios per call was measurable), this call's here;
+    // `otherHead` ends with a comma, so the call's object is joined without its brace.
     const tail: LogOtherTail = {
       frt: outcome.frtMs,
       is_model_mapped: mapped,
@@ -91,7 +113,7 @@ export function recordUsage(call: RelayCall, plan: CallPlan, money: CallMoney, a
     const note = call.passthrough === false ? unconvertedNote(call) : undefined;
     if (note) tail.unconverted = note;
     if (mapped) tail.upstream_model_name = outcome.upstreamModel;
-    const other = text.otherHead + JSON.stringify(tail).slice(1);
+    const other = text.otherHead + logTailJson(tail);
     // A complete row (no defaults to merge in): this runs once per relayed call.
     batcher.addRow({
       user_id: principal.user.id,

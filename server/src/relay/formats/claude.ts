@@ -27,6 +27,7 @@ import type {
 } from '../types';
 import { fileNameFor, isRecord, newId, parseDataUrl, setHints, type NativeHints } from '../adaptors/shared';
 import { CLAUDE_REASONING_FORMAT, thinkingBlocksOf } from '../adaptors/claude';
+import { hasExactly, jsonName, jsonNumber } from '../../lib/json';
 
 /** The request's shape is wrong: protocol-level wording (field paths), English like the protocols' own errors. */
 const badRequest = (message: string) => new RelayError(400, verbatim(message), 'invalid_request');
@@ -368,6 +369,41 @@ export function chatToClaude(res: ChatResponse, model: string): Record<string, u
   };
 }
 
+const MESSAGE_KEYS = ['id', 'type', 'role', 'model', 'content', 'stop_reason', 'stop_sequence', 'usage'] as const;
+const TEXT_KEYS = ['type', 'text'] as const;
+const USAGE_KEYS = ['input_tokens', 'output_tokens', 'cache_read_input_tokens', 'cache_creation_input_tokens'] as const;
+
+function blockJson(b: Record<string, unknown>): string {
+  return b.type === 'text' && typeof b.text === 'string' && hasExactly(b, TEXT_KEYS) ? `{"type":"text","text":${JSON.stringify(b.text)}}` : JSON.stringify(b);
+}
+
+function usageJson(u: ClaudeUsageOut): string {
+  const plain =
+    hasExactly(u, USAGE_KEYS) &&
+    typeof u.input_tokens === 'number' &&
+    typeof u.output_tokens === 'number' &&
+    typeof u.cache_read_input_tokens === 'number' &&
+    typeof u.cache_creation_input_tokens === 'number';
+  if (!plain) return JSON.stringify(u);
+  return (
+    `{"input_tokens":${jsonNumber(u.input_tokens)},"output_tokens":${jsonNumber(u.output_tokens)},` +
+    `"cache_read_input_tokens":${jsonNumber(u.cache_read_input_tokens)},"cache_creation_input_tokens":${jsonNumber(u.cache_creation_input_tokens)}}`
+  );
+}
+
+/** `JSON.stringify(chatToClaude(res, model))`, by template (lib/json.ts says why). */
+export function chatToClaudeJson(res: ChatResponse, model: string): string {
+  const m = chatToClaude(res, model);
+  const content = m.content as Array<Record<string, unknown>>;
+  if (!hasExactly(m, MESSAGE_KEYS) || typeof m.id !== 'string' || typeof m.stop_reason !== 'string' || m.stop_sequence !== null) return JSON.stringify(m);
+  let blocks = '';
+  for (let i = 0; i < content.length; i++) blocks += (i ? ',' : '') + blockJson(content[i]!);
+  return (
+    `{"id":${JSON.stringify(m.id)},"type":"message","role":"assistant","model":${JSON.stringify(model)},"content":[${blocks}],` +
+    `"stop_reason":${jsonName(m.stop_reason)},"stop_sequence":null,"usage":${usageJson(m.usage as ClaudeUsageOut)}}`
+  );
+}
+
 // ---------------------------------------------------------------------------------------------
 // Stream
 
@@ -417,18 +453,12 @@ export class ClaudeStreamWriter {
     if (this.started) return '';
     this.started = true;
     if (id) this.id = messageId(id);
-    return sse('message_start', {
-      message: {
-        id: this.id,
-        type: 'message',
-        role: 'assistant',
-        model: this.model,
-        content: [],
-        stop_reason: null,
-        stop_sequence: null,
-        usage: { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 },
-      },
-    });
+    // sse('message_start', {message: {id, type, role, model, content: [], stop_reason: null, …, usage: zeros}}), by template.
+    return (
+      `event: message_start\ndata: {"type":"message_start","message":{"id":${JSON.stringify(this.id)},"type":"message","role":"assistant",` +
+      `"model":${JSON.stringify(this.model)},"content":[],"stop_reason":null,"stop_sequence":null,` +
+      `"usage":{"input_tokens":0,"output_tokens":0,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}}}\n\n`
+    );
   }
 
   private close(): string {
@@ -586,6 +616,7 @@ export const claudeFormat: InboundFormat & { streamError(status: number, message
   toChat: (body) => claudeToChat(body),
   modelOf: (body) => (isRecord(body) && typeof body.model === 'string' && body.model.trim() ? body.model : undefined),
   fromChat: (res, requestedModel) => chatToClaude(res, requestedModel),
+  answerJson: (res, requestedModel) => chatToClaudeJson(res, requestedModel),
   streamWriter(requestedModel) {
     const w = new ClaudeStreamWriter(requestedModel);
     return { chunk: (c) => w.chunk(c), end: (u) => w.end(u) };

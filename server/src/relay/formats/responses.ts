@@ -31,6 +31,7 @@ import type {
   Usage,
 } from '../types';
 import { fileNameFor, isRecord, newId, parseDataUrl } from '../adaptors/shared';
+import { hasExactly, jsonName, jsonNumber, jsonOrNull } from '../../lib/json';
 import { openaiError } from './openai';
 
 /** The request's shape is wrong: protocol-level wording (field paths), English like the protocols' own errors. */
@@ -573,22 +574,41 @@ function ending(finish: FinishReason | undefined): { status: string; incomplete_
   return { status: 'completed', incomplete_details: null };
 }
 
-/** The Response object around `output`, echoing what the client asked for. */
-function responseObject(
-  r: {
-    id: string;
-    created: number;
-    model: string;
-    status: string;
-    output: Item[];
-    usage?: ResponsesUsage | null;
-    incomplete?: { reason: string } | null;
-    error?: unknown;
-  },
-  body: Record<string, unknown> | undefined,
-): Item {
+/** What a response is made of besides what it echoes of the request. */
+interface ResponseCore {
+  id: string;
+  created: number;
+  model: string;
+  status: string;
+  output: Item[];
+  usage?: ResponsesUsage | null;
+  incomplete?: { reason: string } | null;
+  error?: unknown;
+}
+
+/** The fields of a response that echo what the client asked for (or their defaults). */
+function echoed(body: Record<string, unknown> | undefined) {
   const b = body ?? {};
   const reasoning = isRecord(b.reasoning) ? b.reasoning : {};
+  return {
+    instructions: typeof b.instructions === 'string' ? b.instructions : null,
+    max_output_tokens: typeof b.max_output_tokens === 'number' ? b.max_output_tokens : null,
+    parallel_tool_calls: b.parallel_tool_calls !== false,
+    reasoning: { effort: str(reasoning.effort) ?? null, summary: str(reasoning.summary) ?? null },
+    temperature: typeof b.temperature === 'number' ? b.temperature : null,
+    text: isRecord(b.text) ? b.text : { format: { type: 'text' } },
+    tool_choice: b.tool_choice ?? 'auto',
+    tools: Array.isArray(b.tools) ? b.tools : [],
+    top_p: typeof b.top_p === 'number' ? b.top_p : null,
+    truncation: str(b.truncation) ?? 'disabled',
+    user: str(b.user) ?? null,
+    metadata: isRecord(b.metadata) ? b.metadata : {},
+  };
+}
+
+/** The Response object around `output`, echoing what the client asked for. */
+function responseObject(r: ResponseCore, body: Record<string, unknown> | undefined): Item {
+  const e = echoed(body);
   return {
     id: r.id,
     object: 'response',
@@ -597,25 +617,123 @@ function responseObject(
     background: false,
     error: r.error ?? null,
     incomplete_details: r.incomplete ?? null,
-    instructions: typeof b.instructions === 'string' ? b.instructions : null,
-    max_output_tokens: typeof b.max_output_tokens === 'number' ? b.max_output_tokens : null,
+    instructions: e.instructions,
+    max_output_tokens: e.max_output_tokens,
     model: r.model,
     output: r.output,
-    parallel_tool_calls: b.parallel_tool_calls !== false,
+    parallel_tool_calls: e.parallel_tool_calls,
     previous_response_id: null,
-    reasoning: { effort: str(reasoning.effort) ?? null, summary: str(reasoning.summary) ?? null },
+    reasoning: e.reasoning,
     // Nothing is stored: a converted response cannot be named by previous_response_id later.
     store: false,
-    temperature: typeof b.temperature === 'number' ? b.temperature : null,
-    text: isRecord(b.text) ? b.text : { format: { type: 'text' } },
-    tool_choice: b.tool_choice ?? 'auto',
-    tools: Array.isArray(b.tools) ? b.tools : [],
-    top_p: typeof b.top_p === 'number' ? b.top_p : null,
-    truncation: str(b.truncation) ?? 'disabled',
+    temperature: e.temperature,
+    text: e.text,
+    tool_choice: e.tool_choice,
+    tools: e.tools,
+    top_p: e.top_p,
+    truncation: e.truncation,
     usage: r.usage ?? null,
-    user: str(b.user) ?? null,
-    metadata: isRecord(b.metadata) ? b.metadata : {},
+    user: e.user,
+    metadata: e.metadata,
   };
+}
+
+/** responseObject's echoed fields as JSON, in three runs (between them: model and output, then usage). */
+interface EchoJson {
+  beforeModel: string;
+  afterOutput: string;
+  afterUsage: string;
+}
+
+function echoJson(body: Record<string, unknown> | undefined): EchoJson {
+  const e = echoed(body);
+  const text = body && e.text === body.text ? JSON.stringify(e.text) : '{"format":{"type":"text"}}';
+  return {
+    beforeModel: `"instructions":${jsonOrNull(e.instructions)},"max_output_tokens":${jsonOrNull(e.max_output_tokens)}`,
+    afterOutput:
+      `"parallel_tool_calls":${e.parallel_tool_calls},"previous_response_id":null,` +
+      `"reasoning":{"effort":${jsonOrNull(e.reasoning.effort)},"summary":${jsonOrNull(e.reasoning.summary)}},"store":false,` +
+      `"temperature":${jsonOrNull(e.temperature)},"text":${text},"tool_choice":${JSON.stringify(e.tool_choice)},` +
+      `"tools":${e.tools.length ? JSON.stringify(e.tools) : '[]'},"top_p":${jsonOrNull(e.top_p)},"truncation":${JSON.stringify(e.truncation)}`,
+    afterUsage: `"user":${jsonOrNull(e.user)},"metadata":${body && e.metadata === body.metadata ? JSON.stringify(e.metadata) : '{}'}`,
+  };
+}
+
+const MESSAGE_KEYS = ['id', 'type', 'status', 'role', 'content'] as const;
+const OUTPUT_TEXT_KEYS = ['type', 'text', 'annotations', 'logprobs'] as const;
+const USAGE_KEYS = ['input_tokens', 'input_tokens_details', 'output_tokens', 'output_tokens_details', 'total_tokens'] as const;
+const emptyArray = (v: unknown) => Array.isArray(v) && v.length === 0;
+
+/** A content part that itemJson writes by template: output text without annotations or logprobs. */
+function plainText(p: unknown): p is { text: string } {
+  return (
+    isRecord(p) &&
+    p.type === 'output_text' &&
+    typeof p.text === 'string' &&
+    hasExactly(p, OUTPUT_TEXT_KEYS) &&
+    emptyArray(p.annotations) &&
+    emptyArray(p.logprobs)
+  );
+}
+
+/** An output item as JSON: assistant messages of plain text by template, anything else by JSON.stringify. */
+function itemJson(it: Item): string {
+  const content = it.content;
+  if (
+    it.type !== 'message' ||
+    !hasExactly(it, MESSAGE_KEYS) ||
+    typeof it.id !== 'string' ||
+    typeof it.status !== 'string' ||
+    typeof it.role !== 'string' ||
+    !Array.isArray(content) ||
+    !content.every(plainText)
+  ) {
+    return JSON.stringify(it);
+  }
+  let parts = '';
+  for (let i = 0; i < content.length; i++) {
+    parts += `${i ? ',' : ''}{"type":"output_text","text":${JSON.stringify((content[i] as { text: string }).text)},"annotations":[],"logprobs":[]}`;
+  }
+  return `{"id":${JSON.stringify(it.id)},"type":"message","status":${jsonName(it.status)},"role":${jsonName(it.role)},"content":[${parts}]}`;
+}
+
+const isNum = (v: unknown): v is number => typeof v === 'number';
+
+function usageJson(u: ResponsesUsage | null | undefined): string {
+  if (u == null) return 'null';
+  const i: unknown = u.input_tokens_details;
+  const o: unknown = u.output_tokens_details;
+  const plain =
+    hasExactly(u, USAGE_KEYS) &&
+    isRecord(i) &&
+    hasExactly(i, ['cached_tokens']) &&
+    isRecord(o) &&
+    hasExactly(o, ['reasoning_tokens']) &&
+    isNum(u.input_tokens) &&
+    isNum(u.output_tokens) &&
+    isNum(u.total_tokens) &&
+    isNum(i.cached_tokens) &&
+    isNum(o.reasoning_tokens);
+  if (!plain) return JSON.stringify(u);
+  return (
+    `{"input_tokens":${jsonNumber(u.input_tokens)},"input_tokens_details":{"cached_tokens":${jsonNumber(i.cached_tokens as number)}},` +
+    `"output_tokens":${jsonNumber(u.output_tokens)},"output_tokens_details":{"reasoning_tokens":${jsonNumber(o.reasoning_tokens as number)}},` +
+    `"total_tokens":${jsonNumber(u.total_tokens)}}`
+  );
+}
+
+/**
+ * `JSON.stringify(responseObject(r, body))`, written by template (lib/json.ts says why); `echo`
+ * is echoJson(body), which a stream computes once for its three snapshots.
+ */
+function responseJson(r: ResponseCore, body: Record<string, unknown> | undefined, echo = echoJson(body)): string {
+  let output = '';
+  for (let i = 0; i < r.output.length; i++) output += (i ? ',' : '') + itemJson(r.output[i]!);
+  return (
+    `{"id":${JSON.stringify(r.id)},"object":"response","created_at":${jsonNumber(r.created)},"status":${jsonName(r.status)},` +
+    `"background":false,"error":${jsonOrNull(r.error)},"incomplete_details":${jsonOrNull(r.incomplete)},${echo.beforeModel},` +
+    `"model":${JSON.stringify(r.model)},"output":[${output}],${echo.afterOutput},"usage":${usageJson(r.usage)},${echo.afterUsage}}`
+  );
 }
 
 /** Thought signatures of tool calls (Gemini), by call id; undefined when none. */
@@ -630,6 +748,15 @@ function signaturesOf(calls: Array<Pick<ToolCall, 'id' | 'extra_content'>>): Rec
 
 /** Canonical response → Responses object. */
 export function chatToResponses(res: ChatResponse, model: string, body?: Record<string, unknown>): Item {
+  return responseObject(responseCore(res, model, body), body);
+}
+
+/** `JSON.stringify(chatToResponses(res, model, body))`, by template. */
+export function chatToResponsesJson(res: ChatResponse, model: string, body?: Record<string, unknown>): string {
+  return responseJson(responseCore(res, model, body), body);
+}
+
+function responseCore(res: ChatResponse, model: string, body: Record<string, unknown> | undefined): ResponseCore {
   const choice = res.choices?.[0];
   const msg = choice?.message;
   const custom = customToolNames(body);
@@ -649,18 +776,15 @@ export function chatToResponses(res: ChatResponse, model: string, body?: Record<
     const name = tc.function?.name ?? '';
     output.push(toolItem(newId(custom.has(name) ? 'ctc_' : 'fc_'), tc.id || newId('call_'), name, tc.function?.arguments ?? '', custom.has(name), 'completed'));
   }
-  return responseObject(
-    {
-      id: responseId(res.id),
-      created: res.created || Math.floor(Date.now() / 1000),
-      model,
-      status,
-      output,
-      usage: chatUsageToResponses(res.usage),
-      incomplete: incomplete_details,
-    },
-    body,
-  );
+  return {
+    id: responseId(res.id),
+    created: res.created || Math.floor(Date.now() / 1000),
+    model,
+    status,
+    output,
+    usage: chatUsageToResponses(res.usage),
+    incomplete: incomplete_details,
+  };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -668,6 +792,11 @@ export function chatToResponses(res: ChatResponse, model: string, body?: Record<
 
 function sse(type: string, seq: number, data: Record<string, unknown>): string {
   return `event: ${type}\ndata: ${JSON.stringify({ type, ...data, sequence_number: seq })}\n\n`;
+}
+
+/** sse(type, seq, {response}) for a response already written as JSON. */
+function sseResponse(type: string, seq: number, responseJson: string): string {
+  return `event: ${type}\ndata: {"type":${jsonName(type)},"response":${responseJson},"sequence_number":${seq}}\n\n`;
 }
 
 interface OpenText {
@@ -714,6 +843,7 @@ export class ResponsesStreamWriter {
   private finish: FinishReason = null;
   private usage: Usage | undefined;
   private readonly custom: Set<string>;
+  private echo: EchoJson | undefined;
 
   constructor(
     private readonly model: string,
@@ -726,8 +856,14 @@ export class ResponsesStreamWriter {
     return sse(type, this.seq++, data);
   }
 
-  private snapshot(status: string, extra: { usage?: ResponsesUsage | null; incomplete?: { reason: string } | null; error?: unknown } = {}): Item {
-    return responseObject({ id: this.id, created: this.created, model: this.model, status, output: [...this.output], ...extra }, this.body);
+  /** The response as it stands, as JSON (the request's echo written once per stream). */
+  private snapshot(status: string, extra: { usage?: ResponsesUsage | null; incomplete?: { reason: string } | null; error?: unknown } = {}): string {
+    this.echo ??= echoJson(this.body);
+    return responseJson({ id: this.id, created: this.created, model: this.model, status, output: this.output, ...extra }, this.body, this.echo);
+  }
+
+  private responseEvent(type: string, response: string): string {
+    return sseResponse(type, this.seq++, response);
   }
 
   private start(c?: ChatChunk): string {
@@ -736,7 +872,7 @@ export class ResponsesStreamWriter {
     if (c?.id) this.id = responseId(c.id);
     if (c?.created) this.created = c.created;
     const r = this.snapshot('in_progress');
-    return this.ev('response.created', { response: r }) + this.ev('response.in_progress', { response: r });
+    return this.responseEvent('response.created', r) + this.responseEvent('response.in_progress', r);
   }
 
   private addItem(item: Item): { index: number; out: string } {
@@ -886,7 +1022,7 @@ export class ResponsesStreamWriter {
     }
     const { status, incomplete_details } = ending(this.finish ?? 'stop');
     const r = this.snapshot(status, { usage: chatUsageToResponses(usage ?? this.usage), incomplete: incomplete_details });
-    return out + this.ev(status === 'incomplete' ? 'response.incomplete' : 'response.completed', { response: r });
+    return out + this.responseEvent(status === 'incomplete' ? 'response.incomplete' : 'response.completed', r);
   }
 
   /** Ends a stream that broke: `response.failed` for this response, with what it had so far. */
@@ -899,7 +1035,7 @@ export class ResponsesStreamWriter {
     if (this.reasoning) this.output[this.reasoning.index] = reasoningItem(this.reasoning.id, this.reasoning.text, this.reasoning.details);
     for (const t of this.tools.values()) this.output[t.index] = toolItem(t.id, t.callId, t.name, t.args, t.custom, 'incomplete');
     const r = this.snapshot('failed', { usage: this.usage ? chatUsageToResponses(this.usage) : null, error: { code, message } });
-    return out + this.ev('response.failed', { response: r });
+    return out + this.responseEvent('response.failed', r);
   }
 }
 
@@ -926,6 +1062,7 @@ export const responsesFormat: InboundFormat = {
   openaiFiles: (body) => responsesOpenAIFiles(body),
   modelOf: (body) => (isRecord(body) && typeof body.model === 'string' ? body.model : undefined),
   fromChat: (res, requestedModel, clientBody) => chatToResponses(res, requestedModel, clientBody),
+  answerJson: (res, requestedModel, clientBody) => chatToResponsesJson(res, requestedModel, clientBody),
   streamWriter(requestedModel: string, opts?: StreamWriterOptions) {
     const w = new ResponsesStreamWriter(requestedModel, opts?.clientBody);
     return { chunk: (c) => w.chunk(c), end: (u) => w.end(u), fail: (_status, message, code) => w.fail(message, code || 'upstream_error') };

@@ -1,0 +1,247 @@
+/**
+ * The JSON the relay writes by template instead of JSON.stringify (lib/json.ts) must be the very
+ * same text: the converted Responses answer (and its stream snapshots), the converted Claude
+ * message (and its stream's message_start), the consume log's `other` tail. Pure, no DB. Also: JSON options parsed once and shared read-only.
+ */
+import { chatToResponses, chatToResponsesJson, responsesFormat } from '../../server/src/relay/formats/responses';
+import { chatToClaude, chatToClaudeJson, ClaudeStreamWriter } from '../../server/src/relay/formats/claude';
+import { logTailJson, type LogOtherTail } from '../../server/src/relay/call/settle';
+import { jsonName, jsonNumber, jsonOrNull } from '../../server/src/lib/json';
+import { parseJsonOption } from '../../server/src/relay/adaptors/shared';
+import type { ChatResponse, Usage } from '../../server/src/relay/types';
+
+const TRICKY = ['plain', 'quote " and \\ backslash', 'line\nbreak\ttab', 'ünïcödé 中文 😀', '\u2028\u2029', '\u0000\u001f', '</script>', ''];
+
+function answer(over: Partial<ChatResponse['choices'][number]['message']> = {}, finish: string | null = 'stop', usage?: Usage): ChatResponse {
+  return {
+    id: 'chatcmpl-abc',
+    object: 'chat.completion',
+    created: 1_700_000_000,
+    model: 'up-model',
+    choices: [{ index: 0, message: { role: 'assistant', content: 'Hello!', ...over }, finish_reason: finish as never }],
+    ...(usage ? { usage } : {}),
+  };
+}
+
+describe('Responses answer by template', () => {
+  const usages: Array<Usage | undefined> = [
+    undefined,
+    { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 },
+    {
+      prompt_tokens: 120,
+      completion_tokens: 70,
+      total_tokens: 190,
+      prompt_tokens_details: { cached_tokens: 100 },
+      completion_tokens_details: { reasoning_tokens: 30 },
+    },
+    // An upstream's odd types pass through as JSON.stringify writes them.
+    { prompt_tokens: '12' as unknown as number, completion_tokens: Number.NaN, total_tokens: 19 },
+  ];
+  const answers: ChatResponse[] = [
+    ...TRICKY.map((t) => answer({ content: t })),
+    answer({ content: null, refusal: 'I cannot' }),
+    answer({ content: 'both', refusal: 'and a refusal' }),
+    answer({ content: 'thinking first', reasoning_content: 'hmm "quoted"' }),
+    answer({ content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] }),
+    answer({ content: 'x' }, 'length'),
+    answer({ content: 'x' }, 'content_filter'),
+    answer({ content: 'x' }, null),
+    { ...answer(), id: 'weird id/with:chars' },
+    { ...answer(), id: 'resp_kept' },
+  ];
+  const bodies: Array<Record<string, unknown> | undefined> = [
+    undefined,
+    { model: 'm', input: 'hi' },
+    {
+      model: 'm',
+      input: 'hi',
+      instructions: TRICKY[1],
+      max_output_tokens: 256,
+      parallel_tool_calls: false,
+      reasoning: { effort: 'high', summary: 'auto' },
+      temperature: 0.2,
+      text: { format: { type: 'json_schema', name: 'x', schema: { type: 'object' } }, verbosity: 'low' },
+      tool_choice: { type: 'function', name: 'f' },
+      tools: [{ type: 'function', name: 'f', parameters: { type: 'object', properties: {} } }],
+      top_p: 0.9,
+      truncation: 'auto',
+      user: 'u "1"',
+      metadata: { k: 'v' },
+    },
+    // Wrong types fall back to the defaults, as in the object.
+    {
+      model: 'm',
+      instructions: 5,
+      max_output_tokens: '9',
+      reasoning: 'high',
+      text: 'plain',
+      tools: {},
+      top_p: null,
+      truncation: 1,
+      user: 2,
+      metadata: [],
+      tool_choice: null,
+    },
+    { model: 'm', tool_choice: 'required', reasoning: { effort: 7 }, temperature: 1e21 },
+  ];
+
+  it('writes exactly what JSON.stringify writes for every answer, usage and request echo', () => {
+    let n = 0;
+    for (const a of answers)
+      for (const u of usages)
+        for (const b of bodies) {
+          const res = u ? { ...a, usage: u } : a;
+          // Ids drawn per call (items, a missing response id) are made equal by a fixed seed: compare with them replaced.
+          const strip = (s: string) => s.replace(/"(msg|rs|fc|ctc|call|resp)_[0-9a-f]{24}"/g, '"$1_X"');
+          expect(strip(chatToResponsesJson(res, 'client-model', b))).toBe(strip(JSON.stringify(chatToResponses(res, 'client-model', b))));
+          n++;
+        }
+    expect(n).toBe(answers.length * usages.length * bodies.length);
+  });
+
+  it('is what the format answers with', () => {
+    const res = answer({ content: 'Hi' }, 'stop', { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 });
+    const json = responsesFormat.answerJson!(res, 'm', { model: 'm', input: 'x' });
+    expect(JSON.parse(json)).toMatchObject({
+      object: 'response',
+      status: 'completed',
+      output: [{ type: 'message', content: [{ type: 'output_text', text: 'Hi' }] }],
+    });
+  });
+
+  it('writes stream snapshots the object would give', () => {
+    const w = responsesFormat.streamWriter('m', { clientBody: { model: 'm', input: 'x', instructions: 'be brief', metadata: { a: '1' } } });
+    let out = w.chunk({
+      id: 'chatcmpl-s',
+      object: 'chat.completion.chunk',
+      created: 1_700_000_001,
+      model: 'u',
+      choices: [{ index: 0, delta: { role: 'assistant', content: 'He' }, finish_reason: null }],
+    });
+    out += w.chunk({
+      id: 'chatcmpl-s',
+      object: 'chat.completion.chunk',
+      created: 1_700_000_001,
+      model: 'u',
+      choices: [{ index: 0, delta: { content: 'llo' }, finish_reason: 'stop' }],
+    });
+    out += w.end({ prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 });
+    const frames = out
+      .split('\n\n')
+      .filter(Boolean)
+      .map((f) => JSON.parse(f.slice(f.indexOf('data: ') + 6)) as { type: string; response?: Record<string, unknown>; sequence_number: number });
+    expect(frames.map((f) => f.sequence_number)).toEqual(frames.map((_, i) => i));
+    const done = frames.find((f) => f.type === 'response.completed')!.response!;
+    const expected = chatToResponses(
+      { ...answer({ content: 'Hello' }), id: 'chatcmpl-s', created: 1_700_000_001, usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } },
+      'm',
+      { model: 'm', input: 'x', instructions: 'be brief', metadata: { a: '1' } },
+    );
+    const itemId = (r: Record<string, unknown>) => (r.output as Array<{ id: string }>)[0]!.id;
+    expect(done).toEqual({ ...expected, output: [{ ...(expected.output as object[])[0], id: itemId(done) }] });
+    expect(frames[0]).toMatchObject({ type: 'response.created', response: { status: 'in_progress', output: [], instructions: 'be brief' } });
+  });
+});
+
+describe('Claude message by template', () => {
+  const signed = [{ type: 'reasoning.text', text: 'thought', signature: 'sig==', format: 'anthropic-claude-v1' }];
+  const answers: ChatResponse[] = [
+    ...TRICKY.map((t) => answer({ content: t })),
+    answer({ content: null, refusal: 'no "way"' }),
+    answer({ content: 'x', reasoning_content: 'from another family' }),
+    answer({ content: 'x', reasoning_content: 'thought', reasoning_details: signed as never }),
+    answer({ content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"a":"\\u00e9"}' } }] }),
+    answer({ content: null, tool_calls: [{ id: '', type: 'function', function: { name: 'g', arguments: 'not json' } }] }),
+    answer({ content: 'x' }, 'length'),
+    answer({ content: 'x' }, 'content_filter'),
+    answer({ content: 'x' }, null),
+    { ...answer(), id: 'msg_kept' },
+    { ...answer(), id: '' },
+  ];
+  const usages: Array<Usage | undefined> = [
+    undefined,
+    { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 },
+    {
+      prompt_tokens: 120,
+      completion_tokens: 70,
+      total_tokens: 190,
+      prompt_tokens_details: { cached_tokens: 80, cache_creation_tokens: 20 },
+      completion_tokens_details: { reasoning_tokens: 30 },
+    },
+    { prompt_tokens: '12' as unknown as number, completion_tokens: Number.NaN, total_tokens: 19 },
+  ];
+
+  it('writes exactly what JSON.stringify writes', () => {
+    const strip = (s: string) => s.replace(/"(msg|toolu)_[0-9a-f]{24}"/g, '"$1_X"');
+    for (const a of answers)
+      for (const u of usages) {
+        const res = u ? { ...a, usage: u } : a;
+        expect(strip(chatToClaudeJson(res, 'client-"model"'))).toBe(strip(JSON.stringify(chatToClaude(res, 'client-"model"'))));
+      }
+  });
+
+  it('starts a stream with the message_start the object would give', () => {
+    const w = new ClaudeStreamWriter('m "1"');
+    const out = w.chunk({
+      id: 'chatcmpl-q',
+      object: 'chat.completion.chunk',
+      created: 1,
+      model: 'u',
+      choices: [{ index: 0, delta: { role: 'assistant' }, finish_reason: null }],
+    });
+    const first = out.slice(0, out.indexOf('\n\n') + 2);
+    const message = {
+      id: 'msg_q',
+      type: 'message',
+      role: 'assistant',
+      model: 'm "1"',
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 },
+    };
+    expect(first).toBe(`event: message_start\ndata: ${JSON.stringify({ type: 'message_start', message })}\n\n`);
+  });
+});
+
+describe('the log tail by template', () => {
+  const base: LogOtherTail = {
+    frt: 12,
+    is_model_mapped: false,
+    cache_tokens: 0,
+    group: 'default',
+    admin_info: { use_channel: [3] },
+    request_format: 'openai',
+    upstream_format: 'openai',
+    passthrough: true,
+  };
+  const tails: LogOtherTail[] = [
+    base,
+    { ...base, frt: Number.NaN, cache_tokens: 1e21, is_model_mapped: true, upstream_model_name: 'gpt-"4o"' },
+    { ...base, admin_info: { use_channel: [3, 4, 5], is_multi_key: true, multi_key_index: 2 } },
+    { ...base, admin_info: { use_channel: [] }, request_format: 'responses', upstream_format: 'claude', passthrough: false, unconverted: 'web_search "x"' },
+    ...TRICKY.map((g) => ({ ...base, group: g, unconverted: g, upstream_model_name: g })),
+  ];
+  it.each(tails.map((t, i) => [i, t] as const))('tail %i', (_i, tail) => {
+    expect(logTailJson(tail)).toBe(JSON.stringify(tail).slice(1));
+  });
+});
+
+describe('JSON helpers', () => {
+  it('write values as JSON.stringify does', () => {
+    for (const s of TRICKY) expect(jsonName(s)).toBe(JSON.stringify(s));
+    for (const n of [0, -0, 1.5, -7, 1e21, 1e-7, Number.NaN, Infinity]) expect(jsonNumber(n)).toBe(JSON.stringify(n));
+    for (const v of [null, undefined, 'x"', 3, { a: [1, null] }, true]) expect(jsonOrNull(v)).toBe(JSON.stringify(v ?? null));
+  });
+
+  it('parse a JSON option once and share it read-only', () => {
+    const raw = '{"default":{"x":[1,2]}}';
+    const a = parseJsonOption(raw) as { default: { x: number[] } };
+    expect(parseJsonOption(raw)).toBe(a);
+    expect(Object.isFrozen(a.default.x)).toBe(true);
+    expect(() => a.default.x.push(3)).toThrow(TypeError);
+    expect(parseJsonOption('not json')).toBeUndefined();
+    expect(parseJsonOption('')).toBeUndefined();
+    expect(parseJsonOption(undefined)).toBeUndefined();
+  });
+});
