@@ -23,20 +23,21 @@ function answer(over: Partial<ChatResponse['choices'][number]['message']> = {}, 
   };
 }
 
+/** Usages of every kind an answer carries, and odd types an upstream may send (written as JSON.stringify writes them). */
+const USAGES: Array<Usage | undefined> = [
+  undefined,
+  { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 },
+  {
+    prompt_tokens: 120,
+    completion_tokens: 70,
+    total_tokens: 190,
+    prompt_tokens_details: { cached_tokens: 80, cache_creation_tokens: 20 },
+    completion_tokens_details: { reasoning_tokens: 30 },
+  },
+  { prompt_tokens: '12' as unknown as number, completion_tokens: Number.NaN, total_tokens: 19 },
+];
+
 describe('Responses answer by template', () => {
-  const usages: Array<Usage | undefined> = [
-    undefined,
-    { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 },
-    {
-      prompt_tokens: 120,
-      completion_tokens: 70,
-      total_tokens: 190,
-      prompt_tokens_details: { cached_tokens: 100 },
-      completion_tokens_details: { reasoning_tokens: 30 },
-    },
-    // An upstream's odd types pass through as JSON.stringify writes them.
-    { prompt_tokens: '12' as unknown as number, completion_tokens: Number.NaN, total_tokens: 19 },
-  ];
   const answers: ChatResponse[] = [
     ...TRICKY.map((t) => answer({ content: t })),
     answer({ content: null, refusal: 'I cannot' }),
@@ -88,7 +89,7 @@ describe('Responses answer by template', () => {
   it('writes exactly what JSON.stringify writes for every answer, usage and request echo', () => {
     let n = 0;
     for (const a of answers)
-      for (const u of usages)
+      for (const u of USAGES)
         for (const b of bodies) {
           const res = u ? { ...a, usage: u } : a;
           // Ids drawn per call (items, a missing response id) are made equal by a fixed seed: compare with them replaced.
@@ -96,7 +97,7 @@ describe('Responses answer by template', () => {
           expect(strip(chatToResponsesJson(res, 'client-model', b))).toBe(strip(JSON.stringify(chatToResponses(res, 'client-model', b))));
           n++;
         }
-    expect(n).toBe(answers.length * usages.length * bodies.length);
+    expect(n).toBe(answers.length * USAGES.length * bodies.length);
   });
 
   it('is what the format answers with', () => {
@@ -158,23 +159,11 @@ describe('Claude message by template', () => {
     { ...answer(), id: 'msg_kept' },
     { ...answer(), id: '' },
   ];
-  const usages: Array<Usage | undefined> = [
-    undefined,
-    { prompt_tokens: 12, completion_tokens: 7, total_tokens: 19 },
-    {
-      prompt_tokens: 120,
-      completion_tokens: 70,
-      total_tokens: 190,
-      prompt_tokens_details: { cached_tokens: 80, cache_creation_tokens: 20 },
-      completion_tokens_details: { reasoning_tokens: 30 },
-    },
-    { prompt_tokens: '12' as unknown as number, completion_tokens: Number.NaN, total_tokens: 19 },
-  ];
 
   it('writes exactly what JSON.stringify writes', () => {
     const strip = (s: string) => s.replace(/"(msg|toolu)_[0-9a-f]{24}"/g, '"$1_X"');
     for (const a of answers)
-      for (const u of usages) {
+      for (const u of USAGES) {
         const res = u ? { ...a, usage: u } : a;
         expect(strip(chatToClaudeJson(res, 'client-"model"'))).toBe(strip(JSON.stringify(chatToClaude(res, 'client-"model"'))));
       }
