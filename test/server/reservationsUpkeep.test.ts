@@ -64,20 +64,21 @@ if (PG.length)
         await trx.raw('delete from reservations where id <= ?', [UPKEEP_EVERY - 50]);
         return Number((await trx.raw('select txid_current() % 4294967296 as x')).rows[0].x);
       });
-      // Vacuum frees dead rows only once no snapshot older than their delete is open: other test
-      // files share this server, so wait for theirs to end (as a quiet moment would in production).
-      await waitFor(
-        async () =>
-          Number(
-            (
-              await app.knex.raw(
-                'select count(*) as n from pg_stat_activity where backend_xmin is not null and pid <> pg_backend_pid() and backend_xmin::text::bigint <= ?',
-                [deletedBy],
-              )
-            ).rows[0].n,
-          ) === 0,
-        60_000,
-      );
+      // Vacuum frees dead rows only once no transaction older than their delete is open — neither
+      // a snapshot (backend_xmin) nor a writer between statements (backend_xid, or the oldest xid
+      // still running): other test files share this server, so wait for theirs to end (as a quiet
+      // moment would in production).
+      await waitFor(async () => {
+        const r = (
+          await app.knex.raw(
+            `select txid_snapshot_xmin(txid_current_snapshot()) % 4294967296 as oldest,
+                    (select count(*) from pg_stat_activity where pid <> pg_backend_pid()
+                       and (backend_xmin::text::bigint <= ? or backend_xid::text::bigint <= ?)) as n`,
+            [deletedBy, deletedBy],
+          )
+        ).rows[0];
+        return Number(r.n) === 0 && Number(r.oldest) > deletedBy;
+      }, 60_000);
       const before = await vacuums(app);
       const upkeep = reservationsUpkeep(app.ctx);
       upkeep.deleted(UPKEEP_EVERY);
