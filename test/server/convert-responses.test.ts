@@ -480,7 +480,7 @@ describe('canonical → Responses object', () => {
     // the SDK reads it as a Response
     const parsed = await sdkAnswering(JSON.stringify(r), false).responses.create({ model: 'm', input: 'hi' });
     expect(parsed.output_text).toBe('Let me check.');
-    expect(responsesFormat.fromChat(ANSWER, 'alias', body)).toMatchObject({ id: 'resp_abc' });
+    expect(JSON.parse(responsesFormat.answerJson(ANSWER, 'alias', body))).toMatchObject({ id: 'resp_abc' });
   });
 
   it('length → incomplete (max_output_tokens); content_filter → incomplete (content_filter); thought signatures packed', () => {

@@ -37,19 +37,26 @@ const USAGES: Array<Usage | undefined> = [
   { prompt_tokens: '12' as unknown as number, completion_tokens: Number.NaN, total_tokens: 19 },
 ];
 
+/** Answers of every kind both formats write: text, refusals, reasoning (signed or not), tool calls, every finish, odd ids. */
+const SIGNED = [{ type: 'reasoning.text', text: 'thought', signature: 'sig==', format: 'anthropic-claude-v1' }];
+const ANSWERS: ChatResponse[] = [
+  ...TRICKY.map((t) => answer({ content: t })),
+  answer({ content: null, refusal: 'I cannot "do" that' }),
+  answer({ content: 'both', refusal: 'and a refusal' }),
+  answer({ content: 'thinking first', reasoning_content: 'from another family' }),
+  answer({ content: 'x', reasoning_content: 'thought', reasoning_details: SIGNED as never }),
+  answer({ content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"a":"\\u00e9"}' } }] }),
+  answer({ content: null, tool_calls: [{ id: '', type: 'function', function: { name: 'g', arguments: 'not json' } }] }),
+  answer({ content: 'x' }, 'length'),
+  answer({ content: 'x' }, 'content_filter'),
+  answer({ content: 'x' }, null),
+  { ...answer(), id: 'weird id/with:chars' },
+  { ...answer(), id: 'resp_kept' },
+  { ...answer(), id: 'msg_kept' },
+  { ...answer(), id: '' },
+];
+
 describe('Responses answer by template', () => {
-  const answers: ChatResponse[] = [
-    ...TRICKY.map((t) => answer({ content: t })),
-    answer({ content: null, refusal: 'I cannot' }),
-    answer({ content: 'both', refusal: 'and a refusal' }),
-    answer({ content: 'thinking first', reasoning_content: 'hmm "quoted"' }),
-    answer({ content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] }),
-    answer({ content: 'x' }, 'length'),
-    answer({ content: 'x' }, 'content_filter'),
-    answer({ content: 'x' }, null),
-    { ...answer(), id: 'weird id/with:chars' },
-    { ...answer(), id: 'resp_kept' },
-  ];
   const bodies: Array<Record<string, unknown> | undefined> = [
     undefined,
     { model: 'm', input: 'hi' },
@@ -88,7 +95,7 @@ describe('Responses answer by template', () => {
 
   it('writes exactly what JSON.stringify writes for every answer, usage and request echo', () => {
     let n = 0;
-    for (const a of answers)
+    for (const a of ANSWERS)
       for (const u of USAGES)
         for (const b of bodies) {
           const res = u ? { ...a, usage: u } : a;
@@ -97,7 +104,7 @@ describe('Responses answer by template', () => {
           expect(strip(chatToResponsesJson(res, 'client-model', b))).toBe(strip(JSON.stringify(chatToResponses(res, 'client-model', b))));
           n++;
         }
-    expect(n).toBe(answers.length * USAGES.length * bodies.length);
+    expect(n).toBe(ANSWERS.length * USAGES.length * bodies.length);
   });
 
   it('is what the format answers with', () => {
@@ -145,24 +152,9 @@ describe('Responses answer by template', () => {
 });
 
 describe('Claude message by template', () => {
-  const signed = [{ type: 'reasoning.text', text: 'thought', signature: 'sig==', format: 'anthropic-claude-v1' }];
-  const answers: ChatResponse[] = [
-    ...TRICKY.map((t) => answer({ content: t })),
-    answer({ content: null, refusal: 'no "way"' }),
-    answer({ content: 'x', reasoning_content: 'from another family' }),
-    answer({ content: 'x', reasoning_content: 'thought', reasoning_details: signed as never }),
-    answer({ content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'f', arguments: '{"a":"\\u00e9"}' } }] }),
-    answer({ content: null, tool_calls: [{ id: '', type: 'function', function: { name: 'g', arguments: 'not json' } }] }),
-    answer({ content: 'x' }, 'length'),
-    answer({ content: 'x' }, 'content_filter'),
-    answer({ content: 'x' }, null),
-    { ...answer(), id: 'msg_kept' },
-    { ...answer(), id: '' },
-  ];
-
   it('writes exactly what JSON.stringify writes', () => {
     const strip = (s: string) => s.replace(/"(msg|toolu)_[0-9a-f]{24}"/g, '"$1_X"');
-    for (const a of answers)
+    for (const a of ANSWERS)
       for (const u of USAGES) {
         const res = u ? { ...a, usage: u } : a;
         expect(strip(chatToClaudeJson(res, 'client-"model"'))).toBe(strip(JSON.stringify(chatToClaude(res, 'client-"model"'))));

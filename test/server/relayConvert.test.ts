@@ -19,8 +19,8 @@ const toy: InboundFormat = {
     if (!b.text) throw new RelayError(400, verbatim('text required'), 'invalid_request');
     return { model: String(b.model ?? ''), messages: [{ role: 'user', content: b.text }], stream: !!b.stream };
   },
-  fromChat(res: ChatResponse) {
-    return { answer: res.choices[0]?.message.content, tokens: res.usage?.total_tokens };
+  answerJson(res: ChatResponse) {
+    return JSON.stringify({ answer: res.choices[0]?.message.content, tokens: res.usage?.total_tokens });
   },
   streamWriter() {
     return {

@@ -351,10 +351,12 @@ export interface InboundFormat {
    * OpenAI's protocols (Chat Completions, Responses) can read them; undefined when none.
    */
   openaiFiles?(body: unknown): string | undefined;
-  /** Canonical response → client body (`clientBody`: what the client sent, for echoed fields). */
-  fromChat(res: ChatResponse, requestedModel: string, clientBody?: Record<string, unknown>): unknown;
-  /** `JSON.stringify(fromChat(…))`, for a format that writes its answer faster by template. */
-  answerJson?(res: ChatResponse, requestedModel: string, clientBody?: Record<string, unknown>): string;
+  /**
+   * Canonical response → the client's answer body as JSON text (`clientBody`: what the client
+   * sent, for echoed fields). Text rather than an object: formats whose answers have a fixed shape
+   * write it by template (lib/json.ts), faster than JSON.stringify.
+   */
+  answerJson(res: ChatResponse, requestedModel: string, clientBody?: Record<string, unknown>): string;
   /**
    * Canonical chunks → SSE text in the client's format. `fail`, when present, ends a converted
    * stream that broke (instead of `streamError`), so the error can belong to the response it ends.

@@ -96,7 +96,7 @@ export interface AnswerRun {
 export function convertAnswer(upstream: Protocol, client: Protocol, body: unknown): AnswerRun {
   const ctx = adaptorContext(upstream, { stream: false, requestedModel: client.clientModel });
   const canonical = upstream.adaptor!.chatResponse(body, ctx);
-  return { canonical, client: client.inbound!.fromChat(canonical, client.clientModel) };
+  return { canonical, client: JSON.parse(client.inbound!.answerJson(canonical, client.clientModel)) as unknown };
 }
 
 /** An upstream error answer → the client's error body (call/attempt.ts, then relay/index.ts). */

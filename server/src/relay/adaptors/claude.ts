@@ -37,7 +37,6 @@ import {
   contentText,
   getHints,
   isRecord,
-  memoByString,
   newId,
   parseArgs,
   parseDataUrl,
@@ -46,6 +45,7 @@ import {
   tolerantObserver,
   upstreamErrorMessage,
 } from './shared';
+import { memoByString } from '../../lib/memo';
 
 export const CLAUDE_API_VERSION = '2023-06-01';
 const DEFAULT_BASE = 'https://api.anthropic.com';

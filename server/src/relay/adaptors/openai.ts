@@ -17,7 +17,8 @@ import type {
 } from '../types';
 import { parseBlock, SSESplitter } from '../sse';
 import { UpstreamError } from '../errors';
-import { fileNameFor, isRecord, memoByString, parseDataUrl, withOpenAIBeta } from './shared';
+import { fileNameFor, isRecord, parseDataUrl, withOpenAIBeta } from './shared';
+import { memoByString } from '../../lib/memo';
 import { CHANNEL_TYPE, CHANNEL_TYPES, typesServedBy } from '../../channels/catalogue';
 
 /**

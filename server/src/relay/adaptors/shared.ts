@@ -7,9 +7,7 @@
 import crypto from 'node:crypto';
 import type { AdaptorContext, ChatChunk, ChatMessage, ChatRequest, SSEEvent, StreamObserver, StreamTranslator, Usage } from '../types';
 import { UpstreamError } from '../errors';
-import { memoByString } from '../../lib/json';
-
-export { memoByString };
+import { memoByString } from '../../lib/memo';
 
 /**
  * Native hints an inbound format may attach to a canonical request (a symbol key, so it never

@@ -110,8 +110,7 @@ export async function bufferedAnswer(
     tokens = tokensFrom(chatRes.usage, call, () => responseText(chatRes), calls);
     // An upstream that reports no usage (AI Proxy library): the client gets the relay's count, as billed.
     if (!chatRes.usage) chatRes.usage = { prompt_tokens: tokens.prompt, completion_tokens: tokens.completion, total_tokens: tokens.prompt + tokens.completion };
-    const inbound = call.inbound;
-    out = inbound.answerJson ? inbound.answerJson(chatRes, call.model, call.body) : JSON.stringify(inbound.fromChat(chatRes, call.model, call.body));
+    out = call.inbound.answerJson(chatRes, call.model, call.body);
     outType = 'application/json';
   }
   return new BufferedAnswer(ch, actx.upstreamModel, tokens, Math.round(call.timer.totalMs()), call, out, outType);

@@ -615,7 +615,6 @@ export const claudeFormat: InboundFormat & { streamError(status: number, message
   streamError: (status, message) => claudeErrorEvent(status, message),
   toChat: (body) => claudeToChat(body),
   modelOf: (body) => (isRecord(body) && typeof body.model === 'string' && body.model.trim() ? body.model : undefined),
-  fromChat: (res, requestedModel) => chatToClaude(res, requestedModel),
   answerJson: (res, requestedModel) => chatToClaudeJson(res, requestedModel),
   streamWriter(requestedModel) {
     const w = new ClaudeStreamWriter(requestedModel);

@@ -521,7 +521,7 @@ export const geminiFormat: InboundFormat = {
   name: 'gemini',
   toChat: (body, modelFromPath) => geminiToChat(body, modelFromPath),
   modelOf: (_body, modelFromPath) => (modelFromPath && modelFromPath.trim() ? modelFromPath : undefined),
-  fromChat: (res, requestedModel) => chatToGemini(res, requestedModel),
+  answerJson: (res, requestedModel) => JSON.stringify(chatToGemini(res, requestedModel)),
   streamWriter(requestedModel) {
     const w = new GeminiStreamWriter(requestedModel);
     return { chunk: (c) => w.chunk(c), end: (u) => w.end(u) };

@@ -43,8 +43,8 @@ export const openaiFormat: InboundFormat & {
     }
     return undefined;
   },
-  fromChat(res: ChatResponse): unknown {
-    return res;
+  answerJson(res: ChatResponse): string {
+    return JSON.stringify(res);
   },
   streamWriter(requestedModel: string, opts: OpenAIStreamOptions = {}) {
     let id = '';

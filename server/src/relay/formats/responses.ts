@@ -647,21 +647,22 @@ interface EchoJson {
 
 function echoJson(body: Record<string, unknown> | undefined): EchoJson {
   const e = echoed(body);
-  const text = body && e.text === body.text ? JSON.stringify(e.text) : '{"format":{"type":"text"}}';
   return {
     beforeModel: `"instructions":${jsonOrNull(e.instructions)},"max_output_tokens":${jsonOrNull(e.max_output_tokens)}`,
     afterOutput:
       `"parallel_tool_calls":${e.parallel_tool_calls},"previous_response_id":null,` +
       `"reasoning":{"effort":${jsonOrNull(e.reasoning.effort)},"summary":${jsonOrNull(e.reasoning.summary)}},"store":false,` +
-      `"temperature":${jsonOrNull(e.temperature)},"text":${text},"tool_choice":${JSON.stringify(e.tool_choice)},` +
+      `"temperature":${jsonOrNull(e.temperature)},"text":${JSON.stringify(e.text)},"tool_choice":${JSON.stringify(e.tool_choice)},` +
       `"tools":${e.tools.length ? JSON.stringify(e.tools) : '[]'},"top_p":${jsonOrNull(e.top_p)},"truncation":${JSON.stringify(e.truncation)}`,
-    afterUsage: `"user":${jsonOrNull(e.user)},"metadata":${body && e.metadata === body.metadata ? JSON.stringify(e.metadata) : '{}'}`,
+    afterUsage: `"user":${jsonOrNull(e.user)},"metadata":${JSON.stringify(e.metadata)}`,
   };
 }
 
 const MESSAGE_KEYS = ['id', 'type', 'status', 'role', 'content'] as const;
 const OUTPUT_TEXT_KEYS = ['type', 'text', 'annotations', 'logprobs'] as const;
 const USAGE_KEYS = ['input_tokens', 'input_tokens_details', 'output_tokens', 'output_tokens_details', 'total_tokens'] as const;
+const CACHED_KEYS = ['cached_tokens'] as const;
+const REASONING_KEYS = ['reasoning_tokens'] as const;
 const emptyArray = (v: unknown) => Array.isArray(v) && v.length === 0;
 
 /** A content part that itemJson writes by template: output text without annotations or logprobs. */
@@ -706,9 +707,9 @@ function usageJson(u: ResponsesUsage | null | undefined): string {
   const plain =
     hasExactly(u, USAGE_KEYS) &&
     isRecord(i) &&
-    hasExactly(i, ['cached_tokens']) &&
+    hasExactly(i, CACHED_KEYS) &&
     isRecord(o) &&
-    hasExactly(o, ['reasoning_tokens']) &&
+    hasExactly(o, REASONING_KEYS) &&
     isNum(u.input_tokens) &&
     isNum(u.output_tokens) &&
     isNum(u.total_tokens) &&
@@ -1061,7 +1062,6 @@ export const responsesFormat: InboundFormat = {
   nativeOnly: (body) => responsesNativeOnly(body),
   openaiFiles: (body) => responsesOpenAIFiles(body),
   modelOf: (body) => (isRecord(body) && typeof body.model === 'string' ? body.model : undefined),
-  fromChat: (res, requestedModel, clientBody) => chatToResponses(res, requestedModel, clientBody),
   answerJson: (res, requestedModel, clientBody) => chatToResponsesJson(res, requestedModel, clientBody),
   streamWriter(requestedModel: string, opts?: StreamWriterOptions) {
     const w = new ResponsesStreamWriter(requestedModel, opts?.clientBody);
