@@ -1,3 +1,4 @@
+import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig } from './config';
 import { createApp } from './app';
 import { createLogger } from './lib/logger';
@@ -19,7 +20,9 @@ async function main() {
   collectNow();
   const stopIdleGc = startIdleGc(server, { onIdle: () => gateway.releaseIdle() });
   await listenGateway(server, { port: config.port });
-  log.info({ port: config.port, db: gateway.ctx.db.kind, cache: gateway.ctx.kv.kind, native: nativeLoaded() }, 'gateway listening');
+  // The port bound, not the one asked for: PORT=0 lets the system choose one.
+  const port = (server.address() as AddressInfo).port;
+  log.info({ port, db: gateway.ctx.db.kind, cache: gateway.ctx.kv.kind, native: nativeLoaded() }, 'gateway listening');
   // Graceful shutdown: stop accepting, let calls in flight (streams included) finish until the
   // deadline, cut the rest (they settle or refund as abandoned calls do), wait for that
   // bookkeeping, then flush the batched rows and counters and close the pools. A second signal,

@@ -4,7 +4,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { buildApp, makeUser, type Target, type TestApp } from '../helpers/app';
-import { freePort, startGatewayProcess, type GatewayProcess } from '../helpers/gatewayProcess';
+import { startGatewayProcess, type GatewayProcess } from '../helpers/gatewayProcess';
 import { startMockUpstream, type MockUpstream } from '../mock-upstream';
 import { seedChannel, seedToken, setOptions } from '../mock-upstream/seed';
 import { LOG_TYPE } from '../../server/src/repositories/logs';
@@ -77,9 +77,7 @@ describe.each(TARGETS.map((t) => [t.name, t] as const))('kill -9 during streams,
     const user = await makeUser(seedApp, { quota: USER_QUOTA });
     const token = await seedToken(seedApp, user.id, { unlimited_quota: false, remain_quota: TOKEN_QUOTA });
 
-    const port = await freePort();
     const env: NodeJS.ProcessEnv = {
-      PORT: String(port),
       NODE_ID: `crash-${crypto.randomBytes(3).toString('hex')}`,
       SESSION_SECRET: 'crash-test-secret',
       DATABASE_URL: file ? `sqlite:${file}` : process.env.TEST_DATABASE_URL,
@@ -89,6 +87,7 @@ describe.each(TARGETS.map((t) => [t.name, t] as const))('kill -9 during streams,
     };
     const first = await startGatewayProcess(env);
     children.push(first);
+    const port = first.port;
 
     // Calls that finish before the crash: settled; their log rows wait for the next batch (≤ 1 s).
     for (let i = 0; i < FAST_CALLS; i++) {
