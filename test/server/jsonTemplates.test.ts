@@ -8,7 +8,7 @@ import { chatToClaude, chatToClaudeJson, ClaudeStreamWriter } from '../../server
 import { logTailJson, type LogOtherTail } from '../../server/src/relay/call/settle';
 import { jsonName, jsonNumber, jsonOrNull } from '../../server/src/lib/json';
 import { parseJsonOption } from '../../server/src/relay/adaptors/shared';
-import type { ChatResponse, Usage } from '../../server/src/relay/types';
+import type { ChatChunk, ChatResponse, Usage } from '../../server/src/relay/types';
 
 const TRICKY = ['plain', 'quote " and \\ backslash', 'line\nbreak\ttab', 'ünïcödé 中文 😀', '\u2028\u2029', '\u0000\u001f', '</script>', ''];
 
@@ -182,6 +182,95 @@ describe('Claude message by template', () => {
       usage: { input_tokens: 0, output_tokens: 0, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 },
     };
     expect(first).toBe(`event: message_start\ndata: ${JSON.stringify({ type: 'message_start', message })}\n\n`);
+  });
+});
+
+/** A stream's frames: each data's text, parsed, and the event name. */
+function frames(out: string): Array<{ event: string; text: string; data: Record<string, unknown> }> {
+  return out
+    .split('\n\n')
+    .filter(Boolean)
+    .map((f) => {
+      const event = f.slice('event: '.length, f.indexOf('\n'));
+      const text = f.slice(f.indexOf('data: ') + 6);
+      return { event, text, data: JSON.parse(text) as Record<string, unknown> };
+    });
+}
+
+const chunkOf = (delta: ChatChunk['choices'][number]['delta'], finish: string | null = null): ChatChunk => ({
+  id: 'chatcmpl-d',
+  object: 'chat.completion.chunk',
+  created: 1_700_000_002,
+  model: 'u',
+  choices: [{ index: 0, delta, finish_reason: finish as never }],
+});
+
+/** Every kind of token a converted stream carries, each over the tricky strings: reasoning, text, refusal, tool arguments (two calls). */
+const DELTAS: ChatChunk[] = [
+  ...TRICKY.filter(Boolean).map((t) => chunkOf({ reasoning_content: t })),
+  ...TRICKY.filter(Boolean).map((t) => chunkOf({ content: t })),
+  ...TRICKY.filter(Boolean).map((t) => chunkOf({ refusal: t })),
+  chunkOf({ tool_calls: [{ index: 0, id: 'call_a', type: 'function', function: { name: 'f', arguments: '' } }] }),
+  ...TRICKY.filter(Boolean).map((t) => chunkOf({ tool_calls: [{ index: 0, function: { arguments: t } }] })),
+  chunkOf({ tool_calls: [{ index: 1, id: 'call_b', type: 'function', function: { name: 'g', arguments: '{"q":' } }] }),
+  chunkOf({ tool_calls: [{ index: 1, function: { arguments: '"\u2028"}' } }] }, 'tool_calls'),
+];
+
+// The events of every streamed token are written by template: the same text JSON.stringify gives
+// (a parse and stringify again is the identity), keys in the order the object had.
+describe('stream delta events by template', () => {
+  it('Responses: text, refusal, reasoning summary and argument deltas', () => {
+    const w = responsesFormat.streamWriter('m', { clientBody: { model: 'm', input: 'x' } });
+    const out = DELTAS.map((c) => w.chunk(c)).join('') + w.end({ prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 });
+    const all = frames(out);
+    expect(all.map((f) => f.data.sequence_number)).toEqual(all.map((_, i) => i));
+    const KEYS: Record<string, string[]> = {
+      'response.output_text.delta': ['type', 'item_id', 'output_index', 'content_index', 'delta', 'logprobs', 'sequence_number'],
+      'response.refusal.delta': ['type', 'item_id', 'output_index', 'content_index', 'delta', 'sequence_number'],
+      'response.reasoning_summary_text.delta': ['type', 'item_id', 'output_index', 'summary_index', 'delta', 'sequence_number'],
+      'response.function_call_arguments.delta': ['type', 'item_id', 'output_index', 'delta', 'sequence_number'],
+    };
+    const deltas = all.filter((f) => KEYS[f.event]);
+    for (const f of deltas) {
+      expect(f.text).toBe(JSON.stringify(f.data));
+      expect(Object.keys(f.data)).toEqual(KEYS[f.event]);
+      expect(f.data.type).toBe(f.event);
+    }
+    const joined = (type: string) => deltas.filter((f) => f.event === type).map((f) => f.data.delta).join('');
+    const tricky = TRICKY.join('');
+    expect(joined('response.reasoning_summary_text.delta')).toBe(tricky);
+    expect(joined('response.output_text.delta')).toBe(tricky);
+    expect(joined('response.refusal.delta')).toBe(tricky);
+    expect(joined('response.function_call_arguments.delta')).toBe(`${tricky}{"q":"\u2028"}`);
+    // each delta names its own item, as the item's done event does
+    const done = all.filter((f) => f.event === 'response.output_item.done').map((f) => f.data.item as { id: string; type: string });
+    const itemOf = (type: string) => new Set(deltas.filter((f) => f.event === type).map((f) => `${f.data.item_id as string}@${f.data.output_index as number}`));
+    for (const type of Object.keys(KEYS).filter((t) => t !== 'response.function_call_arguments.delta'))
+      expect([...itemOf(type)].map((k) => done[Number(k.split('@')[1])]?.id === k.split('@')[0])).toEqual([true]);
+    expect(itemOf('response.function_call_arguments.delta').size).toBe(2);
+  });
+
+  it('Claude: text, thinking and tool input deltas', () => {
+    const w = new ClaudeStreamWriter('m');
+    const out = DELTAS.map((c) => w.chunk(c)).join('') + w.end({ prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 });
+    const deltas = frames(out).filter((f) => f.event === 'content_block_delta');
+    const FIELD: Record<string, string> = { text_delta: 'text', thinking_delta: 'thinking', input_json_delta: 'partial_json' };
+    for (const f of deltas) {
+      expect(f.text).toBe(JSON.stringify(f.data));
+      expect(Object.keys(f.data)).toEqual(['type', 'index', 'delta']);
+      const d = f.data.delta as Record<string, unknown>;
+      expect(Object.keys(d)).toEqual(['type', FIELD[d.type as string]]);
+    }
+    const joined = (type: string) =>
+      deltas
+        .map((f) => f.data.delta as Record<string, string>)
+        .filter((d) => d.type === type)
+        .map((d) => d[FIELD[type]!])
+        .join('');
+    const tricky = TRICKY.join('');
+    expect(joined('thinking_delta')).toBe(tricky);
+    expect(joined('text_delta')).toBe(tricky + tricky); // a refusal streams as text
+    expect(joined('input_json_delta')).toBe(`${tricky}{"q":"\u2028"}`);
   });
 });
 

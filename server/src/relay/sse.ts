@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer';
 import type { SSEEvent } from './types';
 import { msg, t, type Message } from '../i18n';
 
@@ -32,6 +33,12 @@ export class SSESplitter {
   /** The buffered text ends with a LF (a blank line may complete with the next chunk's first LF). */
   private endsWithLF = false;
   private readonly decoder = new TextDecoder();
+  /**
+   * The decoder may hold the start of a character (or has not seen the stream's first bytes, where
+   * it drops a BOM): the next chunk must go through it. Otherwise an ASCII chunk is read as Latin-1,
+   * the same text without the decoder's detour through UTF-16 (most of an SSE stream is ASCII).
+   */
+  private viaDecoder = true;
 
   /** A CR at the end of the previous chunk (its LF may open the next one). */
   private pendingCR = false;
@@ -43,7 +50,12 @@ export class SSESplitter {
   ) {}
 
   push(chunk: Uint8Array): string[] {
-    let text = this.decoder.decode(chunk, { stream: true });
+    let text: string;
+    if (!this.viaDecoder && isAscii(chunk)) text = latin1(chunk);
+    else {
+      text = this.decoder.decode(chunk, { stream: true });
+      if (chunk.length) this.viaDecoder = !isAscii(chunk);
+    }
     if (this.pendingCR) {
       text = `\r${text}`;
       this.pendingCR = false;
@@ -108,6 +120,10 @@ export class SSESplitter {
 }
 
 const NONE: string[] = [];
+
+function latin1(chunk: Uint8Array): string {
+  return (Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)).toString('latin1');
+}
 
 /** An upstream stream frame that is not SSE, or whose data is not JSON: the stream cannot be read. */
 export class BadStreamFrame extends Error {

@@ -412,6 +412,9 @@ function sse(type: string, data: Record<string, unknown>): string {
 }
 
 type BlockKind = 'text' | 'thinking' | 'redacted_thinking' | 'tool_use';
+/** The string field each kind of content_block_delta carries. */
+const DELTA_FIELD = { text_delta: 'text', thinking_delta: 'thinking', signature_delta: 'signature', input_json_delta: 'partial_json' } as const;
+type DeltaKind = keyof typeof DELTA_FIELD;
 
 /** A tool call held back while another one streams (see ClaudeStreamWriter). */
 interface HeldCall {
@@ -475,8 +478,12 @@ export class ClaudeStreamWriter {
     return out;
   }
 
-  private delta(delta: Record<string, unknown>): string {
-    return sse('content_block_delta', { index: this.blockIndex, delta });
+  /**
+   * sse('content_block_delta', {index, delta: {type: kind, [field]: value}}) by template: the event
+   * of every streamed token (text, thinking, tool arguments).
+   */
+  private delta(kind: DeltaKind, value: string): string {
+    return `event: content_block_delta\ndata: {"type":"content_block_delta","index":${this.blockIndex},"delta":{"type":"${kind}","${DELTA_FIELD[kind]}":${JSON.stringify(value)}}}\n\n`;
   }
 
   /** A thinking block that can still take text (not yet signed). */
@@ -495,7 +502,7 @@ export class ClaudeStreamWriter {
     let out = '';
     for (const [index, call] of this.held) {
       out += this.openTool(index, call.id, call.name);
-      if (call.args) out += this.delta({ type: 'input_json_delta', partial_json: call.args });
+      if (call.args) out += this.delta('input_json_delta', call.args);
     }
     this.held.clear();
     return out + this.close();
@@ -507,9 +514,9 @@ export class ClaudeStreamWriter {
       let out = '';
       if (!this.thinkingOpen()) {
         out += this.releaseHeld() + this.openBlock('thinking', { type: 'thinking', thinking: '', signature: '' });
-        if (d.text) out += this.delta({ type: 'thinking_delta', thinking: d.text });
+        if (d.text) out += this.delta('thinking_delta', d.text);
       }
-      out += this.delta({ type: 'signature_delta', signature: d.signature });
+      out += this.delta('signature_delta', d.signature);
       this.open!.signed = true;
       return out;
     }
@@ -520,7 +527,7 @@ export class ClaudeStreamWriter {
 
   private toolDelta(tc: NonNullable<ChatChunk['choices'][number]['delta']['tool_calls']>[number]): string {
     const args = tc.function?.arguments ?? '';
-    if (this.open?.kind === 'tool_use' && this.open.tool === tc.index) return args ? this.delta({ type: 'input_json_delta', partial_json: args }) : '';
+    if (this.open?.kind === 'tool_use' && this.open.tool === tc.index) return args ? this.delta('input_json_delta', args) : '';
     const held = this.held.get(tc.index);
     if (held) {
       held.args += args;
@@ -535,7 +542,7 @@ export class ClaudeStreamWriter {
       return '';
     }
     let out = this.openTool(tc.index, tc.id, tc.function?.name);
-    if (args) out += this.delta({ type: 'input_json_delta', partial_json: args });
+    if (args) out += this.delta('input_json_delta', args);
     return out;
   }
 
@@ -547,17 +554,17 @@ export class ClaudeStreamWriter {
     const d = choice.delta ?? {};
     if (d.reasoning_content) {
       if (!this.thinkingOpen()) out += this.releaseHeld() + this.openBlock('thinking', { type: 'thinking', thinking: '', signature: '' });
-      out += this.delta({ type: 'thinking_delta', thinking: d.reasoning_content });
+      out += this.delta('thinking_delta', d.reasoning_content);
     }
     for (const detail of d.reasoning_details ?? []) out += this.reasoningDetail(detail);
     if (typeof d.content === 'string' && d.content) {
       if (this.open?.kind !== 'text') out += this.releaseHeld() + this.openBlock('text', { type: 'text', text: '' });
-      out += this.delta({ type: 'text_delta', text: d.content });
+      out += this.delta('text_delta', d.content);
     }
     if (typeof d.refusal === 'string' && d.refusal) {
       this.refused = true;
       if (this.open?.kind !== 'text') out += this.releaseHeld() + this.openBlock('text', { type: 'text', text: '' });
-      out += this.delta({ type: 'text_delta', text: d.refusal });
+      out += this.delta('text_delta', d.refusal);
     }
     for (const tc of d.tool_calls ?? []) out += this.toolDelta(tc);
     if (choice.finish_reason) {

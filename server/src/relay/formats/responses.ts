@@ -800,10 +800,26 @@ function sseResponse(type: string, seq: number, responseJson: string): string {
   return `event: ${type}\ndata: {"type":${jsonName(type)},"response":${responseJson},"sequence_number":${seq}}\n\n`;
 }
 
+/**
+ * sse(type, seq, {…the item's fields, delta[, logprobs: []]}) by template, for the events that
+ * carry one streamed token each (text, refusal, reasoning summary, function arguments); `head` is
+ * the item's part of it, written once per item by deltaHead.
+ */
+function deltaEvent(type: string, seq: number, head: string, delta: string, logprobs = false): string {
+  return `event: ${type}\ndata: {"type":${jsonName(type)},${head}${JSON.stringify(delta)}${logprobs ? ',"logprobs":[]' : ''},"sequence_number":${seq}}\n\n`;
+}
+
+/** `"item_id":…,"output_index":…,` then `extra` (the fields between it and `delta`), then `"delta":`. */
+function deltaHead(id: string, index: number, extra = ''): string {
+  return `"item_id":${JSON.stringify(id)},"output_index":${index},${extra}"delta":`;
+}
+
 interface OpenText {
   index: number;
   id: string;
   text: string;
+  /** Its delta events' head (deltaHead). */
+  head: string;
 }
 interface OpenMessage extends OpenText {
   /** Its one content part is a `refusal` (OpenAI Chat `refusal`), not `output_text`. */
@@ -821,6 +837,8 @@ interface OpenTool {
   name: string;
   args: string;
   custom: boolean;
+  /** Its argument delta events' head (deltaHead). */
+  head: string;
 }
 
 /**
@@ -932,7 +950,7 @@ export class ResponsesStreamWriter {
     let out = this.closeText();
     const id = newId('rs_');
     const added = this.addItem({ id, type: 'reasoning', summary: [] });
-    this.reasoning = { index: added.index, id, text: '', details: [], part: false };
+    this.reasoning = { index: added.index, id, text: '', details: [], part: false, head: deltaHead(id, added.index, '"summary_index":0,') };
     out += added.out;
     return out;
   }
@@ -944,14 +962,13 @@ export class ResponsesStreamWriter {
     if (!this.text) {
       const id = newId('msg_');
       const added = this.addItem({ id, type: 'message', status: 'in_progress', role: 'assistant', content: [] });
-      this.text = { index: added.index, id, text: '', refusal };
+      this.text = { index: added.index, id, text: '', refusal, head: deltaHead(id, added.index, '"content_index":0,') };
       out += added.out;
       out += this.ev('response.content_part.added', { item_id: id, output_index: added.index, content_index: 0, part: contentPart('', refusal) });
     }
     const t = this.text;
     t.text += delta;
-    const base = { item_id: t.id, output_index: t.index, content_index: 0, delta };
-    return out + (refusal ? this.ev('response.refusal.delta', base) : this.ev('response.output_text.delta', { ...base, logprobs: [] }));
+    return out + (refusal ? deltaEvent('response.refusal.delta', this.seq++, t.head, delta) : deltaEvent('response.output_text.delta', this.seq++, t.head, delta, true));
   }
 
   chunk(c: ChatChunk): string {
@@ -973,7 +990,7 @@ export class ResponsesStreamWriter {
         });
       }
       r.text += d.reasoning_content;
-      out += this.ev('response.reasoning_summary_text.delta', { item_id: r.id, output_index: r.index, summary_index: 0, delta: d.reasoning_content });
+      out += deltaEvent('response.reasoning_summary_text.delta', this.seq++, r.head, d.reasoning_content);
     }
     if (d.reasoning_details?.length) {
       out += this.openReasoning();
@@ -988,7 +1005,8 @@ export class ResponsesStreamWriter {
         const name = tc.function?.name ?? '';
         const custom = this.custom.has(name);
         const id = newId(custom ? 'ctc_' : 'fc_');
-        t = { index: this.output.length, id, callId: tc.id || newId('call_'), name, args: '', custom };
+        const index = this.output.length;
+        t = { index, id, callId: tc.id || newId('call_'), name, args: '', custom, head: deltaHead(id, index) };
         this.tools.set(tc.index, t);
         const item = custom
           ? { id, type: 'custom_tool_call', status: 'in_progress', call_id: t.callId, name, input: '' }
@@ -1001,7 +1019,7 @@ export class ResponsesStreamWriter {
       if (args) {
         t.args += args;
         // A custom tool's raw input is known only once its JSON wrapper is complete (at the end).
-        if (!t.custom) out += this.ev('response.function_call_arguments.delta', { item_id: t.id, output_index: t.index, delta: args });
+        if (!t.custom) out += deltaEvent('response.function_call_arguments.delta', this.seq++, t.head, args);
       }
     }
     if (choice.finish_reason) this.finish = choice.finish_reason;
