@@ -5,6 +5,7 @@
  */
 import { chatToResponses, chatToResponsesJson, responsesFormat } from '../../server/src/relay/formats/responses';
 import { chatToClaude, chatToClaudeJson, ClaudeStreamWriter } from '../../server/src/relay/formats/claude';
+import { openaiFormat } from '../../server/src/relay/formats/openai';
 import { logTailJson, type LogOtherTail } from '../../server/src/relay/call/settle';
 import { jsonName, jsonNumber, jsonOrNull } from '../../server/src/lib/json';
 import { parseJsonOption } from '../../server/src/relay/adaptors/shared';
@@ -236,7 +237,11 @@ describe('stream delta events by template', () => {
       expect(Object.keys(f.data)).toEqual(KEYS[f.event]);
       expect(f.data.type).toBe(f.event);
     }
-    const joined = (type: string) => deltas.filter((f) => f.event === type).map((f) => f.data.delta).join('');
+    const joined = (type: string) =>
+      deltas
+        .filter((f) => f.event === type)
+        .map((f) => f.data.delta)
+        .join('');
     const tricky = TRICKY.join('');
     expect(joined('response.reasoning_summary_text.delta')).toBe(tricky);
     expect(joined('response.output_text.delta')).toBe(tricky);
@@ -248,6 +253,31 @@ describe('stream delta events by template', () => {
     for (const type of Object.keys(KEYS).filter((t) => t !== 'response.function_call_arguments.delta'))
       expect([...itemOf(type)].map((k) => done[Number(k.split('@')[1])]?.id === k.split('@')[0])).toEqual([true]);
     expect(itemOf('response.function_call_arguments.delta').size).toBe(2);
+  });
+
+  it('OpenAI Chat: the chunk of a text token is what JSON.stringify writes, whatever its shape', () => {
+    const w = openaiFormat.streamWriter('m');
+    const odd: ChatChunk[] = [
+      { ...chunkOf({ content: 'x' }), id: 'id "q"', model: 'm\u2028' },
+      { ...chunkOf({ content: 'x' }), created: Number.NaN },
+      { ...chunkOf({ content: 'x' }), system_fingerprint: 'fp' } as ChatChunk,
+      {
+        id: 'chatcmpl-d',
+        created: 1,
+        object: 'chat.completion.chunk',
+        model: 'u',
+        choices: [{ index: 0, delta: { content: 'reordered' }, finish_reason: null }],
+      },
+      chunkOf({ content: 'x', role: 'assistant' }),
+      chunkOf({ role: 'assistant', content: 'x' }),
+      chunkOf({ content: 'x' }, 'stop'),
+      chunkOf({ content: 42 as unknown as string }),
+      chunkOf({ content: null as unknown as string }),
+      { ...chunkOf({ content: 'x' }), choices: [{ index: 1, delta: { content: 'x' }, finish_reason: null }] },
+      { ...chunkOf({ content: 'x' }), choices: [{ index: 0, delta: { content: 'x' }, finish_reason: null, logprobs: null } as never] },
+      { ...chunkOf({ content: 'x' }), usage: undefined },
+    ];
+    for (const c of [...TRICKY.map((t) => chunkOf({ content: t })), ...odd]) expect(w.chunk(c)).toBe(`data: ${JSON.stringify(c)}\n\n`);
   });
 
   it('Claude: text, thinking and tool input deltas', () => {

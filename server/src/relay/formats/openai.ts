@@ -1,5 +1,6 @@
 import { defaultType, RelayError } from '../errors';
 import { msg } from '../../i18n';
+import { hasExactly, jsonName, jsonNumber } from '../../lib/json';
 import type { ChatChunk, ChatRequest, ChatResponse, InboundFormat, Usage } from '../types';
 
 /** OpenAI error body. */
@@ -10,6 +11,32 @@ export function openaiError(status: number, message: string, code: string, type?
 export interface OpenAIStreamOptions {
   /** The client asked for `stream_options.include_usage`: send the usage chunk. */
   includeUsage?: boolean;
+}
+
+const CHUNK_KEYS = ['id', 'object', 'created', 'model', 'choices'] as const;
+const CHOICE_KEYS = ['index', 'delta', 'finish_reason'] as const;
+const CONTENT_KEYS = ['content'] as const;
+
+/**
+ * The text of a chunk that is one text token and nothing else (`{id, object, created, model,
+ * choices: [{index: 0, delta: {content}, finish_reason: null}]}`, keys in that order, as the
+ * translators make them), else undefined. Such a chunk, most of a converted stream, is written by
+ * template: the same text JSON.stringify gives, without its walk over every key.
+ */
+function textDelta(c: ChatChunk): string | undefined {
+  if (
+    !hasExactly(c, CHUNK_KEYS) ||
+    c.object !== 'chat.completion.chunk' ||
+    typeof c.id !== 'string' ||
+    typeof c.created !== 'number' ||
+    typeof c.model !== 'string'
+  )
+    return undefined;
+  if (!Array.isArray(c.choices) || c.choices.length !== 1) return undefined;
+  const ch = c.choices[0]!;
+  if (!hasExactly(ch, CHOICE_KEYS) || ch.index !== 0 || ch.finish_reason !== null || !ch.delta || !hasExactly(ch.delta, CONTENT_KEYS)) return undefined;
+  const text = ch.delta.content;
+  return typeof text === 'string' ? text : undefined;
 }
 
 /** The client-facing OpenAI Chat Completions format (the canonical one: conversions are identities). */
@@ -49,11 +76,19 @@ export const openaiFormat: InboundFormat & {
   streamWriter(requestedModel: string, opts: OpenAIStreamOptions = {}) {
     let id = '';
     let created = 0;
+    /** The last chunk id and its JSON (a converted stream keeps one id). */
+    let idOf = '';
+    let idJson = '""';
     return {
       chunk(c: ChatChunk): string {
         id = c.id || id;
         created = c.created || created;
         if (!c.choices?.length && c.usage) return '';
+        const text = textDelta(c);
+        if (text !== undefined) {
+          if (c.id !== idOf) idJson = JSON.stringify((idOf = c.id));
+          return `data: {"id":${idJson},"object":"chat.completion.chunk","created":${jsonNumber(c.created)},"model":${jsonName(c.model)},"choices":[{"index":0,"delta":{"content":${JSON.stringify(text)}},"finish_reason":null}]}\n\n`;
+        }
         const out = c.usage === undefined ? c : { ...c, usage: undefined };
         return `data: ${JSON.stringify(out)}\n\n`;
       },

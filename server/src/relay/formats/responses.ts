@@ -968,7 +968,10 @@ export class ResponsesStreamWriter {
     }
     const t = this.text;
     t.text += delta;
-    return out + (refusal ? deltaEvent('response.refusal.delta', this.seq++, t.head, delta) : deltaEvent('response.output_text.delta', this.seq++, t.head, delta, true));
+    return (
+      out +
+      (refusal ? deltaEvent('response.refusal.delta', this.seq++, t.head, delta) : deltaEvent('response.output_text.delta', this.seq++, t.head, delta, true))
+    );
   }
 
   chunk(c: ChatChunk): string {
