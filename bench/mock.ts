@@ -88,7 +88,7 @@ const CLAUDE_START = [
  * once, then `deltas` one per interval, then `tail`; one write per event, as a provider sends them
  * (a target's stream path may treat a chunk of several events differently).
  */
-function buildFrames(chunks: number) {
+export function buildFrames(chunks: number) {
   const texts = Array.from({ length: chunks }, (_, i) => deltaText(i));
   const openai = {
     head: [ROLE_FRAME],
