@@ -247,12 +247,16 @@ describe('stream delta events by template', () => {
     expect(joined('response.output_text.delta')).toBe(tricky);
     expect(joined('response.refusal.delta')).toBe(tricky);
     expect(joined('response.function_call_arguments.delta')).toBe(`${tricky}{"q":"\u2028"}`);
-    // each delta names its own item, as the item's done event does
-    const done = all.filter((f) => f.event === 'response.output_item.done').map((f) => f.data.item as { id: string; type: string });
-    const itemOf = (type: string) => new Set(deltas.filter((f) => f.event === type).map((f) => `${f.data.item_id as string}@${f.data.output_index as number}`));
-    for (const type of Object.keys(KEYS).filter((t) => t !== 'response.function_call_arguments.delta'))
-      expect([...itemOf(type)].map((k) => done[Number(k.split('@')[1])]?.id === k.split('@')[0])).toEqual([true]);
-    expect(itemOf('response.function_call_arguments.delta').size).toBe(2);
+    // each delta names its item (id and output index) as that item's done event does
+    const doneId = new Map(
+      all.filter((f) => f.event === 'response.output_item.done').map((f) => [f.data.output_index as number, (f.data.item as { id: string }).id] as const),
+    );
+    const itemsOf = (type: string) =>
+      new Set(deltas.filter((f) => f.event === type).map((f) => `${f.data.output_index as number} ${f.data.item_id as string}`));
+    const itemOfDone = (key: string) => `${key.split(' ')[0]} ${doneId.get(Number(key.split(' ')[0]))}`;
+    for (const type of Object.keys(KEYS)) for (const key of itemsOf(type)) expect(itemOfDone(key)).toBe(key);
+    // one item per kind of text, one per tool call
+    expect(Object.keys(KEYS).map((type) => itemsOf(type).size)).toEqual([1, 1, 1, 2]);
   });
 
   it('OpenAI Chat: the chunk of a text token is what JSON.stringify writes, whatever its shape', () => {

@@ -50,11 +50,12 @@ export class SSESplitter {
   ) {}
 
   push(chunk: Uint8Array): string[] {
+    const ascii = isAscii(chunk);
     let text: string;
-    if (!this.viaDecoder && isAscii(chunk)) text = latin1(chunk);
+    if (ascii && !this.viaDecoder) text = latin1(chunk);
     else {
       text = this.decoder.decode(chunk, { stream: true });
-      if (chunk.length) this.viaDecoder = !isAscii(chunk);
+      if (chunk.length) this.viaDecoder = !ascii;
     }
     if (this.pendingCR) {
       text = `\r${text}`;
