@@ -29,7 +29,8 @@ N=${3:-10000}
 OUT=$(mktemp -d)
 TARGET_CPU=${CALLGRIND_CPU:-0}
 LOAD_CPU=$((1 - TARGET_CPU))
-PORT=$((40000 + RANDOM % 20000))
+# Below the ephemeral range (32768–60999), which outgoing connections share: a port picked there may be taken by the time it is bound.
+PORT=$((20001 + RANDOM % 12000))
 BUNDLE=${CALLGRIND_BUNDLE:-bench/tmp/$TARGET.cjs}
 [ -n "${CALLGRIND_BUNDLE:-}" ] || node server/build.mjs "bench/$TARGET.ts" "$BUNDLE" > /dev/null
 taskset -c $LOAD_CPU node --import tsx bench/mock.ts --port $((PORT - 1)) > "$OUT/mock.log" 2>&1 &

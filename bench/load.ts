@@ -55,6 +55,8 @@ export interface LatencyStats {
 export interface AutocannonResult {
   rps: number;
   total: number;
+  /** Seconds the run took (autocannon's own measure). */
+  durationSec: number;
   errors: number;
   non2xx: number;
   p50: number;
@@ -110,9 +112,11 @@ async function runAutocannon(job: Extract<Job, { kind: 'autocannon' }>): Promise
     timeout: 30,
   });
   const ok = res['2xx'];
+  const durationSec = res.duration || job.durationSec;
   return {
-    rps: ok / (res.duration || job.durationSec),
+    rps: ok / durationSec,
     total: ok,
+    durationSec,
     errors: res.errors + res.timeouts,
     non2xx: res.non2xx,
     p50: res.latency.p50,

@@ -9,8 +9,8 @@
  * generator and this harness to the other. Each target runs in a child process started with an IPC
  * channel and `--import bench/probe.mjs`, which answers CPU-time / RSS probes.
  *
- * Options: --quick (short phases, ~2 min), --targets A,B,C,CM,CR,C2,P, --rounds N, --no-pin,
- *          --out <file>. Env: BENCH_PG_URL, BENCH_REDIS_URL (defaults: local test instances).
+ * Options: --quick (short phases, ~2 min), --targets A,B,C,CM,CR,C2,P, --rounds N, --slices N
+ *          (throughput slices per round), --no-pin, --out <file>. Env: BENCH_PG_URL, BENCH_REDIS_URL (defaults: local test instances).
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -38,6 +38,7 @@ const CFG = QUICK
   ? {
       warmSec: 1,
       thrSec: 1.5,
+      thrSlices: 1,
       latSec: 1,
       maxSteps: 3,
       stepSec: 1,
@@ -53,6 +54,7 @@ const CFG = QUICK
   : {
       warmSec: 5,
       thrSec: 10,
+      thrSlices: 5,
       latSec: 5,
       maxSteps: 6,
       stepSec: 3,
@@ -65,7 +67,12 @@ const CFG = QUICK
       concRampMs: 1000,
       settleMs: 10_000,
     };
+if (opt('--slices')) CFG.thrSlices = Math.max(1, Math.floor(Number(opt('--slices'))) || 1);
 const CONNECTIONS = 50;
+/** Targets served by a gateway process, which batches usage writes behind its answers. */
+const GATEWAY_IDS = new Set<string>(['C', 'CM', 'CR', 'C2']);
+/** The usage batcher's flush timer (1 s) plus a margin. */
+const GATEWAY_SETTLE_MS = 1100;
 const P99_BUDGET_MS = 10;
 const PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const REDIS_URL = process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -713,28 +720,57 @@ async function main() {
   const row = (b: Bench) => rows.get(b.id)!;
   for (const b of live) if (b.proc && !b.sharesProcessOf) row(b).rssIdle = (await b.proc.tryProbe())?.rss;
 
-  // 1. Throughput, c=50 (autocannon). Warm-up discarded, then rounds interleaved across targets.
-  log(`\n(${elapsed()}) [1/5] throughput at c=${CONNECTIONS}: warm-up ${CFG.warmSec}s, ${ROUNDS} × ${CFG.thrSec}s per target`);
+  // 1. Throughput, c=50 (autocannon). Warm-up discarded, then rounds interleaved across targets,
+  // each round in short slices (see "Throughput in slices" in bench/README.md): every target gets
+  // the same share of the same minutes, so a host that speeds up or slows down under us (A moved
+  // 2 × between the 10 s rounds of one run) moves every target alike and the ratios keep still.
+  const sliceSec = CFG.thrSec / CFG.thrSlices;
+  log(
+    `\n(${elapsed()}) [1/5] throughput at c=${CONNECTIONS}: warm-up ${CFG.warmSec}s, ${ROUNDS} × ${CFG.thrSec}s per target, each round in ${CFG.thrSlices} slice(s) of ${sliceSec}s per target, targets in turn`,
+  );
   for (const b of live)
     await run<AutocannonResult>({ kind: 'autocannon', target: b.target, body: b.bodies.chat, connections: CONNECTIONS, durationSec: CFG.warmSec });
   let mockCpuPerReq: number[] = [];
   for (let r = 0; r < ROUNDS; r++) {
+    const acc = new Map(live.map((b) => [b.id, { ok: 0, sec: 0, cpuUs: 0, cpuReqs: 0, p99: 0, errors: 0, non2xx: 0 }]));
+    for (let s = 0; s < CFG.thrSlices; s++) {
+      // Each slice starts one target further on, so no target always runs right after the same one.
+      const shift = (r * CFG.thrSlices + s) % live.length;
+      for (const b of [...live.slice(shift), ...live.slice(0, shift)]) {
+        const before = await b.proc?.tryProbe();
+        const ms0 = await mockStats(mockOrigin);
+        const { value: res, rssMax } = await withRssSampling(b, () =>
+          run<AutocannonResult>({ kind: 'autocannon', target: b.target, body: b.bodies.chat, connections: CONNECTIONS, durationSec: sliceSec }),
+        );
+        const after = await b.proc?.tryProbe();
+        const ms1 = await mockStats(mockOrigin);
+        const a = acc.get(b.id)!;
+        a.ok += res.total;
+        a.sec += res.durationSec;
+        a.p99 = Math.max(a.p99, res.p99);
+        a.errors += res.errors;
+        a.non2xx += res.non2xx;
+        if (before && after && res.total) {
+          a.cpuUs += after.cpuUs - before.cpuUs;
+          a.cpuReqs += res.total;
+        }
+        const rw = row(b);
+        rw.rssLoad = Math.max(rw.rssLoad, rssMax);
+        if (ms1.requests > ms0.requests) mockCpuPerReq.push((ms1.cpuUs - ms0.cpuUs) / (ms1.requests - ms0.requests));
+        // The gateway writes the slice's last usage batch up to a second later (its flush timer):
+        // that work is its own, so it must not land in the next target's slice on the same core.
+        if (GATEWAY_IDS.has(b.id)) await sleep(GATEWAY_SETTLE_MS);
+      }
+    }
     for (const b of live) {
-      const before = await b.proc?.tryProbe();
-      const ms0 = await mockStats(mockOrigin);
-      const { value: res, rssMax } = await withRssSampling(b, () =>
-        run<AutocannonResult>({ kind: 'autocannon', target: b.target, body: b.bodies.chat, connections: CONNECTIONS, durationSec: CFG.thrSec }),
-      );
-      const after = await b.proc?.tryProbe();
-      const ms1 = await mockStats(mockOrigin);
+      const a = acc.get(b.id)!;
       const rw = row(b);
-      rw.rps.push(res.rps);
-      if (res.errors || res.non2xx) rw.errors.push(`throughput round ${r + 1}: ${res.errors} errors, ${res.non2xx} non-2xx`);
-      if (before && after && res.total) rw.cpuPerReq.push((after.cpuUs - before.cpuUs) / res.total);
-      rw.rssLoad = Math.max(rw.rssLoad, rssMax);
-      if (ms1.requests > ms0.requests) mockCpuPerReq.push((ms1.cpuUs - ms0.cpuUs) / (ms1.requests - ms0.requests));
+      const rps = a.sec > 0 ? a.ok / a.sec : 0;
+      rw.rps.push(rps);
+      if (a.errors || a.non2xx) rw.errors.push(`throughput round ${r + 1}: ${a.errors} errors, ${a.non2xx} non-2xx`);
+      if (a.cpuReqs) rw.cpuPerReq.push(a.cpuUs / a.cpuReqs);
       log(
-        `  round ${r + 1} ${b.id.padEnd(2)} ${res.rps.toFixed(0).padStart(7)} req/s  p99 ${res.p99} ms${res.errors || res.non2xx ? `  (${res.errors} errors, ${res.non2xx} non-2xx)` : ''}`,
+        `  round ${r + 1} ${b.id.padEnd(2)} ${rps.toFixed(0).padStart(7)} req/s  p99 ≤ ${a.p99} ms${a.errors || a.non2xx ? `  (${a.errors} errors, ${a.non2xx} non-2xx)` : ''}`,
       );
     }
   }
