@@ -48,4 +48,43 @@ describeEach(DB_TARGETS, 'usage batcher', (getApp) => {
     expect([Number(token.used_quota), Number(token.request_count)]).toEqual([500, 2]);
     expect(Number(token.accessed_time)).toBeGreaterThan(1_700_000_000);
   });
+
+  test('a batch larger than one insert statement keeps every row, in the order they were added', async () => {
+    const app = getApp();
+    const u = await makeUser(app);
+    // 123 rows: two full inserts of 50 and one of 23 on SQLite; created_at not in id order.
+    const n = 123;
+    const b = usageBatcher(app.ctx);
+    for (let i = 0; i < n; i++) {
+      b.addLog({
+        user_id: u.id,
+        type: 2,
+        created_at: 1_700_000_000 + ((i * 37) % n),
+        content: `row ${i}`,
+        username: u.username,
+        token_name: '',
+        token_id: 0,
+        model_name: `bm${i % 7}`,
+        quota: i,
+        prompt_tokens: i,
+        completion_tokens: 0,
+        use_time: 0,
+        is_stream: false,
+        channel_id: 1,
+        channel_name: '',
+        group: 'default',
+        ip: '',
+        other: '',
+      } as LogRow);
+    }
+    await b.flush();
+    const back = await app.knex('logs').where({ user_id: u.id }).orderBy('id').select('content', 'created_at', 'quota', 'model_name');
+    expect(back.map((r) => [r.content, Number(r.created_at), Number(r.quota), r.model_name])).toEqual(
+      Array.from({ length: n }, (_, i) => [`row ${i}`, 1_700_000_000 + ((i * 37) % n), i, `bm${i % 7}`]),
+    );
+    // The rollups saw every row too (per model: the rows' count and quota).
+    const m3 = await app.knex('log_rollups').where({ dim: 8, model_name: 'bm3', type: 2 }).sum({ n: 'n', q: 'quota' }).first();
+    const want = Array.from({ length: n }, (_, i) => i).filter((i) => i % 7 === 3);
+    expect([Number(m3?.n), Number(m3?.q)]).toEqual([want.length, want.reduce((a, x) => a + x, 0)]);
+  });
 });

@@ -23,29 +23,38 @@ export const LOG_COLUMNS = [
 ] as const;
 
 /**
- * Statement parameters of one row, in LOG_COLUMNS order, `is_stream` as given (plain property
- * reads: `l[c]` over 18 keys is a megamorphic lookup per column).
+ * Appends the statement parameters of one row to `out`, in LOG_COLUMNS order, `is_stream` as given
+ * (plain property reads: `l[c]` over 18 keys is a megamorphic lookup per column).
  */
-export const logParams = (l: LogRow, isStream: unknown): unknown[] => [
-  l.user_id,
-  l.created_at,
-  l.type,
-  l.content,
-  l.username,
-  l.token_name,
-  l.token_id,
-  l.model_name,
-  l.quota,
-  l.prompt_tokens,
-  l.completion_tokens,
-  l.use_time,
-  isStream,
-  l.channel_id,
-  l.channel_name,
-  l.group,
-  l.ip,
-  l.other,
-];
+export function pushLogParams(out: unknown[], l: LogRow, isStream: unknown): void {
+  out.push(
+    l.user_id,
+    l.created_at,
+    l.type,
+    l.content,
+    l.username,
+    l.token_name,
+    l.token_id,
+    l.model_name,
+    l.quota,
+    l.prompt_tokens,
+    l.completion_tokens,
+    l.use_time,
+    isStream,
+    l.channel_id,
+    l.channel_name,
+    l.group,
+    l.ip,
+    l.other,
+  );
+}
+
+/** The statement parameters of one row (see pushLogParams). */
+export const logParams = (l: LogRow, isStream: unknown): unknown[] => {
+  const out: unknown[] = [];
+  pushLogParams(out, l, isStream);
+  return out;
+};
 
 export interface Counter {
   quota: number;
