@@ -2,6 +2,7 @@
  * Prints a full run's results file as the Markdown table bench/README.md shows under "Latest results":
  * `npm run bench:summary -- [bench/results/<date>.json]` (default: the newest full run).
  * The results files are the history; the README keeps only the latest table.
+ * `npm run bench:summary -- --history` prints one line per full run instead (the ratios judged).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -32,6 +33,8 @@ interface TargetResult {
 interface Results {
   date: string;
   quick: boolean;
+  /** thrSlices: throughput slices per round (absent: one 10 s run per target and round). */
+  config?: { thrSlices?: number };
   machine: { cpus: string; cores: number; node: string; floors?: MachineFloors };
   targets: Record<string, TargetResult>;
   ratios: Record<string, number>;
@@ -40,10 +43,16 @@ interface Results {
 }
 
 const dir = path.join(__dirname, 'results');
+const fullRuns = (): string[] =>
+  fs
+    .readdirSync(dir)
+    .filter((f) => /^\d{4}-\d\d-\d\dT[\d-]+Z\.json$/.test(f))
+    .sort()
+    .map((f) => path.join(dir, f));
 const newestFullRun = (): string => {
-  const runs = fs.readdirSync(dir).filter((f) => /^\d{4}-\d\d-\d\dT[\d-]+Z\.json$/.test(f));
+  const runs = fullRuns();
   if (!runs.length) throw new Error(`no full run in ${dir}`);
-  return path.join(dir, runs.sort().at(-1)!);
+  return runs.at(-1)!;
 };
 
 const num = (v: number | null | undefined, digits = 0): string =>
@@ -94,7 +103,29 @@ export function summarize(r: Results, file: string): string {
   return out.join('\n');
 }
 
+const HISTORY_RATIOS = ['C/B', 'CM/B', 'CR/B', 'C2/C', 'C/P'];
+
+/** One line per run: its host, A (how fast the machine was), the ratios judged and how many targets failed. */
+export function history(runs: Array<{ file: string; r: Results }>): string {
+  const out = [
+    `| run | CPU | slices | A req/s | ${HISTORY_RATIOS.join(' | ')} | failed |`,
+    `|---|---|---:|---:|${HISTORY_RATIOS.map(() => '---:').join('|')}|---:|`,
+  ];
+  for (const { file, r } of runs) {
+    const failed = Object.values(r.checks).filter((ok) => ok === false).length;
+    out.push(
+      `| ${path.basename(file, '.json')} | ${r.machine.cpus.split(' ')[0]} | ${r.config?.thrSlices ?? 1} | ${num(r.targets.A?.throughputRps)} | ${HISTORY_RATIOS.map((k) => num(r.ratios[k], 2)).join(' | ')} | ${failed} |`,
+    );
+  }
+  return out.join('\n');
+}
+
 if (require.main === module) {
-  const file = process.argv[2] ? path.resolve(process.argv[2]) : newestFullRun();
-  process.stdout.write(`${summarize(JSON.parse(fs.readFileSync(file, 'utf8')) as Results, file)}\n`);
+  const read = (file: string) => ({ file, r: JSON.parse(fs.readFileSync(file, 'utf8')) as Results });
+  if (process.argv[2] === '--history') process.stdout.write(`${history(fullRuns().map(read))}\n`);
+  else {
+    const file = process.argv[2] ? path.resolve(process.argv[2]) : newestFullRun();
+    const { r } = read(file);
+    process.stdout.write(`${summarize(r, file)}\n`);
+  }
 }
