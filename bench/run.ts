@@ -438,6 +438,8 @@ function portkeyEntry(): string | undefined {
 
 interface Row {
   rps: number[];
+  /** Throughput of every slice, in order: entry i of every target is from the same turn of the targets. */
+  sliceRps: number[];
   cpuPerReq: number[];
   rssLoad: number;
   lat: { p50: number[]; p99: number[]; overhead: number[] };
@@ -707,6 +709,7 @@ async function main() {
       b.id,
       {
         rps: [],
+        sliceRps: [],
         cpuPerReq: [],
         rssLoad: 0,
         lat: { p50: [], p99: [], overhead: [] },
@@ -755,6 +758,7 @@ async function main() {
           a.cpuReqs += res.total;
         }
         const rw = row(b);
+        rw.sliceRps.push(res.durationSec > 0 ? res.total / res.durationSec : 0);
         rw.rssLoad = Math.max(rw.rssLoad, rssMax);
         if (ms1.requests > ms0.requests) mockCpuPerReq.push((ms1.cpuUs - ms0.cpuUs) / (ms1.requests - ms0.requests));
         // The gateway writes the slice's last usage batch up to a second later (its flush timer):
@@ -944,6 +948,7 @@ async function main() {
       streamSkipped: b.streamSkipped,
       throughputRps: rps,
       throughputRounds: rw.rps,
+      throughputSlices: rw.sliceRps,
       nearCeiling: b.id !== 'A' && Number.isFinite(base.rps) && rps >= 0.9 * base.rps,
       cpuUsPerRequest: median(rw.cpuPerReq),
       latencyP50Ms: median(rw.lat.p50),
@@ -966,12 +971,29 @@ async function main() {
     };
   }
   const thr = (id: TargetId) => (summary[id]?.throughputRps as number | undefined) ?? NaN;
-  const ratios: Record<string, number> = { 'C/B': thr('C') / thr('B'), 'C/A': thr('C') / thr('A'), 'C/P': thr('C') / thr('P'), 'C2/C': thr('C2') / thr('C') };
+  const pairs: Array<[TargetId, TargetId]> = [
+    ['C', 'B'],
+    ['C', 'A'],
+    ['C', 'P'],
+    ['C2', 'C'],
+  ];
   // A conversion row against the ceiling (B) and against the same gateway without conversion (C).
-  for (const id of CONVERSIONS) {
-    if (!benches.some((b) => b.id === id)) continue;
-    ratios[`${id}/B`] = thr(id) / thr('B');
-    ratios[`${id}/C`] = thr(id) / thr('C');
+  for (const id of CONVERSIONS) if (benches.some((b) => b.id === id)) pairs.push([id, 'B'], [id, 'C']);
+  // Each ratio is the median of the per-turn ratios: the two targets' slices of the same turn ran
+  // seconds apart, so the host's speed, which moves by the second here, cancels out of each pair
+  // (see "Throughput in slices"). The ratio of the medians is kept beside it.
+  const ratios: Record<string, number> = {};
+  const ratiosOfMedians: Record<string, number> = {};
+  const ratioSamples: Record<string, number[]> = {};
+  for (const [x, y] of pairs) {
+    const key = `${x}/${y}`;
+    ratiosOfMedians[key] = thr(x) / thr(y);
+    const sx = rows.get(x)?.sliceRps ?? [];
+    const sy = rows.get(y)?.sliceRps ?? [];
+    const n = Math.min(sx.length, sy.length);
+    const samples = Array.from({ length: n }, (_, i) => sx[i]! / sy[i]!).filter((v) => Number.isFinite(v));
+    ratioSamples[key] = samples;
+    ratios[key] = samples.length ? median(samples) : NaN;
   }
 
   const f = (x: unknown, d = 0) => (typeof x === 'number' && Number.isFinite(x) ? x.toFixed(d) : '–');
@@ -1037,9 +1059,11 @@ async function main() {
     if (tail) log(`  last output of ${b.proc!.label}:\n${tail.replace(/^/gm, '    ')}`);
   }
   log(
-    `\nratios (throughput at c=${CONNECTIONS}): ${Object.entries(ratios)
+    `\nratios (throughput at c=${CONNECTIONS}, median of the ${Object.values(ratioSamples)[0]?.length ?? 0} turns' ratios): ${Object.entries(ratios)
       .map(([k, v]) => `${k} ${f(v, 2)}`)
-      .join('   ')}`,
+      .join('   ')}\n(ratio of the medians: ${Object.entries(ratiosOfMedians)
+      .map(([k, v]) => `${k} ${f(v, 2)}`)
+      .join('   ')})`,
   );
   log(
     `mock ceiling: ${f(mockCeilingPerCore)} req/s per core of mock CPU (${f(median(mockCpuPerReq), 1)} µs/req); load-side ceiling (A, mock + load generator on one core): ${f(base.rps)} req/s. ⚠ = within 10 % of it: that target's throughput is a lower bound.`,
@@ -1114,6 +1138,8 @@ async function main() {
     mock: { cpuUsPerRequest: median(mockCpuPerReq), ceilingRpsPerCore: mockCeilingPerCore, loadSideCeilingRps: base.rps },
     targets: summary,
     ratios,
+    ratiosOfMedians,
+    ratioSamples,
     checks: Object.fromEntries(checks.map(([k, v]) => [k, v ?? null])),
     elapsedSec: (Date.now() - t0) / 1000,
   };
