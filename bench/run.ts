@@ -10,7 +10,8 @@
  * channel and `--import bench/probe.mjs`, which answers CPU-time / RSS probes.
  *
  * Options: --quick (short phases, ~2 min), --targets A,B,C,CM,CR,C2,P, --rounds N, --slices N
- *          (throughput slices per round), --no-pin, --out <file>. Env: BENCH_PG_URL, BENCH_REDIS_URL (defaults: local test instances).
+ *          (throughput slices per round), --no-pin, --out <file>.
+ * Env: BENCH_PG_URL, BENCH_REDIS_URL (defaults: local test instances).
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';

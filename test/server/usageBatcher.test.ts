@@ -52,7 +52,7 @@ describeEach(DB_TARGETS, 'usage batcher', (getApp) => {
   test('a batch larger than one insert statement keeps every row, in the order they were added', async () => {
     const app = getApp();
     const u = await makeUser(app);
-    // 123 rows: two full inserts of 50 and one of 23 on SQLite; created_at not in id order.
+    // 123 rows: on SQLite two inserts of 50 rows, two of 10 and three of 1; created_at not in id order.
     const n = 123;
     const b = usageBatcher(app.ctx);
     for (let i = 0; i < n; i++) {
