@@ -35,6 +35,8 @@ interface Results {
   quick: boolean;
   /** thrSlices: throughput slices per round (absent: one 10 s run per target and round). */
   config?: { thrSlices?: number };
+  /** Every turn's ratio: present when the ratios are medians of per-turn ratios (else ratios of medians). */
+  ratioSamples?: Record<string, number[]>;
   machine: { cpus: string; cores: number; node: string; floors?: MachineFloors };
   targets: Record<string, TargetResult>;
   ratios: Record<string, number>;
@@ -105,16 +107,16 @@ export function summarize(r: Results, file: string): string {
 
 const HISTORY_RATIOS = ['C/B', 'CM/B', 'CR/B', 'C2/C', 'C/P'];
 
-/** One line per run: its host, A (how fast the machine was), the ratios judged and how many targets failed. */
+/** One line per run: its host, the throughput method, A (how fast the machine was), the ratios judged and how many targets failed. */
 export function history(runs: Array<{ file: string; r: Results }>): string {
   const out = [
-    `| run | CPU | slices | A req/s | ${HISTORY_RATIOS.join(' | ')} | failed |`,
-    `|---|---|---:|---:|${HISTORY_RATIOS.map(() => '---:').join('|')}|---:|`,
+    `| run | CPU | slices | ratios | A req/s | ${HISTORY_RATIOS.join(' | ')} | failed |`,
+    `|---|---|---:|---|---:|${HISTORY_RATIOS.map(() => '---:').join('|')}|---:|`,
   ];
   for (const { file, r } of runs) {
     const failed = Object.values(r.checks).filter((ok) => ok === false).length;
     out.push(
-      `| ${path.basename(file, '.json')} | ${r.machine.cpus.split(' ')[0]} | ${r.config?.thrSlices ?? 1} | ${num(r.targets.A?.throughputRps)} | ${HISTORY_RATIOS.map((k) => num(r.ratios[k], 2)).join(' | ')} | ${failed} |`,
+      `| ${path.basename(file, '.json')} | ${r.machine.cpus.split(' ')[0]} | ${r.config?.thrSlices ?? 1} | ${r.ratioSamples ? 'per turn' : 'of medians'} | ${num(r.targets.A?.throughputRps)} | ${HISTORY_RATIOS.map((k) => num(r.ratios[k], 2)).join(' | ')} | ${failed} |`,
     );
   }
   return out.join('\n');
