@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context';
 import { byId, withPgConn } from '../postgres/conn';
 import { reservationsUpkeep } from '../postgres/upkeep';
-import { LOG_COLUMNS, logParams, type UsageWriter } from './rows';
+import { LOG_COLUMNS, pushLogParams, type UsageWriter } from './rows';
 import { aggregateRollups, SQL_ROLLUP_DIMS, type RollupDim } from '../../repositories/logRollups';
 
 /**
@@ -75,9 +75,12 @@ export function postgresUsage(app: AppContext): UsageWriter {
           dims ??= (await conn.query({ text: SQL_ROLLUP_DIMS })).rows.map((d) => ({ dim: Number(d.dim), secs: Number(d.secs) }));
           await conn.query(PG_SKIP_TRIGGER);
           const columns: unknown[][] = LOG_COLUMNS.map(() => new Array<unknown>(logs.length));
+          // One row's values at a time in a reused array, scattered into the columns.
+          const row: unknown[] = [];
           for (let r = 0; r < logs.length; r++) {
-            const params = logParams(logs[r]!, !!logs[r]!.is_stream);
-            for (let c = 0; c < params.length; c++) columns[c]![r] = params[c];
+            row.length = 0;
+            pushLogParams(row, logs[r]!, !!logs[r]!.is_stream);
+            for (let c = 0; c < row.length; c++) columns[c]![r] = row[c];
           }
           await conn.query({ ...PG_LOG, values: columns });
           const sums = aggregateRollups(logs, dims);

@@ -49,13 +49,6 @@ export function pushLogParams(out: unknown[], l: LogRow, isStream: unknown): voi
   );
 }
 
-/** The statement parameters of one row (see pushLogParams). */
-export const logParams = (l: LogRow, isStream: unknown): unknown[] => {
-  const out: unknown[] = [];
-  pushLogParams(out, l, isStream);
-  return out;
-};
-
 export interface Counter {
   quota: number;
   count: number;
