@@ -759,7 +759,7 @@ async function main() {
           a.cpuReqs += res.total;
         }
         const rw = row(b);
-        rw.sliceRps.push(res.durationSec > 0 ? res.total / res.durationSec : 0);
+        rw.sliceRps.push(res.rps);
         rw.rssLoad = Math.max(rw.rssLoad, rssMax);
         if (ms1.requests > ms0.requests) mockCpuPerReq.push((ms1.cpuUs - ms0.cpuUs) / (ms1.requests - ms0.requests));
         // The gateway writes the slice's last usage batch up to a second later (its flush timer):
