@@ -28,7 +28,7 @@ export interface Target {
 
 export type Job =
   | { kind: 'autocannon'; target: Target; body: string; connections: number; durationSec: number }
-  | { kind: 'latency'; target: Target; body: string; connections: number; durationSec: number }
+  | { kind: 'latency'; target: Target; body: string; connections: number; durationSec: number; keepSamples?: boolean }
   | { kind: 'paced'; target: Target; body: string; rate: number; durationSec: number; maxConnections: number }
   | {
       kind: 'streams';
@@ -66,6 +66,9 @@ export interface LatencyResult extends LatencyStats {
   errors: number;
   /** Median of the X-Gateway-Overhead-Ms header, when the target sends it. */
   overheadHeaderP50?: number;
+  /** With `keepSamples`: every latency and overhead header, so slices can be pooled. */
+  samples?: number[];
+  overheadSamples?: number[];
 }
 export interface PacedResult extends LatencyStats {
   rate: number;
@@ -153,7 +156,12 @@ async function runLatency(job: Extract<Job, { kind: 'latency' }>): Promise<Laten
   };
   await Promise.all(Array.from({ length: job.connections }, worker));
   await pool.close();
-  return { ...stats(lat), errors, overheadHeaderP50: overheads.length ? stats(overheads).p50 : undefined };
+  return {
+    ...stats(lat),
+    errors,
+    overheadHeaderP50: overheads.length ? stats(overheads).p50 : undefined,
+    ...(job.keepSamples ? { samples: lat, overheadSamples: overheads } : {}),
+  };
 }
 
 async function runPaced(job: Extract<Job, { kind: 'paced' }>): Promise<PacedResult> {

@@ -10,7 +10,7 @@
  * channel and `--import bench/probe.mjs`, which answers CPU-time / RSS probes.
  *
  * Options: --quick (short phases, ~2 min), --targets A,B,C,CM,CR,C2,P, --rounds N, --slices N
- *          (throughput slices per round), --no-pin, --out <file>.
+ *          (throughput and c=1 latency slices per round), --no-pin, --out <file>.
  * Env: BENCH_PG_URL, BENCH_REDIS_URL (defaults: local test instances).
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
@@ -20,7 +20,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { request } from 'undici';
-import type { Job, Target, AutocannonResult, LatencyResult, PacedResult, StreamsResult, ClientProtocol } from './load';
+import { stats, type Job, type Target, type AutocannonResult, type LatencyResult, type PacedResult, type StreamsResult, type ClientProtocol } from './load';
 import { expectedContent, MOCK_ANSWER, MOCK_CLAUDE_MODEL, MOCK_MODEL } from './mock';
 import { describeFloors, measureRoundTrips, type MachineFloors } from './floors';
 
@@ -69,6 +69,8 @@ const CFG = QUICK
       settleMs: 10_000,
     };
 if (opt('--slices')) CFG.thrSlices = Math.max(1, Math.floor(Number(opt('--slices'))) || 1);
+/** c=1 latency slices per round: as many as the throughput's, each at least 1 s. */
+const LAT_SLICES = Math.max(1, Math.min(CFG.thrSlices, Math.floor(CFG.latSec)));
 const CONNECTIONS = 50;
 /** Targets served by a gateway process, which batches usage writes behind its answers. */
 const GATEWAY_IDS = new Set<string>(['C', 'CM', 'CR', 'C2']);
@@ -781,16 +783,44 @@ async function main() {
   }
   mockCpuPerReq = mockCpuPerReq.filter((x) => x > 0);
 
-  // 2. Added latency at c=1 (own client, µs resolution).
-  log(`\n(${elapsed()}) [2/5] latency at c=1: ${ROUNDS} × ${CFG.latSec}s per target`);
+  // 2. Added latency at c=1 (own client, µs resolution). Sliced like the throughput phase: each
+  // round's seconds per target run as short slices, the targets in turn, and a round's figures are
+  // the percentiles of its slices' pooled samples. A stretch of slow host (one target's 5 s piece
+  // once read twice its other rounds while the others did not move) then reaches every target.
+  const latSlices = LAT_SLICES;
+  const latSliceSec = CFG.latSec / latSlices;
+  log(
+    `\n(${elapsed()}) [2/5] latency at c=1: ${ROUNDS} × ${CFG.latSec}s per target, each round in ${latSlices} slice(s) of ${latSliceSec}s per target, targets in turn`,
+  );
   for (let r = 0; r < ROUNDS; r++) {
+    const pooled = new Map(live.map((b) => [b.id, { lat: [] as number[], overhead: [] as number[], errors: 0 }]));
+    for (let s = 0; s < latSlices; s++) {
+      const shift = (r * latSlices + s) % live.length;
+      for (const b of [...live.slice(shift), ...live.slice(0, shift)]) {
+        const res = await run<LatencyResult>({
+          kind: 'latency',
+          target: b.target,
+          body: b.bodies.chat,
+          connections: 1,
+          durationSec: latSliceSec,
+          keepSamples: true,
+        });
+        const p = pooled.get(b.id)!;
+        for (const x of res.samples ?? []) p.lat.push(x);
+        for (const x of res.overheadSamples ?? []) p.overhead.push(x);
+        p.errors += res.errors;
+        // As after a throughput slice: the slice's last usage rows are written on its own time.
+        if (GATEWAY_IDS.has(b.id) && latSlices > 1) await sleep(GATEWAY_SETTLE_MS);
+      }
+    }
     for (const b of live) {
-      const res = await run<LatencyResult>({ kind: 'latency', target: b.target, body: b.bodies.chat, connections: 1, durationSec: CFG.latSec });
+      const p = pooled.get(b.id)!;
+      const res = stats(p.lat);
       const rw = row(b);
       rw.lat.p50.push(res.p50);
       rw.lat.p99.push(res.p99);
-      if (res.overheadHeaderP50 !== undefined) rw.lat.overhead.push(res.overheadHeaderP50);
-      if (res.errors) rw.errors.push(`latency round ${r + 1}: ${res.errors} errors`);
+      if (p.overhead.length) rw.lat.overhead.push(stats(p.overhead).p50);
+      if (p.errors) rw.errors.push(`latency round ${r + 1}: ${p.errors} errors`);
       log(`  round ${r + 1} ${b.id.padEnd(2)} p50 ${res.p50.toFixed(3)} ms  p99 ${res.p99.toFixed(3)} ms  (${res.count} requests)`);
     }
   }
@@ -1134,7 +1164,7 @@ async function main() {
     date: new Date().toISOString(),
     quick: QUICK,
     rounds: ROUNDS,
-    config: { ...CFG, connections: CONNECTIONS, p99BudgetMs: P99_BUDGET_MS, gatewayNodeFlags: GATEWAY_FLAGS },
+    config: { ...CFG, latSlices: LAT_SLICES, connections: CONNECTIONS, p99BudgetMs: P99_BUDGET_MS, gatewayNodeFlags: GATEWAY_FLAGS },
     machine: { cpus: os.cpus().map((c) => c.model)[0], cores, pinned: PIN, node: process.version, platform: `${os.platform()} ${os.release()}`, floors },
     mock: { cpuUsPerRequest: median(mockCpuPerReq), ceilingRpsPerCore: mockCeilingPerCore, loadSideCeilingRps: base.rps },
     targets: summary,
