@@ -2,7 +2,7 @@ import crypto from 'node:crypto';
 import type { TestApp } from './app';
 
 /**
- * Headers that authenticate as `userId` with a system access token (contract: `Authorization:
+ * Headers that authenticate as `userId` with a system access token (the server's rule: `Authorization:
  * <token>` + `New-Api-User`), without going through the login endpoint.
  */
 export async function accessHeaders(app: TestApp, userId: number): Promise<Record<string, string>> {

@@ -1,7 +1,7 @@
 import { HttpError } from 'react-admin';
 import { getUserId, storedLanguage } from './storage';
 
-/** The server's envelope (contract: every answer is `{ success, message, data }`). */
+/** The server's envelope (every console API answer is `{ success, message, data }`). */
 export interface Envelope<T = unknown> {
   success: boolean;
   message: string;

@@ -120,7 +120,7 @@ function joinList(v: unknown): unknown {
     : v;
 }
 
-/** Shapes a record for the wire: list fields become comma strings (contract: create/update calls). */
+/** Shapes a record for the wire: list fields become comma strings (the server's create/update bodies). */
 export function toWire(resource: ResourceName, data: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = { ...data };
   if (resource === 'channel') {

@@ -2,7 +2,7 @@ import { t, toMessage, type Message, type MessageKey } from '../i18n';
 
 /**
  * Typed errors. The console API's error middleware turns them into the `{success, message, data}`
- * envelope (HTTP 200 for handled outcomes; 401/403/429 keep their codes as the contract says).
+ * envelope (HTTP 200 for handled outcomes; 401/403/429 keep their codes, which clients act on).
  * The relay turns the same errors into the caller's wire format (OpenAI/Claude/Gemini).
  *
  * An error carries a catalogue message (`msg`: key + params), rendered in the caller's language

@@ -27,7 +27,7 @@ export function sessionOf(ctx: Koa.Context): SessionData {
 
 /**
  * Resolves the caller: a session cookie, or `Authorization: <system access token>`. Either way the
- * `New-Api-User` header must name the same user (contract). Returns undefined when nobody is
+ * `New-Api-User` header must name the same user (the console's clients send both). Returns undefined when nobody is
  * logged in; throws 401 when a credential is present but wrong.
  */
 export async function resolveUser(app: AppContext, ctx: Koa.Context): Promise<UserRow | undefined> {

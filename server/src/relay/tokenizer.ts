@@ -1,5 +1,6 @@
 import type { Tiktoken } from 'js-tiktoken/lite';
 import type { ChatMessage } from './types';
+import { contentText } from './adaptors/shared';
 
 /**
  * Token counting with js-tiktoken, used only when an upstream reports no usage. Encoders load
@@ -43,14 +44,6 @@ export function countChatPromptTokens(messages: unknown, model: string): number 
     if (Array.isArray(m.tool_calls)) for (const t of m.tool_calls) n += countTextTokens(`${t.function?.name ?? ''}${t.function?.arguments ?? ''}`, model);
   }
   return n;
-}
-
-export function contentText(content: unknown): string {
-  if (typeof content === 'string') return content;
-  if (!Array.isArray(content)) return '';
-  let s = '';
-  for (const p of content as Array<{ type?: string; text?: unknown }>) if (p && p.type === 'text' && typeof p.text === 'string') s += p.text;
-  return s;
 }
 
 function imageCount(content: unknown): number {

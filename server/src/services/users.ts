@@ -429,7 +429,7 @@ export async function updateSetting(app: AppContext, user: UserRow, input: Setti
 
 /* ------------------------------------------------------------------ administration */
 
-/** Throws unless `actor` outranks `target` (contract: never act on same-or-higher role). */
+/** Throws unless `actor` outranks `target` (nobody acts on a user of the same or a higher role). */
 export function assertOutranks(actor: UserRow, target: UserRow): void {
   if (Number(target.role) >= Number(actor.role)) throw new BadRequestError(MSG.sameOrHigher);
 }
@@ -539,7 +539,7 @@ export async function adminUpdateUser(app: AppContext, actor: UserRow, input: Ad
 
 export type ManageAction = 'promote' | 'demote' | 'disable' | 'enable' | 'delete';
 
-/** POST /api/user/manage with the contract's invariants. Answers the new status and role. */
+/** POST /api/user/manage: root is never disabled, deleted or demoted; the actor must outrank the target. Answers the new status and role. */
 export async function manageUser(app: AppContext, actor: UserRow, id: number, action: ManageAction): Promise<{ status: number; role: number }> {
   const target = await findUserById(app.knex, id);
   if (!target) throw new BadRequestError(MSG.userMissing);

@@ -102,11 +102,16 @@ export function fileNameFor(mimeType: string, title?: string): string {
   return /\.[A-Za-z0-9]{1,5}$/.test(name) ? name : `${name}.${ext}`;
 }
 
-/** Text of a message's content (parts joined without separator, like OpenAI's own rendering). */
-export function contentText(content: ChatMessage['content']): string {
-  if (content == null) return '';
+/**
+ * Text of a message's content (parts joined without separator, like OpenAI's own rendering). Takes
+ * any value: the tokenizer reads it from request bodies not yet checked.
+ */
+export function contentText(content: ChatMessage['content'] | unknown): string {
   if (typeof content === 'string') return content;
-  return content.map((p) => (p.type === 'text' && typeof (p as { text?: unknown }).text === 'string' ? (p as { text: string }).text : '')).join('');
+  if (!Array.isArray(content)) return '';
+  let s = '';
+  for (const p of content as Array<{ type?: unknown; text?: unknown } | null>) if (p && p.type === 'text' && typeof p.text === 'string') s += p.text;
+  return s;
 }
 
 /**

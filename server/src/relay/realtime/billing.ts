@@ -10,6 +10,7 @@ import { invalidateToken } from '../../services/invalidate';
 import { nowSec } from '../../lib/time';
 import type { Principal } from '../auth';
 import type { ChannelInfo } from '../types';
+import { isRecord } from '../adaptors/shared';
 
 /** Token counts of one realtime response (`response.done`'s `response.usage`). */
 export interface RealtimeUsage {
@@ -23,7 +24,8 @@ export interface RealtimeUsage {
 }
 
 const n = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.floor(v) : 0);
-const rec = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+/** A usage sub-object, or an empty one when the event left it out. */
+const rec = (v: unknown): Record<string, unknown> => (isRecord(v) ? v : {});
 
 /**
  * `response.usage` → counts. The details split text from audio; when they are missing the totals
