@@ -4,7 +4,7 @@
  */
 import type { Identifier } from 'react-admin';
 import { joinComma, splitComma } from '../shared/format';
-import { kindFields, type ChannelTypeCatalogue } from './channelTypes';
+import { OPENAI_CHANNEL_TYPE, kindFields, type ChannelTypeCatalogue } from './channelTypes';
 
 export const CHANNEL_STATUS = { ENABLED: 1, MANUALLY_DISABLED: 2, AUTO_DISABLED: 3 } as const;
 
@@ -38,7 +38,7 @@ export interface ChannelForm {
 
 export const CHANNEL_DEFAULTS: ChannelForm = {
   name: '',
-  type: 1,
+  type: OPENAI_CHANNEL_TYPE,
   key: '',
   openai_organization: '',
   max_input_tokens: 0,

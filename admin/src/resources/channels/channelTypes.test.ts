@@ -1,9 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { CHANNEL_DEFAULTS, formToPayload, type ChannelForm } from './channelForm';
-import { EMPTY_CATALOGUE, catalogueFrom, channelTypeColor, channelTypeLabel, hasPredefinedModels, keyHint, kindFields, typeMenu } from './channelTypes';
+import {
+  EMPTY_CATALOGUE,
+  OPENAI_CHANNEL_TYPE,
+  catalogueFrom,
+  channelTypeColor,
+  channelTypeLabel,
+  hasPredefinedModels,
+  keyHint,
+  kindFields,
+  typeMenu,
+} from './channelTypes';
 // The fixture is the server's own answer (its catalogue module is plain data), so the console's
 // expectations cannot drift from what GET /api/channel/types serves.
-import { AZURE_DEFAULT_API_VERSION, consoleChannelTypes } from '../../../../server/src/channels/catalogue';
+import { AZURE_DEFAULT_API_VERSION, CHANNEL_TYPE, consoleChannelTypes } from '../../../../server/src/channels/catalogue';
 
 const ANSWER: unknown = JSON.parse(JSON.stringify(consoleChannelTypes('zh')));
 const CAT = catalogueFrom(ANSWER);
@@ -19,6 +29,15 @@ describe('channel type labels', () => {
     expect(channelTypeLabel(CAT, 999)).toBe('#999');
     expect(channelTypeColor(CAT, 14)).toBe('indigo');
     expect(channelTypeColor(CAT, 999)).toBe('grey');
+  });
+});
+
+describe("a new channel's kind", () => {
+  it("is the server's OpenAI id, offered in the type menu", () => {
+    expect(OPENAI_CHANNEL_TYPE).toBe(CHANNEL_TYPE.OpenAI);
+    expect(CHANNEL_DEFAULTS.type).toBe(OPENAI_CHANNEL_TYPE);
+    expect(channelTypeLabel(CAT, CHANNEL_DEFAULTS.type)).toBe('OpenAI');
+    expect(typeMenu(CAT, CHANNEL_DEFAULTS.type).find((t) => t.value === CHANNEL_DEFAULTS.type)).toEqual({ value: OPENAI_CHANNEL_TYPE, label: 'OpenAI' });
   });
 });
 

@@ -19,6 +19,13 @@ export interface ChannelTypeCatalogue {
 
 export const EMPTY_CATALOGUE: ChannelTypeCatalogue = { list: [], byId: new Map() };
 
+/**
+ * The kind a new channel starts as: OpenAI. Ids are the server's stored numbering (new-api's) and
+ * the types answer marks no default, so the console names this one id here; it is the server's
+ * `CHANNEL_TYPE.OpenAI` (channelTypes.test.ts checks that they agree).
+ */
+export const OPENAI_CHANNEL_TYPE = 1;
+
 const TAG_COLORS: readonly TagColor[] = [
   'grey',
   'green',
