@@ -60,6 +60,12 @@ export interface ChatMessage {
   tool_call_id?: string;
   reasoning_content?: string;
   reasoning_details?: ReasoningDetail[];
+  /**
+   * Canonical only: a tool result that reports a failure (Claude `is_error`, a Gemini
+   * `functionResponse.response` with an `error` key). OpenAI's protocols have no such flag; their
+   * writers leave it out and the result's text says what happened.
+   */
+  is_error?: boolean;
 }
 
 export interface ToolDef {

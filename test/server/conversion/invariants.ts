@@ -696,8 +696,8 @@ function resultText(content: unknown): string {
     typeof content === 'string' ? content : Array.isArray(content) ? content.map((p: any) => (typeof p?.text === 'string' ? p.text : '')).join('') : '';
   try {
     let v = JSON.parse(text);
-    // a target that needs an object wraps plain results ({content}, {result}): the same result
-    if (isObj(v) && Object.keys(v).length === 1 && ('content' in v || 'result' in v)) v = v.content ?? v.result;
+    // a target that needs an object wraps plain results ({content}, {result}; a failure {error}): the same result
+    if (isObj(v) && Object.keys(v).length === 1 && ('content' in v || 'result' in v || 'error' in v)) v = v.content ?? v.result ?? v.error;
     return typeof v === 'string' ? v : canonicalJson(v);
   } catch {
     return text;
@@ -736,7 +736,7 @@ export function requestDigest(req: { messages?: CanonicalMessage[]; [k: string]:
     }
     if (m.role === 'tool') {
       flush();
-      atoms.push(`tool result: ${JSON.stringify(resultText(m.content))}`);
+      atoms.push(`tool result${(m as { is_error?: boolean }).is_error ? ' (error)' : ''}: ${JSON.stringify(resultText(m.content))}`);
       continue;
     }
     if (m.reasoning_content) {
@@ -806,7 +806,9 @@ export function digestDifferences(before: Record<string, unknown>, after: Record
       if (typeof a === 'number' && b === Math.min(1, Math.max(0, a))) continue;
     }
     if (k === 'conversation') {
-      const x = (a as string[]).filter((s) => !/^\w+ reasoning: /.test(s));
+      // OpenAI's protocols have no error flag on a tool result: towards them only the text is kept
+      const flagless = target === 'openai' || target === 'responses';
+      const x = (a as string[]).filter((s) => !/^\w+ reasoning: /.test(s)).map((s) => (flagless ? s.replace(/^tool result \(error\): /, 'tool result: ') : s));
       const y = (b as string[]).filter((s) => !/^\w+ reasoning: /.test(s));
       const missing = x.filter((s) => !y.includes(s));
       const added = y.filter((s) => !x.includes(s));

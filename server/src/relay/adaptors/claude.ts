@@ -173,7 +173,9 @@ export function toClaudeMessages(messages: ChatMessage[]): { system: ClaudeBlock
         break;
       }
       case 'tool':
-        push('user', [{ type: 'tool_result', tool_use_id: m.tool_call_id ?? '', content: toolResultContent(m.content) }]);
+        push('user', [
+          { type: 'tool_result', tool_use_id: m.tool_call_id ?? '', content: toolResultContent(m.content), ...(m.is_error ? { is_error: true } : {}) },
+        ]);
         break;
       default:
         push('user', partsToBlocks(m.content));

@@ -238,6 +238,8 @@ export function toGeminiContents(messages: ChatMessage[], requireSignatures = fa
         } catch {
           response = { content: text };
         }
+        // Gemini reads a failure from an `error` key (and a result from `output`, or the whole object)
+        if (m.is_error && !('error' in response)) response = { error: 'content' in response && Object.keys(response).length === 1 ? response.content : response };
         push('user', [{ functionResponse: { name, response } }]);
         break;
       }

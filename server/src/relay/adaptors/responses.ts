@@ -29,7 +29,7 @@ import type {
 import { UpstreamError } from '../errors';
 import { OpenAIObserver, normaliseUsage, openaiAdaptor, openaiErrorMessage, openaiHeaders, openaiUrl } from './openai';
 import { azureAdaptor } from './azure';
-import { contentText, fileNameFor, isRecord, parseDataUrl, withOpenAIBeta } from './shared';
+import { contentText, errorResultText, fileNameFor, isRecord, parseDataUrl, withOpenAIBeta } from './shared';
 import { PACKED_REASONING_PREFIX, responsesUsageToChat, unpackReasoning } from '../formats/responses';
 
 /** The Responses API refuses `max_output_tokens` below 16. */
@@ -99,7 +99,11 @@ function toInput(messages: ChatMessage[]): Array<Record<string, unknown>> {
         break;
       }
       case 'tool':
-        input.push({ type: 'function_call_output', call_id: m.tool_call_id ?? '', output: contentText(m.content) });
+        input.push({
+          type: 'function_call_output',
+          call_id: m.tool_call_id ?? '',
+          output: m.is_error ? errorResultText(contentText(m.content)) : contentText(m.content),
+        });
         break;
       default:
         break;

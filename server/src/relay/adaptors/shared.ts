@@ -115,6 +115,23 @@ export function contentText(content: ChatMessage['content'] | unknown): string {
 }
 
 /**
+ * A failed tool result's text for a protocol without an error flag (OpenAI Chat, Responses): the
+ * failure said in the text, as `{"error": …}` (Gemini's own convention), unless the text already
+ * is a JSON object with an `error` key.
+ */
+export function errorResultText(text: string): string {
+  if (text.startsWith('{')) {
+    try {
+      const v: unknown = JSON.parse(text);
+      if (isRecord(v) && 'error' in v) return text;
+    } catch {
+      /* plain text: wrapped below */
+    }
+  }
+  return JSON.stringify({ error: text });
+}
+
+/**
  * Random bytes for ids, drawn from the CSPRNG 3 KiB at a time: one `randomBytes` call per id (a
  * buffer, a native call) was a measurable share of a converted call, which makes up to three.
  */

@@ -211,7 +211,10 @@ export function claudeToChat(body: unknown): ChatRequest {
     for (const b of blocks) {
       if (b.type === 'tool_result') {
         const text = toolResultText(b.content);
-        messages.push({ role: 'tool', tool_call_id: str(b.tool_use_id) ?? '', content: b.is_error === true && !text ? 'error' : text });
+        const failed = b.is_error === true;
+        const msg: ChatMessage = { role: 'tool', tool_call_id: str(b.tool_use_id) ?? '', content: failed && !text ? 'error' : text };
+        if (failed) msg.is_error = true;
+        messages.push(msg);
         // OpenAI tool messages carry text only: images of a tool result follow in the user message
         if (Array.isArray(b.content)) {
           for (const img of b.content) {

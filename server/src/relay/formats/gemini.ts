@@ -190,7 +190,18 @@ export function geminiToChat(body: unknown, model: string | undefined): ChatRequ
         id = pending[k]!.id;
         pending.splice(k, 1);
       }
-      messages.push({ role: 'tool', tool_call_id: id ?? newId('call_'), name: r.name, content: JSON.stringify(r.response) });
+      // Gemini's convention: `output` for a result, `error` for a failure (a lone error text is
+      // the result's text, as a Claude `is_error` result's is)
+      const failed = isRecord(r.response) && 'error' in r.response && !('output' in r.response);
+      const lone = failed && Object.keys(r.response as object).length === 1 ? (r.response as { error: unknown }).error : undefined;
+      const msg: ChatMessage = {
+        role: 'tool',
+        tool_call_id: id ?? newId('call_'),
+        name: r.name,
+        content: typeof lone === 'string' ? lone : JSON.stringify(r.response),
+      };
+      if (failed) msg.is_error = true;
+      messages.push(msg);
     }
     if (content.length) messages.push({ role: 'user', content: simplify(content) });
   });
@@ -455,8 +466,11 @@ const STATUS_NAME: Record<number, string> = {
   499: 'CANCELLED',
   500: 'INTERNAL',
   501: 'UNIMPLEMENTED',
+  // a gateway or an overloaded upstream (Anthropic's 529): Gemini clients retry UNAVAILABLE
+  502: 'UNAVAILABLE',
   503: 'UNAVAILABLE',
   504: 'DEADLINE_EXCEEDED',
+  529: 'UNAVAILABLE',
 };
 
 export function geminiError(status: number, message: string): { error: { code: number; message: string; status: string } } {
