@@ -239,7 +239,8 @@ export function toGeminiContents(messages: ChatMessage[], requireSignatures = fa
           response = { content: text };
         }
         // Gemini reads a failure from an `error` key (and a result from `output`, or the whole object)
-        if (m.is_error && !('error' in response)) response = { error: 'content' in response && Object.keys(response).length === 1 ? response.content : response };
+        if (m.is_error && !('error' in response))
+          response = { error: 'content' in response && Object.keys(response).length === 1 ? response.content : response };
         push('user', [{ functionResponse: { name, response } }]);
         break;
       }
