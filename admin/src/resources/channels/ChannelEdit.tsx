@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import {
   Alert,
   Autocomplete,
@@ -15,14 +15,13 @@ import {
   TextField,
   Typography,
 } from '@mui/material';
-import { Confirm, useNotify, useRefresh, useTranslate } from 'react-admin';
+import { Confirm, useGetOne, useNotify, useRefresh, useTranslate } from 'react-admin';
 import { Link as RouterLink } from 'react-router-dom';
 import { SideDrawer, STICKY_ACTIONS_SX } from '../shared/SideDrawer';
 import { unpricedModels } from '../../features/pricing/pricingTable';
 import { storedUserRole, useGateway, useApi } from '../shared/api';
 import { ChannelKeyButton } from '../../features/security/ChannelKeyButton';
 import { useNotifyError } from '../shared/hooks';
-import { readLocal, writeLocal } from '../shared/storage';
 import {
   CHANNEL_DEFAULTS,
   addCustomModels,
@@ -33,9 +32,9 @@ import {
   validateChannel,
   type ChannelForm,
 } from './channelForm';
-import { hasPredefinedModels, keyHint, kindFields, typeMenu } from './channelTypes';
+import { hasPredefinedModels, keyHint, kindFields, typeMenu, type ChannelTypeCatalogue } from './channelTypes';
 import { useChannelTypes } from './useChannelTypes';
-import { useChannelGroups, useChannelModels } from './useChannelOps';
+import { useChannelGroups, useChannelModels, useChannelTypeModels } from './useChannelOps';
 
 /** Create/edit drawer for one channel (/channel/create, /channel/:id). */
 
@@ -54,23 +53,87 @@ export const ChannelEditDrawer = ({ creating, editId, onClose }: { creating: boo
   );
 };
 
+/**
+ * Loads what the form starts from: the channel (react-admin's getOne) when editing, the
+ * channel-type catalogue (the form needs the kinds' special fields; a failed load shows the plain
+ * form) and the models of each type.
+ */
 const ChannelForm = ({ editId, onDone }: { editId?: string; onDone: () => void }) => {
+  const notifyError = useNotifyError();
+  const { catalogue, loading: typesLoading } = useChannelTypes();
+  const typeModels = useChannelTypeModels();
+  const {
+    data: record,
+    error,
+    isFetchedAfterMount,
+  } = useGetOne(
+    'channel',
+    { id: editId ?? '' },
+    {
+      enabled: !!editId,
+      // The list's rows seed react-admin's getOne cache: the form waits for the server's own
+      // answer (the masked key, every field), asked for on opening. Later refetches (a refresh)
+      // leave the form alone: its values are the user's from then on.
+      refetchOnMount: 'always',
+      refetchOnWindowFocus: false,
+      retry: false,
+      onError: (e) => {
+        notifyError(e);
+        onDone();
+      },
+    },
+  );
+
+  if (typesLoading || (editId && (!isFetchedAfterMount || error || !record))) {
+    return (
+      <Box sx={{ display: 'flex', justifyContent: 'center', p: 6 }}>
+        <CircularProgress />
+      </Box>
+    );
+  }
+  return (
+    <ChannelFormView
+      isEdit={!!editId}
+      initial={record ? channelToForm(record) : CHANNEL_DEFAULTS}
+      keyMask={record?.key_masked && typeof record.key === 'string' ? record.key : ''}
+      catalogue={catalogue}
+      typeModels={typeModels}
+      onDone={onDone}
+    />
+  );
+};
+
+/**
+ * The channel form itself: a controlled form, as the fields it shows, their labels and defaults
+ * change with the chosen kind. `keyMask` is the stored key as the server shows it to an admin
+ * (masked), shown as the key field's placeholder.
+ */
+const ChannelFormView = ({
+  isEdit,
+  initial,
+  keyMask,
+  catalogue,
+  typeModels,
+  onDone,
+}: {
+  isEdit: boolean;
+  initial: ChannelForm;
+  keyMask: string;
+  catalogue: ChannelTypeCatalogue;
+  /** The models of each channel type (GET /api/models). */
+  typeModels: Record<string, string[]>;
+  onDone: () => void;
+}) => {
   const translate = useTranslate();
   const notify = useNotify();
   const notifyError = useNotifyError();
   const refresh = useRefresh();
   const dp = useGateway();
   const http = useApi();
-  const isEdit = !!editId;
-  const { catalogue, loading: typesLoading } = useChannelTypes();
-  const [form, setForm] = useState<ChannelForm>(CHANNEL_DEFAULTS);
-  const [loading, setLoading] = useState(isEdit);
+  const [form, setForm] = useState<ChannelForm>(initial);
   const [saving, setSaving] = useState(false);
-  /** The stored key as the server shows it to an admin (masked); shown as the key field's placeholder. */
-  const [keyMask, setKeyMask] = useState('');
   const groups = useChannelGroups();
   const allModels = useChannelModels();
-  const [typeModels, setTypeModels] = useState<Record<string, string[]>>(() => readLocal('channel_models', {}));
   const [custom, setCustom] = useState('');
   const [fetching, setFetching] = useState(false);
   // Fetched models that have no price or ratio: the relay would refuse them until one is set.
@@ -79,37 +142,6 @@ const ChannelForm = ({ editId, onDone }: { editId?: string; onDone: () => void }
   const [showAdvanced, setShowAdvanced] = useState(false);
 
   const set = <K extends keyof ChannelForm>(k: K, v: ChannelForm[K]) => setForm((f) => ({ ...f, [k]: v }));
-
-  useEffect(() => {
-    if (Object.keys(typeModels).length === 0) {
-      http
-        .get<Record<string, string[]>>('/api/models')
-        .then((r) => {
-          if (r.data && typeof r.data === 'object') {
-            setTypeModels(r.data);
-            writeLocal('channel_models', r.data);
-          }
-        })
-        .catch(() => undefined);
-    }
-    // eslint-disable-next-line react-hooks/exhaustive-deps -- `typeModels` only tells whether the cached map is empty; this effect fills it and must not re-run on that
-  }, [dp, http]);
-
-  useEffect(() => {
-    if (!editId) return;
-    setLoading(true);
-    dp.getOne('channel', { id: editId })
-      .then((r) => {
-        setForm(channelToForm(r.data));
-        setKeyMask(r.data.key_masked && typeof r.data.key === 'string' ? r.data.key : '');
-      })
-      .catch((e) => {
-        notifyError(e);
-        onDone();
-      })
-      .finally(() => setLoading(false));
-    // eslint-disable-next-line react-hooks/exhaustive-deps -- the record is loaded when the edited id changes; new `dp`/`notifyError`/`onDone` identities must not reload it over the user's edits
-  }, [editId]);
 
   const kind = kindFields(catalogue, form.type);
 
@@ -185,15 +217,6 @@ const ChannelForm = ({ editId, onDone }: { editId?: string; onDone: () => void }
     setCustom('');
     if (duplicate) notify('res.channel.msg.models_exist', { type: 'warning' });
   };
-
-  // The form needs the kinds' special fields: wait for the catalogue (a failed load shows the plain form).
-  if (loading || typesLoading) {
-    return (
-      <Box sx={{ display: 'flex', justifyContent: 'center', p: 6 }}>
-        <CircularProgress />
-      </Box>
-    );
-  }
 
   const related = typeModels[String(form.type)] ?? [];
   const modelOptions = Array.from(new Set([...allModels, ...related]));

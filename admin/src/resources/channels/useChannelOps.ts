@@ -1,7 +1,8 @@
 import { useNotify, useRefresh, type RaRecord } from 'react-admin';
 import { useQuery } from '@tanstack/react-query';
-import { useGateway } from '../shared/api';
+import { useApi, useGateway } from '../shared/api';
 import { useNotifyError } from '../shared/hooks';
+import { readLocal, writeLocal } from '../shared/storage';
 import { parsePriority, parseWeight } from './channelForm';
 import { isTagRow, validateTagPriority, validateTagWeight } from './channelTags';
 
@@ -83,4 +84,34 @@ export function useChannelGroups(): string[] {
 export function useChannelModels(): string[] {
   const dp = useGateway();
   return useOptions('models', () => dp.channelModels().then((r) => r.data.map((m) => String(m.id))));
+}
+
+type TypeModels = Record<string, string[]>;
+const NO_TYPE_MODELS: TypeModels = {};
+
+/**
+ * The models of each channel type (GET /api/models), for "fill related models" and the kinds with
+ * a predefined list. The browser keeps the map ('channel_models', also refreshed by the shell when
+ * an admin loads the console): the form reads it on opening and asks the server only when nothing
+ * is stored. Not kept in the query cache (gcTime 0), so each opening reads the stored map again.
+ */
+export function useChannelTypeModels(): TypeModels {
+  const http = useApi();
+  const { data } = useQuery({
+    queryKey: ['channel', 'typeModels'],
+    queryFn: async () => {
+      const r = await http.get<TypeModels>('/api/models');
+      if (!r.data || typeof r.data !== 'object') return NO_TYPE_MODELS;
+      writeLocal('channel_models', r.data);
+      return r.data;
+    },
+    initialData: () => {
+      const stored = readLocal<TypeModels>('channel_models', {});
+      return Object.keys(stored).length ? stored : undefined;
+    },
+    enabled: (query) => query.state.data === undefined,
+    gcTime: 0,
+    retry: false,
+  });
+  return data ?? NO_TYPE_MODELS;
 }
