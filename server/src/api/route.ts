@@ -125,24 +125,37 @@ function compose(chain: Koa.Middleware[]): Koa.Middleware {
   };
 }
 
-/** The success envelope of the console API; `message` in the caller's language. */
-export function ok(
-  ctx: { body: unknown; get(field: string): string; state?: Record<string, unknown> },
-  data: unknown = null,
-  message?: MessageKey | Message,
-): void {
-  ctx.body = { success: true, message: message ? t(requestLang(ctx), message) : '', data };
+type Envelope = { body: unknown; get(field: string): string; state?: Record<string, unknown> };
+
+/**
+ * The success envelope of the console API; `message` in the caller's language. `beside` holds
+ * the fields some answers carry next to `data` (new-api's shapes, e.g. pricing's `group_ratio`).
+ */
+export function ok(ctx: Envelope, data: unknown = null, message?: MessageKey | Message, beside?: Record<string, unknown>): void {
+  reply(ctx, true, message, { data, ...beside });
 }
 
-/** Numeric `:id` path parameter, read by the one id parser (lib/validate `parseId`). */
-export const idParams = z.object({
-  id: z.string().transform((raw, c) => {
-    const id = parseId(raw);
-    if (id !== undefined) return id;
-    c.addIssue({ code: 'custom', message: 'not a numeric id' });
-    return z.NEVER;
-  }),
-});
+/**
+ * The envelope with its fields as given, for the answers ok() cannot shape: a handled outcome
+ * whose `success` the service decides (a channel test, with `time` and no error to throw), or an
+ * answer written outside the error middleware (the 404 of an unknown path). An error a route can
+ * throw goes through the error middleware instead (lib/errors).
+ */
+export function reply(ctx: Envelope, success: boolean, message: MessageKey | Message | undefined, fields: Record<string, unknown>): void {
+  ctx.body = { success, message: message ? t(requestLang(ctx), message) : '', ...fields };
+}
+
+/** The one reading of a numeric `:id` path parameter (lib/validate `parseId`): the id, or undefined. */
+const numericId = z.string().transform((raw) => parseId(raw));
+
+/** Numeric `:id` path parameter; anything else is not this route (the request falls through). */
+export const idParams = z.object({ id: numericId.pipe(z.number({ error: 'not a numeric id' })) });
+
+/**
+ * `:id` of a route that answers a bad id itself, after the login check, rather than falling
+ * through: the same reading, `undefined` when the text is not a numeric id.
+ */
+export const answeredIdParams = z.object({ id: numericId });
 
 /** Routes whose body must be a JSON object say so with this one message (absent, array or text). */
 export const objectBody: Koa.Middleware = async (ctx, next) => {
