@@ -1,7 +1,7 @@
 import { currentUser } from '../../middleware/auth';
 import { requestLang, t, type Lang } from '../../i18n';
 import { BadRequestError } from '../../lib/errors';
-import { parsePaging, parseId } from '../../lib/validate';
+import { parsePaging } from '../../lib/validate';
 import {
   allModelNames,
   batchSetTag,
@@ -21,20 +21,8 @@ import {
 } from '../../services/channels';
 import { consoleChannelTypes } from '../../channels/catalogue';
 import { channelHealth, manageKeys } from '../../services/channelKeys';
-import { idParams, objectBody, ok, type ConsoleRoutes } from '../route';
-import {
-  batchIdsBody,
-  batchTagBody,
-  copyQuery,
-  createBody,
-  listQuery,
-  manageKeysBody,
-  parseChannelCreate,
-  rawIdParams,
-  tagBody,
-  tagEditBody,
-  updateBody,
-} from './schema';
+import { answeredIdParams, idParams, objectBody, ok, type ConsoleRoutes } from '../route';
+import { batchIdsBody, batchTagBody, copyQuery, createBody, listQuery, manageKeysBody, parseChannelCreate, tagBody, tagEditBody, updateBody } from './schema';
 import { registerUpstream } from './upstream';
 import { requireFreshVerification } from '../../services/secureVerification';
 
@@ -112,11 +100,11 @@ export function register(api: ConsoleRoutes): void {
       path: '/api/channel/copy/:id',
       summary: 'Copy a channel (key included) under a name suffix.',
       access: 'admin',
-      params: rawIdParams,
+      params: answeredIdParams,
       query: copyQuery,
     },
     async (ctx) => {
-      const id = parseId(ctx.input.params.id);
+      const { id } = ctx.input.params;
       if (id === undefined) throw new BadRequestError('channel.invalid_id');
       ok(ctx, await copyChannel(app, id, currentUser(ctx).role, ctx.input.query.suffix ?? t(requestLang(ctx), 'channel.copy_suffix')), 'channel.copied');
     },
@@ -136,7 +124,7 @@ export function register(api: ConsoleRoutes): void {
     async (ctx) => {
       // `data` stays the count (the documented answer); the per-id report rides beside it.
       const { count, results } = await deleteChannels(app, ctx.input.body.ids);
-      ctx.body = { success: true, message: '', data: count, results: localizeResults(results, requestLang(ctx)) };
+      ok(ctx, count, undefined, { results: localizeResults(results, requestLang(ctx)) });
     },
   );
   api.route({ method: 'post', path: '/api/channel/fix', summary: 'Rebuild the model abilities of every channel.', access: 'admin' }, async (ctx) => {
@@ -161,8 +149,7 @@ export function register(api: ConsoleRoutes): void {
     },
     async (ctx) => {
       const { count, results } = await batchSetTag(app, ctx.input.body);
-      const lang = requestLang(ctx);
-      ctx.body = { success: true, message: t(lang, 'common.done'), data: count, results: localizeResults(results, lang) };
+      ok(ctx, count, 'common.done', { results: localizeResults(results, requestLang(ctx)) });
     },
   );
 

@@ -17,9 +17,6 @@ export const listQuery = pagingQuery.extend({
 /** No suffix: the caller's language's ("_复制" / "_copy"), chosen by the route. */
 export const copyQuery = z.object({ suffix: z.string().max(64, 'channel.suffix_too_long').optional() });
 
-/** A channel id in the path, parsed by the route (a bad one is answered, not passed on). */
-export const rawIdParams = z.object({ id: z.string() });
-
 export const testQuery = z.object({ model: z.string().optional() });
 
 export const fetchModelsBody = z.object({

@@ -1,23 +1,19 @@
-import type Koa from 'koa';
-import { localize, msg, requestLang, t } from '../../i18n';
+import { msg, requestLang, verbatim } from '../../i18n';
 import { currentUser } from '../../middleware/auth';
 import { audienceOf } from '../../services/channelTargets';
-import { parseId } from '../../lib/validate';
+import { BadRequestError, NotFoundError } from '../../lib/errors';
 import { findChannel } from '../../repositories/channels';
 import { UpstreamError } from '../../relay/errors';
 import { channelEntry } from '../../relay/routing';
 import { channelInfoFrom, fetchUpstreamModels, testAllChannels, testChannel } from '../../relay/channelOps';
 import { updateAllBalances, updateChannelBalance } from '../../channels/balance';
-import { ok, type ConsoleRoutes } from '../route';
+import { answeredIdParams, ok, reply, type ConsoleRoutes } from '../route';
 import { channelTestSummary } from '../../relay/testSummary';
-import { fetchModelsBody, rawIdParams, testQuery } from './schema';
+import { fetchModelsBody, testQuery } from './schema';
 
-/** An upstream failure is a handled outcome; anything else goes to the error middleware. */
-function fail(ctx: Pick<Koa.Context, 'body' | 'get' | 'state'>, err: unknown) {
-  if (err instanceof UpstreamError) {
-    ctx.body = { success: false, message: localize(err, requestLang(ctx)), data: null };
-    return;
-  }
+/** An upstream failure is a handled outcome (a bad-request answer with its wording); anything else is unexpected. */
+function fail(err: unknown): never {
+  if (err instanceof UpstreamError) throw new BadRequestError(err.msg ?? verbatim(err.message));
   throw err;
 }
 
@@ -48,33 +44,37 @@ export function registerUpstream(api: ConsoleRoutes): void {
       path: '/api/channel/test/:id',
       summary: 'Test one channel; answers `time` (seconds) beside the envelope.',
       access: 'admin',
-      params: rawIdParams,
+      params: answeredIdParams,
       query: testQuery,
     },
     async (ctx) => {
-      const id = parseId(ctx.input.params.id);
+      // A test answers `time` in every outcome (a bad id: 0, and no `data`), so it is not thrown.
+      const { id } = ctx.input.params;
       if (id === undefined) {
-        ctx.body = { success: false, message: t(requestLang(ctx), 'channel.invalid_id'), time: 0 };
+        reply(ctx, false, 'channel.invalid_id', { time: 0 });
         return;
       }
       const r = await testChannel(app, id, ctx.input.query.model, audienceOf(currentUser(ctx).role), requestLang(ctx));
-      ctx.body = { success: r.success, message: r.message, time: r.time, data: null };
+      reply(ctx, r.success, verbatim(r.message), { time: r.time, data: null });
     },
   );
 
   api.route(
-    { method: 'get', path: '/api/channel/fetch_models/:id', summary: "Ask a stored channel's upstream for its models.", access: 'admin', params: rawIdParams },
+    {
+      method: 'get',
+      path: '/api/channel/fetch_models/:id',
+      summary: "Ask a stored channel's upstream for its models.",
+      access: 'admin',
+      params: answeredIdParams,
+    },
     async (ctx) => {
-      const id = parseId(ctx.input.params.id);
+      const { id } = ctx.input.params;
       const row = id === undefined ? undefined : await findChannel(app.knex, id);
-      if (!row) {
-        ctx.body = { success: false, message: t(requestLang(ctx), 'channel.not_found'), data: null };
-        return;
-      }
+      if (!row) throw new NotFoundError('channel.not_found');
       try {
         ok(ctx, await fetchUpstreamModels(app, channelEntry(row).info, audienceOf(currentUser(ctx).role)));
       } catch (err) {
-        fail(ctx, err);
+        fail(err);
       }
     },
   );
@@ -85,7 +85,7 @@ export function registerUpstream(api: ConsoleRoutes): void {
       try {
         ok(ctx, await fetchUpstreamModels(app, channelInfoFrom(ctx.input.body), audienceOf(currentUser(ctx).role)));
       } catch (err) {
-        fail(ctx, err);
+        fail(err);
       }
     },
   );
@@ -109,19 +109,17 @@ export function registerUpstream(api: ConsoleRoutes): void {
       path: '/api/channel/update_balance/:id',
       summary: "Update one channel's balance (also answered as `balance`).",
       access: 'admin',
-      params: rawIdParams,
+      params: answeredIdParams,
     },
     async (ctx) => {
-      const id = parseId(ctx.input.params.id);
-      if (id === undefined) {
-        ctx.body = { success: false, message: t(requestLang(ctx), 'channel.invalid_id'), data: null };
-        return;
-      }
+      const { id } = ctx.input.params;
+      if (id === undefined) throw new BadRequestError('channel.invalid_id');
       try {
         const balance = await updateChannelBalance(app, id, audienceOf(currentUser(ctx).role));
-        ctx.body = { success: true, message: '', balance, data: balance };
+        // The balance also as `balance`, ahead of `data` (the answer's order so far).
+        reply(ctx, true, undefined, { balance, data: balance });
       } catch (err) {
-        fail(ctx, err);
+        fail(err);
       }
     },
   );
