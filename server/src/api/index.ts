@@ -4,7 +4,7 @@ import type { AppContext } from '../context';
 import { apiErrors } from '../middleware/errors';
 import { jsonBody } from '../middleware/body';
 import { rateLimit } from '../middleware/rateLimit';
-import { ConsoleRoutes, type RegisteredRoute } from './route';
+import { ConsoleRoutes, reply, type RegisteredRoute } from './route';
 import { openApiDocument } from './openapi';
 import * as status from './status';
 import * as user from './user';
@@ -19,7 +19,7 @@ import * as oauth from './oauth';
 import * as topup from './topup';
 import * as tasks from './tasks';
 import * as dashboard from './dashboard';
-import { requestLang, t } from '../i18n';
+import { msg } from '../i18n';
 
 /**
  * The console API's areas in mounting order: more specific paths must come before parameterised
@@ -72,7 +72,8 @@ export function apiMiddleware(app: AppContext): Koa.Middleware[] {
     await next();
     if (ctx.body === undefined && ctx.status === 404) {
       ctx.status = 404;
-      ctx.body = { success: false, message: t(requestLang(ctx), 'api.not_found', { method: ctx.method, path: ctx.path }), data: null };
+      // Outside the error middleware, which answers HTTP 200 for handled outcomes: this one stays 404.
+      reply(ctx, false, msg('api.not_found', { method: ctx.method, path: ctx.path }), { data: null });
     }
   };
   const onlyApi =

@@ -23,6 +23,7 @@ import {
 } from '../../services/oauth/providers';
 import { BAD_STATE_MESSAGE, STATE_TTL_SECONDS, issueState, takeState } from '../../services/oauth/state';
 import { randomString } from '../../lib/random';
+import { verbatim } from '../../i18n';
 import { ok, type ConsoleRoutes } from '../route';
 import { authorizeQuery, callbackQuery, codeQuery, discoveryBody, emailBindQuery, stateQuery, telegramFields } from './schema';
 
@@ -42,11 +43,14 @@ async function loggedInUser(app: AppContext, ctx: Koa.Context): Promise<UserRow 
 
 async function logIn(app: AppContext, ctx: Koa.Context, user: UserRow) {
   await startSession(app, ctx, user);
-  ctx.body = { success: true, message: '', data: loginView(user) };
+  ok(ctx, loginView(user));
 }
 
 /** Provider name of states that may only bind Telegram (issued by POST /api/oauth/telegram/bind_state). */
 const TELEGRAM_BIND = 'telegram_bind';
+
+/** A binding answers the word `bind` (what the console checks), in every language. */
+const BOUND = verbatim('bind');
 
 const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
@@ -67,7 +71,7 @@ export function register(api: ConsoleRoutes): void {
     { method: 'get', path: '/api/oauth/state', summary: 'A one-time state for an authorization redirect.', access: 'public', documentedQuery: stateQuery },
     koa(async (ctx) => {
       const { state } = await issueState(app, ctx, { aff: q(ctx, 'aff') });
-      ctx.body = { success: true, message: '', data: state };
+      ok(ctx, state);
     }),
   );
 
@@ -116,7 +120,7 @@ export function register(api: ConsoleRoutes): void {
       else profile = await oidcProfile(app, code, redirectUri, record.verifier);
       if (bindTo) {
         await bindIdentity(app, provider, profile, Number(bindTo.id));
-        ctx.body = { success: true, message: 'bind', data: null };
+        ok(ctx, null, BOUND);
         return;
       }
       const { user } = await loginOrRegister(app, provider, profile, { aff: record.aff });
@@ -151,7 +155,7 @@ export function register(api: ConsoleRoutes): void {
       const endpoints = await discoverOidc(app, wellKnown);
       // Only a URL that worked is kept.
       if (given) await app.options.set('oidc.well_known', given);
-      ctx.body = { success: true, message: '', data: endpoints };
+      ok(ctx, endpoints);
     }),
   );
 
@@ -174,7 +178,7 @@ export function register(api: ConsoleRoutes): void {
       const user = currentUser(ctx);
       const profile = await wechatProfile(ctx);
       await bindIdentity(app, 'wechat', profile, Number(user.id));
-      ctx.body = { success: true, message: '', data: null };
+      ok(ctx, null);
     }),
   );
   api.route(
@@ -263,7 +267,7 @@ export function register(api: ConsoleRoutes): void {
     koa(async (ctx) => {
       assertEnabled(app, 'telegram');
       const { state } = await issueState(app, ctx, { provider: TELEGRAM_BIND });
-      ctx.body = { success: true, message: '', data: state };
+      ok(ctx, state);
     }),
   );
   /** Binding, step 2: the widget navigates the browser here with its signed fields and our state. */
@@ -290,7 +294,7 @@ export function register(api: ConsoleRoutes): void {
         ctx.redirect('/setting');
         return;
       }
-      ctx.body = { success: true, message: 'bind', data: null };
+      ok(ctx, null, BOUND);
     }),
   );
 

@@ -1,9 +1,10 @@
 import { resolveUser } from '../../middleware/auth';
 import { pricing } from '../../services/pricing';
-import type { ConsoleRoutes } from '../route';
+import { ok, type ConsoleRoutes } from '../route';
 import { requestLang } from '../../i18n';
 
 /** Public prices; a valid login narrows the usable groups to the caller's and applies their accept-unset setting. */
+// No schema.ts: the route takes no query and no body, only the caller's optional login.
 export function register(api: ConsoleRoutes): void {
   const { app } = api;
   api.route(
@@ -12,7 +13,7 @@ export function register(api: ConsoleRoutes): void {
       // Optional auth: a broken or stale credential just means "anonymous" here.
       const user = await resolveUser(app, ctx).catch(() => undefined);
       const { data, group_ratio, usable_group } = await pricing(app, user, requestLang(ctx));
-      ctx.body = { success: true, message: '', data, group_ratio, usable_group };
+      ok(ctx, data, undefined, { group_ratio, usable_group });
     },
   );
 }

@@ -16,7 +16,7 @@ export function register(api: ConsoleRoutes): void {
     { method: 'post', path: '/api/user/pay', summary: "Start a payment; answers the provider's form fields and `url`.", access: 'user', body: payBody },
     async (ctx) => {
       const { params, url } = await startPayment(app, currentUser(ctx), ctx.input.body);
-      ctx.body = { success: true, message: 'success', data: params, url };
+      ok(ctx, params, 'common.success', { url });
     },
   );
 
