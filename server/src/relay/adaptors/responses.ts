@@ -207,6 +207,7 @@ export function fromResponsesBody(body: unknown, fallbackModel: string): ChatRes
   const r = isRecord(body) ? body : {};
   if (r.status === 'failed') throw failure(r, JSON.stringify(body).slice(0, 1000));
   let content = '';
+  let refusal = '';
   let reasoning = '';
   const details: ReasoningDetail[] = [];
   const calls: ToolCall[] = [];
@@ -216,7 +217,7 @@ export function fromResponsesBody(body: unknown, fallbackModel: string): ChatRes
       for (const p of item.content) {
         if (!isRecord(p)) continue;
         if (p.type === 'output_text' && typeof p.text === 'string') content += p.text;
-        else if (p.type === 'refusal' && typeof p.refusal === 'string') content += p.refusal;
+        else if (p.type === 'refusal' && typeof p.refusal === 'string') refusal += p.refusal;
       }
     } else if (item.type === 'function_call') {
       calls.push({
@@ -230,7 +231,9 @@ export function fromResponsesBody(body: unknown, fallbackModel: string): ChatRes
       details.push(...reasoningDetailsOf(item, summaries));
     }
   }
-  const message: ChatResponse['choices'][number]['message'] = { role: 'assistant', content: content || (calls.length ? null : '') };
+  // a refusal is Chat's `refusal` (content null when it is all there is), as an OpenAI Chat upstream says it
+  const message: ChatResponse['choices'][number]['message'] = { role: 'assistant', content: content || (calls.length || refusal ? null : '') };
+  if (refusal) message.refusal = refusal;
   if (calls.length) message.tool_calls = calls;
   if (reasoning) message.reasoning_content = reasoning;
   if (details.length) message.reasoning_details = details;
@@ -304,7 +307,7 @@ export class ResponsesStreamTranslator implements StreamTranslator {
       case 'response.refusal.delta':
         if (typeof e.delta === 'string' && e.delta) {
           this.role(out);
-          out.push(this.chunk({ content: e.delta }));
+          out.push(this.chunk(type === 'response.refusal.delta' ? { refusal: e.delta } : { content: e.delta }));
         }
         break;
       case 'response.reasoning_summary_text.delta':
