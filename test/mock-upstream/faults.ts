@@ -5,7 +5,8 @@
  *
  * Schedules: ok; fail (always `status`, 500 by default); failN (`n` failures, then healed);
  * flaky (every `every`-th request fails with `status`, the first one included);
- * slow (`delayMs` before answering); rate (429 with `Retry-After: retryAfter` seconds);
+ * slow (`delayMs` before answering); hold (answers once `until` settles: the test decides when);
+ * rate (429 with `Retry-After: retryAfter` seconds);
  * auth (401 `invalid_api_key`, as OpenAI answers a revoked key); quota (429 `insufficient_quota`,
  * as OpenAI answers an account without credit).
  */
@@ -18,6 +19,7 @@ export type Schedule =
   | { mode: 'failN'; n: number; status?: number }
   | { mode: 'flaky'; every: number; status?: number }
   | { mode: 'slow'; delayMs: number }
+  | { mode: 'hold'; until: Promise<unknown> }
   | { mode: 'rate'; retryAfter: number }
   | { mode: 'auth' }
   | { mode: 'quota' };
@@ -117,6 +119,9 @@ export async function startFaultUpstream(): Promise<FaultUpstream> {
         );
       case 'slow':
         await new Promise((r) => setTimeout(r, s.delayMs));
+        break;
+      case 'hold':
+        await s.until;
         break;
       default:
         break;

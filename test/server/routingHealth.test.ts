@@ -3,20 +3,22 @@
  * faults per key: traffic leaves a slow channel, an open breaker gets nothing until its one
  * probe, a healed channel gets its traffic back, Retry-After is honoured, and two nodes on one
  * Redis see the same breaker state.
+ *
+ * The cool-downs are on the wall clock (`Date.now()` against a stored `openUntil`): the tests fake
+ * `Date` only (helpers/clock.ts) and move it to the breaker's deadline instead of sleeping through it.
  */
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { ALL_TARGETS, buildApp, describeEach, KV_TARGETS, loginAgent, makeUser, setupRoot, type Target, type TestApp } from '../helpers/app';
+import { fakeWallClock, waitFor } from '../helpers/clock';
 import { startFaultUpstream, type FaultUpstream } from '../mock-upstream/faults';
 import { listen, seedChannel, seedToken, setOptions } from '../mock-upstream/seed';
 import { ROLE } from '../../server/src/repositories/users';
 import { BREAKER, failureKind, healthBoard, retryAfterMs, type TargetHealth } from '../../server/src/routing/board';
 import { channelEntry, pickChannel, type ChannelEntry, type Tier } from '../../server/src/relay/routing';
 import type { ChannelRow } from '../../server/src/repositories/channels';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const BASE_OPTIONS = {
   ModelRatio: JSON.stringify({}),
@@ -64,21 +66,14 @@ async function chat(r: Rig, model: string): Promise<number> {
 let n = 0;
 const fresh = () => `h-model-${process.pid}-${++n}`;
 
-/**
- * Up to `max` calls while `h`'s breaker is surely still open (each started well before its
- * deadline, so a slow machine cannot turn one into the probe); how many were made.
- */
-async function callsWhileOpen(r: Rig, model: string, h: TargetHealth, max: number): Promise<number> {
-  let made = 0;
-  while (made < max && Date.now() < h.openUntil - 300) {
-    expect(await chat(r, model)).toBe(200);
-    made++;
-  }
-  return made;
+/** `n` calls on the (fake, standing) clock's last millisecond of `h`'s cool-down. */
+async function callsWhileOpen(r: Rig, model: string, h: TargetHealth, n: number): Promise<void> {
+  jest.setSystemTime(h.openUntil - 1);
+  for (let i = 0; i < n; i++) expect(await chat(r, model)).toBe(200);
 }
 
-/** Waits until `h`'s cool-down is over. */
-const untilCooled = (h: TargetHealth) => sleep(Math.max(0, h.openUntil - Date.now()) + 50);
+/** Moves the clock to the end of `h`'s cool-down: the next call may be its probe. */
+const untilCooled = (h: TargetHealth) => jest.setSystemTime(Math.max(Date.now(), h.openUntil));
 
 // Every database, and Redis on top (breaker changes are then published: a node's own must not disturb it).
 describeEach(ALL_TARGETS, 'routing: breakers and health-aware choice', (getApp) => {
@@ -91,9 +86,11 @@ describeEach(ALL_TARGETS, 'routing: breakers and health-aware choice', (getApp) 
     await r.up.close();
   });
   beforeEach(async () => {
+    fakeWallClock();
     r.up.reset();
     await setOptions(r.app, BASE_OPTIONS);
   });
+  afterEach(() => jest.useRealTimers());
 
   test('traffic shifts away from a slow channel within a bounded number of requests', async () => {
     const model = fresh();
@@ -142,7 +139,7 @@ describeEach(ALL_TARGETS, 'routing: breakers and health-aware choice', (getApp) 
     expect(r.up.count('sk-down-c')).toBe(3);
     expect(h.state).toBe(BREAKER.open);
     expect(h.openUntil - h.lastFailureAt).toBe(1000);
-    expect(await callsWhileOpen(r, model, h, 10)).toBeGreaterThan(0);
+    await callsWhileOpen(r, model, h, 10);
     expect(r.up.count('sk-down-c')).toBe(3);
     const root = await rootOf(r.app);
     let health = (await root.get('/api/channel/health')).body.data;
@@ -150,17 +147,17 @@ describeEach(ALL_TARGETS, 'routing: breakers and health-aware choice', (getApp) 
     expect(health.channels[bad].last_failure).toContain('502');
     expect(health.open.map((o: { id: number }) => o.id)).toContain(bad);
     // After the cool-down (1 s) one call is the probe; it fails: open again, now for 2 s.
-    await untilCooled(h);
+    untilCooled(h);
     expect(await chat(r, model)).toBe(200);
     expect(r.up.count('sk-down-c')).toBe(4);
     expect(h.state).toBe(BREAKER.open);
     expect(h.openUntil - h.lastFailureAt).toBe(2000);
-    expect(await callsWhileOpen(r, model, h, 5)).toBeGreaterThan(0);
+    await callsWhileOpen(r, model, h, 5);
     expect(r.up.count('sk-down-c')).toBe(4);
     health = (await root.get('/api/channel/health')).body.data;
     expect(health.channels[bad].open_until).toBe(Math.ceil(h.openUntil / 1000));
     // The next probe fails too: 4 s.
-    await untilCooled(h);
+    untilCooled(h);
     expect(await chat(r, model)).toBe(200);
     expect(r.up.count('sk-down-c')).toBe(5);
     expect(h.openUntil - h.lastFailureAt).toBe(4000);
@@ -178,10 +175,11 @@ describeEach(ALL_TARGETS, 'routing: breakers and health-aware choice', (getApp) 
     const h = healthBoard(r.app.ctx).target(flaky);
     r.up.set('sk-heal-d', { mode: 'failN', n: 3 });
     for (let i = 0; i < 3; i++) expect(await chat(r, model)).toBe(200);
-    const resting = await callsWhileOpen(r, model, h, 3);
+    const resting = 3;
+    await callsWhileOpen(r, model, h, resting);
     expect(r.up.count('sk-heal-d')).toBe(3);
     expect(r.up.count('sk-ok-d')).toBe(3 + resting);
-    await untilCooled(h);
+    untilCooled(h);
     for (let i = 0; i < 6; i++) expect(await chat(r, model)).toBe(200);
     // The probe passed and closed it: every call since went to the (higher-priority) healed channel.
     expect(r.up.count('sk-heal-d')).toBe(9);
@@ -197,11 +195,17 @@ describeEach(ALL_TARGETS, 'routing: breakers and health-aware choice', (getApp) 
     r.up.set('sk-probe-k', { mode: 'fail', status: 503 });
     for (let i = 0; i < 3; i++) expect(await chat(r, model)).toBe(200);
     expect(r.up.count('sk-probe-k')).toBe(3);
-    // Healed, but slow to answer: the probe is still out while the others arrive.
-    r.up.set('sk-probe-k', { mode: 'slow', delayMs: 1500 });
-    await untilCooled(healthBoard(r.app.ctx).target(bad));
-    const statuses = await Promise.all(Array.from({ length: 8 }, () => chat(r, model)));
-    expect(statuses).toEqual(Array(8).fill(200));
+    // Healed, but held by the upstream: the probe is still out while the others arrive.
+    let answer = () => undefined as void;
+    r.up.set('sk-probe-k', { mode: 'hold', until: new Promise<void>((resolve) => (answer = resolve)) });
+    untilCooled(healthBoard(r.app.ctx).target(bad));
+    const calls = Promise.all(Array.from({ length: 8 }, () => chat(r, model)));
+    try {
+      await waitFor(() => r.up.requests.length === 3 + 3 + 8);
+    } finally {
+      answer();
+    }
+    expect(await calls).toEqual(Array(8).fill(200));
     expect(r.up.count('sk-probe-k')).toBe(4);
     expect(r.up.count('sk-ok-k')).toBe(3 + 7);
     expect(healthBoard(r.app.ctx).target(bad).state).toBe(BREAKER.closed);
@@ -336,10 +340,10 @@ describeEach(ALL_TARGETS, 'routing: breakers and health-aware choice', (getApp) 
     expect(h.open_until - Date.now() / 1000).toBeGreaterThan(1);
     const bh = healthBoard(r.app.ctx).target(limited);
     expect(bh.openUntil - bh.lastFailureAt).toBe(2000);
-    expect(await callsWhileOpen(r, model, bh, 4)).toBeGreaterThan(0);
+    await callsWhileOpen(r, model, bh, 4);
     expect(r.up.count('sk-rate-e')).toBe(1);
     r.up.set('sk-rate-e', { mode: 'ok' });
-    await untilCooled(bh);
+    untilCooled(bh);
     for (let i = 0; i < 3; i++) expect(await chat(r, model)).toBe(200);
     expect(r.up.count('sk-rate-e')).toBe(4);
   });
@@ -421,10 +425,11 @@ if (SHARED.length) {
       const ra = await rig(a, up);
       const gwB = await listen(b.callback);
       const rb: Rig = { app: b, up, gw: gwB, key: ra.key };
+      fakeWallClock();
       try {
         await setOptions(a, { RoutingBreakerCooldownSeconds: '2' });
         // Options and channels reach node B through the shared database and cache invalidation.
-        for (let i = 0; i < 100 && b.ctx.options.get('RoutingBreakerCooldownSeconds') !== '2'; i++) await sleep(50);
+        await waitFor(() => b.ctx.options.get('RoutingBreakerCooldownSeconds') === '2');
         const model = fresh();
         const bad = await seedChannel(a, { base_url: up.url, models: model, key: 'sk-auth-x', priority: 10 });
         await seedChannel(a, { base_url: up.url, models: model, key: 'sk-ok-x', priority: 0 });
@@ -437,22 +442,21 @@ if (SHARED.length) {
         expect(await chat(ra, model)).toBe(200); // 401 on A opens it at once, retried on the other channel
         expect(up.count('sk-auth-x')).toBe(2);
         const onB = healthBoard(b.ctx).target(bad);
-        for (let i = 0; i < 100 && onB.state !== 1; i++) await sleep(20);
-        expect(onB.state).toBe(1);
+        await waitFor(() => onB.state === 1);
         expect(onB.openUntil).toBe(healthBoard(a.ctx).target(bad).openUntil);
-        expect(await callsWhileOpen(rb, model, onB, 5)).toBeGreaterThan(0);
+        await callsWhileOpen(rb, model, onB, 5);
         expect(up.count('sk-auth-x')).toBe(2);
         // B's probe after the cool-down passes and closes it on A too.
         up.set('sk-auth-x', { mode: 'ok' });
-        await untilCooled(onB);
+        untilCooled(onB);
         expect(await chat(rb, model)).toBe(200);
         expect(up.count('sk-auth-x')).toBe(3);
         const onA = healthBoard(a.ctx).target(bad);
-        for (let i = 0; i < 100 && onA.state !== 0; i++) await sleep(20);
-        expect(onA.state).toBe(0);
+        await waitFor(() => onA.state === 0);
         expect(await chat(ra, model)).toBe(200);
         expect(up.count('sk-auth-x')).toBe(4);
       } finally {
+        jest.useRealTimers();
         await gwB.close();
         await ra.gw.close();
         await up.close();
