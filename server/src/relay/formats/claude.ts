@@ -272,7 +272,13 @@ export function claudeToChat(body: unknown): ChatRequest {
     if (tc.disable_parallel_tool_use === true && req.tools) req.parallel_tool_calls = false;
   }
   if (!req.tools) delete req.tool_choice;
-  const format = isRecord(body.output_config) && isRecord(body.output_config.format) ? body.output_config.format : undefined;
+  // `output_format` is the same setting's name in the structured-outputs beta, still sent by some clients
+  const format =
+    isRecord(body.output_config) && isRecord(body.output_config.format)
+      ? body.output_config.format
+      : isRecord(body.output_format)
+        ? body.output_format
+        : undefined;
   if (format?.type === 'json_schema' && isRecord(format.schema)) {
     req.response_format = { type: 'json_schema', json_schema: { name: 'output', schema: format.schema } };
   }
