@@ -405,6 +405,9 @@ describe('Responses request → canonical', () => {
     // …but only upstreams speaking one of OpenAI's protocols (call/plan.ts) take it.
     expect(responsesFormat.openaiFiles!(withFile)).toBe('input[0].content (file_id)');
     expect(responsesFormat.openaiFiles!({ model: 'm', input: 'x' })).toBeUndefined();
+    // An image by id: Chat Completions takes images by URL only, so only a Responses upstream can
+    const withImage = { model: 'm', input: [{ role: 'user', content: [{ type: 'input_image', file_id: 'file-2' }] }] };
+    expect(responsesNativeOnly(withImage)).toBe('input[0].content (input_image file_id)');
     expect(responsesNativeOnly({ model: 'm', input: 'x', tools: [{ type: 'web_search' }], tool_choice: { type: 'web_search' } })).toMatch(/tool_choice/);
     expect(responsesNativeOnly({ model: 'm', input: 'x', tools: [{ type: 'file_search' }], tool_choice: 'required' })).toMatch(/required/);
     expect(responsesNativeOnly({ model: 'm', input: 'x', tools: [{ type: 'function', name: 'f' }], tool_choice: 'required' })).toBeUndefined();

@@ -335,6 +335,21 @@ describeEach(ALL_TARGETS, 'relay: OpenAI Responses API', (getApp) => {
     expect(mock.received('/v1/responses').at(-1)!.json).toEqual({ model: 'gpt-native', input: 'and then?', previous_response_id: 'resp_abc' });
   });
 
+  test('an input_image by file_id: 400 naming it on a Chat-only channel (Chat images take URLs only); passed through to a Responses channel', async () => {
+    const input = [{ role: 'user' as const, content: [{ type: 'input_image' as const, file_id: 'file-img1', detail: 'auto' as const }] }];
+    const before = await quota();
+    const chatCalls = mock.received('/v1/chat/completions').length;
+    const err = await openai.responses.create({ model: 'chat-r', input }).catch((e: unknown) => e as { status: number; message: string });
+    expect(err).toMatchObject({ status: 400 });
+    expect(err.message).toContain('input_image file_id');
+    expect(mock.received('/v1/chat/completions')).toHaveLength(chatCalls);
+    expect(await quota()).toBe(before);
+
+    const ok = await openai.responses.create({ model: 'gpt-native', input });
+    expect(ok.output_text).toBe('Hello from the mock');
+    expect(mock.received('/v1/responses').at(-1)!.json).toEqual({ model: 'gpt-native', input });
+  });
+
   test('a body only a Responses upstream can honour goes to the channel that speaks it, whatever the priorities', async () => {
     const plain = await openai.responses.create({ model: 'mixed', input: 'Hi' });
     expect(plain.output_text).toBe('Hello from the mock');

@@ -133,8 +133,9 @@ function itemType(item: Record<string, unknown>): string {
   return typeof item.type === 'string' ? item.type : typeof item.role === 'string' ? 'message' : '';
 }
 
-function hasFileId(content: unknown): boolean {
-  return Array.isArray(content) && content.some((p) => isRecord(p) && typeof p.file_id === 'string' && p.file_id !== '');
+/** Some part (of `type`, when given) names a file stored at OpenAI. */
+function hasFileId(content: unknown, type?: string): boolean {
+  return Array.isArray(content) && content.some((p) => isRecord(p) && (!type || p.type === type) && typeof p.file_id === 'string' && p.file_id !== '');
 }
 
 /**
@@ -164,6 +165,8 @@ export function responsesNativeOnly(body: unknown): string | undefined {
       if (!isRecord(item)) continue;
       const type = itemType(item);
       if (type === 'item_reference' || type === 'compaction') return `input[${i}] (${type})`;
+      // Chat Completions takes files by id but images by URL only: an image by id stays on Responses
+      if (type === 'message' && hasFileId(item.content, 'input_image')) return `input[${i}].content (input_image file_id)`;
       if ((type === 'function_call_output' || type === 'custom_tool_call_output') && hasFileId(item.output)) return `input[${i}].output (file_id)`;
     }
   }
@@ -196,7 +199,7 @@ function toParts(content: unknown[], where: string): ContentPart[] {
         parts.push({ type: 'text', text: str(p.refusal) ?? '' });
         break;
       case 'input_image': {
-        // An image by file_id names OpenAI's file store: such a body is passed through only.
+        // An image by file_id names OpenAI's file store: such a body is passed through only (responsesNativeOnly).
         const url = str(p.image_url);
         if (url) parts.push({ type: 'image_url', image_url: { url, ...(typeof p.detail === 'string' && p.detail !== 'auto' ? { detail: p.detail } : {}) } });
         break;
