@@ -5,15 +5,27 @@ import v8 from 'node:v8';
 import { collectNow, exposeGc, startIdleGc } from '../../server/src/lib/idleGc';
 import { testGc } from '../helpers/gc';
 import { nativeMemory } from '../../server/src/lib/native';
+import { waitFor } from '../helpers/clock';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/**
+ * The idle GC's interval, idle time and collection passes run on jest's fake timers (and its
+ * `Date.now()` on the fake clock): `advance(ms)` moves them. The requests are real (a local
+ * server, fetch): each step first waits until the server has seen its responses close.
+ */
+const advance = (ms: number) => jest.advanceTimersByTimeAsync(ms);
 
 describe('idle GC after a burst', () => {
   let server: http.Server;
   let url: string;
+  /** Responses this test's server has not closed yet. */
+  let inFlight = { n: 0 };
+  const settled = (n = 0) => waitFor(() => inFlight.n === n);
   beforeEach(async () => {
+    const mine = (inFlight = { n: 0 });
     server = http.createServer((req, res) => {
-      // /slow: a long answer (a stream), written in parts over 900 ms.
+      mine.n++;
+      res.on('close', () => mine.n--);
+      // /slow: a long answer (a stream), written in parts over 900 ms (of the fake clock).
       if (req.url === '/slow') {
         res.write('a');
         setTimeout(() => res.write('b'), 400);
@@ -30,17 +42,31 @@ describe('idle GC after a burst', () => {
     await new Promise((r) => server.close(r));
   });
 
-  /** Runs `body` with the idle GC watching the test server; `burst(n)` makes n quick requests. */
+  /**
+   * Runs `body` with the idle GC watching the test server, on fake timers; `burst(n)` makes n
+   * quick requests and returns once the server has closed them.
+   */
   async function watching(opts: Parameters<typeof startIdleGc>[1], body: (burst: (n: number) => Promise<void>) => Promise<void>) {
+    // Sockets, fetch and the server run on node's own timers, which jest does not fake.
+    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'clearImmediate', 'queueMicrotask', 'performance', 'hrtime'] });
     // RSS growth is its own test below; the others look at when, not whether, memory grew.
     const stop = startIdleGc(server, { minGrowthBytes: 0, ...opts });
     try {
       await body(async (n) => {
         for (let i = 0; i < n; i++) await (await fetch(url)).text();
+        await settled();
       });
     } finally {
       stop();
+      jest.useRealTimers();
     }
+  }
+
+  /** Starts a request to /slow and returns (its body to come) once the server has it in flight. */
+  async function slowRequest(): Promise<{ body: Promise<string> }> {
+    const body = fetch(`${url}slow`).then((r) => r.text());
+    await settled(1);
+    return { body };
   }
 
   test('collects (two passes) once the burst is over and the server has been quiet for idleMs', async () => {
@@ -48,9 +74,9 @@ describe('idle GC after a burst', () => {
     await watching({ idleMs: 200, minRequests: 5, gc: () => calls++ }, async (burst) => {
       await burst(6);
       expect(calls).toBe(0); // still busy
-      await sleep(800);
+      await advance(800);
       expect(calls).toBe(2);
-      await sleep(500);
+      await advance(500);
       expect(calls).toBe(2); // once per burst, not every tick
     });
   });
@@ -61,19 +87,19 @@ describe('idle GC after a burst', () => {
     await watching({ idleMs: 200, minRequests: 5, minGrowthBytes: 30, rss: () => rss, gc: () => calls++, trim: () => undefined }, async (burst) => {
       await burst(6);
       rss = 120; // grew by 20 < 30: nothing to give back
-      await sleep(700);
+      await advance(700);
       expect(calls).toBe(0);
       rss = 140; // grew by 40 since the start
-      await sleep(600);
+      await advance(600);
       expect(calls).toBe(2);
       // The new baseline is the RSS after that collection (140): another burst that leaves it at
       // 160 is not collected, one that leaves it at 175 is.
       await burst(6);
       rss = 160;
-      await sleep(700);
+      await advance(700);
       expect(calls).toBe(2);
       rss = 175;
-      await sleep(600);
+      await advance(600);
       expect(calls).toBe(4);
     });
   });
@@ -82,7 +108,7 @@ describe('idle GC after a burst', () => {
     let calls = 0;
     await watching({ idleMs: 300, minRequests: 50, gc: () => calls++ }, async (burst) => {
       await burst(10);
-      await sleep(900);
+      await advance(900);
       expect(calls).toBe(0);
     });
   });
@@ -91,11 +117,15 @@ describe('idle GC after a burst', () => {
     let calls = 0;
     await watching({ idleMs: 200, minRequests: 5, gc: () => calls++ }, async (burst) => {
       await burst(5);
-      const slow = fetch(`${url}slow`).then((r) => r.text());
-      await sleep(700); // 700 ms since the last request started, longer than idleMs
+      const slow = await slowRequest();
+      await advance(700); // 700 ms since the last request started, longer than idleMs
       expect(calls).toBe(0);
-      expect(await slow).toBe('abc');
-      await sleep(700);
+      await advance(200); // its last part
+      expect(await slow.body).toBe('abc');
+      await settled();
+      await advance(100); // a tick 100 ms after it closed: not idle for long enough yet
+      expect(calls).toBe(0);
+      await advance(600);
       expect(calls).toBe(2);
     });
   });
@@ -104,13 +134,13 @@ describe('idle GC after a burst', () => {
     const order: string[] = [];
     const onIdle = () => {
       order.push('idle');
-      return sleep(800).then(() => void order.push('released'));
+      return new Promise((r) => setTimeout(r, 800)).then(() => void order.push('released'));
     };
     await watching({ idleMs: 200, minRequests: 5, gc: () => order.push('gc'), onIdle }, async (burst) => {
       await burst(5);
-      await sleep(650);
+      await advance(650);
       expect(order).toEqual(['idle']); // still releasing: no collection yet
-      await sleep(900);
+      await advance(900);
       expect(order).toEqual(['idle', 'released', 'gc', 'gc']);
     });
   });
@@ -120,9 +150,9 @@ describe('idle GC after a burst', () => {
     await watching({ idleMs: 200, minRequests: 5, gc: () => order.push('gc'), trim: () => order.push('trim') }, async (burst) => {
       await burst(6);
       expect(order).toEqual([]); // still busy
-      await sleep(800);
+      await advance(800);
       expect(order).toEqual(['gc', 'gc', 'trim']);
-      await sleep(500);
+      await advance(500);
       expect(order).toEqual(['gc', 'gc', 'trim']); // once per burst
     });
   });
@@ -131,14 +161,16 @@ describe('idle GC after a burst', () => {
     let trims = 0;
     await watching({ idleMs: 200, minRequests: 5, gc: () => undefined, trim: () => trims++ }, async (burst) => {
       await burst(4); // below minRequests
-      await sleep(700);
+      await advance(700);
       expect(trims).toBe(0);
       await burst(1);
-      const slow = fetch(`${url}slow`).then((r) => r.text());
-      await sleep(700); // longer than idleMs, but /slow is still streaming
+      const slow = await slowRequest();
+      await advance(700); // longer than idleMs, but /slow is still streaming
       expect(trims).toBe(0);
-      expect(await slow).toBe('abc');
-      await sleep(700);
+      await advance(200);
+      expect(await slow.body).toBe('abc');
+      await settled();
+      await advance(700);
       expect(trims).toBe(1);
     });
   });
@@ -150,10 +182,10 @@ describe('idle GC after a burst', () => {
     };
     await watching({ idleMs: 200, minRequests: 5, gc: () => calls++, trim }, async (burst) => {
       await burst(5);
-      await sleep(800);
+      await advance(800);
       expect(calls).toBe(2);
       await burst(5);
-      await sleep(800);
+      await advance(800);
       expect(calls).toBe(4); // the next burst is collected as usual
     });
   });
