@@ -1,5 +1,6 @@
 import http from 'node:http';
 import { ALL_TARGETS, buildApp, loginAgent, makeUser, setupRoot, type LoggedIn, type TestApp } from '../helpers/app';
+import { fakeWallClock } from '../helpers/clock';
 import { flushUsage, listen, seedChannel, seedToken } from '../mock-upstream/seed';
 
 /** A request a local mock server received. */
@@ -209,32 +210,36 @@ describe.each(ALL_TARGETS.map((t) => [t.name, t] as const))(
     });
 
     it('the dashboard honours DataExportInterval: data up to the last boundary, refreshed once per interval', async () => {
-      const now = Math.floor(Date.now() / 1000);
-      // Keep clear of a 5-minute boundary during the test.
-      if (now % 300 > 280) await new Promise((r) => setTimeout(r, (301 - (now % 300)) * 1000));
-      const t = Math.floor(Date.now() / 1000);
-      const b5 = Math.floor(t / 300) * 300;
-      const who = await makeUser(app);
-      const base = { user_id: who.id, username: who.username, type: 2, model_name: 'dash-m', prompt_tokens: 1, completion_tokens: 1, content: '', other: '' };
-      await app.knex('logs').insert([
-        { ...base, quota: 100, created_at: b5 - 120 },
-        { ...base, quota: 7, created_at: t }, // after the last boundary: not yet on the dashboard
-      ]);
-      const q = { start_timestamp: t - 3600, end_timestamp: t + 3600, default_time: 'hour', username: who.username };
-      const sum = async () => {
-        const res = await admin.agent.get('/api/data/').set('New-Api-User', String(admin.uid)).query(q);
-        expect(res.body.success).toBe(true);
-        return (res.body.data as Array<{ quota: number }>).reduce((s, r) => s + r.quota, 0);
-      };
-      expect(await sum()).toBe(100);
-      // A row inside the range written after the dashboard was built waits for the next interval.
-      await app.knex('logs').insert({ ...base, quota: 20, created_at: b5 - 60 });
-      expect(await sum()).toBe(100);
-      // A shorter interval: a new boundary and a fresh aggregate (the row at `t` may fall either side of the minute).
-      await admin.put('/api/option/').send({ key: 'DataExportInterval', value: '1' });
-      const fresh = await sum();
-      expect([120, 127]).toContain(fresh);
-      expect(fresh).toBe(Math.floor(Date.now() / 1000 / 60) * 60 > t ? 127 : 120);
+      // Its boundaries are on the wall clock: pinned (Date faked only) 100 s past a 5-minute boundary.
+      const b5 = Math.floor(Date.now() / 300_000) * 300;
+      const t = b5 + 100;
+      fakeWallClock(t * 1000);
+      try {
+        const who = await makeUser(app);
+        const base = { user_id: who.id, username: who.username, type: 2, model_name: 'dash-m', prompt_tokens: 1, completion_tokens: 1, content: '', other: '' };
+        await app.knex('logs').insert([
+          { ...base, quota: 100, created_at: b5 - 120 },
+          { ...base, quota: 7, created_at: t }, // after the last boundary: not yet on the dashboard
+        ]);
+        const q = { start_timestamp: t - 3600, end_timestamp: t + 3600, default_time: 'hour', username: who.username };
+        const sum = async () => {
+          const res = await admin.agent.get('/api/data/').set('New-Api-User', String(admin.uid)).query(q);
+          expect(res.body.success).toBe(true);
+          return (res.body.data as Array<{ quota: number }>).reduce((s, r) => s + r.quota, 0);
+        };
+        expect(await sum()).toBe(100);
+        // A row inside the range written after the dashboard was built waits for the next interval.
+        await app.knex('logs').insert({ ...base, quota: 20, created_at: b5 - 60 });
+        expect(await sum()).toBe(100);
+        // A shorter interval: a new boundary (b5 + 60, the row at `t` is after it) and a fresh aggregate.
+        await admin.put('/api/option/').send({ key: 'DataExportInterval', value: '1' });
+        expect(await sum()).toBe(120);
+        // The next minute's boundary takes in the row at `t`.
+        jest.setSystemTime((b5 + 120) * 1000);
+        expect(await sum()).toBe(127);
+      } finally {
+        jest.useRealTimers();
+      }
     });
 
     it('checks for updates against the configured release feed only, cached', async () => {
