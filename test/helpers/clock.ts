@@ -8,8 +8,9 @@
 const realSetTimeout = globalThis.setTimeout;
 const realNow = Date.now;
 
-/** Every API jest's modern fake timers can replace except `Date`. */
-const ALL_BUT_DATE = [
+/** What jest's modern fake timers can replace. */
+const FAKEABLE = [
+  'Date',
   'hrtime',
   'nextTick',
   'performance',
@@ -25,6 +26,15 @@ const ALL_BUT_DATE = [
   'setTimeout',
   'clearTimeout',
 ] as const;
+type Fakeable = (typeof FAKEABLE)[number];
+
+/**
+ * Jest's modern fake timers for `apis` only; everything else stays real (sockets, database
+ * drivers and pools keep their own timers). Undo with `jest.useRealTimers()`.
+ */
+export function fakeOnly(apis: Fakeable[], now: number = realNow()): void {
+  jest.useFakeTimers({ doNotFake: FAKEABLE.filter((a) => !apis.includes(a)), now });
+}
 
 /**
  * Fakes the wall clock only: `Date.now()` stands still at `now` until the test moves it
@@ -34,7 +44,7 @@ const ALL_BUT_DATE = [
  * token lifetimes, dashboard boundaries). Undo with `jest.useRealTimers()`.
  */
 export function fakeWallClock(now: number = realNow()): void {
-  jest.useFakeTimers({ doNotFake: [...ALL_BUT_DATE], now });
+  fakeOnly(['Date'], now);
 }
 
 /** Polls `check` on the real clock every `everyMs` until it holds; throws after `ms`. */

@@ -6,6 +6,7 @@ import { PG_USERS_WITH_RECORDS } from '../../server/src/ledger/records';
 import { reservationsUpkeep, UPKEEP_EVERY } from '../../server/src/ledger/postgres/upkeep';
 import { withBatchConn, withPgConn, type PgConn } from '../../server/src/ledger/postgres/conn';
 import { nodeId } from '../../server/src/ledger/recovery';
+import { fakeOnly } from '../helpers/clock';
 
 /**
  * PostgreSQL keeps the reservations queue table compact and its plans on the primary key
@@ -14,6 +15,14 @@ import { nodeId } from '../../server/src/ledger/recovery';
  */
 
 const PG: Target[] = process.env.TEST_DATABASE_URL ? [{ name: 'postgres', db: 'postgres', redis: false }] : [];
+
+/**
+ * The upkeep's period is the ledger heartbeat, a `setInterval`: the app is built with jest's fake
+ * `setInterval` (only that: the database driver and pool keep their real timers), and the test
+ * moves the heartbeat by `heartbeats(n)` instead of sleeping through it.
+ */
+const HEARTBEAT_MS = 300;
+const heartbeats = (n: number) => jest.advanceTimersByTimeAsync(n * HEARTBEAT_MS);
 
 const vacuums = async (app: TestApp) =>
   Number((await app.knex.raw("select vacuum_count as n from pg_stat_user_tables where relname = 'reservations' and schemaname = current_schema()")).rows[0].n);
@@ -44,11 +53,12 @@ if (PG.length)
     let gw: { url: string; close(): Promise<void> };
     beforeAll(async () => {
       mock = await startMockUpstream();
-      // A short heartbeat: the upkeep's idle vacuum runs on its period.
-      app = await buildApp(target, { config: { ledgerHeartbeatMs: 300 } });
+      fakeOnly(['setInterval', 'clearInterval']);
+      app = await buildApp(target, { config: { ledgerHeartbeatMs: HEARTBEAT_MS } });
       gw = await listen(app.callback);
     });
     afterAll(async () => {
+      jest.useRealTimers();
       await gw?.close();
       await app?.close();
       await mock?.close();
@@ -135,24 +145,24 @@ if (PG.length)
       const u = await makeUser(app, { quota: 10_000_000 });
       const t = await seedToken(app, u.id, { name: 'upkeep' });
       const client = new OpenAI({ apiKey: t.key, baseURL: `${gw.url}/v1`, maxRetries: 0 });
+      const upkeep = reservationsUpkeep(app.ctx);
       // Let a vacuum of the previous test's rows come and go first.
-      await upkeepIdle(app);
+      await heartbeats(1);
+      await upkeep.running;
       const before = await vacuums(app);
       for (let i = 0; i < 3; i++) await client.chat.completions.create({ model: 'test-model', messages: [{ role: 'user', content: 'hi' }] });
       expect(Number((await app.knex('reservations').count({ n: '*' }).first())!.n)).toBe(3);
       await flushUsage(app);
       expect(Number((await app.knex('reservations').count({ n: '*' }).first())!.n)).toBe(0);
+      // Far below UPKEEP_EVERY: nothing until the heartbeat comes round, then one vacuum.
+      expect(upkeep.running).toBeUndefined();
+      await heartbeats(1);
+      await upkeep.running;
       await waitFor(async () => (await vacuums(app)) > before);
       // And with nothing deleted since, no further vacuum.
-      await upkeepIdle(app);
       const after = await vacuums(app);
-      await new Promise((r) => setTimeout(r, 800));
+      await heartbeats(3);
+      await upkeep.running;
       expect(await vacuums(app)).toBe(after);
     });
   });
-
-/** Waits until a heartbeat period passed with no vacuum running. */
-async function upkeepIdle(app: TestApp) {
-  await new Promise((r) => setTimeout(r, 400));
-  await reservationsUpkeep(app.ctx).running;
-}
