@@ -7,6 +7,7 @@
 import crypto from 'node:crypto';
 import OpenAI from 'openai';
 import { describeEach, DB_TARGETS, makeUser, type TestApp } from '../helpers/app';
+import { fakeWallClock } from '../helpers/clock';
 import { startMockUpstream, type MockUpstream } from '../mock-upstream';
 import { installClaudeMock } from '../mock-upstream/claude';
 import { installGeminiMock } from '../mock-upstream/gemini';
@@ -41,7 +42,6 @@ const PRICING = {
 
 const { publicKey, privateKey } = crypto.generateKeyPairSync('rsa', { modulusLength: 2048 });
 const CLIENT_EMAIL = 'relay@test-project.iam.gserviceaccount.com';
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describeEach(DB_TARGETS, 'relay: Vertex, Cohere, Cloudflare, Ollama, rerank adaptors', (getApp) => {
   let app: TestApp;
@@ -208,15 +208,21 @@ describeEach(DB_TARGETS, 'relay: Vertex, Cohere, Cloudflare, Ollama, rerank adap
 
   test('Vertex: expired token is re-minted; channel test goes through the same authorisation', async () => {
     vertex.tokenTtl = 1; // cached for half its life (0.5 s)
+    // The token's lifetime is on the wall clock: Date is faked (only it) and moved over the half-life.
+    fakeWallClock();
     try {
       const minted = vertex.minted;
       await updateKeyToForceNewCacheEntry();
       await openai.chat.completions.create({ model: 'gemini-vx', messages: [{ role: 'user', content: 'a' }] });
       expect(vertex.minted).toBe(minted + 1);
-      await sleep(700);
+      jest.advanceTimersByTime(499);
       await openai.chat.completions.create({ model: 'gemini-vx', messages: [{ role: 'user', content: 'b' }] });
+      expect(vertex.minted).toBe(minted + 1);
+      jest.advanceTimersByTime(1);
+      await openai.chat.completions.create({ model: 'gemini-vx', messages: [{ role: 'user', content: 'c' }] });
       expect(vertex.minted).toBe(minted + 2);
     } finally {
+      jest.useRealTimers();
       vertex.tokenTtl = 3600;
     }
     const r = await testChannel(app.ctx, vertexChannel, 'gemini-vx');
