@@ -1,52 +1,50 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
-import { api } from './http';
-import { cachedStatus, saveStatus, type SiteStatus } from './status';
-import { getUser, isAdmin, KEYS, store } from './storage';
+import { useQuery } from '@tanstack/react-query';
+import { cachedStatus, loadStatus, statusErrorKind, storeChannelModels, type SiteStatus, type StatusErrorKind } from './status';
+import { getUser, isAdmin } from './storage';
 
 interface StatusState {
   status: SiteStatus;
   /** true once the server answered in this page view. */
   loaded: boolean;
   /** 'unreachable' (network) or 'failed' (success:false), when the last load failed. */
-  error?: 'unreachable' | 'failed';
+  error?: StatusErrorKind;
   reload(): Promise<void>;
 }
 
 const Ctx = createContext<StatusState>({ status: {}, loaded: false, reload: async () => undefined });
 
-/** Loads GET /api/status once per page view, caching it locally. */
+/** A query that has not answered yet (data or error) in this page view. */
+const notLoaded = (query: { state: { dataUpdateCount: number; errorUpdateCount: number } }) => query.state.dataUpdateCount + query.state.errorUpdateCount === 0;
+
+/**
+ * Once per page view, and again only when asked (`reload()`): not when the window regains focus,
+ * nor when a list's refresh invalidates every query; one attempt.
+ */
+const ONCE_PER_PAGE_VIEW = { enabled: notLoaded, retry: false, refetchOnWindowFocus: false } as const;
+
+/**
+ * Loads GET /api/status once per page view, caching it locally (the cached copy is shown until the
+ * server answers, and kept when it cannot).
+ */
 export function StatusProvider({ children }: { children: ReactNode }) {
-  const [status, setStatus] = useState<SiteStatus>(() => cachedStatus());
-  const [loaded, setLoaded] = useState(false);
-  const [error, setError] = useState<StatusState['error']>();
-
+  const [cached] = useState<SiteStatus>(cachedStatus);
+  // Admins (a user stored when the console loads) also cache the channel-type → models map.
+  const [adminAtLoad] = useState(() => !!getUser() && isAdmin());
+  const query = useQuery({ queryKey: ['gateway', 'status'], queryFn: loadStatus, ...ONCE_PER_PAGE_VIEW });
+  useQuery({
+    queryKey: ['gateway', 'channelModelsMap'],
+    queryFn: storeChannelModels,
+    ...ONCE_PER_PAGE_VIEW,
+    enabled: (q) => adminAtLoad && notLoaded(q),
+  });
+  const status = query.data ?? cached;
+  const loaded = query.isFetched;
+  const error = statusErrorKind(query.error);
+  const { refetch } = query;
   const reload = useCallback(async () => {
-    try {
-      const res = await api().raw<SiteStatus>('GET', '/api/status');
-      if (res.success && res.data) {
-        saveStatus(res.data);
-        setStatus(res.data);
-        setError(undefined);
-      } else setError('failed');
-    } catch {
-      setError('unreachable');
-    } finally {
-      setLoaded(true);
-    }
-  }, []);
-
-  useEffect(() => {
-    void reload();
-    // Admins also cache the channel-type → models map (channel_models).
-    if (getUser() && isAdmin()) {
-      api()
-        .raw('GET', '/api/models')
-        .then((r) => {
-          if (r.success && r.data) store().setItem(KEYS.channelModels, JSON.stringify(r.data));
-        })
-        .catch(() => undefined);
-    }
-  }, [reload]);
+    await refetch();
+  }, [refetch]);
 
   // The site's name and logo also title the browser tab.
   useEffect(() => {

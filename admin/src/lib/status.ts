@@ -1,3 +1,4 @@
+import { api } from './http';
 import { KEYS, readJSON, store } from './storage';
 
 /** The public status object, as answered by GET /api/status. */
@@ -78,6 +79,45 @@ export function saveStatus(status: SiteStatus): void {
     if (v === undefined || v === null) s.removeItem(key);
     else s.setItem(key, typeof v === 'object' ? JSON.stringify(v) : String(v));
   }
+}
+
+/** Why the status could not be loaded: no answer (network), or an answer with success:false. */
+export type StatusErrorKind = 'unreachable' | 'failed';
+
+export class StatusLoadError extends Error {
+  constructor(readonly kind: StatusErrorKind) {
+    super(kind);
+  }
+}
+
+/** GET /api/status, cached locally for the next page load; rejects with a StatusLoadError. */
+export async function loadStatus(): Promise<SiteStatus> {
+  const res = await api()
+    .raw<SiteStatus>('GET', '/api/status')
+    .catch(() => {
+      throw new StatusLoadError('unreachable');
+    });
+  if (!res.success || !res.data) throw new StatusLoadError('failed');
+  saveStatus(res.data);
+  return res.data;
+}
+
+/** The kind of a failed status load (any other error counts as no answer); undefined without error. */
+export function statusErrorKind(error: unknown): StatusErrorKind | undefined {
+  if (error === null || error === undefined) return undefined;
+  return error instanceof StatusLoadError ? error.kind : 'unreachable';
+}
+
+/**
+ * The admins' channel-type → models map (GET /api/models), kept locally (channel_models) for the
+ * channel form. A failure keeps what is stored; never rejects.
+ */
+export async function storeChannelModels(): Promise<null> {
+  const r = await api()
+    .raw('GET', '/api/models')
+    .catch(() => null);
+  if (r?.success && r.data) store().setItem(KEYS.channelModels, JSON.stringify(r.data));
+  return null;
 }
 
 /** A local flag such as enable_drawing ('true' text). */
