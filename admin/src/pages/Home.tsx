@@ -1,4 +1,5 @@
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
+import { useQuery } from '@tanstack/react-query';
 import { Link as RouterLink } from 'react-router-dom';
 import { useTranslate } from 'react-admin';
 import { Box, Button, Card, CardContent, Chip, Container, Grid, IconButton, Paper, Stack, Tooltip, Typography } from '@mui/material';
@@ -14,8 +15,20 @@ import { useStoredUser } from '../lib/useUser';
 import { HtmlContent } from '../components/HtmlContent';
 import { useCopy } from '../components/CopyDialog';
 import { NoticeDialog } from '../components/NoticeDialog';
+import { LOAD_ONCE } from '../resources/shared/hooks';
 
 const CACHE_KEY = 'home_page_content';
+
+/** The home page content, stored for the next visit; null when the server did not give it. */
+async function loadHomeContent(): Promise<string | null> {
+  const r = await api()
+    .raw<string>('GET', '/api/home_page_content')
+    .catch(() => null);
+  if (!r?.success) return null;
+  const v = String(r.data ?? '');
+  store().setItem(CACHE_KEY, v);
+  return v;
+}
 
 /** Home: the admin's HomePageContent (GET /api/home_page_content) when set, else a default page; the notice over either. */
 export function Home() {
@@ -23,21 +36,11 @@ export function Home() {
   const { status } = useStatus();
   const user = useStoredUser();
   const { copy, dialog } = useCopy();
-  const [content, setContent] = useState<string>(() => store().getItem(CACHE_KEY) ?? '');
-  const [loaded, setLoaded] = useState(false);
-  useEffect(() => {
-    api()
-      .raw<string>('GET', '/api/home_page_content')
-      .then((r) => {
-        if (r.success) {
-          const v = String(r.data ?? '');
-          setContent(v);
-          store().setItem(CACHE_KEY, v);
-        }
-      })
-      .catch(() => undefined)
-      .finally(() => setLoaded(true));
-  }, []);
+  // The last content shown, until the server answers (or when it cannot).
+  const [stored] = useState<string>(() => store().getItem(CACHE_KEY) ?? '');
+  const home = useQuery({ queryKey: ['gateway', 'homePageContent'], queryFn: loadHomeContent, ...LOAD_ONCE });
+  const content = home.data ?? stored;
+  const loaded = home.isFetchedAfterMount;
 
   if (content.trim()) {
     if (/^https?:\/\/\S+$/i.test(content.trim()))

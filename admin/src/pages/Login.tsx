@@ -1,4 +1,5 @@
-import { useEffect, useState, type FormEvent, type ReactElement } from 'react';
+import { useState, type FormEvent, type ReactElement } from 'react';
+import { useQuery } from '@tanstack/react-query';
 import { Link as RouterLink, useSearchParams } from 'react-router-dom';
 import { useLogin, useNotify, useTranslate } from 'react-admin';
 import {
@@ -27,6 +28,7 @@ import { api, errorText, qs } from '../lib/http';
 import { KEYS, setUser, store, type StoredUser } from '../lib/storage';
 import { TelegramWidget } from '../components/TelegramWidget';
 import { TwoFactorRequired } from '../providers/authProvider';
+import { LOAD_ONCE } from '../resources/shared/hooks';
 import FingerprintIcon from '@mui/icons-material/Fingerprint';
 import { browserSupportsWebAuthn, startAuthentication } from '@simplewebauthn/browser';
 
@@ -40,17 +42,18 @@ export function oauthStartUrl(provider: 'github' | 'oidc' | 'linuxdo', aff = sto
  * session, asked for first, so a link elsewhere with someone else's widget data logs nobody in.
  */
 function TelegramLogin({ bot }: { bot: string }) {
-  const [state, setState] = useState('');
-  useEffect(() => {
-    let live = true;
-    api()
-      .get<string>('/api/oauth/state')
-      .then((r) => live && setState(String(r.data ?? '')))
-      .catch(() => undefined);
-    return () => {
-      live = false;
-    };
-  }, []);
+  // One state per showing: dropped from the cache when the widget goes (gcTime 0), never asked
+  // again while it is shown (the URL it is in must stay valid).
+  const { data: state = '' } = useQuery({
+    queryKey: ['gateway', 'oauthState'],
+    queryFn: () =>
+      api()
+        .get<string>('/api/oauth/state')
+        .then((r) => String(r.data ?? '')),
+    gcTime: 0,
+    staleTime: Infinity,
+    ...LOAD_ONCE,
+  });
   if (!state) return null;
   return (
     <TelegramWidget

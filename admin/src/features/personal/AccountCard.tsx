@@ -1,4 +1,5 @@
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
+import { useQuery } from '@tanstack/react-query';
 import { useTranslate } from 'react-admin';
 import {
   Avatar,
@@ -19,11 +20,11 @@ import {
 import RefreshIcon from '@mui/icons-material/Refresh';
 import ExpandMoreIcon from '@mui/icons-material/ExpandMore';
 import ExpandLessIcon from '@mui/icons-material/ExpandLess';
-import { api } from '../../lib/http';
+import { useGateway } from '../../resources/shared/api';
 import { ColorTag } from '../../resources/shared/ColorTag';
 import { useCopy } from '../../resources/shared/copy';
 import { formatQuota, stringColor } from '../../resources/shared/format';
-import { useDisplaySettings } from '../../resources/shared/hooks';
+import { LOAD_ONCE, useDisplaySettings } from '../../resources/shared/hooks';
 import { avatarLetter, MODELS_COLLAPSED, roleInfo, visibleModels } from './personalSettings';
 import type { SelfUser } from './useSelf';
 
@@ -88,18 +89,17 @@ export function AccountCard({ self, loading, onRefresh }: { self: SelfUser | nul
   );
 }
 
+const NO_MODELS: string[] = [];
+
 /** Available models: the first 10, then expand to all; clicking a name copies it. */
 export function ModelsCard() {
   const translate = useTranslate();
   const { copy, dialog } = useCopy();
-  const [models, setModels] = useState<string[] | null>(null);
+  const dp = useGateway();
+  const userModels = useQuery({ queryKey: ['gateway', 'userModels'], queryFn: () => dp.userModels().then((r) => r.data), ...LOAD_ONCE });
+  // null while loading; a failed load shows the empty list.
+  const models = userModels.data ?? (userModels.isError ? NO_MODELS : null);
   const [expanded, setExpanded] = useState(false);
-  useEffect(() => {
-    api()
-      .get<string[]>('/api/user/models')
-      .then((r) => setModels(Array.isArray(r.data) ? r.data : []))
-      .catch(() => setModels([]));
-  }, []);
   const shown = visibleModels(models ?? [], expanded);
   return (
     <Card variant="outlined" data-testid="personal-models">

@@ -1,4 +1,5 @@
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
+import { useMutation, useQuery } from '@tanstack/react-query';
 import { useNotify, useTranslate } from 'react-admin';
 import {
   Box,
@@ -21,7 +22,7 @@ import ContentCopyIcon from '@mui/icons-material/ContentCopy';
 import { api, errorText } from '../../lib/http';
 import { useCopy } from '../../resources/shared/copy';
 import { formatQuota } from '../../resources/shared/format';
-import { useDisplaySettings } from '../../resources/shared/hooks';
+import { LOAD_ONCE, useDisplaySettings } from '../../resources/shared/hooks';
 import { inviteLink, transferProblem } from './personalSettings';
 import type { SelfUser } from './useSelf';
 
@@ -31,17 +32,27 @@ export function InviteCard({ self, onChanged }: { self: SelfUser | null; onChang
   const notify = useNotify();
   const display = useDisplaySettings();
   const { copy, dialog } = useCopy();
-  const [code, setCode] = useState('');
+  // A failed load leaves the link empty (and its copy button off).
+  const { data: code = '' } = useQuery({
+    queryKey: ['gateway', 'affCode'],
+    queryFn: () =>
+      api()
+        .get<string>('/api/user/aff')
+        .then((r) => String(r.data ?? '')),
+    ...LOAD_ONCE,
+  });
   const [open, setOpen] = useState(false);
   const [amount, setAmount] = useState('');
-  const [busy, setBusy] = useState(false);
-
-  useEffect(() => {
-    api()
-      .get<string>('/api/user/aff')
-      .then((r) => setCode(String(r.data ?? '')))
-      .catch(() => setCode(''));
-  }, []);
+  const transferCall = useMutation({
+    mutationFn: (quota: number) => api().post('/api/user/aff_transfer', { quota }),
+    onSuccess: () => {
+      notify('feat.personal.aff.transfer_ok', { type: 'success' });
+      setOpen(false);
+      onChanged();
+    },
+    onError: (err) => notify(errorText(err, translate), { type: 'error' }),
+  });
+  const busy = transferCall.isPending;
 
   const link = code ? inviteLink(window.location.origin, code) : '';
   const affQuota = Number(self?.aff_quota ?? 0);
@@ -51,7 +62,7 @@ export function InviteCard({ self, onChanged }: { self: SelfUser | null; onChang
     setOpen(true);
   };
 
-  const transfer = async () => {
+  const transfer = () => {
     const quota = Math.floor(Number(amount));
     const problem = transferProblem(quota, display.quotaPerUnit, affQuota);
     if (problem) {
@@ -59,17 +70,7 @@ export function InviteCard({ self, onChanged }: { self: SelfUser | null; onChang
       notify(translate(problem.key, values), { type: 'error' });
       return;
     }
-    setBusy(true);
-    try {
-      await api().post('/api/user/aff_transfer', { quota });
-      notify('feat.personal.aff.transfer_ok', { type: 'success' });
-      setOpen(false);
-      onChanged();
-    } catch (err) {
-      notify(errorText(err, translate), { type: 'error' });
-    } finally {
-      setBusy(false);
-    }
+    transferCall.mutate(quota);
   };
 
   return (
@@ -152,7 +153,7 @@ export function InviteCard({ self, onChanged }: { self: SelfUser | null; onChang
           <Button onClick={() => setOpen(false)} disabled={busy}>
             {translate('app.common.cancel')}
           </Button>
-          <Button variant="contained" disableElevation onClick={() => void transfer()} disabled={busy} data-testid="personal-aff-confirm">
+          <Button variant="contained" disableElevation onClick={transfer} disabled={busy} data-testid="personal-aff-confirm">
             {busy ? <CircularProgress size={18} color="inherit" /> : translate('app.common.confirm')}
           </Button>
         </DialogActions>

@@ -1,4 +1,5 @@
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { useQuery } from '@tanstack/react-query';
 import { useLocation } from 'react-router-dom';
 import { Title, useNotify, useTranslate } from 'react-admin';
 import {
@@ -26,7 +27,9 @@ import ExpandLessIcon from '@mui/icons-material/ExpandLess';
 import ExpandMoreIcon from '@mui/icons-material/ExpandMore';
 import SmartToyIcon from '@mui/icons-material/SmartToyOutlined';
 import PersonIcon from '@mui/icons-material/PersonOutline';
-import { api, errorText } from '../../lib/http';
+import { errorText } from '../../lib/http';
+import { useGateway } from '../../resources/shared/api';
+import { LOAD_ONCE, useQueryError } from '../../resources/shared/hooks';
 import { getUserId, store } from '../../lib/storage';
 import { useIsMobile } from '../../layout/useIsMobile';
 import {
@@ -53,6 +56,7 @@ interface GroupOption {
   desc: string;
   ratio: number;
 }
+const NO_GROUPS: Record<string, GroupOption> = {};
 
 /** /playground: a sidebar of settings and a streaming chat box. */
 export function PlaygroundPage() {
@@ -66,8 +70,14 @@ export function PlaygroundPage() {
   // The conversation shown belongs to `convModel`; each model keeps its own (localStorage).
   const [convModel, setConvModel] = useState(() => settings.model);
   const [messages, setMessages] = useState<ChatMessage[]>(() => loadChatsFor(store(), settings.model).messages);
-  const [models, setModels] = useState<string[]>([]);
-  const [groups, setGroups] = useState<Record<string, GroupOption>>({});
+  const dp = useGateway();
+  const notifyLoadError = (err: unknown) => notify(errorText(err, translate), { type: 'error' });
+  const userModels = useQuery({ queryKey: ['gateway', 'userModels'], queryFn: () => dp.userModels().then((r) => r.data), ...LOAD_ONCE });
+  useQueryError(userModels, notifyLoadError);
+  const selfGroups = useQuery({ queryKey: ['gateway', 'selfGroups'], queryFn: () => dp.selfGroups().then((r) => r.data), ...LOAD_ONCE });
+  useQueryError(selfGroups, notifyLoadError);
+  const models = useMemo(() => (userModels.data ?? []).filter((m): m is string => typeof m === 'string'), [userModels.data]);
+  const groups: Record<string, GroupOption> = selfGroups.data && typeof selfGroups.data === 'object' ? selfGroups.data : NO_GROUPS;
   const [input, setInput] = useState('');
   const [sidebarOpen, setSidebarOpen] = useState(true);
   const abortRef = useRef<AbortController | null>(null);
@@ -93,30 +103,13 @@ export function PlaygroundPage() {
 
   useEffect(() => setSidebarOpen(!isMobile), [isMobile]);
 
+  // Loaded models and groups correct the stored choice: a model the user may not use, a group gone.
   useEffect(() => {
-    let live = true;
-    api()
-      .get<string[]>('/api/user/models')
-      .then((res) => {
-        if (!live) return;
-        const list = Array.isArray(res.data) ? res.data.filter((m): m is string => typeof m === 'string') : [];
-        setModels(list);
-        setSettings((s) => ({ ...s, model: pickModel(s.model, list) }));
-      })
-      .catch((err) => live && notify(errorText(err, translate), { type: 'error' }));
-    api()
-      .get<Record<string, GroupOption>>('/api/user/self/groups')
-      .then((res) => {
-        if (!live) return;
-        const data = res.data && typeof res.data === 'object' ? res.data : {};
-        setGroups(data);
-        setSettings((s) => (s.group && !(s.group in data) ? { ...s, group: '' } : s));
-      })
-      .catch((err) => live && notify(errorText(err, translate), { type: 'error' }));
-    return () => {
-      live = false;
-    };
-  }, [notify, translate]);
+    if (userModels.data) setSettings((s) => ({ ...s, model: pickModel(s.model, models) }));
+  }, [userModels.data, models]);
+  useEffect(() => {
+    if (selfGroups.data) setSettings((s) => (s.group && !(s.group in groups) ? { ...s, group: '' } : s));
+  }, [selfGroups.data, groups]);
 
   useEffect(() => saveSettings(store(), settings), [settings]);
   useEffect(() => saveChatsFor(store(), convModel, messages), [convModel, messages]);

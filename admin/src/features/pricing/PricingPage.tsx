@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useState } from 'react';
 import { Title, useTranslate } from 'react-admin';
+import { useQuery } from '@tanstack/react-query';
 import {
   Alert,
   Box,
@@ -30,6 +31,7 @@ import { useStoredUser } from '../../lib/useUser';
 import { useStatus } from '../../lib/StatusContext';
 import { ColorTag } from '../../resources/shared/ColorTag';
 import { useCopy } from '../../resources/shared/copy';
+import { LOAD_ONCE } from '../../resources/shared/hooks';
 import { groupRatioColor, readDisplaySettings, type DisplaySettings } from '../../resources/shared/format';
 import {
   filterModels,
@@ -42,7 +44,6 @@ import {
   selectionText,
   sortModels,
   usableGroupsOf,
-  type PricingAnswer,
 } from './pricingTable';
 
 /** /pricing (public): model prices for the viewed group. */
@@ -51,24 +52,14 @@ export function PricingPage() {
   const user = useStoredUser();
   const { status } = useStatus();
   const { copy, dialog } = useCopy();
-  const [answer, setAnswer] = useState<PricingAnswer | null>(null);
-  const [error, setError] = useState<string | null>(null);
+  const pricing = useQuery({ queryKey: ['gateway', 'pricing'], queryFn: () => api().get('/api/pricing').then(normalisePricing), ...LOAD_ONCE });
+  const answer = pricing.data ?? null;
+  const error = pricing.error ? errorText(pricing.error, translate) : null;
   const [query, setQuery] = useState('');
   const [group, setGroup] = useState(() => initialGroup(user?.group));
   const [selected, setSelected] = useState<string[]>([]);
 
   useEffect(() => setGroup(initialGroup(user?.group)), [user?.group]);
-
-  useEffect(() => {
-    let live = true;
-    api()
-      .get('/api/pricing')
-      .then((res) => live && setAnswer(normalisePricing(res)))
-      .catch((err) => live && setError(errorText(err, translate)));
-    return () => {
-      live = false;
-    };
-  }, [translate]);
 
   // Re-read on status changes (display_in_currency / quota_per_unit).
   // eslint-disable-next-line react-hooks/exhaustive-deps -- `status` is only the re-read trigger: readDisplaySettings() reads the localStorage copy the shell stores with each status

@@ -1,13 +1,15 @@
 import { useEffect, useMemo, useState } from 'react';
 import { Box, Button, Checkbox, List, ListItem, ListItemIcon, ListItemText, MenuItem, Pagination, Stack, TextField, Typography } from '@mui/material';
 import { useNotify, useTranslate } from 'react-admin';
-import { api } from '../../lib/http';
-import { useNotifyError } from '../../resources/shared/hooks';
+import { useQuery } from '@tanstack/react-query';
+import { useGateway } from '../../resources/shared/api';
+import { LOAD_ONCE, useNotifyError, useQueryError } from '../../resources/shared/hooks';
 import { useOptions, useSaveOptions } from './OptionSection';
 import { BAR_SX } from './RatioEditor';
 import { batchSet, changedRatioOptions, pageOf, rowsFromOptions, unsetModels, type BatchField } from './settingOptions';
 
 const PAGE = 10;
+const NO_MODELS: string[] = [];
 
 /** Models served by an enabled channel that have neither a ratio nor a fixed price; quick set. */
 export function UnsetModels() {
@@ -16,24 +18,17 @@ export function UnsetModels() {
   const notifyError = useNotifyError();
   const { options } = useOptions();
   const save = useSaveOptions();
-  const [enabled, setEnabled] = useState<string[] | null>(null);
+  const dp = useGateway();
+  const enabledModels = useQuery({ queryKey: ['channel', 'enabledModels'], queryFn: () => dp.enabledModels().then((r) => r.data), ...LOAD_ONCE });
+  useQueryError(enabledModels, notifyError);
+  // null while loading; a failed load lists nothing (its error was notified).
+  const enabled = enabledModels.data ?? (enabledModels.isError ? NO_MODELS : null);
   const [page, setPage] = useState(1);
   const [selected, setSelected] = useState<string[]>([]);
   const [field, setField] = useState<BatchField>('both');
   const [value, setValue] = useState('');
   const [value2, setValue2] = useState('');
   const [q, setQ] = useState('');
-
-  useEffect(() => {
-    api()
-      .get<string[]>('/api/channel/models_enabled')
-      .then((r) => setEnabled(Array.isArray(r.data) ? r.data : []))
-      .catch((e) => {
-        setEnabled([]);
-        notifyError(e);
-      });
-    // eslint-disable-next-line react-hooks/exhaustive-deps -- the enabled models are loaded once on mount; `notifyError` only reports a failure
-  }, []);
 
   const all = useMemo(() => unsetModels(enabled ?? [], options), [enabled, options]);
   const list = useMemo(() => all.filter((m) => m.toLowerCase().includes(q.trim().toLowerCase())), [all, q]);

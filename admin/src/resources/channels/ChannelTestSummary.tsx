@@ -1,4 +1,5 @@
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import {
   Box,
   Button,
@@ -16,22 +17,14 @@ import {
 } from '@mui/material';
 import { useTranslate } from 'react-admin';
 import { api } from '../../lib/http';
+import { LOAD_ONCE } from '../shared/hooks';
+import { summaryPoll, type Summary } from './testSummary';
 
-interface SummaryItem {
-  id: number;
-  name: string;
-  success: boolean;
-  message: string;
-  time: number;
-}
-interface Summary {
-  running: boolean;
-  started_at: number;
-  finished_at: number;
-  total: number;
-  succeeded: number;
-  failed: number;
-  results: SummaryItem[];
+/** The summary, or null when no sweep ran; an answer with success:false is a failed call. */
+async function loadSummary(): Promise<Summary | null> {
+  const r = await api().raw<Summary | null>('GET', '/api/channel/test/summary');
+  if (!r.success) throw new Error(r.message);
+  return r.data ?? null;
 }
 
 /**
@@ -41,27 +34,15 @@ interface Summary {
  */
 export function ChannelTestSummary({ run }: { run: number }) {
   const translate = useTranslate();
-  const [summary, setSummary] = useState<Summary | null>(null);
+  const { data: summary } = useQuery({
+    queryKey: ['channel', 'testSummary', run],
+    queryFn: loadSummary,
+    // A new sweep keeps the last summary shown until its own first answer.
+    placeholderData: keepPreviousData,
+    ...LOAD_ONCE,
+    refetchInterval: (query) => summaryPoll(query.state, run),
+  });
   const [open, setOpen] = useState(false);
-  useEffect(() => {
-    let live = true;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const load = () =>
-      api()
-        .raw<Summary | null>('GET', '/api/channel/test/summary')
-        .then((r) => {
-          if (!live || !r.success) return;
-          setSummary(r.data ?? null);
-          // A sweep just asked for may not have written its first line yet: ask again shortly.
-          if (r.data?.running || (run > 0 && !r.data)) timer = setTimeout(() => void load(), 2000);
-        })
-        .catch(() => undefined);
-    void load();
-    return () => {
-      live = false;
-      if (timer) clearTimeout(timer);
-    };
-  }, [run]);
   if (!summary) return null;
   const done = summary.succeeded + summary.failed;
   const label = summary.running

@@ -1,9 +1,9 @@
-import { useCallback, useEffect, useMemo, useState } from 'react';
+import { useCallback, useEffect, useMemo } from 'react';
 import { useStatus } from '../../lib/StatusContext';
 import { useLocation, useMatch, useNavigate } from 'react-router-dom';
-import { useCreatePath, useNotify, useTranslate } from 'react-admin';
+import { useCreatePath, useEvent, useNotify, useTranslate } from 'react-admin';
 import { readDisplaySettings, type DisplaySettings } from './format';
-import { errorText, useApi } from './api';
+import { errorText } from './api';
 
 /**
  * Route-driven drawers: /<resource>/create opens the create drawer, /<resource>/<id> the edit drawer.
@@ -37,25 +37,23 @@ export function useDisplaySettings(): DisplaySettings {
   }, [status]);
 }
 
-/** Loads a list of options from an endpoint once (groups, models…). */
-export function useOptionsFrom<T>(path: string | null, map: (data: unknown) => T[], deps: unknown[] = []): T[] {
-  const api = useApi();
-  const [items, setItems] = useState<T[]>([]);
+/**
+ * Options of the console's own GETs made with useQuery: one attempt per load, as these calls always
+ * made (react-query's default three retries would hold an error message back for seconds), and no
+ * reload when the window regains focus (a screen loads on opening, and again on a refresh).
+ */
+export const LOAD_ONCE = { retry: false, refetchOnWindowFocus: false } as const;
+
+/**
+ * Calls `onError` once for each failed fetch of a query, when it has settled: react-query's
+ * useQuery has no onError callback since v5; this is how react-admin's own useGetOne calls its one.
+ */
+export function useQueryError(query: { error: unknown; isFetching: boolean }, onError: (error: unknown) => void): void {
+  const handler = useEvent(onError);
+  const { error, isFetching } = query;
   useEffect(() => {
-    if (!path) return;
-    let alive = true;
-    api
-      .get(path)
-      .then((r) => {
-        if (alive && r.success) setItems(map(r.data));
-      })
-      .catch(() => undefined);
-    return () => {
-      alive = false;
-    };
-    // eslint-disable-next-line react-hooks/exhaustive-deps -- callers pass an inline `map` and list their own re-fetch triggers in `deps`
-  }, [api, path, ...deps]);
-  return items;
+    if (error != null && !isFetching) handler(error);
+  }, [handler, error, isFetching]);
 }
 
 /** Notifies an error (server message, or the generic handler's translated text). */
