@@ -8,6 +8,7 @@ import { invalidateChannels } from '../../server/src/services/invalidate';
 import { startTaskMock, type TaskMock } from '../mock-upstream/tasks';
 import { taskPoller } from '../../server/src/tasks';
 import { CHANNEL_TYPE } from '../../server/src/channels/catalogue';
+import { fakeOnly, waitFor } from '../helpers/clock';
 
 /**
  * The poller across nodes and restarts: two apps sharing one database (PostgreSQL, or one SQLite
@@ -176,23 +177,45 @@ describe.each(ALL_TARGETS.map((t) => [t.name, t] as const))('task poller [%s]', 
   it('the timer-driven poller finishes tasks on its own and stops with the app', async () => {
     const holder = await node();
     const { key } = await seed(holder);
-    const a = await node(holder, 50);
-    const id = await imagine(a, key, 'timer fox');
-    for (let i = 0; i < 100; i++) {
-      const row = await a.knex('midjourneys').where({ mj_id: id }).first();
-      if (row.status === 'SUCCESS') break;
-      await new Promise((r) => setTimeout(r, 50));
+    // The poller's timer (and the mock's poll delay) on jest's fake setTimeout, the database and
+    // sockets on their real timers: the test moves the poll interval instead of sleeping through it.
+    fakeOnly(['setTimeout', 'clearTimeout']);
+    try {
+      const advance = () => jest.advanceTimersByTimeAsync(50);
+      const a = await node(holder, 50);
+      const row = async (id: string) => a.knex('midjourneys').where({ mj_id: id }).first();
+      const id = await imagine(a, key, 'timer fox');
+      // Each interval that passes is a round (when the last one has ended): polled until done.
+      await waitFor(async () => {
+        await advance();
+        return (await row(id)).status === 'SUCCESS';
+      });
+      mock.pollDelayMs = 100;
+      const second = await imagine(a, key, 'timer fox 2');
+      // The next round leases the task and asks the mock, which holds its answer for 100 ms of the
+      // fake clock: moved 50 ms at a time until the lease shows, the round is then in progress.
+      await waitFor(async () => {
+        await advance();
+        return (await row(second)).lease_owner === taskPoller(a.ctx).owner;
+      });
+      apps.splice(apps.indexOf(a), 1);
+      // Closing waits for the round in progress (its poll answered, its result written) and gives
+      // back its leases; the clock moves on until it has closed.
+      let closed = false;
+      const closing = a.close().then(() => (closed = true));
+      await waitFor(async () => {
+        await advance();
+        return closed;
+      });
+      await closing;
+      const polls = mock.polled.get(second) ?? 0;
+      expect(polls).toBe(1);
+      expect((await holder.knex('midjourneys').where({ mj_id: second }).first()).status).toBe('IN_PROGRESS');
+      await jest.advanceTimersByTimeAsync(300);
+      expect(mock.polled.get(second) ?? 0).toBe(polls);
+      expect((await holder.knex('midjourneys').where({ mj_id: second }).first()).lease_owner).toBe('');
+    } finally {
+      jest.useRealTimers();
     }
-    expect((await a.knex('midjourneys').where({ mj_id: id }).first()).status).toBe('SUCCESS');
-    mock.pollDelayMs = 100;
-    const second = await imagine(a, key, 'timer fox 2');
-    await new Promise((r) => setTimeout(r, 120));
-    apps.splice(apps.indexOf(a), 1);
-    // Closing waits for the round in progress and gives back its leases.
-    await a.close();
-    const polls = mock.polled.get(second) ?? 0;
-    await new Promise((r) => setTimeout(r, 300));
-    expect(mock.polled.get(second) ?? 0).toBe(polls);
-    expect((await holder.knex('midjourneys').where({ mj_id: second }).first()).lease_owner).toBe('');
   });
 });
