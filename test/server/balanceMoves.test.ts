@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { buildApp, DB_TARGETS, makeUser, type TestApp } from '../helpers/app';
+import { waitFor } from '../helpers/clock';
 import { balances, preConsume, refund, settle, type MoveOutcome } from '../../server/src/ledger/balances';
 import type { AppContext } from '../../server/src/context';
 
@@ -278,9 +279,13 @@ if (PG_TARGETS.length) {
       const other = await app.knex.transaction();
       try {
         await other('users').where({ id: b.id }).forUpdate().first();
+        const otherPid = Number((await other.raw('select pg_backend_pid() as p')).rows[0].p);
         // One batch for both users: it locks a's row (ids in ascending order), then waits for b's.
         const moves = Promise.all([move(app.ctx, a.id, undefined, 10, true), move(app.ctx, b.id, undefined, 20, true)]);
-        await new Promise((r) => setTimeout(r, 300));
+        await waitFor(async () => {
+          const r = await app.knex.raw('select count(*) as n from pg_stat_activity where ? = any(pg_blocking_pids(pid))', [otherPid]);
+          return Number(r.rows[0].n) > 0;
+        });
         // The cycle: PostgreSQL aborts the batch (it has waited longest); `other` gets a's row.
         await other('users').where({ id: a.id }).forUpdate().first();
         await other.commit();
