@@ -1,4 +1,5 @@
 import { DB_TARGETS, KV_TARGETS, buildApp, describeEach, makeUser, type TestApp } from '../helpers/app';
+import { fakeOnly } from '../helpers/clock';
 import { startMockUpstream, type MockUpstream } from '../mock-upstream';
 import { flushUsage, seedChannel, seedToken, setOptions } from '../mock-upstream/seed';
 import { recordRelay, metrics, metricsMiddleware, startTimer, formatOverhead, OVERHEAD_HEADER } from '../../server/src/metrics';
@@ -118,16 +119,26 @@ describe('metrics isolation and access', () => {
 });
 
 describe('relay timer helpers', () => {
-  test('overhead excludes the upstream interval', async () => {
-    const t = startTimer();
-    t.upstreamStart();
-    await new Promise((r) => setTimeout(r, 30));
-    t.upstreamEnd();
-    expect(t.upstreamMs()).toBeGreaterThanOrEqual(25);
-    expect(t.totalMs()).toBeGreaterThanOrEqual(t.upstreamMs());
-    // Total − upstream: what remains is the bookkeeping around the wait, far below the wait itself.
-    expect(t.overheadMs()).toBeLessThan(t.upstreamMs());
-    expect(t.overheadMs()).toBeGreaterThanOrEqual(0);
+  test('overhead excludes the upstream interval', () => {
+    // The stopwatch reads process.hrtime: faked (only it), so each interval is exact.
+    fakeOnly(['hrtime']);
+    try {
+      const t = startTimer();
+      jest.advanceTimersByTime(4); // bookkeeping before the upstream call
+      t.upstreamStart();
+      jest.advanceTimersByTime(20);
+      expect(t.upstreamMs()).toBe(20); // still in flight
+      expect(t.overheadMs()).toBe(4);
+      jest.advanceTimersByTime(10);
+      t.upstreamEnd();
+      jest.advanceTimersByTime(3); // and after it
+      expect(t.upstreamMs()).toBe(30);
+      expect(t.totalMs()).toBe(37);
+      // Total − upstream: what remains is the bookkeeping around the wait.
+      expect(t.overheadMs()).toBe(7);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   test('formatOverhead never goes negative and keeps 3 decimals', () => {
