@@ -167,6 +167,36 @@ describe('dataProvider: getList', () => {
     expect(u.r.last.url).toBe('/api/log/self/?p=2&page_size=20&type=0&model_name=x');
   });
 
+  it('drawing and task logs: admins → /api/mj/ and /api/task/ with the channel, users → /api/mj/self/ and /api/task/self without', async () => {
+    const a = setup(true);
+    a.r.answer([]);
+    await a.dp.getList('midjourney', { ...page(2, 20), filter: { channel_id: 7, mj_id: 'mj-1', start_timestamp: 1700000000000, other: 'x' } });
+    expect(a.r.last).toMatchObject({ method: 'GET', url: '/api/mj/?p=2&page_size=20&channel_id=7&mj_id=mj-1&start_timestamp=1700000000000' });
+    a.r.answer([]);
+    await a.dp.getList('task', { ...page(1, 10), filter: { channel_id: 3, task_id: 't-1', end_timestamp: 1700000000 } });
+    expect(a.r.last.url).toBe('/api/task/?p=1&page_size=10&channel_id=3&task_id=t-1&end_timestamp=1700000000');
+    const u = setup(false);
+    u.r.answer([]);
+    await u.dp.getList('task', { ...page(1, 10), filter: { channel_id: 7, task_id: 'mj-1', start_timestamp: 1700000000 } });
+    expect(u.r.last.url).toBe('/api/task/self?p=1&page_size=10&task_id=mj-1&start_timestamp=1700000000');
+    u.r.answer([]);
+    await u.dp.getList('midjourney', page(1, 10));
+    expect(u.r.last.url).toBe('/api/mj/self/?p=1&page_size=10');
+  });
+
+  it('drawing and task logs page without a total: a full page may have a next one, a short page has not', async () => {
+    const { r, dp } = setup();
+    const rows = (n: number, from = 0) => Array.from({ length: n }, (_, i) => ({ id: from + i }));
+    r.answer(rows(10));
+    expect(await dp.getList('midjourney', page(1, 10))).toEqual({ data: rows(10), pageInfo: { hasPreviousPage: false, hasNextPage: true } });
+    r.answer(rows(4, 10));
+    expect(await dp.getList('midjourney', page(2, 10))).toEqual({ data: rows(4, 10), pageInfo: { hasPreviousPage: true, hasNextPage: false } });
+    r.answer([]);
+    expect(await dp.getList('task', page(3, 10))).toEqual({ data: [], pageInfo: { hasPreviousPage: true, hasNextPage: false } });
+    r.answer(null);
+    expect(await dp.getList('task', page(1, 10))).toEqual({ data: [], pageInfo: { hasPreviousPage: false, hasNextPage: false } });
+  });
+
   it('tolerates a bare list answer', async () => {
     const { r, dp } = setup();
     r.answer([{ id: 1 }]);

@@ -15,6 +15,10 @@ export const RESOURCES = {
   log: '/api/log',
   /** Admin list of online top-up orders (read-only). */
   topup_order: '/api/user/topup',
+  /** Drawing log (read-only; /api/mj/ for admins, /api/mj/self/ for users). */
+  midjourney: '/api/mj',
+  /** Creative task log (read-only; /api/task/ for admins, /api/task/self for users). */
+  task: '/api/task',
 } as const;
 
 export type ResourceName = keyof typeof RESOURCES;
@@ -36,7 +40,7 @@ export function resourceName(resource: string): ResourceName {
 }
 
 /** Filters that switch a list to its `/search` endpoint, and the extra query keys each list passes. */
-const SEARCH_KEYS: Record<Exclude<ResourceName, 'log' | 'topup_order'>, string[]> = {
+const SEARCH_KEYS: Record<Exclude<ResourceName, 'log' | 'topup_order' | TaskLogResource>, string[]> = {
   channel: ['keyword', 'group', 'model'],
   user: ['keyword', 'group'],
   token: ['keyword', 'token'],
@@ -53,6 +57,18 @@ const PASS_KEYS: Partial<Record<ResourceName, string[]>> = {
 };
 export const LOG_FILTERS = ['type', 'username', 'token_name', 'model_name', 'start_timestamp', 'end_timestamp', 'channel', 'group'] as const;
 export const TOPUP_ORDER_FILTERS = ['username', 'status', 'start_timestamp', 'end_timestamp'] as const;
+
+/**
+ * The drawing and task logs: their list filters are the server's query keys (drawing times in
+ * milliseconds, task times in seconds); the channel is an admin filter. The server answers a plain
+ * array without a total, so these lists page by "is there a next page": a full page says maybe.
+ */
+export type TaskLogResource = 'midjourney' | 'task';
+export const TASK_LOG_FILTERS: Record<TaskLogResource, readonly string[]> = {
+  midjourney: ['channel_id', 'mj_id', 'start_timestamp', 'end_timestamp'],
+  task: ['channel_id', 'task_id', 'start_timestamp', 'end_timestamp'],
+};
+const isTaskLog = (res: ResourceName): res is TaskLogResource => res in TASK_LOG_FILTERS;
 
 export interface ListPage {
   items?: unknown[];
@@ -167,6 +183,12 @@ export function createDataProvider(http: Api, opts: DataProviderOptions = {}): G
       for (const k of LOG_FILTERS) if (filter[k] !== undefined) q[k] = filter[k];
       return `${RESOURCES.log}/${admin() ? '' : 'self/'}${qs(q)}`;
     }
+    if (isTaskLog(res)) {
+      const q: Record<string, unknown> = { ...paging };
+      for (const k of TASK_LOG_FILTERS[res]) if (k !== 'channel_id' || admin()) q[k] = filter[k];
+      const self = res === 'midjourney' ? 'self/' : 'self';
+      return `${RESOURCES[res]}/${admin() ? '' : self}${qs(q)}`;
+    }
     if (res === 'topup_order') {
       const q: Record<string, unknown> = { ...paging };
       for (const k of TOPUP_ORDER_FILTERS) {
@@ -201,6 +223,12 @@ export function createDataProvider(http: Api, opts: DataProviderOptions = {}): G
     async getList(resource, params) {
       const res = resourceName(resource);
       const answer = await http.get(listUrl(res, params));
+      if (isTaskLog(res)) {
+        const rows = (Array.isArray(answer.data) ? answer.data : []) as RaRecord[];
+        const page = params.pagination?.page ?? 1;
+        const perPage = params.pagination?.perPage ?? 10;
+        return { data: rows as never[], pageInfo: { hasPreviousPage: page > 1, hasNextPage: rows.length >= perPage } };
+      }
       return listResult(answer.data) as never;
     },
 

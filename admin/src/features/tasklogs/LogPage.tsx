@@ -1,41 +1,14 @@
-import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
-import {
-  Alert,
-  Box,
-  Button,
-  Card,
-  IconButton,
-  LinearProgress,
-  Table,
-  TableBody,
-  TableCell,
-  TableContainer,
-  TableHead,
-  TablePagination,
-  TableRow,
-  TextField,
-  Tooltip,
-  Typography,
-} from '@mui/material';
+import { useState, type ReactNode } from 'react';
+import { Alert, Box, Button, IconButton, LinearProgress, TablePagination, Tooltip } from '@mui/material';
 import RefreshIcon from '@mui/icons-material/Refresh';
 import SearchIcon from '@mui/icons-material/Search';
-import { Title, useTranslate } from 'react-admin';
-import { api } from '../../lib/http';
-import { PAGE_SIZE_OPTIONS, usePageSize } from '../../lib/pageSize';
-import { useNotifyError } from '../../resources/shared/hooks';
-import {
-  appendPage,
-  clampPage,
-  emptyLazy,
-  listUrl,
-  pageRows,
-  pagerCount,
-  pageToFetch,
-  type LazyState,
-  type LogFilterForm,
-  type LogKind,
-  type Row,
-} from './taskRecords';
+import { ColumnsButton, DataTable, Form, List, TextInput, useListContext, useRefresh, useResourceContext, useTranslate } from 'react-admin';
+import { useFormContext } from 'react-hook-form';
+import { PAGE_SIZE_OPTIONS } from '../../lib/pageSize';
+import { EmptyText } from '../../resources/shared/EmptyText';
+import { readPageSize, writePageSize } from '../../resources/shared/pageSize';
+import { LIST_SX, TABLE_SX } from '../../resources/shared/styles';
+import { LOG_RESOURCE, fromLogFilter, pagerCount, toLogFilter, type LogFilterForm, type LogFilterValues, type LogKind, type Row } from './taskRecords';
 
 /** Filter bar: compact fields on one line on desktop, full-width fields on phones. */
 export const BAR_SX = {
@@ -66,187 +39,169 @@ interface Props {
   banner?: ReactNode;
 }
 
+const DATE_LABEL = { inputLabel: { shrink: true } };
+
 /**
- * A drawing/task log: the filter bar, a lazily paged table (a server page is fetched when the
- * console moves past the last known page) and page sizes 10/20/50/100 remembered per list.
+ * A drawing/task log: a react-admin list of the `midjourney` or `task` resource, its filters kept
+ * in the URL (by default the log's recent range), columns to choose, and page sizes 10/20/50/100
+ * remembered per list. The server gives no total: the pager moves on while a page comes back full.
  */
 export function LogPage({ kind, admin, title, idLabel, columns, defaults, banner }: Props) {
-  const translate = useTranslate();
-  const notifyError = useNotifyError();
-  const [size, setSize] = usePageSize(kind === 'mj' ? 'midjourney' : 'task');
-  const [form, setForm] = useState<LogFilterForm>(defaults);
-  const [applied, setApplied] = useState<LogFilterForm>(form);
-  const [state, setState] = useState<LazyState<Row>>(emptyLazy);
-  const [page, setPage] = useState(0);
-  const [loading, setLoading] = useState(false);
-  const [reloadTick, setReloadTick] = useState(0);
-  // Guards against answers of a superseded query (filters / size changed meanwhile).
-  const generation = useRef(0);
-
-  const load = useCallback(
-    async (serverPage: number, base: LazyState<Row>, gen: number) => {
-      setLoading(true);
-      try {
-        const res = await api().get<Row[]>(listUrl(kind, admin, applied, serverPage, size));
-        if (gen !== generation.current) return;
-        const rows = Array.isArray(res.data) ? res.data : [];
-        const next = appendPage(base, rows, size);
-        setState(next);
-        setPage((p) => clampPage(next, p, size));
-      } catch (err) {
-        if (gen === generation.current) {
-          notifyError(err);
-          setState({ ...base, hasMore: false });
-        }
-      } finally {
-        if (gen === generation.current) setLoading(false);
-      }
-    },
-    [kind, admin, applied, size, notifyError],
-  );
-
-  // New query: start over from the first server page.
-  useEffect(() => {
-    const gen = ++generation.current;
-    const fresh = emptyLazy<Row>();
-    setState(fresh);
-    setPage(0);
-    void load(1, fresh, gen);
-  }, [load, reloadTick]);
-
-  // Moving past the last known page requests the next server page (also after a click made
-  // while a previous page was still loading).
-  useEffect(() => {
-    if (loading || state.loaded === 0) return;
-    const want = pageToFetch(state, page);
-    if (want !== null) void load(want, state, generation.current);
-  }, [page, state, loading, load]);
-
-  const changePage = (p: number) => setPage(p);
-
-  const visible = pageRows(state, page, size);
-
+  const resource = LOG_RESOURCE[kind];
+  // The default range is taken when the page opens (it is relative to now).
+  const [initialFilter] = useState(() => toLogFilter(kind, defaults(), admin));
   return (
-    <Card variant="outlined" sx={{ minWidth: 0 }}>
-      <Title title={title} />
-      {banner}
-      <Box
-        component="form"
-        noValidate
-        onSubmit={(e) => {
-          e.preventDefault();
-          setApplied({ ...form });
-          setReloadTick((t) => t + 1);
-        }}
-        sx={BAR_SX}
-      >
+    <List
+      resource={resource}
+      perPage={readPageSize(resource)}
+      filterDefaultValues={initialFilter}
+      actions={false}
+      pagination={<LogPagination />}
+      empty={false}
+      exporter={false}
+      title={title}
+      storeKey={false}
+      sx={LIST_SX}
+    >
+      <Box>
+        {banner}
+        <LogFilterBar kind={kind} admin={admin} idLabel={idLabel} defaults={defaults} />
+        <LogTable kind={kind} columns={columns} />
+      </Box>
+    </List>
+  );
+}
+
+/** The filters: the form starts from the list's filters and applies them on search; the channel is an admin filter. */
+function LogFilterBar({ kind, admin, idLabel, defaults }: Pick<Props, 'kind' | 'admin' | 'idLabel' | 'defaults'>) {
+  const { filterValues, setFilters } = useListContext();
+  const refresh = useRefresh();
+  return (
+    <Form
+      key={JSON.stringify(filterValues ?? {})}
+      defaultValues={fromLogFilter(kind, filterValues ?? {})}
+      onSubmit={(values: Record<string, unknown>) => {
+        const next = toLogFilter(kind, values as LogFilterValues, admin);
+        // Searching again with the same filters asks the server again.
+        if (JSON.stringify(next) === JSON.stringify(filterValues ?? {})) refresh();
+        else setFilters(next, {});
+      }}
+      noValidate
+    >
+      <Box sx={BAR_SX}>
         {admin && (
-          <TextField
-            size="small"
-            name="channel"
-            label={translate('feat.tasklogs.filter.channel')}
-            value={form.channel}
-            onChange={(e) => setForm({ ...form, channel: e.target.value.replace(/\D/g, '') })}
+          <TextInput
+            source="channel"
+            label="feat.tasklogs.filter.channel"
+            parse={(v: string) => v.replace(/\D/g, '')}
+            helperText={false}
             fullWidth={false}
             sx={{ width: 110 }}
           />
         )}
-        <TextField
-          size="small"
-          name="task_id"
-          label={translate(idLabel)}
-          value={form.id}
-          onChange={(e) => setForm({ ...form, id: e.target.value })}
-          fullWidth={false}
-          sx={{ width: 180 }}
-        />
-        <TextField
-          size="small"
+        <TextInput source="task_id" label={idLabel} helperText={false} fullWidth={false} sx={{ width: 180 }} />
+        <TextInput
+          source="start"
           type="datetime-local"
-          name="start"
-          label={translate('feat.tasklogs.filter.start')}
-          value={form.start}
-          onChange={(e) => setForm({ ...form, start: e.target.value })}
-          slotProps={{ inputLabel: { shrink: true } }}
+          label="feat.tasklogs.filter.start"
+          helperText={false}
+          slotProps={DATE_LABEL}
           fullWidth={false}
           sx={{ width: 230 }}
         />
-        <TextField
-          size="small"
+        <TextInput
+          source="end"
           type="datetime-local"
-          name="end"
-          label={translate('feat.tasklogs.filter.end')}
-          value={form.end}
-          onChange={(e) => setForm({ ...form, end: e.target.value })}
-          slotProps={{ inputLabel: { shrink: true } }}
+          label="feat.tasklogs.filter.end"
+          helperText={false}
+          slotProps={DATE_LABEL}
           fullWidth={false}
           sx={{ width: 230 }}
         />
-        <Button type="submit" variant="contained" startIcon={<SearchIcon />}>
-          {translate('feat.tasklogs.filter.search')}
-        </Button>
-        <Button
-          onClick={() => {
-            const d = defaults();
-            setForm(d);
-            setApplied(d);
-            setReloadTick((t) => t + 1);
-          }}
-        >
-          {translate('feat.tasklogs.filter.reset')}
-        </Button>
-        <Tooltip title={translate('feat.tasklogs.filter.refresh')}>
-          <IconButton onClick={() => setReloadTick((t) => t + 1)} aria-label="refresh">
-            <RefreshIcon />
-          </IconButton>
-        </Tooltip>
+        <FilterButtons kind={kind} admin={admin} defaults={defaults} />
       </Box>
-      <Box sx={{ position: 'relative' }}>
-        {loading && <LinearProgress sx={{ position: 'absolute', top: 0, left: 0, right: 0, zIndex: 1 }} />}
-        <TableContainer sx={{ overflowX: 'auto' }}>
-          <Table size="small" data-testid={`${kind}-table`}>
-            <TableHead>
-              <TableRow>
-                {columns.map((c) => (
-                  <TableCell key={c.key} align={c.align} sx={{ fontWeight: 600, whiteSpace: 'nowrap' }}>
-                    {translate(c.label)}
-                  </TableCell>
-                ))}
-              </TableRow>
-            </TableHead>
-            <TableBody>
-              {visible.map((r) => (
-                <TableRow hover key={r.id}>
-                  {columns.map((c) => (
-                    <TableCell key={c.key} align={c.align} sx={{ whiteSpace: 'nowrap', minWidth: c.minWidth }}>
-                      {c.render(r)}
-                    </TableCell>
-                  ))}
-                </TableRow>
-              ))}
-            </TableBody>
-          </Table>
-        </TableContainer>
-        {!loading && visible.length === 0 && (
-          <Typography color="text.secondary" sx={{ p: 4, textAlign: 'center' }}>
-            {translate('feat.tasklogs.empty')}
-          </Typography>
-        )}
-      </Box>
-      <TablePagination
-        component="div"
-        count={pagerCount(state)}
-        page={page}
-        rowsPerPage={size}
-        rowsPerPageOptions={PAGE_SIZE_OPTIONS as unknown as number[]}
-        onPageChange={(_, p) => changePage(p)}
-        onRowsPerPageChange={(e) => setSize(Number(e.target.value))}
-        labelRowsPerPage={translate('feat.tasklogs.rows_per_page')}
-        labelDisplayedRows={({ from, to }) =>
-          translate(state.hasMore ? 'feat.tasklogs.page_range_more' : 'feat.tasklogs.page_range', { from, to, count: state.rows.length })
-        }
-      />
-    </Card>
+    </Form>
+  );
+}
+
+function FilterButtons({ kind, admin, defaults }: Pick<Props, 'kind' | 'admin' | 'defaults'>) {
+  const translate = useTranslate();
+  const refresh = useRefresh();
+  const { setFilters } = useListContext();
+  const { reset } = useFormContext();
+  return (
+    <>
+      <Button type="submit" variant="contained" startIcon={<SearchIcon />}>
+        {translate('feat.tasklogs.filter.search')}
+      </Button>
+      <Button
+        onClick={() => {
+          // Back to the log's default range, taken anew.
+          const d = defaults();
+          reset(d);
+          setFilters(toLogFilter(kind, d, admin), {});
+        }}
+      >
+        {translate('feat.tasklogs.filter.reset')}
+      </Button>
+      <ColumnsButton />
+      <Tooltip title={translate('feat.tasklogs.filter.refresh')}>
+        <IconButton onClick={() => refresh()} aria-label="refresh">
+          <RefreshIcon />
+        </IconButton>
+      </Tooltip>
+    </>
+  );
+}
+
+/** The table: the given columns (each can be hidden with the columns button), a bar while loading. */
+function LogTable({ kind, columns }: Pick<Props, 'kind' | 'columns'>) {
+  const { isFetching } = useListContext();
+  return (
+    <Box sx={{ position: 'relative' }}>
+      {isFetching && <LinearProgress sx={{ position: 'absolute', top: 0, left: 0, right: 0, zIndex: 1 }} />}
+      <DataTable<Row> rowClick={false} bulkActionButtons={false} sx={TABLE_SX} empty={<EmptyText text="feat.tasklogs.empty" />} data-testid={`${kind}-table`}>
+        {columns.map((c) => (
+          <DataTable.Col<Row>
+            key={c.key}
+            source={c.key}
+            label={c.label}
+            align={c.align}
+            disableSort
+            render={c.render}
+            cellSx={c.minWidth ? () => ({ minWidth: c.minWidth }) : undefined}
+          />
+        ))}
+      </DataTable>
+    </Box>
+  );
+}
+
+/** Paging without a total (10/20/50/100, the size stored per list): "more" while the last page came back full. */
+function LogPagination() {
+  const translate = useTranslate();
+  const resource = useResourceContext();
+  const { page, perPage, data, hasNextPage, setPage, setPerPage } = useListContext();
+  const shown = data?.length ?? 0;
+  const more = !!hasNextPage;
+  return (
+    <TablePagination
+      component="div"
+      count={pagerCount(page, perPage, shown, more)}
+      page={Math.max(0, page - 1)}
+      rowsPerPage={perPage}
+      rowsPerPageOptions={PAGE_SIZE_OPTIONS as unknown as number[]}
+      onPageChange={(_, p) => setPage(p + 1)}
+      onRowsPerPageChange={(e) => {
+        const size = Number(e.target.value);
+        writePageSize(size, resource);
+        setPerPage(size);
+      }}
+      labelRowsPerPage={translate('feat.tasklogs.rows_per_page')}
+      labelDisplayedRows={({ from, to }) =>
+        translate(more ? 'feat.tasklogs.page_range_more' : 'feat.tasklogs.page_range', { from, to, count: pagerCount(page, perPage, shown, false) })
+      }
+    />
   );
 }
 

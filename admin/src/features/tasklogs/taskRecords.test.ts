@@ -2,17 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { parseDateText } from '../../resources/shared/format';
 import {
   actionKey,
-  appendPage,
-  clampPage,
   codeColor,
   codeKey,
   drawingDefaultForm,
-  emptyLazy,
+  fromLogFilter,
   isLong,
-  listUrl,
-  pageRows,
   pagerCount,
-  pageToFetch,
   progressPercent,
   showCallbackBanner,
   startOfDay,
@@ -22,6 +17,7 @@ import {
   taskDetail,
   timeTakenColor,
   timeTakenSeconds,
+  toLogFilter,
 } from './taskRecords';
 import { en, zh } from './messages';
 
@@ -119,39 +115,34 @@ describe('default ranges', () => {
   });
 });
 
-describe('list URLs', () => {
-  const form = { channel: '7', id: ' mj-1 ', start: '2026-11-01T00:00', end: '' };
+describe('list filters (the server query keys, kept in the URL)', () => {
+  const form = { channel: '7', task_id: ' mj-1 ', start: '2026-11-01T00:00', end: '' };
   const start = parseDateText('2026-11-01T00:00')!;
   it('admins: channel filter, ms for drawings', () => {
-    expect(listUrl('mj', true, form, 2, 20)).toBe(`/api/mj/?p=2&page_size=20&channel_id=7&mj_id=mj-1&start_timestamp=${start * 1000}`);
+    expect(toLogFilter('mj', form, true)).toEqual({ channel_id: 7, mj_id: 'mj-1', start_timestamp: start * 1000 });
   });
-  it('users: self endpoint without channel, seconds for tasks', () => {
-    expect(listUrl('task', false, form, 1, 10)).toBe(`/api/task/self?p=1&page_size=10&task_id=mj-1&start_timestamp=${start}`);
-    expect(listUrl('mj', false, { channel: '', id: '', start: '', end: '' }, 1, 10)).toBe('/api/mj/self/?p=1&page_size=10');
+  it('users: no channel, seconds for tasks', () => {
+    expect(toLogFilter('task', form, false)).toEqual({ task_id: 'mj-1', start_timestamp: start });
+    expect(toLogFilter('mj', { channel: '', task_id: '', start: '', end: '' }, false)).toEqual({});
+  });
+  it('leaves out emptied (null), invalid and non-numeric fields', () => {
+    expect(toLogFilter('task', { channel: 'x7', task_id: null, start: 'soon', end: null }, true)).toEqual({});
+  });
+  it('reads the filters back into the form', () => {
+    const d = drawingDefaultForm(new Date(2026, 10, 22, 15, 30, 0));
+    expect(fromLogFilter('mj', toLogFilter('mj', { ...d, channel: '7', task_id: 'mj-1' }, true))).toEqual({ ...d, channel: '7', task_id: 'mj-1' });
+    const t = taskDefaultForm(new Date(2026, 10, 22, 15, 30, 0));
+    expect(fromLogFilter('task', toLogFilter('task', t, false))).toEqual(t);
+    expect(fromLogFilter('task', {})).toEqual({ channel: '', task_id: '', start: '', end: '' });
   });
 });
 
-describe('lazy pager', () => {
-  const rows = (n: number, from = 0) => Array.from({ length: n }, (_, i) => ({ id: from + i }));
-  it('requests the next server page only past the last known page', () => {
-    let s = emptyLazy<{ id: number }>();
-    expect(pageToFetch(s, 0)).toBe(1);
-    s = appendPage(s, rows(10), 10);
-    expect(pagerCount(s)).toBe(11); // "next" stays enabled
-    expect(pageToFetch(s, 0)).toBeNull();
-    expect(pageToFetch(s, 1)).toBe(2);
-    s = appendPage(s, rows(4, 10), 10);
-    expect(s.hasMore).toBe(false);
-    expect(pagerCount(s)).toBe(14);
-    expect(pageToFetch(s, 2)).toBeNull();
-    expect(pageRows(s, 1, 10).map((r) => r.id)).toEqual([10, 11, 12, 13]);
-  });
-  it('clamps to the last page with rows after an empty answer', () => {
-    let s = appendPage(emptyLazy<{ id: number }>(), rows(10), 10);
-    s = appendPage(s, [], 10);
-    expect(s.hasMore).toBe(false);
-    expect(clampPage(s, 1, 10)).toBe(0);
-    expect(clampPage(appendPage(emptyLazy(), [], 10), 3, 10)).toBe(0);
+describe('pager count without a total', () => {
+  it('one more row while the server may have more, so "next" stays enabled', () => {
+    expect(pagerCount(1, 10, 10, true)).toBe(11);
+    expect(pagerCount(2, 10, 4, false)).toBe(14);
+    expect(pagerCount(3, 20, 20, true)).toBe(61);
+    expect(pagerCount(1, 10, 0, false)).toBe(0);
   });
 });
 

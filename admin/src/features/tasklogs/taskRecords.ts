@@ -1,7 +1,6 @@
 /**
  * Records of the drawing log (/midjourney) and task log (/task): label and colour mappings,
- * time-taken rules, default ranges, query strings and the lazy pager (the next server page is
- * requested when the last known page is reached).
+ * time-taken rules, default ranges, the list filters and the pager's count.
  */
 import { parseDateText, toDateTimeLocal, type TagColor } from '../../resources/shared/format';
 
@@ -176,10 +175,13 @@ export function formatMs(ms: unknown): string {
   return `${d.getFullYear()}-${p(d.getMonth() + 1)}-${p(d.getDate())} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}`;
 }
 
-/** Filter form (datetime-local texts and raw ids). */
+/**
+ * The filter form (datetime-local texts and raw ids). The id field is `task_id` for both logs (the
+ * drawing log filters its drawings' mj_id with it).
+ */
 export interface LogFilterForm {
   channel: string;
-  id: string;
+  task_id: string;
   start: string;
   end: string;
 }
@@ -187,7 +189,7 @@ export interface LogFilterForm {
 /** The drawing log defaults to 30 days ago → 1 hour ahead. */
 export function drawingDefaultForm(now: Date = new Date()): LogFilterForm {
   const sec = Math.floor(now.getTime() / 1000);
-  return { channel: '', id: '', start: toDateTimeLocal(sec - 30 * 86400), end: toDateTimeLocal(sec + 3600) };
+  return { channel: '', task_id: '', start: toDateTimeLocal(sec - 30 * 86400), end: toDateTimeLocal(sec + 3600) };
 }
 
 /** Local midnight of the given day, epoch seconds. */
@@ -198,78 +200,58 @@ export function startOfDay(now: Date = new Date()): number {
 /** The task log starts at the start of today (the end defaults to 1 hour ahead). */
 export function taskDefaultForm(now: Date = new Date()): LogFilterForm {
   const sec = Math.floor(now.getTime() / 1000);
-  return { channel: '', id: '', start: toDateTimeLocal(startOfDay(now)), end: toDateTimeLocal(sec + 3600) };
+  return { channel: '', task_id: '', start: toDateTimeLocal(startOfDay(now)), end: toDateTimeLocal(sec + 3600) };
 }
 
 export type LogKind = 'mj' | 'task';
 
-/**
- * The list URL of one server page: admins use `/api/<kind>/` with the channel filter, users
- * `/api/mj/self/` or `/api/task/self` without it. Drawing times are sent in ms, task times in s.
- */
-export function listUrl(kind: LogKind, admin: boolean, form: LogFilterForm, p: number, pageSize: number): string {
-  const start = parseDateText(form.start);
-  const end = parseDateText(form.end);
-  const scale = kind === 'mj' ? 1000 : 1;
-  const params: Array<[string, string | number | undefined]> = [
-    ['p', p],
-    ['page_size', pageSize],
-    ['channel_id', admin && /^\d+$/.test(form.channel.trim()) ? Number(form.channel.trim()) : undefined],
-    [kind === 'mj' ? 'mj_id' : 'task_id', form.id.trim() || undefined],
-    ['start_timestamp', start !== null ? start * scale : undefined],
-    ['end_timestamp', end !== null ? end * scale : undefined],
-  ];
-  const q = params
-    .filter(([, v]) => v !== undefined && v !== '')
-    .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`)
-    .join('&');
-  const base = kind === 'mj' ? (admin ? '/api/mj/' : '/api/mj/self/') : admin ? '/api/task/' : '/api/task/self';
-  return `${base}?${q}`;
-}
+/** The react-admin resource of a log (the data provider's `midjourney` and `task`). */
+export const LOG_RESOURCE = { mj: 'midjourney', task: 'task' } as const satisfies Record<LogKind, string>;
 
-/** Rows loaded so far, in server order, and whether the server may have more. */
-export interface LazyState<T> {
-  rows: T[];
-  /** server pages loaded (1-based pages 1..loaded) */
-  loaded: number;
-  hasMore: boolean;
-}
+/** The server's name of the id filter, and its time unit (drawing times are ms, task times s). */
+const idKey = (kind: LogKind) => (kind === 'mj' ? 'mj_id' : 'task_id');
+const timeScale = (kind: LogKind) => (kind === 'mj' ? 1000 : 1);
 
-export function emptyLazy<T>(): LazyState<T> {
-  return { rows: [], loaded: 0, hasMore: true };
-}
-
-/** Adds the next server page: a short page means there is no more. */
-export function appendPage<T>(state: LazyState<T>, page: T[], pageSize: number): LazyState<T> {
-  return { rows: [...state.rows, ...page], loaded: state.loaded + 1, hasMore: page.length >= pageSize };
-}
+/** The form's values as submitted: react-admin's inputs give null for an emptied field. */
+export type LogFilterValues = { [K in keyof LogFilterForm]?: LogFilterForm[K] | null };
 
 /**
- * The row count the pager shows: the known rows, plus one while the server may have more, so the
- * "next" button stays enabled and moving onto the page after the last known one loads it.
+ * Filter form → list filters, which are the server's query keys (kept in the URL): `channel_id`
+ * (admins; digits only), `mj_id` or `task_id`, and `start_timestamp`/`end_timestamp` in the log's
+ * unit. Empty and invalid fields are left out.
  */
-export function pagerCount<T>(state: LazyState<T>): number {
-  return state.rows.length + (state.hasMore && state.loaded > 0 ? 1 : 0);
+export function toLogFilter(kind: LogKind, form: LogFilterValues, admin: boolean): Record<string, unknown> {
+  const text = (v: string | null | undefined) => (v ?? '').trim();
+  const channel = text(form.channel);
+  const start = parseDateText(text(form.start));
+  const end = parseDateText(text(form.end));
+  const out: Record<string, unknown> = {
+    channel_id: admin && /^\d+$/.test(channel) ? Number(channel) : undefined,
+    [idKey(kind)]: text(form.task_id) || undefined,
+    start_timestamp: start !== null ? start * timeScale(kind) : undefined,
+    end_timestamp: end !== null ? end * timeScale(kind) : undefined,
+  };
+  for (const k of Object.keys(out)) if (out[k] === undefined) delete out[k];
+  return out;
+}
+
+/** List filters (as read back from the URL) → filter form: the inverse of toLogFilter. */
+export function fromLogFilter(kind: LogKind, filter: Record<string, unknown>): LogFilterForm {
+  const text = (v: unknown) => (v === undefined || v === null ? '' : String(v));
+  const time = (v: unknown) => {
+    const n = Number(v);
+    return v === undefined || v === null || v === '' || !Number.isFinite(n) ? '' : toDateTimeLocal(Math.floor(n / timeScale(kind)));
+  };
+  return { channel: text(filter.channel_id), task_id: text(filter[idKey(kind)]), start: time(filter.start_timestamp), end: time(filter.end_timestamp) };
 }
 
 /**
- * Which server page (1-based) to request when the console shows page `uiPage` (0-based): the
- * next one when the shown page is past the last known page and the server may have more, else null.
+ * The row count the pager shows on page `page` (1-based) without a total: the rows up to this page,
+ * plus one while the server may have more, so "next" stays enabled and moving on asks for the next
+ * server page.
  */
-export function pageToFetch<T>(state: LazyState<T>, uiPage: number): number | null {
-  if (!state.hasMore) return null;
-  return uiPage >= state.loaded ? state.loaded + 1 : null;
-}
-
-/** The rows of a console page. */
-export function pageRows<T>(state: LazyState<T>, uiPage: number, pageSize: number): T[] {
-  return state.rows.slice(uiPage * pageSize, (uiPage + 1) * pageSize);
-}
-
-/** The last page that has rows (after the server answered an empty page). */
-export function clampPage<T>(state: LazyState<T>, uiPage: number, pageSize: number): number {
-  const last = Math.max(0, Math.ceil(state.rows.length / pageSize) - 1);
-  return Math.min(uiPage, last);
+export function pagerCount(page: number, perPage: number, shown: number, hasNextPage: boolean): number {
+  return (page - 1) * perPage + shown + (hasNextPage ? 1 : 0);
 }
 
 /** A task record for the JSON dialog: the stored JSON text fields (data, properties) are expanded. */
