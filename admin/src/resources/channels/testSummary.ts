@@ -1,22 +1,10 @@
 /** The last "test all channels" sweep as GET /api/channel/test/summary answers it, and when to ask again. */
+import type { ChannelTestItem, ChannelTestSummary } from '../../../../server/src/relay/testSummary';
 
-export interface SummaryItem {
-  id: number;
-  name: string;
-  success: boolean;
-  message: string;
-  time: number;
-}
+/** One channel's result, with the channel's current name (the server adds it when answering). */
+export type SummaryItem = ChannelTestItem & { name: string };
 
-export interface Summary {
-  running: boolean;
-  started_at: number;
-  finished_at: number;
-  total: number;
-  succeeded: number;
-  failed: number;
-  results: SummaryItem[];
-}
+export type Summary = Omit<ChannelTestSummary, 'results'> & { results: SummaryItem[] };
 
 /** How often a running sweep is asked about. */
 export const SUMMARY_POLL_MS = 2000;
