@@ -12,6 +12,7 @@ import knexFactory from 'knex';
 import { createGatewayServer, drainGateway, gatewayConnections, listenGateway } from '../../server/src/lib/httpServer';
 import { nativeAcceptPending } from '../../server/src/lib/native';
 import { buildApp, DB_TARGETS, makeUser } from '../helpers/app';
+import { fakeOnly, waitFor } from '../helpers/clock';
 import { startGatewayProcess, type GatewayProcess } from '../helpers/gatewayProcess';
 import { seedChannel, seedToken, setOptions } from '../mock-upstream/seed';
 
@@ -40,7 +41,7 @@ const closed = (s: net.Socket) => (s.destroyed ? Promise.resolve() : new Promise
 
 describe('drainGateway', () => {
   test('idle keep-alive connections (adopted ones included) close at once; a busy one when its answer is done', async () => {
-    let release: () => void = () => undefined;
+    let release: (() => void) | undefined;
     const server = createGatewayServer((req, res) => {
       if (req.url === '/slow') {
         release = () => res.end('slow done');
@@ -58,7 +59,7 @@ describe('drainGateway', () => {
     await Promise.all(clients.map((c) => get(c)));
     const busy = net.connect(port, '127.0.0.1');
     busy.write('GET /slow HTTP/1.1\r\nHost: x\r\n\r\n');
-    await sleep(50);
+    await waitFor(() => release !== undefined);
     expect(gatewayConnections(server).size).toBe(31);
 
     const t0 = Date.now();
@@ -72,7 +73,7 @@ describe('drainGateway', () => {
     });
     let answer = '';
     busy.on('data', (d: Buffer) => (answer += d.toString()));
-    release();
+    release!();
     await closed(busy);
     expect(answer).toContain('slow done');
     expect(await drained).toEqual({ cut: 0 });
@@ -109,16 +110,27 @@ describe('drainGateway', () => {
   });
 
   test('a connection still busy at the deadline is cut', async () => {
-    const server = createGatewayServer(() => undefined); // never answers
+    let requests = 0;
+    const server = createGatewayServer(() => void requests++); // never answers
     await listenGateway(server, { port: 0, host: '127.0.0.1' });
     const port = (server.address() as net.AddressInfo).port;
     const c = net.connect(port, '127.0.0.1');
     c.on('error', () => undefined);
     c.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
-    await sleep(50);
-    const t0 = Date.now();
-    expect(await drainGateway(server, 300, 20)).toEqual({ cut: 1 });
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(290);
+    await waitFor(() => requests === 1);
+    // The drain's deadline and polls on a fake clock (Date and setTimeout; the sockets stay real).
+    fakeOnly(['Date', 'setTimeout', 'clearTimeout']);
+    try {
+      let result: unknown;
+      void drainGateway(server, 300, 20).then((r) => (result = r));
+      await jest.advanceTimersByTimeAsync(299);
+      expect(result).toBeUndefined(); // still waiting for the busy one
+      await jest.advanceTimersByTimeAsync(1);
+      expect(result).toEqual({ cut: 1 });
+    } finally {
+      jest.useRealTimers();
+      server.closeAllConnections(); // what a failed drain left open
+    }
     await closed(c);
   });
 });
