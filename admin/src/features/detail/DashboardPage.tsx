@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
+import { useEffect, useMemo, useRef, useState, type ReactNode } from 'react';
 import {
   Box,
   Button,
@@ -27,13 +27,14 @@ import DataUsageIcon from '@mui/icons-material/DataUsageOutlined';
 import SpeedIcon from '@mui/icons-material/SpeedOutlined';
 import TokenIcon from '@mui/icons-material/TokenOutlined';
 import { Title, useTranslate } from 'react-admin';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { api } from '../../lib/http';
 import { useStatus } from '../../lib/StatusContext';
 import { isAdmin } from '../../lib/storage';
 import { useStoredUser } from '../../lib/useUser';
 import { ColorTag, toneColor } from '../../resources/shared/ColorTag';
 import { compactNumber, formatQuota, modelTones, parseDateText, stringColor } from '../../resources/shared/format';
-import { useDisplaySettings, useNotifyError } from '../../resources/shared/hooks';
+import { LOAD_ONCE, useDisplaySettings, useNotifyError, useQueryError } from '../../resources/shared/hooks';
 import { BAR_SX } from '../tasklogs/LogPage';
 import { StackedBars } from './StackedBars';
 import { ChannelAlerts } from '../../resources/channels/channelHealth';
@@ -82,9 +83,6 @@ export function DashboardPage() {
   const admin = isAdmin(useStoredUser());
   const [form, setForm] = useState<DashboardForm>(() => defaultForm(defaultGranularity(status.data_export_default_time)));
   const [applied, setApplied] = useState<DashboardForm>(form);
-  const [rows, setRows] = useState<DataRow[]>([]);
-  const [loading, setLoading] = useState(false);
-  const [tick, setTick] = useState(0);
   const [metric, setMetric] = useState<Metric>('quota');
 
   // The site default granularity may arrive after the first render (status not cached yet):
@@ -101,23 +99,27 @@ export function DashboardPage() {
   const start = parseDateText(applied.start);
   const end = parseDateText(applied.end);
 
-  const load = useCallback(async () => {
-    setLoading(true);
-    try {
-      const res = await api().get<DataRow[]>(dataUrl(admin, start, end, applied.granularity, applied.username));
-      setRows(Array.isArray(res.data) ? res.data : []);
-    } catch (err) {
-      notifyError(err);
-      setRows([]);
-    } finally {
-      setLoading(false);
-    }
-    // eslint-disable-next-line react-hooks/exhaustive-deps -- reloads follow the applied query only; `notifyError` just reports and its identity must not refetch
-  }, [admin, start, end, applied.granularity, applied.username]);
-
-  useEffect(() => {
-    void load();
-  }, [load, tick]);
+  const url = dataUrl(admin, start, end, applied.granularity, applied.username);
+  // The previous rows stay on screen while other dates load; a failed load empties the page.
+  const query = useQuery({
+    queryKey: ['gateway', 'usageData', url],
+    queryFn: () =>
+      api()
+        .get<DataRow[]>(url)
+        .then((res) => (Array.isArray(res.data) ? res.data : [])),
+    placeholderData: keepPreviousData,
+    ...LOAD_ONCE,
+  });
+  useQueryError(query, notifyError);
+  const rows = useMemo(() => (query.isError ? [] : (query.data ?? [])), [query.isError, query.data]);
+  const loading = query.isFetching;
+  const { refetch } = query;
+  /** Shows `next` (a search, the reset): loaded again even when it asks what is shown. */
+  const show = (next: DashboardForm) => {
+    const p = (t: string) => parseDateText(t);
+    if (dataUrl(admin, p(next.start), p(next.end), next.granularity, next.username) === url) void refetch();
+    setApplied(next);
+  };
 
   const nowSec = Math.floor(Date.now() / 1000);
   const rangeStart = start ?? nowSec - 7 * 86400;
@@ -143,8 +145,7 @@ export function DashboardPage() {
           onSubmit={(e) => {
             e.preventDefault();
             touched.current = true;
-            setApplied({ ...form });
-            setTick((t) => t + 1);
+            show({ ...form });
           }}
           sx={BAR_SX}
         >
@@ -207,14 +208,13 @@ export function DashboardPage() {
             onClick={() => {
               const d = defaultForm(defaultGranularity(status.data_export_default_time));
               setForm(d);
-              setApplied(d);
-              setTick((t) => t + 1);
+              show(d);
             }}
           >
             {translate('feat.detail.reset')}
           </Button>
           <Tooltip title={translate('feat.detail.refresh')}>
-            <IconButton onClick={() => setTick((t) => t + 1)} aria-label="refresh">
+            <IconButton onClick={() => void refetch()} aria-label="refresh">
               <RefreshIcon />
             </IconButton>
           </Tooltip>
