@@ -1,4 +1,5 @@
-import { useCallback, useEffect, useRef, useState, type FormEvent } from 'react';
+import { useCallback, useEffect, useState, type FormEvent } from 'react';
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { Title, useNotify, useTranslate } from 'react-admin';
 import {
   Alert,
@@ -33,9 +34,9 @@ import OpenInNewIcon from '@mui/icons-material/OpenInNew';
 import AccountBalanceWalletIcon from '@mui/icons-material/AccountBalanceWalletOutlined';
 import { api, errorText } from '../../lib/http';
 import { useStatus } from '../../lib/StatusContext';
-import { getUser, setUser, type StoredUser } from '../../lib/storage';
 import { formatQuota, formatTimestamp } from '../../resources/shared/format';
-import { useDisplaySettings } from '../../resources/shared/hooks';
+import { LOAD_ONCE, useDebounced, useDisplaySettings } from '../../resources/shared/hooks';
+import { useSelf } from '../personal/useSelf';
 import { ColorTag } from '../../resources/shared/ColorTag';
 import {
   minTopup,
@@ -50,12 +51,6 @@ import {
   yuanText,
   type PaymentMethod,
 } from './topupAmounts';
-
-interface SelfUser extends StoredUser {
-  quota?: number;
-  used_quota?: number;
-  request_count?: number;
-}
 
 interface TopupRow {
   /** 'order' (online payment) or 'redemption' (a redeemed code); older servers send orders only, without it. */
@@ -78,74 +73,51 @@ export function TopupPage() {
   const display = useDisplaySettings();
   const theme = useTheme();
 
-  const [self, setSelf] = useState<SelfUser | null>(() => getUser() as SelfUser | null);
-  const [loadingSelf, setLoadingSelf] = useState(false);
+  const { self, loading: loadingSelf, reload: loadSelf } = useSelf();
   const [code, setCode] = useState('');
   const [redeeming, setRedeeming] = useState(false);
   const min = minTopup(status);
   const [amount, setAmount] = useState<number>(() => Math.max(1, Math.ceil(min)));
-  const [price, setPrice] = useState<string | null>(null);
   const [confirm, setConfirm] = useState<PaymentMethod | null>(null);
   const [paying, setPaying] = useState(false);
-  const [records, setRecords] = useState<TopupRow[]>([]);
 
   const fail = useCallback((err: unknown) => notify(errorText(err, translate), { type: 'error' }), [notify, translate]);
 
-  const loadSelf = useCallback(async () => {
-    setLoadingSelf(true);
-    try {
-      const r = await api().get<SelfUser>('/api/user/self');
-      if (r.data) {
-        setSelf(r.data);
-        const stored = getUser();
-        if (stored && stored.id === r.data.id) setUser({ ...stored, quota: r.data.quota, used_quota: r.data.used_quota, request_count: r.data.request_count });
-      }
-    } catch (err) {
-      fail(err);
-    } finally {
-      setLoadingSelf(false);
-    }
-  }, [fail]);
-
+  // A failed load shows no records.
+  const recordsQuery = useQuery({
+    queryKey: ['gateway', 'topupRecords'],
+    queryFn: () =>
+      api()
+        .get<TopupRow[]>('/api/user/topup/self')
+        .then((r) => (Array.isArray(r.data) ? r.data : [])),
+    ...LOAD_ONCE,
+  });
+  const records = recordsQuery.isError ? [] : (recordsQuery.data ?? []);
+  const { refetch: refetchRecords } = recordsQuery;
   const loadRecords = useCallback(async () => {
-    try {
-      const r = await api().get<TopupRow[]>('/api/user/topup/self');
-      setRecords(Array.isArray(r.data) ? r.data : []);
-    } catch {
-      setRecords([]);
-    }
-  }, []);
-
-  useEffect(() => {
-    void loadSelf();
-    void loadRecords();
-  }, [loadSelf, loadRecords]);
+    await refetchRecords();
+  }, [refetchRecords]);
 
   // Keep the typed amount at or above the site's minimum once the status is known.
   useEffect(() => {
     setAmount((a) => (a < min ? Math.max(1, Math.ceil(min)) : a));
   }, [min]);
 
-  // Live price preview (yuan) from POST /api/user/amount, debounced; only when online top-up is on.
-  const seq = useRef(0);
-  useEffect(() => {
-    if (!status.enable_online_topup || amount < min) {
-      setPrice(null);
-      return;
-    }
-    const mine = ++seq.current;
-    const t = setTimeout(() => {
+  // Live price preview (yuan) from POST /api/user/amount, 300 ms after the amount settles; only when
+  // online top-up is on. The last price stays until the next one answers; none below the minimum.
+  const priced = useDebounced(amount, 300);
+  const priceOn = !!status.enable_online_topup && amount >= min;
+  const priceQuery = useQuery({
+    queryKey: ['gateway', 'topupPrice', priced],
+    queryFn: () =>
       api()
-        .raw<string | number>('POST', '/api/user/amount', { amount, top_up_code: '' })
-        .then((r) => {
-          if (mine === seq.current) setPrice(r.success ? yuanText(r.data) : null);
-        })
-        .catch(() => {
-          if (mine === seq.current) setPrice(null);
-        });
-    }, 300);
-    return () => clearTimeout(t);
-  }, [amount, min, status.enable_online_topup]);
+        .raw<string | number>('POST', '/api/user/amount', { amount: priced, top_up_code: '' })
+        .then((r) => (r.success ? yuanText(r.data) : null)),
+    enabled: priceOn && priced >= min,
+    placeholderData: keepPreviousData,
+    ...LOAD_ONCE,
+  });
+  const price = priceOn && !priceQuery.isError ? (priceQuery.data ?? null) : null;
 
   const redeem = async (e?: FormEvent) => {
     e?.preventDefault();

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo } from 'react';
+import { useCallback, useEffect, useMemo, useState } from 'react';
 import { useStatus } from '../../lib/StatusContext';
 import { useLocation, useMatch, useNavigate } from 'react-router-dom';
 import { useCreatePath, useEvent, useNotify, useTranslate } from 'react-admin';
@@ -68,4 +68,14 @@ export function useNotifyError() {
       ),
     [notify, translate],
   );
+}
+
+/** `value`, once it has stayed the same for `ms` (a query keyed by it asks once the typing stops). */
+export function useDebounced<T>(value: T, ms: number): T {
+  const [settled, setSettled] = useState(value);
+  useEffect(() => {
+    const t = setTimeout(() => setSettled(value), ms);
+    return () => clearTimeout(t);
+  }, [value, ms]);
+  return settled;
 }
