@@ -36,6 +36,8 @@ export interface MockOptions {
   chunks: string[];
   /** Answer with a call of this tool when the request offers it (every protocol; args `{"city":"Paris"}`). */
   toolCall?: string;
+  /** The `pause` fault's silence lasts until this settles (instead of 2 s): the test decides when. */
+  pauseUntil?: Promise<unknown>;
 }
 
 export interface MockUpstream {
@@ -135,7 +137,7 @@ async function chat(req: MockRequest, res: http.ServerResponse, mock: MockUpstre
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   if (req.fault === 'pause') {
     res.flushHeaders();
-    await sleep(2000);
+    await (mock.options.pauseUntil ?? sleep(2000));
   }
   if (req.fault === 'cutearly') {
     res.flushHeaders();

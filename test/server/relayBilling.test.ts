@@ -6,6 +6,7 @@ import { flushUsage, listen, seedChannel, seedToken, setOptions, setUser } from 
 import { computeQuota, estimateQuota, priceFor } from '../../server/src/services/billing';
 import { preConsume, refund, settle } from '../../server/src/ledger/balances';
 import { startSmtp } from '../helpers/smtp';
+import { fakeOnly, waitFor } from '../helpers/clock';
 import { balanceView } from '../../server/src/ledger/balanceView';
 
 const PRICING = {
@@ -370,20 +371,40 @@ describeEach(DB_TARGETS, 'relay billing', (getApp) => {
 
   test('keep-alive pings while the upstream is silent (ping interval option); frt recorded', async () => {
     await setOptions(app, { 'general_setting.ping_interval_enabled': 'true', 'general_setting.ping_interval_seconds': '1' });
+    // The upstream stays silent until released; the ping timer, its idle check and the call's
+    // stopwatch run on fake timers (setTimeout, Date, hrtime; sockets and the database stay real).
+    let answer = () => undefined as void;
+    mock.options.pauseUntil = new Promise<void>((resolve) => (answer = resolve));
+    fakeOnly(['setTimeout', 'clearTimeout', 'Date', 'hrtime']);
     try {
       const id = await user(100_000);
       const t = await seedToken(app, id);
-      const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      const started = Date.now();
+      let headersAt = 0;
+      const answered = fetch(`${gw.url}/v1/chat/completions`, {
         method: 'POST',
         headers: { authorization: `Bearer ${t.key}`, 'content-type': 'application/json' },
         body: JSON.stringify({ model: 'pause-model', messages: msg, stream: true }),
+      }).then((res) => ((headersAt = Date.now()), res));
+      await waitFor(() => mock.received('/v1/chat/completions').length === 1);
+      // The gateway answers nothing (no headers either) until its first ping, after 1 s of silence:
+      // the clock moves 100 ms at a time until then.
+      await waitFor(async () => {
+        await jest.advanceTimersByTimeAsync(100);
+        return headersAt > 0;
       });
-      const text = await res.text();
+      expect(headersAt - started).toBeGreaterThanOrEqual(1000);
+      // Silent for half a second more, then the answer: its first byte came after that silence.
+      await jest.advanceTimersByTimeAsync(500);
+      answer();
+      const text = await (await answered).text();
       expect(text).toContain(': PING');
       expect(text).toContain('"content":"Hello"');
       const logs = await logsOf(id);
       expect(JSON.parse(logs[0].other).frt).toBeGreaterThan(1000);
     } finally {
+      answer();
+      jest.useRealTimers();
       await setOptions(app, { 'general_setting.ping_interval_enabled': 'false' });
     }
   });
