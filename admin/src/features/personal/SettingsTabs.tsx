@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'react';
 import { useNotify, useTranslate } from 'react-admin';
+import { useMutation } from '@tanstack/react-query';
 import {
   Box,
   Button,
@@ -31,7 +32,6 @@ export function SettingsTabs({ self, onSaved }: { self: SelfUser | null; onSaved
   const [tab, setTab] = useState<'notify' | 'price'>('notify');
   const [s, setS] = useState<UserSetting>(() => parseSetting(self?.setting));
   const [thresholdText, setThresholdText] = useState(() => String(parseSetting(self?.setting).quota_warning_threshold));
-  const [busy, setBusy] = useState(false);
 
   // Re-read when the server's copy arrives (the stored user has no setting).
   const rawSetting = self?.setting;
@@ -41,20 +41,21 @@ export function SettingsTabs({ self, onSaved }: { self: SelfUser | null; onSaved
     setThresholdText(String(parsed.quota_warning_threshold));
   }, [rawSetting]);
 
-  const save = async () => {
+  const saveCall = useMutation({
+    mutationFn: (next: UserSetting) => api().put('/api/user/setting', settingBody(next)),
+    onSuccess: () => {
+      notify('feat.personal.notify.ok', { type: 'success' });
+      onSaved();
+    },
+    onError: (err) => notify(`${translate('feat.personal.notify.failed')}: ${errorText(err, translate)}`, { type: 'error' }),
+  });
+  const busy = saveCall.isPending;
+
+  const save = () => {
     const next = { ...s, quota_warning_threshold: Number(thresholdText) };
     const problem = settingProblem(next);
     if (problem) return notify(problem.key, { type: 'error' });
-    setBusy(true);
-    try {
-      await api().put('/api/user/setting', settingBody(next));
-      notify('feat.personal.notify.ok', { type: 'success' });
-      onSaved();
-    } catch (err) {
-      notify(`${translate('feat.personal.notify.failed')}: ${errorText(err, translate)}`, { type: 'error' });
-    } finally {
-      setBusy(false);
-    }
+    saveCall.mutate(next);
   };
 
   return (
@@ -171,7 +172,7 @@ export function SettingsTabs({ self, onSaved }: { self: SelfUser | null; onSaved
             </Typography>
           </Box>
         )}
-        <Button variant="contained" disableElevation sx={{ mt: 3 }} onClick={() => void save()} disabled={busy} data-testid="personal-settings-save">
+        <Button variant="contained" disableElevation sx={{ mt: 3 }} onClick={save} disabled={busy} data-testid="personal-settings-save">
           {busy ? <CircularProgress size={18} color="inherit" /> : translate('feat.personal.notify.save')}
         </Button>
       </CardContent>

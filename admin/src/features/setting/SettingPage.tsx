@@ -1,4 +1,5 @@
-import { useCallback, useEffect, useMemo, useState } from 'react';
+import { useCallback, useMemo } from 'react';
+import { useQuery } from '@tanstack/react-query';
 import { Alert, Box, Card, CircularProgress, Tab, Tabs } from '@mui/material';
 import { Title, useTranslate } from 'react-admin';
 import { useSearchParams } from 'react-router-dom';
@@ -11,7 +12,8 @@ import { RateLimitTab } from './RateLimitTab';
 import { ModelsTab } from './ModelsTab';
 import { SystemTab } from './SystemTab';
 import { OtherTab } from './OtherTab';
-import { toOptionMap, visibleTabs, type OptionMap, type SettingTab } from './settingOptions';
+import { LOAD_ONCE } from '../../resources/shared/hooks';
+import { toOptionMap, visibleTabs, type SettingTab } from './settingOptions';
 
 const TAB_VIEWS: Record<SettingTab, () => React.JSX.Element> = {
   operation: OperationTab,
@@ -29,22 +31,22 @@ export function SettingPage() {
   const tabs = useMemo(() => visibleTabs(isAdmin(user), isRoot(user)), [user]);
   const requested = (params.get('tab') ?? 'operation') as SettingTab;
   const tab = tabs.includes(requested) ? requested : tabs[0];
-  const [options, setOptions] = useState<OptionMap | null>(null);
-  const [error, setError] = useState<string>();
-
+  // The options shown stay until a reload answers; a failed load shows its error instead.
+  const query = useQuery({
+    queryKey: ['gateway', 'options'],
+    queryFn: () =>
+      api()
+        .get('/api/option/')
+        .then((r) => toOptionMap(r.data)),
+    enabled: tabs.length > 0,
+    ...LOAD_ONCE,
+  });
+  const options = query.data ?? null;
+  const error = query.error ? errorText(query.error, (k, o) => translate(k, o)) : undefined;
+  const { refetch } = query;
   const reload = useCallback(async () => {
-    try {
-      const r = await api().get('/api/option/');
-      setOptions(toOptionMap(r.data));
-      setError(undefined);
-    } catch (e) {
-      setError(errorText(e, (k, o) => translate(k, o)));
-    }
-  }, [translate]);
-
-  useEffect(() => {
-    if (tabs.length) void reload();
-  }, [tabs.length, reload]);
+    await refetch();
+  }, [refetch]);
 
   const ctx = useMemo(() => ({ options: options ?? {}, reload }), [options, reload]);
   const View = tab ? TAB_VIEWS[tab] : null;
