@@ -1,6 +1,7 @@
-import { useEffect, useMemo, useState } from 'react';
+import { useMemo, useState } from 'react';
+import { useMutation, useQueryClient } from '@tanstack/react-query';
 import { Button, Stack, Tooltip, Typography } from '@mui/material';
-import { Confirm, DataTable, List, SelectInput, TextInput, useListContext, useNotify, useTranslate, type RaRecord } from 'react-admin';
+import { Confirm, DataTable, List, SelectInput, TextInput, useNotify, useTranslate, type RaRecord } from 'react-admin';
 import { ColorTag } from '../shared/ColorTag';
 import { GwPagination } from '../shared/GwPagination';
 import { LIST_SX } from '../shared/styles';
@@ -10,7 +11,7 @@ import { useDisplaySettings, useNotifyError, useRouteDrawer } from '../shared/ho
 import { compactNumber, formatQuota, stringColor } from '../shared/format';
 import { storedUserRole, useGateway } from '../shared/api';
 import { EmptyRows } from '../shared/EmptyRows';
-import { availableActions, enableBlocked, roleKey, userStatusKey, type ManageAction } from './userManagement';
+import { availableActions, enableBlocked, managedRow, roleKey, userStatusKey, type ManageAction } from './userManagement';
 import { useGroups } from './useGroups';
 import { UserCreateDrawer, UserEditDrawer } from './UserEdit';
 import { SecondFactorCell } from '../../features/security/SecondFactorCell';
@@ -61,8 +62,6 @@ export const UserList = () => {
   );
 };
 
-type Override = { status?: number; role?: number; deleted?: boolean };
-
 const UserTable = ({ openEdit }: { openEdit: (id: string | number) => void }) => {
   const translate = useTranslate();
   const notify = useNotify();
@@ -70,34 +69,21 @@ const UserTable = ({ openEdit }: { openEdit: (id: string | number) => void }) =>
   const dp = useGateway();
   const display = useDisplaySettings();
   const myRole = storedUserRole();
-  const { data } = useListContext<Row>();
-  /** Rows changed by manage actions: the answer's status/role replace the row's (deleted → deregistered). */
-  const [overrides, setOverrides] = useState<Record<string, Override>>({});
+  const queryClient = useQueryClient();
   const [confirm, setConfirm] = useState<null | { row: Row; action: ManageAction }>(null);
 
-  useEffect(() => setOverrides({}), [data]);
-
-  const view = (r: Row): Row => {
-    const o = overrides[String(r.id)];
-    if (!o) return r;
-    return { ...r, status: o.status ?? r.status, role: o.role ?? r.role, DeletedAt: o.deleted ? 'deleted' : r.DeletedAt };
-  };
-
-  const manage = async (row: Row, action: ManageAction) => {
-    try {
-      const r = await dp.manageUser(row.id, action);
-      setOverrides((o) => ({
-        ...o,
-        [String(row.id)]:
-          action === 'delete'
-            ? { ...o[String(row.id)], deleted: true }
-            : { ...o[String(row.id)], status: r.data.status ?? row.status, role: r.data.role ?? row.role },
-      }));
+  // The answer's status/role go into the loaded list (react-admin's cache) until the list reloads.
+  const manageCall = useMutation({
+    mutationFn: ({ row, action }: { row: Row; action: ManageAction }) => dp.manageUser(row.id, action),
+    onSuccess: (r, { row, action }) => {
+      queryClient.setQueriesData<{ data: Row[] }>({ queryKey: ['user', 'getList'] }, (old) =>
+        old ? { ...old, data: old.data.map((x) => (x.id === row.id ? managedRow(x, action, r.data) : x)) } : old,
+      );
       notify('res.common.op_success', { type: 'success' });
-    } catch (e) {
-      notifyError(e);
-    }
-  };
+    },
+    onError: (e) => notifyError(e),
+  });
+  const manage = (row: Row, action: ManageAction) => manageCall.mutate({ row, action });
 
   return (
     <>
@@ -180,7 +166,7 @@ const UserTable = ({ openEdit }: { openEdit: (id: string | number) => void }) =>
           label="res.user.fields.role"
           disableSort
           render={(r) => {
-            const k = roleKey(Number(view(r).role));
+            const k = roleKey(Number(r.role));
             return <ColorTag tone={ROLE_TONE[k as keyof typeof ROLE_TONE]} label={translate(`res.user.role.${k}`)} />;
           }}
         />
@@ -189,15 +175,14 @@ const UserTable = ({ openEdit }: { openEdit: (id: string | number) => void }) =>
           label="res.user.fields.status"
           disableSort
           render={(r) => {
-            const k = userStatusKey(view(r) as never);
+            const k = userStatusKey(r as never);
             return <ColorTag tone={STATUS_TONE[k as keyof typeof STATUS_TONE]} label={translate(`res.user.status.${k}`)} />;
           }}
         />
         <DataTable.Col<Row> label="feat.security.admin.column" render={(r) => <SecondFactorCell row={r as never} myRole={myRole} />} />
         <DataTable.Col<Row>
           label="res.common.actions"
-          render={(r) => {
-            const v = view(r);
+          render={(v) => {
             const acts = availableActions(v as never, myRole);
             if (userStatusKey(v as never) === 'deregistered')
               return (
@@ -227,7 +212,7 @@ const UserTable = ({ openEdit }: { openEdit: (id: string | number) => void }) =>
                     {translate('res.common.enable')}
                   </Button>
                 )}
-                <Button size="small" onClick={() => openEdit(r.id)}>
+                <Button size="small" onClick={() => openEdit(v.id)}>
                   {translate('res.common.edit')}
                 </Button>
                 {acts.includes('delete') && (

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   addQuota,
+  managedRow,
   editUserErrors,
   newUserErrors,
   availableActions,
@@ -58,5 +59,16 @@ describe('user form errors', () => {
     expect(editUserErrors({ password: '', quota: 5 })).toEqual({});
     expect(editUserErrors({ password: 'short', quota: 5 })).toEqual({ password: 'res.user.msg.password_min' });
     expect(editUserErrors({ password: '', quota: '1.2' })).toEqual({ quota: 'res.user.msg.quota_integer' });
+  });
+});
+
+describe('managedRow', () => {
+  const row = { id: 3, status: 1, role: 1, DeletedAt: null };
+  it('takes the status and role of the answer, keeping the row where it sends none', () => {
+    expect(managedRow(row, 'promote', { status: 1, role: 10 })).toEqual({ id: 3, status: 1, role: 10, DeletedAt: null });
+    expect(managedRow(row, 'disable', { status: 2 })).toEqual({ id: 3, status: 2, role: 1, DeletedAt: null });
+  });
+  it('marks a deleted user deregistered', () => {
+    expect(managedRow(row, 'delete', {})).toEqual({ id: 3, status: 1, role: 1, DeletedAt: 'deleted' });
   });
 });

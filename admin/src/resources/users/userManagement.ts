@@ -79,3 +79,9 @@ export function addQuota(current: number, delta: string): number | null {
   if (!/^-?\d+$/.test(d)) return null;
   return current + Number(d);
 }
+
+/** A list row after a manage action: the answer's status/role replace the row's (delete → deregistered). */
+export function managedRow<R extends Record<string, unknown>>(row: R, action: ManageAction, answer: { status?: number; role?: number }): R {
+  if (action === 'delete') return { ...row, DeletedAt: 'deleted' };
+  return { ...row, status: answer.status ?? row.status, role: answer.role ?? row.role };
+}
