@@ -1,9 +1,10 @@
 /** A multi-key channel's keys (masked) with their state; enable, disable or delete one, or all. */
-import { useCallback, useEffect, useState } from 'react';
+import { useState } from 'react';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Button, Dialog, DialogActions, DialogContent, DialogTitle, Stack, Table, TableBody, TableCell, TableHead, TableRow, Typography } from '@mui/material';
 import { Confirm, useRefresh, useTranslate } from 'react-admin';
 import { useApi } from '../shared/api';
-import { useNotifyError } from '../shared/hooks';
+import { LOAD_ONCE, useNotifyError, useQueryError } from '../shared/hooks';
 import { ColorTag } from '../shared/ColorTag';
 import { formatTimestamp } from '../shared/format';
 import { BreakerTag, type TargetHealthView } from './channelHealth';
@@ -30,32 +31,35 @@ export const KeyListDialog = ({ row, onClose }: { row: ChannelRow | null; onClos
   const http = useApi();
   const notifyError = useNotifyError();
   const refresh = useRefresh();
-  const [list, setList] = useState<KeyList | null>(null);
-  const [busy, setBusy] = useState(false);
   const [deleting, setDeleting] = useState<number | null>(null);
+  const queryClient = useQueryClient();
+  const manage = (action: string, key_index?: number) =>
+    http.post<KeyList>('/api/channel/multi_key/manage', { channel_id: row?.id, action, key_index }).then((r) => r.data);
 
-  const act = useCallback(
-    async (action: string, key_index?: number) => {
-      if (!row) return;
-      setBusy(true);
-      try {
-        const r = await http.post<KeyList>('/api/channel/multi_key/manage', { channel_id: row.id, action, key_index });
-        setList(r.data);
-        if (action !== 'get_key_status') refresh();
-      } catch (e) {
-        notifyError(e);
-      } finally {
-        setBusy(false);
-      }
+  // Loaded once per opened channel: not again on the list's refresh after an action (the action
+  // answers with the new list), and forgotten on closing so the next opening loads afresh.
+  const queryKey = ['gateway', 'channelKeys', row?.id];
+  const query = useQuery({
+    queryKey,
+    queryFn: () => manage('get_key_status'),
+    enabled: (q) => !!row && q.state.dataUpdateCount + q.state.errorUpdateCount === 0,
+    gcTime: 0,
+    ...LOAD_ONCE,
+  });
+  useQueryError(query, notifyError);
+  const list = query.data ?? null;
+  const action = useMutation({
+    mutationFn: ({ action, key_index }: { action: string; key_index?: number }) => manage(action, key_index),
+    onSuccess: (data) => {
+      queryClient.setQueryData(queryKey, data);
+      refresh();
     },
-    [row, http, notifyError, refresh],
-  );
-
-  useEffect(() => {
-    setList(null);
-    if (row) void act('get_key_status');
-    // eslint-disable-next-line react-hooks/exhaustive-deps -- loaded once per opened channel
-  }, [row?.id]);
+    onError: (e) => notifyError(e),
+  });
+  const busy = query.isFetching || action.isPending;
+  const act = (name: string, key_index?: number) => {
+    if (row) action.mutate({ action: name, key_index });
+  };
 
   return (
     <Dialog open={!!row} onClose={onClose} maxWidth="lg" fullWidth>
@@ -152,7 +156,7 @@ export const KeyListDialog = ({ row, onClose }: { row: ChannelRow | null; onClos
         onConfirm={() => {
           const i = deleting;
           setDeleting(null);
-          if (i !== null) void act('delete_key', i);
+          if (i !== null) act('delete_key', i);
         }}
         onClose={() => setDeleting(null)}
       />
