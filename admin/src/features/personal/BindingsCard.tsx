@@ -1,4 +1,5 @@
-import { useEffect, useState, type ReactNode } from 'react';
+import { useState, type ReactNode } from 'react';
+import { useQuery } from '@tanstack/react-query';
 import { useNotify, useTranslate } from 'react-admin';
 import {
   Box,
@@ -28,6 +29,7 @@ import { Turnstile } from '../../components/Turnstile';
 import { authorizeUrl, bindingFlags, emailBindProblem } from './personalSettings';
 import type { SelfUser } from './useSelf';
 import { TelegramWidget } from '../../components/TelegramWidget';
+import { LOAD_ONCE } from '../../resources/shared/hooks';
 
 function Row({ icon, label, value, action, testId }: { icon: ReactNode; label: string; value: string; action?: ReactNode; testId: string }) {
   return (
@@ -52,18 +54,20 @@ function Row({ icon, label, value, action, testId }: { icon: ReactNode; label: s
  * send the browser there with its own Telegram data).
  */
 function TelegramBindWidget({ bot }: { bot: string }) {
-  const [state, setState] = useState('');
-  const [failed, setFailed] = useState(false);
-  useEffect(() => {
-    let live = true;
-    api()
-      .post<string>('/api/oauth/telegram/bind_state')
-      .then((r) => live && setState(String(r.data ?? '')))
-      .catch(() => live && setFailed(true));
-    return () => {
-      live = false;
-    };
-  }, []);
+  // One state per showing: dropped from the cache when the widget goes (gcTime 0), never asked
+  // again while it is shown (the URL it is in must stay valid).
+  const query = useQuery({
+    queryKey: ['gateway', 'telegramBindState'],
+    queryFn: () =>
+      api()
+        .post<string>('/api/oauth/telegram/bind_state')
+        .then((r) => String(r.data ?? '')),
+    gcTime: 0,
+    staleTime: Infinity,
+    ...LOAD_ONCE,
+  });
+  const state = query.data ?? '';
+  const failed = query.isError;
   if (failed) return null;
   if (!state) return <CircularProgress size={16} />;
   return <TelegramWidget bot={bot} authUrl={`/api/oauth/telegram/bind${qs({ state })}`} size="small" testId="personal-telegram-widget" />;
