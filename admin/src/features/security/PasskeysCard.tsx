@@ -1,4 +1,6 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useState } from 'react';
+import { useQuery } from '@tanstack/react-query';
+import { LOAD_ONCE } from '../../resources/shared/hooks';
 import { useNotify, useTranslate } from 'react-admin';
 import {
   Alert,
@@ -45,7 +47,6 @@ export function PasskeysCard() {
   const translate = useTranslate();
   const notify = useNotify();
   const { run, dialog: verifyDialog } = useSecureAction();
-  const [list, setList] = useState<PasskeyList | null>(null);
   const [busy, setBusy] = useState(false);
   // The name dialog serves both adding (id undefined) and renaming.
   const [naming, setNaming] = useState<{ id?: number; name: string } | null>(null);
@@ -55,16 +56,20 @@ export function PasskeysCard() {
   };
   const supported = typeof window !== 'undefined' && browserSupportsWebAuthn();
 
+  // Nothing shown when it cannot be loaded; saves below load it again.
+  const query = useQuery({
+    queryKey: ['gateway', 'passkeys'],
+    queryFn: () =>
+      api()
+        .get<PasskeyList>('/api/user/passkey')
+        .then((r) => r.data),
+    ...LOAD_ONCE,
+  });
+  const list = query.isError ? null : (query.data ?? null);
+  const { refetch } = query;
   const load = useCallback(async () => {
-    try {
-      setList((await api().get<PasskeyList>('/api/user/passkey')).data);
-    } catch {
-      setList(null);
-    }
-  }, []);
-  useEffect(() => {
-    void load();
-  }, [load]);
+    await refetch();
+  }, [refetch]);
 
   const saveName = async () => {
     if (!naming) return;

@@ -1,4 +1,6 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useState } from 'react';
+import { useQuery } from '@tanstack/react-query';
+import { LOAD_ONCE } from '../../resources/shared/hooks';
 import { useNotify, useTranslate } from 'react-admin';
 import {
   Alert,
@@ -39,7 +41,6 @@ export function TwoFactorCard() {
   const notify = useNotify();
   const { copy, dialog: copyDialog } = useCopy();
   const { run, dialog: verifyDialog } = useSecureAction();
-  const [status, setStatus] = useState<Status | null>(null);
   const [setup, setSetup] = useState<Setup | null>(null);
   const [code, setCode] = useState('');
   const [busy, setBusy] = useState(false);
@@ -49,16 +50,20 @@ export function TwoFactorCard() {
     if (!isCancelled(err)) notify(errorText(err, translate), { type: 'error' });
   };
 
+  // Nothing shown when it cannot be loaded; saves below load it again.
+  const query = useQuery({
+    queryKey: ['gateway', 'twoFactorStatus'],
+    queryFn: () =>
+      api()
+        .get<Status>('/api/user/2fa/status')
+        .then((r) => r.data),
+    ...LOAD_ONCE,
+  });
+  const status = query.isError ? null : (query.data ?? null);
+  const { refetch } = query;
   const load = useCallback(async () => {
-    try {
-      setStatus((await api().get<Status>('/api/user/2fa/status')).data);
-    } catch {
-      setStatus(null);
-    }
-  }, []);
-  useEffect(() => {
-    void load();
-  }, [load]);
+    await refetch();
+  }, [refetch]);
 
   const start = async () => {
     setBusy(true);
