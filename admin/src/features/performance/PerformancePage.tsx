@@ -1,4 +1,5 @@
-import { useCallback, useEffect, useRef, useState, type ReactNode } from 'react';
+import { useCallback, useState, type ReactNode } from 'react';
+import { useQuery, useQueryClient } from '@tanstack/react-query';
 import { Alert, Box, Button, Card, CardContent, LinearProgress, MenuItem, TextField, Typography } from '@mui/material';
 import RefreshIcon from '@mui/icons-material/Refresh';
 import { Title, useTranslate } from 'react-admin';
@@ -7,7 +8,7 @@ import { isAdmin } from '../../lib/storage';
 import { useStoredUser } from '../../lib/useUser';
 import { ColorTag } from '../../resources/shared/ColorTag';
 import { formatTimestamp } from '../../resources/shared/format';
-import { useNotifyError } from '../../resources/shared/hooks';
+import { LOAD_ONCE, useNotifyError, useQueryError } from '../../resources/shared/hooks';
 import { REFRESH_CHOICES, cpuColor, cpuPercent, delayColor, formatBytes, formatUptime, heapPercent, type PerfData } from './metricsFormat';
 
 function Metric({ label, value, testId }: { label: string; value: ReactNode; testId?: string }) {
@@ -47,40 +48,44 @@ function Section({ title, children }: { title: string; children: ReactNode }) {
   );
 }
 
+const PERF_KEY = ['gateway', 'performance'] as const;
+
+interface PerfSample {
+  data: PerfData;
+  cpu: number | null;
+}
+
 /** /performance (admin): the server process's metrics, refreshed on demand or periodically. */
 export function PerformancePage() {
   const translate = useTranslate();
   const notifyError = useNotifyError();
   const admin = isAdmin(useStoredUser());
-  const [data, setData] = useState<PerfData | null>(null);
-  const [cpu, setCpu] = useState<number | null>(null);
-  const [loading, setLoading] = useState(false);
   const [every, setEvery] = useState<number>(5);
-  const prev = useRef<PerfData | null>(null);
+  const queryClient = useQueryClient();
 
-  const load = useCallback(async () => {
-    setLoading(true);
-    try {
+  // Each sample keeps the CPU share since the one before it; the samples are forgotten when the page
+  // goes (gcTime 0), so the CPU is pending again on the next visit.
+  const query = useQuery({
+    queryKey: PERF_KEY,
+    queryFn: async (): Promise<PerfSample> => {
       const res = await api().get<PerfData>('/api/performance');
-      setCpu(cpuPercent(prev.current, res.data));
-      prev.current = res.data;
-      setData(res.data);
-    } catch (err) {
-      notifyError(err);
-    } finally {
-      setLoading(false);
-    }
-  }, [notifyError]);
-
-  useEffect(() => {
-    if (admin) void load();
-  }, [admin, load]);
-
-  useEffect(() => {
-    if (!admin || !every) return;
-    const id = window.setInterval(() => void load(), every * 1000);
-    return () => window.clearInterval(id);
-  }, [admin, every, load]);
+      const prev = queryClient.getQueryData<PerfSample>(PERF_KEY)?.data ?? null;
+      return { data: res.data, cpu: cpuPercent(prev, res.data) };
+    },
+    enabled: admin,
+    refetchInterval: every ? every * 1000 : false,
+    refetchIntervalInBackground: true,
+    gcTime: 0,
+    ...LOAD_ONCE,
+  });
+  useQueryError(query, notifyError);
+  const data = query.data?.data ?? null;
+  const cpu = query.data?.cpu ?? null;
+  const loading = query.isFetching;
+  const { refetch } = query;
+  const load = useCallback(async () => {
+    await refetch();
+  }, [refetch]);
 
   if (!admin) {
     return (
