@@ -1,9 +1,11 @@
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
+import { useQuery } from '@tanstack/react-query';
 import { Button, Dialog, DialogActions, DialogContent, DialogTitle } from '@mui/material';
 import { useTranslate } from 'react-admin';
 import { api } from '../lib/http';
 import { dismissNotice, shouldShowNotice } from '../lib/notice';
 import { HtmlContent } from './HtmlContent';
+import { LOAD_ONCE } from '../resources/shared/hooks';
 
 /**
  * The site notice (the `Notice` option, GET /api/notice) as a dialog on the home page, as new-api
@@ -11,23 +13,20 @@ import { HtmlContent } from './HtmlContent';
  */
 export function NoticeDialog() {
   const translate = useTranslate();
-  const [text, setText] = useState('');
-  useEffect(() => {
-    let live = true;
-    api()
-      .raw<string>('GET', '/api/notice')
-      .then((r) => {
-        const v = r.success ? String(r.data ?? '') : '';
-        if (live && shouldShowNotice(v)) setText(v);
-      })
-      .catch(() => undefined);
-    return () => {
-      live = false;
-    };
-  }, []);
+  // Asked on each showing of the page; a failed load shows nothing.
+  const { data: notice = '' } = useQuery({
+    queryKey: ['gateway', 'notice'],
+    queryFn: () =>
+      api()
+        .raw<string>('GET', '/api/notice')
+        .then((r) => (r.success ? String(r.data ?? '') : '')),
+    ...LOAD_ONCE,
+  });
+  const [closed, setClosed] = useState(false);
+  const text = !closed && shouldShowNotice(notice) ? notice : '';
   const close = () => {
     dismissNotice(text);
-    setText('');
+    setClosed(true);
   };
   return (
     <Dialog open={text !== ''} onClose={close} maxWidth="sm" fullWidth data-testid="notice-dialog">
