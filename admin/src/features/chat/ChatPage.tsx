@@ -1,22 +1,18 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useMemo } from 'react';
+import { useQuery } from '@tanstack/react-query';
 import { useNavigate, useParams } from 'react-router-dom';
 import { Title, useNotify, useTranslate } from 'react-admin';
 import { Alert, Box, Button, CircularProgress, Typography } from '@mui/material';
 import { api, errorText } from '../../lib/http';
 import { useStatus } from '../../lib/StatusContext';
 import { store } from '../../lib/storage';
-import { chat2Link, chatLinkAt, fillLink, firstEnabledKey, isSafeLink, serverAddress, tokenItems, type LinkResult } from './chatLinks';
+import { LOAD_ONCE } from '../../resources/shared/hooks';
+import { chat2Link, chatLinkAt, chatTarget, fillLink, firstEnabledKey, serverAddress, tokenItems, type ChatTarget, type LinkResult } from './chatLinks';
 
 /** Redirect delay to /token when the user has no enabled token. */
 export const NO_TOKEN_REDIRECT_MS = 1500;
 
 type State = { kind: 'loading' } | { kind: 'error'; message: string } | { kind: 'ready'; url: string; name: string };
-
-const LINK_ERRORS: Record<Exclude<LinkResult, { ok: true }>['error'], string> = {
-  parse: 'feat.chat.parse_failed',
-  none: 'feat.chat.no_links',
-  misconfigured: 'feat.chat.misconfigured',
-};
 
 /** The configured chats: the locally stored `chats` text, else the status object's. */
 function chatsSource(statusChats: unknown): unknown {
@@ -24,10 +20,10 @@ function chatsSource(statusChats: unknown): unknown {
   return raw !== null ? raw : statusChats;
 }
 
-/** The first enabled token's key, or undefined (errors are thrown). */
-async function enabledKey(): Promise<string | undefined> {
+/** The first enabled token's key, or null (errors are thrown). */
+async function enabledKey(): Promise<string | null> {
   const res = await api().get('/api/token/?p=1&size=100');
-  return firstEnabledKey(tokenItems(res.data));
+  return firstEnabledKey(tokenItems(res.data)) ?? null;
 }
 
 function useChatTarget(build: (key: string, address: string) => LinkResult): State {
@@ -35,43 +31,43 @@ function useChatTarget(build: (key: string, address: string) => LinkResult): Sta
   const notify = useNotify();
   const navigate = useNavigate();
   const { loaded, error, status } = useStatus();
-  const [state, setState] = useState<State>({ kind: 'loading' });
+  const ready = loaded || !!error;
+  // The tokens are read once per showing, when the status has arrived (or failed) and the
+  // configuration holds (no need to read them for a broken link).
+  const keyQuery = useQuery({
+    queryKey: ['gateway', 'chatTokenKey'],
+    queryFn: enabledKey,
+    enabled: ready && build('', '').ok,
+    gcTime: 0,
+    staleTime: Infinity,
+    ...LOAD_ONCE,
+  });
+  const target: ChatTarget = ready
+    ? chatTarget(
+        build,
+        keyQuery.data,
+        serverAddress(status.server_address, window.location.origin),
+        keyQuery.error ? errorText(keyQuery.error, translate) : undefined,
+      )
+    : { kind: 'loading' };
+  const failure = target.kind === 'error' ? target.message : null;
+  const toTokens = target.kind === 'error' && !!target.toTokens;
 
+  // Each failure is notified once; with no enabled token the user is sent to the tokens page.
   useEffect(() => {
-    if (!loaded && !error) return;
-    let live = true;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const fail = (message: string) => {
-      notify(message, { type: 'error' });
-      setState({ kind: 'error', message: translate(message, { _: message }) });
-    };
-    // Check the configuration first (no need to read tokens for a broken link).
-    const probe = build('', '');
-    if (!probe.ok) {
-      fail(LINK_ERRORS[probe.error]);
-      return;
-    }
-    enabledKey()
-      .then((key) => {
-        if (!live) return;
-        if (!key) {
-          fail('feat.chat.no_token');
-          timer = setTimeout(() => navigate('/token'), NO_TOKEN_REDIRECT_MS);
-          return;
-        }
-        const result = build(key, serverAddress(status.server_address, window.location.origin));
-        if (!result.ok) return fail(LINK_ERRORS[result.error]);
-        if (!isSafeLink(result.url)) return fail(LINK_ERRORS.misconfigured);
-        setState({ kind: 'ready', url: result.url, name: result.name });
-      })
-      .catch((err) => live && fail(errorText(err, translate)));
-    return () => {
-      live = false;
-      if (timer) clearTimeout(timer);
-    };
-    // eslint-disable-next-line react-hooks/exhaustive-deps -- the link is resolved once, when the status arrives (or fails); the builder, router and i18n callbacks must not re-run it (and re-read the tokens)
-  }, [loaded, error]);
-  return state;
+    if (failure) notify(failure, { type: 'error' });
+  }, [failure, notify]);
+  useEffect(() => {
+    if (!toTokens) return;
+    const timer = setTimeout(() => navigate('/token'), NO_TOKEN_REDIRECT_MS);
+    return () => clearTimeout(timer);
+  }, [toTokens, navigate]);
+
+  // One State object per outcome (the redirect page follows it in an effect).
+  const url = target.kind === 'ready' ? target.url : '';
+  const name = target.kind === 'ready' ? target.name : '';
+  const message = failure ? translate(failure, { _: failure }) : '';
+  return useMemo<State>(() => (url ? { kind: 'ready', url, name } : message ? { kind: 'error', message } : { kind: 'loading' }), [url, name, message]);
 }
 
 function Waiting({ state }: { state: State }) {

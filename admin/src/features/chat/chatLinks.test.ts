@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chat2Link, chatLinkAt, fillLink, firstEnabledKey, isSafeLink, serverAddress, tokenItems } from './chatLinks';
+import { chat2Link, chatLinkAt, chatTarget, fillLink, firstEnabledKey, isSafeLink, serverAddress, tokenItems } from './chatLinks';
 
 describe('tokens', () => {
   it('takes the first enabled token, without its sk- prefix', () => {
@@ -76,5 +76,22 @@ describe('chat2link', () => {
       url: 'https://a/?k=sk-k&u=http%3A%2F%2Fh',
     });
     expect(chat2Link({ chats: [], key: 'k', address: 'h' })).toEqual({ ok: false, error: 'none' });
+  });
+});
+
+describe('chatTarget', () => {
+  const good = (key: string, address: string) => ({ ok: true as const, url: `https://chat.example/?key=${key}&url=${address}`, name: 'Chat' });
+  it('fails on a broken configuration before reading tokens', () => {
+    expect(chatTarget(() => ({ ok: false, error: 'none' }), undefined, 'https://gw')).toEqual({ kind: 'error', message: 'feat.chat.no_links' });
+  });
+  it('waits for the key, then reports its error or a missing token', () => {
+    expect(chatTarget(good, undefined, 'https://gw')).toEqual({ kind: 'loading' });
+    expect(chatTarget(good, undefined, 'https://gw', 'boom')).toEqual({ kind: 'error', message: 'boom' });
+    expect(chatTarget(good, null, 'https://gw')).toEqual({ kind: 'error', message: 'feat.chat.no_token', toTokens: true });
+  });
+  it('builds the link with the key and address, refusing non-http links', () => {
+    expect(chatTarget(good, 'abc', 'https://gw')).toEqual({ kind: 'ready', url: 'https://chat.example/?key=abc&url=https://gw', name: 'Chat' });
+    const js = (key: string) => ({ ok: true as const, url: key ? 'javascript:alert(1)' : 'https://x', name: 'x' });
+    expect(chatTarget(js, 'abc', 'https://gw')).toEqual({ kind: 'error', message: 'feat.chat.misconfigured' });
   });
 });

@@ -88,3 +88,34 @@ export function chat2Link(opts: { chatLink?: unknown; chats?: unknown; key: stri
   if (!first.ok) return first;
   return { ...first, url: fillLink(first.url, opts.key, opts.address) };
 }
+
+/** Where a chat page stands: waiting, failed (an i18n key or a server message; `toTokens` when the user has no enabled token), or ready. */
+export type ChatTarget = { kind: 'loading' } | { kind: 'error'; message: string; toTokens?: boolean } | { kind: 'ready'; url: string; name: string };
+
+const LINK_ERROR_KEYS: Record<Exclude<LinkResult, { ok: true }>['error'], string> = {
+  parse: 'feat.chat.parse_failed',
+  none: 'feat.chat.no_links',
+  misconfigured: 'feat.chat.misconfigured',
+};
+
+/**
+ * The chat target from the link builder and the first enabled token: the configuration is checked
+ * first (`build('', '')`, no tokens needed for a broken link), then the key (`undefined` while it
+ * loads, `null` for none), then the built link, which must be http(s).
+ */
+export function chatTarget(
+  build: (key: string, address: string) => LinkResult,
+  key: string | null | undefined,
+  address: string,
+  keyError?: string,
+): ChatTarget {
+  const probe = build('', '');
+  if (!probe.ok) return { kind: 'error', message: LINK_ERROR_KEYS[probe.error] };
+  if (keyError !== undefined) return { kind: 'error', message: keyError };
+  if (key === undefined) return { kind: 'loading' };
+  if (!key) return { kind: 'error', message: 'feat.chat.no_token', toTokens: true };
+  const result = build(key, address);
+  if (!result.ok) return { kind: 'error', message: LINK_ERROR_KEYS[result.error] };
+  if (!isSafeLink(result.url)) return { kind: 'error', message: LINK_ERROR_KEYS.misconfigured };
+  return { kind: 'ready', url: result.url, name: result.name };
+}
