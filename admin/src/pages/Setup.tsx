@@ -1,10 +1,12 @@
-import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { useRef, useState, type FormEvent } from 'react';
+import { useQuery } from '@tanstack/react-query';
 import { Navigate } from 'react-router-dom';
 import { useNotify, useTranslate } from 'react-admin';
 import { Alert, Box, Button, Card, CardActionArea, CardContent, CircularProgress, Radio, Stack, TextField, Typography } from '@mui/material';
 import { AuthCard } from '../components/AuthCard';
 import { api } from '../lib/http';
 import { setUser, type StoredUser } from '../lib/storage';
+import { LOAD_ONCE, useQueryError } from '../resources/shared/hooks';
 import { setupError, usageModeFlags, type UsageMode } from '../lib/validation';
 
 interface SetupState {
@@ -13,26 +15,31 @@ interface SetupState {
   database_type: string;
 }
 
+/** GET /api/setup; fails with the message to notify (the server's, else app.setup.status_failed). */
+async function loadSetup(): Promise<SetupState> {
+  const r = await api()
+    .raw<SetupState>('GET', '/api/setup')
+    .catch(() => {
+      throw new Error('app.setup.status_failed');
+    });
+  if (r.success && r.data) return r.data;
+  throw new Error(r.message || 'app.setup.status_failed');
+}
+
 /** First-run setup: admin account unless initialised, usage mode, SQLite warning. */
 export function Setup() {
   const translate = useTranslate();
   const notify = useNotify();
   const formRef = useRef<HTMLFormElement>(null);
-  const [state, setState] = useState<SetupState | null>(null);
   const [form, setForm] = useState({ username: '', password: '', confirmPassword: '' });
   const [mode, setMode] = useState<UsageMode>('external');
   const [busy, setBusy] = useState(false);
   const [done, setDone] = useState(false);
 
-  useEffect(() => {
-    api()
-      .raw<SetupState>('GET', '/api/setup')
-      .then((r) => {
-        if (r.success && r.data) setState(r.data);
-        else notify(r.message || 'app.setup.status_failed', { type: 'error' });
-      })
-      .catch(() => notify('app.setup.status_failed', { type: 'error' }));
-  }, [notify]);
+  // A failed load is notified (the server's message, else a generic one) and leaves the form as is.
+  const query = useQuery({ queryKey: ['gateway', 'setup'], queryFn: loadSetup, ...LOAD_ONCE });
+  useQueryError(query, (err) => notify(err instanceof Error ? err.message : 'app.setup.status_failed', { type: 'error' }));
+  const state = query.data ?? null;
 
   if (state?.status) return <Navigate to="/" replace />;
 
