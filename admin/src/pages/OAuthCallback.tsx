@@ -1,6 +1,7 @@
 import { useEffect, useRef } from 'react';
 import { useNavigate, useParams, useSearchParams } from 'react-router-dom';
 import { useNotify, useTranslate } from 'react-admin';
+import { useMutation } from '@tanstack/react-query';
 import { Box, CircularProgress, Typography } from '@mui/material';
 import { api, errorText, qs } from '../lib/http';
 import { setUser, type StoredUser } from '../lib/storage';
@@ -34,36 +35,40 @@ export function OAuthCallback() {
   const navigate = useNavigate();
   const notify = useNotify();
   const translate = useTranslate();
+  const fail = (message: string) => {
+    notify(message, { type: 'error' });
+    setTimeout(() => notify('app.oauth.failed_redirect', { type: 'info' }), 300);
+    setTimeout(() => navigate('/setting'), 1500);
+  };
+  // The provider's code is single-use: the exchange is a mutation, fired once on arrival below
+  // (not a query, which a remount or a refresh could ask again).
+  const exchange = useMutation({
+    mutationFn: () => api().raw('GET', `/api/oauth/${type}${qs({ code: params.get('code') ?? '', state: params.get('state') ?? '' })}`),
+    onSuccess: (answer) => {
+      const out = callbackOutcome(answer);
+      if (out.kind === 'bind') {
+        notify('app.oauth.bind_success', { type: 'success' });
+        navigate('/setting');
+      } else if (out.kind === 'login') {
+        setUser(out.user);
+        notify('app.oauth.success', { type: 'success' });
+        // A full load so react-admin re-reads the permissions of the new session.
+        window.location.assign(loginLanding(type));
+      } else fail(out.message);
+    },
+    onError: (err) => fail(errorText(err, translate)),
+  });
   const once = useRef(false);
-
+  const { mutate } = exchange;
   useEffect(() => {
     if (once.current) return;
     once.current = true;
-    const fail = (message: string) => {
-      notify(message, { type: 'error' });
-      setTimeout(() => notify('app.oauth.failed_redirect', { type: 'info' }), 300);
-      setTimeout(() => navigate('/setting'), 1500);
-    };
     if (!(OAUTH_TYPES as readonly string[]).includes(type)) {
       navigate('/404', { replace: true });
       return;
     }
-    api()
-      .raw(`GET`, `/api/oauth/${type}${qs({ code: params.get('code') ?? '', state: params.get('state') ?? '' })}`)
-      .then((answer) => {
-        const out = callbackOutcome(answer);
-        if (out.kind === 'bind') {
-          notify('app.oauth.bind_success', { type: 'success' });
-          navigate('/setting');
-        } else if (out.kind === 'login') {
-          setUser(out.user);
-          notify('app.oauth.success', { type: 'success' });
-          // A full load so react-admin re-reads the permissions of the new session.
-          window.location.assign(loginLanding(type));
-        } else fail(out.message);
-      })
-      .catch((err) => fail(errorText(err, translate)));
-  }, [type, params, navigate, notify, translate]);
+    mutate();
+  }, [type, navigate, mutate]);
 
   return (
     <Box sx={{ textAlign: 'center', py: 10 }}>
