@@ -1,22 +1,15 @@
 import { useQuery } from '@tanstack/react-query';
 import { useNotify, useTranslate } from 'react-admin';
 import { Box, Card, CardContent, CircularProgress, Typography } from '@mui/material';
-import { api, errorText } from '../lib/http';
+import { errorText } from '../lib/http';
 import { HtmlContent } from '../components/HtmlContent';
-import { LOAD_ONCE, useQueryError } from '../resources/shared/hooks';
+import { apiQuery, asText, useQueryError } from '../resources/shared/hooks';
 
 /** About page: GET /api/about (HTML, text or a URL to frame), else a hint. */
 export function About() {
   const translate = useTranslate();
   const notify = useNotify();
-  const about = useQuery({
-    queryKey: ['gateway', 'about'],
-    queryFn: () =>
-      api()
-        .get<string>('/api/about')
-        .then((r) => String(r.data ?? '')),
-    ...LOAD_ONCE,
-  });
+  const about = useQuery(apiQuery('about', '/api/about', asText));
   useQueryError(about, (e) => notify(errorText(e, translate) || translate('app.about.load_failed'), { type: 'error' }));
   // null while loading; a failed load shows the hint.
   const content = about.data ?? (about.isError ? '' : null);

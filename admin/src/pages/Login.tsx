@@ -28,7 +28,7 @@ import { api, errorText, qs } from '../lib/http';
 import { KEYS, setUser, store, type StoredUser } from '../lib/storage';
 import { TelegramWidget } from '../components/TelegramWidget';
 import { TwoFactorRequired } from '../providers/authProvider';
-import { LOAD_ONCE } from '../resources/shared/hooks';
+import { apiQuery, asText } from '../resources/shared/hooks';
 import FingerprintIcon from '@mui/icons-material/Fingerprint';
 import { browserSupportsWebAuthn, startAuthentication } from '@simplewebauthn/browser';
 
@@ -44,16 +44,7 @@ export function oauthStartUrl(provider: 'github' | 'oidc' | 'linuxdo', aff = sto
 function TelegramLogin({ bot }: { bot: string }) {
   // One state per showing: dropped from the cache when the widget goes (gcTime 0), never asked
   // again while it is shown (the URL it is in must stay valid).
-  const { data: state = '' } = useQuery({
-    queryKey: ['gateway', 'oauthState'],
-    queryFn: () =>
-      api()
-        .get<string>('/api/oauth/state')
-        .then((r) => String(r.data ?? '')),
-    gcTime: 0,
-    staleTime: Infinity,
-    ...LOAD_ONCE,
-  });
+  const { data: state = '' } = useQuery({ ...apiQuery('oauthState', '/api/oauth/state', asText), gcTime: 0, staleTime: Infinity });
   if (!state) return null;
   return (
     <TelegramWidget

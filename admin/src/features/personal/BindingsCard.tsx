@@ -29,7 +29,7 @@ import { Turnstile } from '../../components/Turnstile';
 import { authorizeUrl, bindingFlags, emailBindProblem } from './personalSettings';
 import type { SelfUser } from './useSelf';
 import { TelegramWidget } from '../../components/TelegramWidget';
-import { LOAD_ONCE } from '../../resources/shared/hooks';
+import { apiQuery, asText } from '../../resources/shared/hooks';
 
 function Row({ icon, label, value, action, testId }: { icon: ReactNode; label: string; value: string; action?: ReactNode; testId: string }) {
   return (
@@ -56,16 +56,7 @@ function Row({ icon, label, value, action, testId }: { icon: ReactNode; label: s
 function TelegramBindWidget({ bot }: { bot: string }) {
   // One state per showing: dropped from the cache when the widget goes (gcTime 0), never asked
   // again while it is shown (the URL it is in must stay valid).
-  const query = useQuery({
-    queryKey: ['gateway', 'telegramBindState'],
-    queryFn: () =>
-      api()
-        .post<string>('/api/oauth/telegram/bind_state')
-        .then((r) => String(r.data ?? '')),
-    gcTime: 0,
-    staleTime: Infinity,
-    ...LOAD_ONCE,
-  });
+  const query = useQuery({ ...apiQuery('telegramBindState', '/api/oauth/telegram/bind_state', asText, 'post'), gcTime: 0, staleTime: Infinity });
   const state = query.data ?? '';
   const failed = query.isError;
   if (failed) return null;

@@ -22,7 +22,7 @@ import ContentCopyIcon from '@mui/icons-material/ContentCopy';
 import { api, errorText } from '../../lib/http';
 import { useCopy } from '../../resources/shared/copy';
 import { formatQuota } from '../../resources/shared/format';
-import { LOAD_ONCE, useDisplaySettings } from '../../resources/shared/hooks';
+import { apiQuery, asText, useDisplaySettings } from '../../resources/shared/hooks';
 import { inviteLink, transferProblem } from './personalSettings';
 import type { SelfUser } from './useSelf';
 
@@ -33,14 +33,7 @@ export function InviteCard({ self, onChanged }: { self: SelfUser | null; onChang
   const display = useDisplaySettings();
   const { copy, dialog } = useCopy();
   // A failed load leaves the link empty (and its copy button off).
-  const { data: code = '' } = useQuery({
-    queryKey: ['gateway', 'affCode'],
-    queryFn: () =>
-      api()
-        .get<string>('/api/user/aff')
-        .then((r) => String(r.data ?? '')),
-    ...LOAD_ONCE,
-  });
+  const { data: code = '' } = useQuery(apiQuery('affCode', '/api/user/aff', asText));
   const [open, setOpen] = useState(false);
   const [amount, setAmount] = useState('');
   const transferCall = useMutation({

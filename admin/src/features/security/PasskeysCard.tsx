@@ -1,6 +1,6 @@
 import { useCallback, useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
-import { LOAD_ONCE } from '../../resources/shared/hooks';
+import { apiQuery } from '../../resources/shared/hooks';
 import { useNotify, useTranslate } from 'react-admin';
 import {
   Alert,
@@ -57,14 +57,7 @@ export function PasskeysCard() {
   const supported = typeof window !== 'undefined' && browserSupportsWebAuthn();
 
   // Nothing shown when it cannot be loaded; saves below load it again.
-  const query = useQuery({
-    queryKey: ['gateway', 'passkeys'],
-    queryFn: () =>
-      api()
-        .get<PasskeyList>('/api/user/passkey')
-        .then((r) => r.data),
-    ...LOAD_ONCE,
-  });
+  const query = useQuery(apiQuery<PasskeyList>('passkeys', '/api/user/passkey'));
   const list = query.isError ? null : (query.data ?? null);
   const { refetch } = query;
   const load = useCallback(async () => {

@@ -1,6 +1,6 @@
 import { useCallback, useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
-import { LOAD_ONCE } from '../../resources/shared/hooks';
+import { apiQuery } from '../../resources/shared/hooks';
 import { useNotify, useTranslate } from 'react-admin';
 import {
   Alert,
@@ -51,14 +51,7 @@ export function TwoFactorCard() {
   };
 
   // Nothing shown when it cannot be loaded; saves below load it again.
-  const query = useQuery({
-    queryKey: ['gateway', 'twoFactorStatus'],
-    queryFn: () =>
-      api()
-        .get<Status>('/api/user/2fa/status')
-        .then((r) => r.data),
-    ...LOAD_ONCE,
-  });
+  const query = useQuery(apiQuery<Status>('twoFactorStatus', '/api/user/2fa/status'));
   const status = query.isError ? null : (query.data ?? null);
   const { refetch } = query;
   const load = useCallback(async () => {

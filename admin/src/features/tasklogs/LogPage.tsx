@@ -1,12 +1,12 @@
 import { useState, type ReactNode } from 'react';
-import { Alert, Box, Button, IconButton, LinearProgress, TablePagination, Tooltip } from '@mui/material';
+import { Alert, Box, Button, IconButton, LinearProgress, Tooltip } from '@mui/material';
 import RefreshIcon from '@mui/icons-material/Refresh';
 import SearchIcon from '@mui/icons-material/Search';
-import { ColumnsButton, DataTable, Form, List, TextInput, useListContext, useRefresh, useResourceContext, useTranslate } from 'react-admin';
+import { ColumnsButton, DataTable, Form, List, TextInput, useListContext, useRefresh, useTranslate } from 'react-admin';
 import { useFormContext } from 'react-hook-form';
-import { PAGE_SIZE_OPTIONS } from '../../lib/pageSize';
+import { GwPagination } from '../../resources/shared/GwPagination';
 import { EmptyText } from '../../resources/shared/EmptyText';
-import { readPageSize, writePageSize } from '../../resources/shared/pageSize';
+import { readPageSize } from '../../resources/shared/pageSize';
 import { LIST_SX, TABLE_SX } from '../../resources/shared/styles';
 import { LOG_RESOURCE, fromLogFilter, pagerCount, toLogFilter, type LogFilterForm, type LogFilterValues, type LogKind, type Row } from './taskRecords';
 
@@ -180,23 +180,12 @@ function LogTable({ kind, columns }: Pick<Props, 'kind' | 'columns'>) {
 /** Paging without a total (10/20/50/100, the size stored per list): "more" while the last page came back full. */
 function LogPagination() {
   const translate = useTranslate();
-  const resource = useResourceContext();
-  const { page, perPage, data, hasNextPage, setPage, setPerPage } = useListContext();
+  const { page, perPage, data, hasNextPage } = useListContext();
   const shown = data?.length ?? 0;
   const more = !!hasNextPage;
   return (
-    <TablePagination
-      component="div"
+    <GwPagination
       count={pagerCount(page, perPage, shown, more)}
-      page={Math.max(0, page - 1)}
-      rowsPerPage={perPage}
-      rowsPerPageOptions={PAGE_SIZE_OPTIONS as unknown as number[]}
-      onPageChange={(_, p) => setPage(p + 1)}
-      onRowsPerPageChange={(e) => {
-        const size = Number(e.target.value);
-        writePageSize(size, resource);
-        setPerPage(size);
-      }}
       labelRowsPerPage={translate('feat.tasklogs.rows_per_page')}
       labelDisplayedRows={({ from, to }) =>
         translate(more ? 'feat.tasklogs.page_range_more' : 'feat.tasklogs.page_range', { from, to, count: pagerCount(page, perPage, shown, false) })

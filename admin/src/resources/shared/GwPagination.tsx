@@ -1,16 +1,23 @@
-import { TablePagination } from '@mui/material';
+import { TablePagination, type TablePaginationProps } from '@mui/material';
 import { useListContext, useResourceContext, useTranslate } from 'react-admin';
 import { PAGE_SIZES, writePageSize } from './pageSize';
 
+export interface GwPaginationProps {
+  /** The row count the pager shows; default the list's total. Lists without a total give their own. */
+  count?: number;
+  labelDisplayedRows?: TablePaginationProps['labelDisplayedRows'];
+  labelRowsPerPage?: string;
+}
+
 /** Paging with the sizes 10/20/50/100; the chosen size is stored locally. */
-export const GwPagination = () => {
+export const GwPagination = ({ count, labelDisplayedRows, labelRowsPerPage }: GwPaginationProps) => {
   const translate = useTranslate();
   const resource = useResourceContext();
   const { page, perPage, total, setPage, setPerPage } = useListContext();
   return (
     <TablePagination
       component="div"
-      count={total ?? 0}
+      count={count ?? total ?? 0}
       page={Math.max(0, (page ?? 1) - 1)}
       rowsPerPage={perPage ?? 10}
       rowsPerPageOptions={PAGE_SIZES as unknown as number[]}
@@ -20,8 +27,8 @@ export const GwPagination = () => {
         writePageSize(size, resource);
         setPerPage(size);
       }}
-      labelRowsPerPage={translate('res.common.rows_per_page')}
-      labelDisplayedRows={({ from, to, count }) => translate('res.common.displayed_rows', { from, to, count })}
+      labelRowsPerPage={labelRowsPerPage ?? translate('res.common.rows_per_page')}
+      labelDisplayedRows={labelDisplayedRows ?? (({ from, to, count }) => translate('res.common.displayed_rows', { from, to, count }))}
     />
   );
 };

@@ -4,6 +4,7 @@ import { useLocation, useMatch, useNavigate } from 'react-router-dom';
 import { useCreatePath, useEvent, useNotify, useTranslate } from 'react-admin';
 import { readDisplaySettings, type DisplaySettings } from './format';
 import { errorText } from './api';
+import { api } from '../../lib/http';
 
 /**
  * Route-driven drawers: /<resource>/create opens the create drawer, /<resource>/<id> the edit drawer.
@@ -43,6 +44,24 @@ export function useDisplaySettings(): DisplaySettings {
  * reload when the window regains focus (a screen loads on opening, and again on a refresh).
  */
 export const LOAD_ONCE = { retry: false, refetchOnWindowFocus: false } as const;
+
+/**
+ * useQuery options that read one console API answer once (`LOAD_ONCE`) under `['gateway', name]`,
+ * its `data` shaped by `read`; `method` 'post' for the few state-minting calls read like a GET.
+ */
+export function apiQuery<T, R = T>(name: string, path: string, read: (data: T) => R = (d) => d as unknown as R, method: 'get' | 'post' = 'get') {
+  return {
+    queryKey: ['gateway', name],
+    queryFn: () =>
+      api()
+        [method]<T>(path)
+        .then((r) => read(r.data)),
+    ...LOAD_ONCE,
+  };
+}
+
+/** An answer read as text (an empty one when the server sent nothing). */
+export const asText = (v: unknown): string => String(v ?? '');
 
 /**
  * Calls `onError` once for each failed fetch of a query, when it has settled: react-query's
