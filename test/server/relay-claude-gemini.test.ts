@@ -538,6 +538,41 @@ describeEach(DB_TARGETS, 'relay: Claude and Gemini formats', (getApp) => {
     expect(mock.received('/v1/messages')[0]!.json.messages).toEqual([{ role: 'user', content: [{ type: 'text', text: 'Hi' }] }]);
   });
 
+  test('a failed tool result keeps its flag: Anthropic SDK → Gemini {error} / OpenAI text; Gemini {error} → Claude is_error', async () => {
+    const history = [
+      { role: 'user' as const, content: 'Weather in Atlantis?' },
+      { role: 'assistant' as const, content: [{ type: 'tool_use' as const, id: 'toolu_w1', name: 'get_weather', input: { city: 'Atlantis' } }] },
+      { role: 'user' as const, content: [{ type: 'tool_result' as const, tool_use_id: 'toolu_w1', is_error: true, content: 'unknown city' }] },
+    ];
+    const tools = [{ name: 'get_weather', input_schema: { type: 'object' as const, properties: { city: { type: 'string' } } } }];
+    const viaGemini = await anthropic.messages.create({ model: 'gemini-test', max_tokens: 64, tools, messages: history });
+    expect(viaGemini.content.length).toBeGreaterThan(0); // the mock answers (a tool call, as tools were given)
+    const gemUp = mock.received(/:generateContent$/).at(-1)!.json;
+    const parts = gemUp.contents.flatMap((c: { parts: unknown[] }) => c.parts);
+    expect(parts).toContainEqual({ functionResponse: { name: 'get_weather', response: { error: 'unknown city' } } });
+
+    await anthropic.messages.create({ model: 'gpt-test', max_tokens: 64, tools, messages: history });
+    const oaUp = mock.received('/v1/chat/completions').at(-1)!.json;
+    expect(oaUp.messages).toContainEqual({ role: 'tool', tool_call_id: 'toolu_w1', content: '{"error":"unknown city"}' });
+
+    const res = await fetch(`${gw.url}/v1beta/models/claude-test:generateContent`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-goog-api-key': key },
+      body: JSON.stringify({
+        contents: [
+          { role: 'user', parts: [{ text: 'Weather in Atlantis?' }] },
+          { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { city: 'Atlantis' } } }] },
+          { role: 'user', parts: [{ functionResponse: { name: 'get_weather', response: { error: 'unknown city' } } }] },
+        ],
+        tools: [{ functionDeclarations: [{ name: 'get_weather', parameters: { type: 'OBJECT', properties: { city: { type: 'STRING' } } } }] }],
+      }),
+    });
+    expect(res.status).toBe(200);
+    const claudeUp = mock.received('/v1/messages').at(-1)!.json;
+    const blocks = claudeUp.messages.flatMap((m: { content: unknown }) => (Array.isArray(m.content) ? m.content : []));
+    expect(blocks).toContainEqual(expect.objectContaining({ type: 'tool_result', content: 'unknown city', is_error: true }));
+  });
+
   test('fetch models from Claude and Gemini channels', async () => {
     const claudeModels = await fetchUpstreamModels(app.ctx, channelInfoFrom({ type: 14, base_url: mock.url, key: 'sk-ant-list' }));
     expect(claudeModels).toContain('gpt-4o-mini'); // the mock's /v1/models list (same `data[].id` shape as Anthropic's)
