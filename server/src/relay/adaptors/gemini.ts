@@ -40,6 +40,7 @@ import {
   parseJsonOption,
   streamError,
   tolerantObserver,
+  toolResultObject,
   upstreamErrorMessage,
 } from './shared';
 import { CHANNEL_TYPE, defaultBaseUrl, typesServedBy } from '../../channels/catalogue';
@@ -230,18 +231,7 @@ export function toGeminiContents(messages: ChatMessage[], requireSignatures = fa
       }
       case 'tool': {
         const name = (m.tool_call_id && nameById.get(m.tool_call_id)) || m.name || 'function';
-        const text = contentText(m.content);
-        let response: Record<string, unknown>;
-        try {
-          const v = JSON.parse(text);
-          response = isRecord(v) ? v : { content: v };
-        } catch {
-          response = { content: text };
-        }
-        // Gemini reads a failure from an `error` key (and a result from `output`, or the whole object)
-        if (m.is_error && !('error' in response))
-          response = { error: 'content' in response && Object.keys(response).length === 1 ? response.content : response };
-        push('user', [{ functionResponse: { name, response } }]);
+        push('user', [{ functionResponse: { name, response: toolResultObject(contentText(m.content), m.is_error) } }]);
         break;
       }
       default:

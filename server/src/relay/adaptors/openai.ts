@@ -17,7 +17,7 @@ import type {
 } from '../types';
 import { parseBlock, SSESplitter } from '../sse';
 import { UpstreamError } from '../errors';
-import { contentText, errorResultText, fileNameFor, isRecord, parseDataUrl, withOpenAIBeta } from './shared';
+import { contentText, fileNameFor, isRecord, parseDataUrl, toolResultObject, withOpenAIBeta } from './shared';
 import { memoByString } from '../../lib/memo';
 import { CHANNEL_TYPE, CHANNEL_TYPES, typesServedBy } from '../../channels/catalogue';
 
@@ -384,7 +384,7 @@ function chatMessage(m: ChatMessage, ext: Extensions): Record<string, unknown> {
       ...(ext.signatures && tc.extra_content ? { extra_content: tc.extra_content } : {}),
     }));
   }
-  if (m.role === 'tool' && m.is_error) out.content = errorResultText(contentText(m.content));
+  if (m.role === 'tool' && m.is_error) out.content = JSON.stringify(toolResultObject(contentText(m.content), true));
   if (m.role === 'assistant') {
     if (ext.reasoningDetails && m.reasoning_details?.length) out.reasoning_details = m.reasoning_details;
     if (ext.reasoningContent && m.reasoning_content) out.reasoning_content = m.reasoning_content;

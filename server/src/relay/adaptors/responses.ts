@@ -29,7 +29,7 @@ import type {
 import { UpstreamError } from '../errors';
 import { OpenAIObserver, normaliseUsage, openaiAdaptor, openaiErrorMessage, openaiHeaders, openaiUrl } from './openai';
 import { azureAdaptor } from './azure';
-import { contentText, errorResultText, fileNameFor, isRecord, parseDataUrl, withOpenAIBeta } from './shared';
+import { contentText, fileNameFor, isRecord, parseDataUrl, toolResultObject, withOpenAIBeta } from './shared';
 import { PACKED_REASONING_PREFIX, responsesUsageToChat, unpackReasoning } from '../formats/responses';
 
 /** The Responses API refuses `max_output_tokens` below 16. */
@@ -102,7 +102,7 @@ function toInput(messages: ChatMessage[]): Array<Record<string, unknown>> {
         input.push({
           type: 'function_call_output',
           call_id: m.tool_call_id ?? '',
-          output: m.is_error ? errorResultText(contentText(m.content)) : contentText(m.content),
+          output: m.is_error ? JSON.stringify(toolResultObject(contentText(m.content), true)) : contentText(m.content),
         });
         break;
       default:

@@ -5,7 +5,7 @@
  * observer). Nothing here is specific to one provider.
  */
 import crypto from 'node:crypto';
-import type { AdaptorContext, ChatChunk, ChatMessage, ChatRequest, SSEEvent, StreamObserver, StreamTranslator, Usage } from '../types';
+import type { AdaptorContext, ChatChunk, ChatRequest, SSEEvent, StreamObserver, StreamTranslator, Usage } from '../types';
 import { UpstreamError } from '../errors';
 import { memoByString } from '../../lib/memo';
 
@@ -106,7 +106,7 @@ export function fileNameFor(mimeType: string, title?: string): string {
  * Text of a message's content (parts joined without separator, like OpenAI's own rendering). Takes
  * any value: the tokenizer reads it from request bodies not yet checked.
  */
-export function contentText(content: ChatMessage['content'] | unknown): string {
+export function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   let s = '';
@@ -115,20 +115,20 @@ export function contentText(content: ChatMessage['content'] | unknown): string {
 }
 
 /**
- * A failed tool result's text for a protocol without an error flag (OpenAI Chat, Responses): the
- * failure said in the text, as `{"error": …}` (Gemini's own convention), unless the text already
- * is a JSON object with an `error` key.
+ * A tool result's text as an object, Gemini's convention for `functionResponse.response`: JSON
+ * text as itself (an object) or `{content}`, plain text as `{content}`; a failure (`failed`) under
+ * `error`, unless it already is an object with an `error` key. The protocols without an error flag
+ * (OpenAI Chat, Responses) get a failure's object as text: the failure said in the text.
  */
-export function errorResultText(text: string): string {
-  if (text.startsWith('{')) {
-    try {
-      const v: unknown = JSON.parse(text);
-      if (isRecord(v) && 'error' in v) return text;
-    } catch {
-      /* plain text: wrapped below */
-    }
+export function toolResultObject(text: string, failed = false): Record<string, unknown> {
+  let v: unknown;
+  try {
+    v = JSON.parse(text);
+  } catch {
+    v = text;
   }
-  return JSON.stringify({ error: text });
+  if (!failed) return isRecord(v) ? v : { content: v };
+  return isRecord(v) && 'error' in v ? v : { error: v };
 }
 
 /**
