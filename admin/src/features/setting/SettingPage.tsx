@@ -3,7 +3,7 @@ import { useQuery } from '@tanstack/react-query';
 import { Alert, Box, Card, CircularProgress, Tab, Tabs } from '@mui/material';
 import { Title, useTranslate } from 'react-admin';
 import { useSearchParams } from 'react-router-dom';
-import { api, errorText } from '../../lib/http';
+import { errorText } from '../../lib/http';
 import { isAdmin, isRoot } from '../../lib/storage';
 import { useStoredUser } from '../../lib/useUser';
 import { OptionsCtx } from './OptionSection';
@@ -12,7 +12,7 @@ import { RateLimitTab } from './RateLimitTab';
 import { ModelsTab } from './ModelsTab';
 import { SystemTab } from './SystemTab';
 import { OtherTab } from './OtherTab';
-import { LOAD_ONCE } from '../../resources/shared/hooks';
+import { apiQuery } from '../../resources/shared/hooks';
 import { toOptionMap, visibleTabs, type SettingTab } from './settingOptions';
 
 const TAB_VIEWS: Record<SettingTab, () => React.JSX.Element> = {
@@ -32,15 +32,7 @@ export function SettingPage() {
   const requested = (params.get('tab') ?? 'operation') as SettingTab;
   const tab = tabs.includes(requested) ? requested : tabs[0];
   // The options shown stay until a reload answers; a failed load shows its error instead.
-  const query = useQuery({
-    queryKey: ['gateway', 'options'],
-    queryFn: () =>
-      api()
-        .get('/api/option/')
-        .then((r) => toOptionMap(r.data)),
-    enabled: tabs.length > 0,
-    ...LOAD_ONCE,
-  });
+  const query = useQuery({ ...apiQuery('options', '/api/option/', toOptionMap), enabled: tabs.length > 0 });
   const options = query.data ?? null;
   const error = query.error ? errorText(query.error, (k, o) => translate(k, o)) : undefined;
   const { refetch } = query;

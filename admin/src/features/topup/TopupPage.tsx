@@ -35,7 +35,7 @@ import AccountBalanceWalletIcon from '@mui/icons-material/AccountBalanceWalletOu
 import { api, errorText } from '../../lib/http';
 import { useStatus } from '../../lib/StatusContext';
 import { formatQuota, formatTimestamp } from '../../resources/shared/format';
-import { LOAD_ONCE, useDebounced, useDisplaySettings } from '../../resources/shared/hooks';
+import { apiQuery, LOAD_ONCE, useDebounced, useDisplaySettings } from '../../resources/shared/hooks';
 import { useSelf } from '../personal/useSelf';
 import { ColorTag } from '../../resources/shared/ColorTag';
 import {
@@ -84,14 +84,7 @@ export function TopupPage() {
   const fail = useCallback((err: unknown) => notify(errorText(err, translate), { type: 'error' }), [notify, translate]);
 
   // A failed load shows no records.
-  const recordsQuery = useQuery({
-    queryKey: ['gateway', 'topupRecords'],
-    queryFn: () =>
-      api()
-        .get<TopupRow[]>('/api/user/topup/self')
-        .then((r) => (Array.isArray(r.data) ? r.data : [])),
-    ...LOAD_ONCE,
-  });
+  const recordsQuery = useQuery(apiQuery('topupRecords', '/api/user/topup/self', (d: unknown) => (Array.isArray(d) ? (d as TopupRow[]) : [])));
   const records = recordsQuery.isError ? [] : (recordsQuery.data ?? []);
   const { refetch: refetchRecords } = recordsQuery;
   const loadRecords = useCallback(async () => {
