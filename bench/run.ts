@@ -72,6 +72,11 @@ if (opt('--slices')) CFG.thrSlices = Math.max(1, Math.floor(Number(opt('--slices
 /** c=1 latency slices per round: as many as the throughput's, each at least 1 s. */
 const LAT_SLICES = Math.max(1, Math.min(CFG.thrSlices, Math.floor(CFG.latSec)));
 const CONNECTIONS = 50;
+/** The targets in the order of turn `k`: each turn starts one further on, so no target always follows the same one. */
+const inTurn = <T>(list: T[], k: number): T[] => {
+  const shift = k % list.length;
+  return [...list.slice(shift), ...list.slice(0, shift)];
+};
 /** Targets served by a gateway process, which batches usage writes behind its answers. */
 const GATEWAY_IDS = new Set<string>(['C', 'CM', 'CR', 'C2']);
 /** The usage batcher's flush timer (1 s) plus a margin. */
@@ -740,9 +745,7 @@ async function main() {
   for (let r = 0; r < ROUNDS; r++) {
     const acc = new Map(live.map((b) => [b.id, { ok: 0, sec: 0, cpuUs: 0, cpuReqs: 0, p99: 0, errors: 0, non2xx: 0 }]));
     for (let s = 0; s < CFG.thrSlices; s++) {
-      // Each slice starts one target further on, so no target always runs right after the same one.
-      const shift = (r * CFG.thrSlices + s) % live.length;
-      for (const b of [...live.slice(shift), ...live.slice(0, shift)]) {
+      for (const b of inTurn(live, r * CFG.thrSlices + s)) {
         const before = await b.proc?.tryProbe();
         const ms0 = await mockStats(mockOrigin);
         const { value: res, rssMax } = await withRssSampling(b, () =>
@@ -787,16 +790,14 @@ async function main() {
   // round's seconds per target run as short slices, the targets in turn, and a round's figures are
   // the percentiles of its slices' pooled samples. A stretch of slow host (one target's 5 s piece
   // once read twice its other rounds while the others did not move) then reaches every target.
-  const latSlices = LAT_SLICES;
-  const latSliceSec = CFG.latSec / latSlices;
+  const latSliceSec = CFG.latSec / LAT_SLICES;
   log(
-    `\n(${elapsed()}) [2/5] latency at c=1: ${ROUNDS} × ${CFG.latSec}s per target, each round in ${latSlices} slice(s) of ${latSliceSec}s per target, targets in turn`,
+    `\n(${elapsed()}) [2/5] latency at c=1: ${ROUNDS} × ${CFG.latSec}s per target, each round in ${LAT_SLICES} slice(s) of ${latSliceSec}s per target, targets in turn`,
   );
   for (let r = 0; r < ROUNDS; r++) {
     const pooled = new Map(live.map((b) => [b.id, { lat: [] as number[], overhead: [] as number[], errors: 0 }]));
-    for (let s = 0; s < latSlices; s++) {
-      const shift = (r * latSlices + s) % live.length;
-      for (const b of [...live.slice(shift), ...live.slice(0, shift)]) {
+    for (let s = 0; s < LAT_SLICES; s++) {
+      for (const b of inTurn(live, r * LAT_SLICES + s)) {
         const res = await run<LatencyResult>({
           kind: 'latency',
           target: b.target,
@@ -810,7 +811,7 @@ async function main() {
         for (const x of res.overheadSamples ?? []) p.overhead.push(x);
         p.errors += res.errors;
         // As after a throughput slice: the slice's last usage rows are written on its own time.
-        if (GATEWAY_IDS.has(b.id) && latSlices > 1) await sleep(GATEWAY_SETTLE_MS);
+        if (GATEWAY_IDS.has(b.id) && LAT_SLICES > 1) await sleep(GATEWAY_SETTLE_MS);
       }
     }
     for (const b of live) {
