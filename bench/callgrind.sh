@@ -11,6 +11,9 @@
 #   CALLGRIND_BUNDLE=bench/tmp/x.cjs bash bench/callgrind.sh … # runs that bundle (built before; under bench/ so that it
 #                                   finds node_modules) instead of building one
 #   CALLGRIND_KEEP=dir bash bench/callgrind.sh …              # keeps the dumps (dir/<path>/cg.*) for callgrind_annotate
+#   CALLGRIND_JSNAMES=1 CALLGRIND_KEEP=dir bash bench/callgrind.sh …   # also names the JIT code in the kept dumps
+#                                   (dir/<path>/named.<pid>.<n>.cg: each JS function's name, file and line, from the
+#                                   target's --perf-basic-prof map), for callgrind_annotate
 #   CALLGRIND_PG=postgres://… CALLGRIND_REDIS=redis://… bash bench/callgrind.sh   # the C2 set-up
 #                                   (fresh schema / prefix, dropped at the end; gateway side only)
 #
@@ -41,12 +44,16 @@ if [ -n "${CALLGRIND_PG:-}" ]; then
   SCHEMA=cg_$$
   DB_ARGS=(--db "$CALLGRIND_PG" --schema "$SCHEMA" --redis "${CALLGRIND_REDIS:-redis://127.0.0.1:6379}" --redis-prefix "cg:$$:")
 fi
+# --perf-basic-prof: V8 writes /tmp/perf-<pid>.map (address, size and name of every piece of JIT code).
+JS_FLAGS=()
+[ -z "${CALLGRIND_JSNAMES:-}" ] || JS_FLAGS=(--perf-basic-prof)
 taskset -c $TARGET_CPU valgrind --tool=callgrind --instr-atstart=no --smc-check=all-non-file --callgrind-out-file="$OUT/cg.%p" \
-  node --expose-gc --max-semi-space-size=8 --heap-growing-percent=60 "$BUNDLE" --port $PORT --upstream "http://127.0.0.1:$((PORT - 1))" \
+  node "${JS_FLAGS[@]}" --expose-gc --max-semi-space-size=8 --heap-growing-percent=60 "$BUNDLE" --port $PORT --upstream "http://127.0.0.1:$((PORT - 1))" \
   --key $KEY "${DB_ARGS[@]}" > "$OUT/target.log" 2>&1 &
 VG=$!
 cleanup() {
   kill $MOCK $VG 2>/dev/null || true
+  rm -f "/tmp/perf-$VG.map"
   rm -rf "$OUT"
   if [ -n "${SCHEMA:-}" ]; then psql "$CALLGRIND_PG" -qc "drop schema if exists $SCHEMA cascade" > /dev/null 2>&1 || true; fi
 }
@@ -95,6 +102,39 @@ for id in "${PATH_IDS[@]}"; do
   mkdir -p "$OUT/$id"
   mv "$OUT"/cg.* "$OUT/$id/"
   if [ -n "${CALLGRIND_KEEP:-}" ]; then mkdir -p "$CALLGRIND_KEEP/$id" && cp "$OUT/$id"/cg.* "$CALLGRIND_KEEP/$id/"; fi
+  if [ -n "${CALLGRIND_KEEP:-}" ] && [ -n "${CALLGRIND_JSNAMES:-}" ]; then
+    # The dump names JIT code by address only: give each address the name V8 wrote for it (the
+    # latest entry that covers it, since code can be moved and its space reused).
+    python3 - "$CALLGRIND_KEEP/$id" "/tmp/perf-$VG.map" <<'PY'
+import bisect, glob, os, re, sys
+out, pmap = sys.argv[1], sys.argv[2]
+ents = []
+for order, line in enumerate(open(pmap)):
+    a, s, n = line.rstrip('\n').split(' ', 2)
+    ents.append((int(a, 16), int(s, 16), order, n.replace(' ', '_')))
+ents.sort()
+starts = [e[0] for e in ents]
+largest = max((e[1] for e in ents), default=0)
+def name(addr):
+    best = None
+    i = bisect.bisect_right(starts, addr) - 1
+    while i >= 0 and addr - ents[i][0] <= largest:
+        a, s, order, n = ents[i]
+        if addr < a + s and (best is None or order > best[0]):
+            best = (order, n)
+        i -= 1
+    return best and best[1]
+fn = re.compile(r'^(c?fn)=\((\d+)\) (?:\?\?\?:)?(0x[0-9a-fA-F]+)\s*$')
+for f in glob.glob(out + '/cg.*'):
+    if not os.path.getsize(f):
+        continue
+    with open(f) as src, open(os.path.join(out, os.path.basename(f).replace('cg.', 'named.', 1) + '.cg'), 'w') as dst:
+        for line in src:
+            m = fn.match(line)
+            n = m and name(int(m.group(3), 16))
+            dst.write(f'{m.group(1)}=({m.group(2)}) {n} [{m.group(3)}]\n' if n else line)
+PY
+  fi
 done
 for id in "${PATH_IDS[@]}"; do
 echo "== $id"
