@@ -289,6 +289,7 @@ export const en: Record<MessageKey, string> = {
   'relay.cooling_down': 'The channels of model {model} in group {group} are cooling down after failures, please retry shortly',
   'relay.endpoint_unsupported': 'None of the channels of model {model} ({kinds}) supports {method} {path} of the {protocol} protocol',
   'relay.field_empty': '{field} must not be empty',
+  'relay.field_malformed': '{field} is malformed',
   'relay.field_non_negative': '{field} must be a non-negative number',
   'relay.group_forbidden': 'No access to group {group}',
   'relay.invalid_url': 'Invalid URL ({method} {path})',

@@ -289,6 +289,7 @@ export const zh = {
   'relay.cooling_down': '当前分组 {group} 下模型 {model} 的渠道暂时熔断，请稍后重试',
   'relay.endpoint_unsupported': '模型 {model} 的渠道（{kinds}）都不支持 {protocol} 协议的 {method} {path}',
   'relay.field_empty': '{field} 不能为空',
+  'relay.field_malformed': '{field} 格式错误',
   'relay.field_non_negative': '{field} 必须是非负数字',
   'relay.group_forbidden': '无权访问 {group} 分组',
   'relay.invalid_url': 'Invalid URL ({method} {path})',

@@ -19,6 +19,7 @@ import { openaiFormat } from './formats/openai';
 import { claudeFormat } from './formats/claude';
 import { responsesFormat } from './formats/responses';
 import { inboundRoutes } from './formats';
+import { isRecord } from './adaptors/shared';
 import type { Endpoint, InboundFormat, InboundRoute } from './types';
 import { handleTaskRoute, isTaskPath, isVideoPath } from '../tasks';
 
@@ -308,6 +309,10 @@ function validate(endpoint: Endpoint, body: Record<string, unknown>): void {
         (body.messages as unknown[]).every((m) => !!m && typeof m === 'object' && typeof (m as { role?: unknown }).role === 'string'),
         msg('relay.messages_malformed'),
       );
+      {
+        const field = malformedChatField(body);
+        if (field) throw new RelayError(400, msg('relay.field_malformed', { field }), 'invalid_request');
+      }
       break;
     case 'completions':
       need(body.prompt !== undefined && body.prompt !== null, msg('relay.field_empty', { field: 'prompt' }));
@@ -335,10 +340,47 @@ function validate(endpoint: Endpoint, body: Record<string, unknown>): void {
     default:
       break;
   }
+  // The gateway streams only for `true`; a lax upstream that streams for any truthy value would
+  // otherwise answer a stream to a call read as a whole answer.
+  need(absent(body.stream) || typeof body.stream === 'boolean', msg('relay.field_malformed', { field: 'stream' }));
   for (const k of ['max_tokens', 'max_completion_tokens', 'n']) {
     if (body[k] !== undefined && body[k] !== null)
       need(typeof body[k] === 'number' && Number.isFinite(body[k]) && (body[k] as number) >= 0, msg('relay.field_non_negative', { field: k }));
   }
+}
+
+const absent = (v: unknown) => v === undefined || v === null;
+/** An assistant message's tool call as OpenAI takes it: a function with a name, its arguments a JSON text. */
+const isToolCall = (t: unknown) =>
+  isRecord(t) && isRecord(t.function) && typeof t.function.name === 'string' && (absent(t.function.arguments) || typeof t.function.arguments === 'string');
+
+/**
+ * The first field of a Chat Completions request whose type OpenAI's API refuses and the
+ * conversions rely on (a message's content, tool calls with their arguments and tool call id; a function tool's name),
+ * or undefined. A body that passes reaches an OpenAI upstream unchanged; one that does not would
+ * be refused there too, and must not reach a conversion, which reads these fields as their types.
+ */
+function malformedChatField(body: Record<string, unknown>): string | undefined {
+  const messages = body.messages as Array<Record<string, unknown>>;
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
+    const c = m.content;
+    if (!absent(c) && typeof c !== 'string' && !(Array.isArray(c) && c.every(isRecord))) return `messages[${i}].content`;
+    const calls = m.tool_calls;
+    if (!absent(calls) && !(Array.isArray(calls) && calls.every(isToolCall))) {
+      return `messages[${i}].tool_calls`;
+    }
+    if (!absent(m.tool_call_id) && typeof m.tool_call_id !== 'string') return `messages[${i}].tool_call_id`;
+  }
+  const tools = body.tools;
+  if (absent(tools)) return undefined;
+  if (!Array.isArray(tools)) return 'tools';
+  for (let i = 0; i < tools.length; i++) {
+    const t = tools[i];
+    if (!isRecord(t)) return `tools[${i}]`;
+    if ((t.type === undefined || t.type === 'function') && !(isRecord(t.function) && typeof t.function.name === 'string')) return `tools[${i}].function`;
+  }
+  return undefined;
 }
 
 /** Playground: session login (+ New-Api-User), billed to the user, no API key. */

@@ -129,8 +129,10 @@ export function toResponsesRequest(req: ChatRequest, model: string, stream: bool
   if (typeof max === 'number' && max > 0) body.max_output_tokens = Math.max(MIN_OUTPUT_TOKENS, Math.floor(max));
   if (typeof req.temperature === 'number') body.temperature = req.temperature;
   if (typeof req.top_p === 'number') body.top_p = req.top_p;
-  if (req.tools?.length) {
-    body.tools = req.tools.map((t) => {
+  // Function tools only, as for the other converted targets (a chat client's other tool kinds have no function to declare).
+  const functions = req.tools?.filter((t) => t?.function?.name);
+  if (functions?.length) {
+    body.tools = functions.map((t) => {
       const fn = t.function as ToolDef['function'] & { strict?: boolean };
       return {
         type: 'function',

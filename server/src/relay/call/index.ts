@@ -37,9 +37,13 @@ export async function relay(call: RelayCall): Promise<void> {
     // the rest of the bookkeeping (usage counters, the log row, the quota warning) comes after.
     const settled = await settleCall(call, plan, money, answer, outcome);
     if (ticket) void ticket.success().catch(ignore);
-    answer.finish();
-    outcome.status = call.ctx.res.headersSent ? call.ctx.res.statusCode : call.ctx.status;
-    recordUsage(call, plan, money, answer, outcome, settled);
+    try {
+      answer.finish();
+    } finally {
+      // Billed, so logged: the upstream served the call even if ending the client's answer failed.
+      outcome.status = call.ctx.res.headersSent ? call.ctx.res.statusCode : call.ctx.status;
+      recordUsage(call, plan, money, answer, outcome, settled);
+    }
   } catch (err) {
     outcome.failed(err);
     recordFailure(call, outcome);

@@ -117,11 +117,18 @@ export function isClientGone(ctx: RelayHttp): boolean {
 
 export const UNCONVERTED_HEADER = 'x-gateway-unconverted';
 
+/** A tool's name as the note shows it. The names are the client's text, and the note goes into a header (ASCII only) and the log. */
+const NOTE_NAME = /^[A-Za-z0-9_.:-]{1,64}$/;
+const NOTE_MAX_NAMES = 8;
+
 /**
  * What a converted call left out because only the client's own provider has it (built-in tools),
  * as the `X-Gateway-Unconverted` header value; undefined when nothing was, or the body went as sent.
+ * A name that is not a short identifier shows as `unnamed`, and at most 8 names are listed.
  */
 export function unconvertedNote(call: RelayCall): string | undefined {
   const list = call.passthrough === false && call.upstreamFormat !== call.inbound.name ? call.chat?.unconverted : undefined;
-  return list?.length ? [...new Set(list)].join(', ') : undefined;
+  if (!list?.length) return undefined;
+  const names = [...new Set(list.map((n) => (NOTE_NAME.test(n) ? n : 'unnamed')))];
+  return names.length > NOTE_MAX_NAMES ? `${names.slice(0, NOTE_MAX_NAMES).join(', ')}, ... (${names.length} in all)` : names.join(', ');
 }

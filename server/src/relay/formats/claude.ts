@@ -184,6 +184,7 @@ export function claudeToChat(body: unknown): ChatRequest {
   const model = body.model;
   if (typeof model !== 'string' || !model.trim()) throw badRequest('model: field required');
   if (!Array.isArray(body.messages)) throw badRequest('messages: field required');
+  if (body.stream != null && typeof body.stream !== 'boolean') throw badRequest('stream: must be a boolean');
   if (body.max_tokens != null && (typeof body.max_tokens !== 'number' || !Number.isFinite(body.max_tokens) || body.max_tokens < 1)) {
     throw badRequest('max_tokens: must be a positive integer');
   }
