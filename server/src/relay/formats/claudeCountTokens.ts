@@ -17,7 +17,7 @@ import { isRecord } from '../adaptors/shared';
 import { RelayError, scrubSecrets } from '../errors';
 import type { RelayHttp } from '../httpContext';
 import { pickChannel, pickKey, routeTable, tiersFor, type ChannelEntry, type Tier } from '../routing';
-import { countChatPromptTokens, countTextTokens } from '../tokenizer';
+import { countChatPromptTokens, countTextTokens, tokenBudget } from '../tokenizer';
 import type { AdaptorContext, ChatRequest, InboundKit, InboundRoute } from '../types';
 import { authenticateKey, type Principal } from '../auth';
 import { extractKey } from '../keys';
@@ -87,8 +87,9 @@ async function upstreamCount(app: AppContext, ctx: RelayHttp, ch: ChannelEntry, 
 
 /** The prompt's size by the tokenizer: messages (system included) and tool definitions. */
 export function localInputTokens(chat: ChatRequest, body: Record<string, unknown>): number {
-  let n = countChatPromptTokens(chat.messages, chat.model);
-  if (Array.isArray(body.tools) && body.tools.length) n += countTextTokens(JSON.stringify(body.tools), chat.model);
+  const budget = tokenBudget();
+  let n = countChatPromptTokens(chat.messages, chat.model, budget);
+  if (Array.isArray(body.tools) && body.tools.length) n += countTextTokens(JSON.stringify(body.tools), chat.model, budget);
   return n;
 }
 
