@@ -217,24 +217,15 @@ function mutate(seed: { [k: string]: Json }, r: Rng): { [k: string]: Json } {
   return body;
 }
 
-/** Where each protocol's client calls, and the header its key goes in. */
+/** Where each protocol's client calls (the key in that protocol's header, `keyHeaders`). */
 function requestOf(protocol: Protocol, body: { [k: string]: Json }, key: string): { path: string; headers: Record<string, string> } {
-  switch (protocol) {
-    case 'chat':
-      return { path: '/v1/chat/completions', headers: { authorization: `Bearer ${key}` } };
-    case 'responses':
-      return { path: '/v1/responses', headers: { authorization: `Bearer ${key}` } };
-    case 'claude':
-      return { path: '/v1/messages', headers: { 'x-api-key': key, 'anthropic-version': '2023-06-01' } };
-    case 'gemini':
-      return {
-        path:
-          body.contents && Array.isArray(body.contents) && seedStreams(body)
-            ? `/v1beta/models/${MODEL}:streamGenerateContent?alt=sse`
-            : `/v1beta/models/${MODEL}:generateContent`,
-        headers: { 'x-goog-api-key': key },
-      };
-  }
+  const path = {
+    chat: '/v1/chat/completions',
+    responses: '/v1/responses',
+    claude: '/v1/messages',
+    gemini: seedStreams(body) ? `/v1beta/models/${MODEL}:streamGenerateContent?alt=sse` : `/v1beta/models/${MODEL}:generateContent`,
+  }[protocol];
+  return { path, headers: keyHeaders(protocol, key) };
 }
 /** Gemini streams by path: the second seed (thinking) is sent as a stream. */
 const seedStreams = (body: { [k: string]: Json }) => JSON.stringify(body.generationConfig ?? null).includes('thinkingConfig');
@@ -329,12 +320,12 @@ const ENDPOINTS: Array<{ name: string; family: Protocol; path: string; seeds: Ar
     ],
   },
 ];
-const keyHeaders = (family: Protocol, key: string): Record<string, string> =>
-  family === 'claude'
-    ? { 'x-api-key': key, 'anthropic-version': '2023-06-01' }
-    : family === 'gemini'
-      ? { 'x-goog-api-key': key }
-      : { authorization: `Bearer ${key}` };
+/** The header a protocol's client sends its key in (Chat and Responses: a bearer token). */
+function keyHeaders(family: Protocol, key: string): Record<string, string> {
+  if (family === 'claude') return { 'x-api-key': key, 'anthropic-version': '2023-06-01' };
+  if (family === 'gemini') return { 'x-goog-api-key': key };
+  return { authorization: `Bearer ${key}` };
+}
 
 /** Cases per client protocol and channel; `FUZZ_CASES=3000` for a longer search (≈ 2 min on SQLite). */
 const CASES_PER_PAIR = Number(process.env.FUZZ_CASES ?? 100);
@@ -385,6 +376,7 @@ describeEach(ALL_TARGETS, 'relay: mutated requests of every protocol to every up
     return { status: res.status, headers: res.headers, json: (await res.json()) as any };
   };
   it.each([
+    ['a message without a role', { messages: [{ role: 'user', content: 'x' }, { content: 'y' }] }, 'messages[1]'],
     ['a message content of another type', { messages: [{ role: 'user', content: 1.5 }] }, 'messages[0].content'],
     ['a content part that is not an object', { messages: [{ role: 'user', content: ['hi'] }] }, 'messages[0].content'],
     [
@@ -525,7 +517,7 @@ describeEach(ALL_TARGETS, 'relay: mutated requests of every protocol to every up
       });
     }
     for (const protocol of PROTOCOLS) {
-      it(`${protocol} client → ${kind.name} channel: ${CASES_PER_PAIR} mutated requests, no 500, errors in the client's format`, async () => {
+      it(`${protocol} client → ${kind.name} channel: ${CASES_PER_PAIR} mutated requests, no 5xx, errors in the client's format`, async () => {
         const key = users[kind.name]!.key;
         const { problems, statuses } = await search(protocol, kind.name, protocol, CASES_PER_PAIR, (body) => requestOf(protocol, body, key), SEEDS[protocol]);
         expect(problems).toEqual([]);

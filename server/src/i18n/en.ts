@@ -294,7 +294,6 @@ export const en: Record<MessageKey, string> = {
   'relay.group_forbidden': 'No access to group {group}',
   'relay.invalid_url': 'Invalid URL ({method} {path})',
   'relay.ip_not_allowed': "Your IP is not in the API key's allow-list: {ip}",
-  'relay.messages_malformed': 'messages is malformed',
   'relay.model_missing': 'Missing the model parameter',
   'relay.model_not_allowed': 'This API key may not use the model: {model}',
   'relay.model_not_found': 'Model {model} does not exist',

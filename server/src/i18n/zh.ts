@@ -294,7 +294,6 @@ export const zh = {
   'relay.group_forbidden': '无权访问 {group} 分组',
   'relay.invalid_url': 'Invalid URL ({method} {path})',
   'relay.ip_not_allowed': '您的 IP 不在令牌允许访问的列表中：{ip}',
-  'relay.messages_malformed': 'messages 格式错误',
   'relay.model_missing': '缺少 model 参数',
   'relay.model_not_allowed': '该令牌无权使用模型：{model}',
   'relay.model_not_found': '模型 {model} 不存在',

@@ -303,17 +303,12 @@ function validate(endpoint: Endpoint, body: Record<string, unknown>): void {
     if (!ok) throw new RelayError(400, message, 'invalid_request');
   };
   switch (endpoint) {
-    case 'chat':
+    case 'chat': {
       need(Array.isArray(body.messages) && body.messages.length > 0, msg('relay.field_empty', { field: 'messages' }));
-      need(
-        (body.messages as unknown[]).every((m) => !!m && typeof m === 'object' && typeof (m as { role?: unknown }).role === 'string'),
-        msg('relay.messages_malformed'),
-      );
-      {
-        const field = malformedChatField(body);
-        if (field) throw new RelayError(400, msg('relay.field_malformed', { field }), 'invalid_request');
-      }
+      const field = malformedChatField(body);
+      if (field) throw new RelayError(400, msg('relay.field_malformed', { field }), 'invalid_request');
       break;
+    }
     case 'completions':
       need(body.prompt !== undefined && body.prompt !== null, msg('relay.field_empty', { field: 'prompt' }));
       break;
@@ -356,14 +351,16 @@ const isToolCall = (t: unknown) =>
 
 /**
  * The first field of a Chat Completions request whose type OpenAI's API refuses and the
- * conversions rely on (a message's content, tool calls with their arguments and tool call id; a function tool's name),
- * or undefined. A body that passes reaches an OpenAI upstream unchanged; one that does not would
- * be refused there too, and must not reach a conversion, which reads these fields as their types.
+ * conversions rely on (a message and its role, content, tool calls with their arguments and tool
+ * call id; a function tool's name), or undefined. A body that passes reaches an OpenAI upstream
+ * unchanged; one that does not would be refused there too, and must not reach a conversion, which
+ * reads these fields as their types.
  */
 function malformedChatField(body: Record<string, unknown>): string | undefined {
-  const messages = body.messages as Array<Record<string, unknown>>;
+  const messages = body.messages as unknown[];
   for (let i = 0; i < messages.length; i++) {
-    const m = messages[i]!;
+    const m = messages[i];
+    if (!isRecord(m) || typeof m.role !== 'string') return `messages[${i}]`;
     const c = m.content;
     if (!absent(c) && typeof c !== 'string' && !(Array.isArray(c) && c.every(isRecord))) return `messages[${i}].content`;
     const calls = m.tool_calls;

@@ -41,7 +41,7 @@ const byLength = (chars: number) => Math.ceil(chars / 4);
 export interface TokenBudget {
   chars: number;
 }
-export const tokenBudget = (): TokenBudget => ({ chars: BUDGET_CHARS });
+const tokenBudget = (): TokenBudget => ({ chars: BUDGET_CHARS });
 
 export function countTextTokens(text: string, model: string, budget: TokenBudget = tokenBudget()): number {
   if (!text) return 0;
@@ -62,16 +62,13 @@ export function countTextTokens(text: string, model: string, budget: TokenBudget
       }
       left += part.length - take;
     };
-    if (text.length < 16) encode(text);
-    else {
-      let last = 0;
-      for (const run of text.matchAll(LONG_RUN)) {
-        encode(text.slice(last, run.index));
-        runs += byLength(run[0].length);
-        last = run.index + run[0].length;
-      }
-      encode(text.slice(last));
+    let last = 0;
+    for (const run of text.matchAll(LONG_RUN)) {
+      encode(text.slice(last, run.index));
+      runs += byLength(run[0].length);
+      last = run.index + run[0].length;
     }
+    encode(text.slice(last));
     const rest = left === 0 ? 0 : encoded ? Math.ceil((left * encodedTokens) / encoded) : byLength(left);
     return encodedTokens + runs + rest;
   } catch {
@@ -93,6 +90,13 @@ export function countChatPromptTokens(messages: unknown, model: string, budget: 
       for (const t of m.tool_calls) n += countTextTokens(`${t.function?.name ?? ''}${t.function?.arguments ?? ''}`, model, budget);
   }
   return n;
+}
+
+/** A prompt counted locally (count_tokens without a native channel): its messages and its tool declarations, in one budget. */
+export function countPromptWithTools(messages: unknown, tools: unknown, model: string): number {
+  const budget = tokenBudget();
+  const n = countChatPromptTokens(messages, model, budget);
+  return Array.isArray(tools) && tools.length ? n + countTextTokens(JSON.stringify(tools), model, budget) : n;
 }
 
 function imageCount(content: unknown): number {

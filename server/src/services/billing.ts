@@ -90,14 +90,14 @@ export interface UsageForBilling {
   calls?: number;
 }
 
-/** The exact quota a call costs. */
 /**
  * The largest amount one call may cost: an integer a double holds exactly and a bigint column
  * takes. A body's `max_tokens: 1e308` (or `n`) makes an estimate beyond it, which no balance
  * covers: the call is refused for quota instead of the database refusing the number.
  */
-export const MAX_CALL_QUOTA = Number.MAX_SAFE_INTEGER;
+const MAX_CALL_QUOTA = Number.MAX_SAFE_INTEGER;
 
+/** The exact quota a call costs (at most MAX_CALL_QUOTA). */
 export function computeQuota(app: AppContext, p: PriceInfo, u: UsageForBilling): number {
   if (p.usePrice) return Math.min(MAX_CALL_QUOTA, Math.round(p.modelPrice * p.groupRatio * app.options.quotaPerUnit * (u.calls ?? 1)));
   const cached = Math.min(Math.max(0, u.cachedTokens ?? 0), Math.max(0, u.promptTokens));

@@ -17,8 +17,8 @@ import { isRecord } from '../adaptors/shared';
 import { RelayError, scrubSecrets } from '../errors';
 import type { RelayHttp } from '../httpContext';
 import { pickChannel, pickKey, routeTable, tiersFor, type ChannelEntry, type Tier } from '../routing';
-import { countChatPromptTokens, countTextTokens, tokenBudget } from '../tokenizer';
-import type { AdaptorContext, ChatRequest, InboundKit, InboundRoute } from '../types';
+import { countPromptWithTools } from '../tokenizer';
+import type { AdaptorContext, InboundKit, InboundRoute } from '../types';
 import { authenticateKey, type Principal } from '../auth';
 import { extractKey } from '../keys';
 import { UpstreamExchange } from '../upstreamExchange';
@@ -85,14 +85,6 @@ async function upstreamCount(app: AppContext, ctx: RelayHttp, ch: ChannelEntry, 
   return undefined;
 }
 
-/** The prompt's size by the tokenizer: messages (system included) and tool definitions. */
-export function localInputTokens(chat: ChatRequest, body: Record<string, unknown>): number {
-  const budget = tokenBudget();
-  let n = countChatPromptTokens(chat.messages, chat.model, budget);
-  if (Array.isArray(body.tools) && body.tools.length) n += countTextTokens(JSON.stringify(body.tools), chat.model, budget);
-  return n;
-}
-
 /** The authenticated count call. */
 interface CountCall {
   app: AppContext;
@@ -110,7 +102,8 @@ async function countTokens(app: AppContext, ctx: RelayHttp, _m: unknown, kit: In
   const tiers = candidateTiers(app, table, call, model);
   const ch = pickChannel(tiers, 0, new Set(), (c) => adaptorFor(c.info.type).name === 'claude');
   const counted = ch ? await upstreamCount(app, ctx, ch, body, model) : undefined;
-  ctx.body = counted ?? { input_tokens: localInputTokens(chat, body) };
+  // Else the tokenizer's count: messages (system included) and the tool definitions.
+  ctx.body = counted ?? { input_tokens: countPromptWithTools(chat.messages, body.tools, chat.model) };
 }
 
 /** `POST /v1/messages/count_tokens`, keys as `/v1/messages`. */

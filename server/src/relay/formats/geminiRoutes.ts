@@ -24,7 +24,7 @@ import { geminiCountTokensRequest } from '../adaptors/gemini';
 import { isVertexClaude, vertexCountTokensRequest } from '../adaptors/vertex';
 import { isRecord } from '../adaptors/shared';
 import { readBody, sendUpstream } from '../upstream';
-import { countChatPromptTokens, countTextTokens, tokenBudget } from '../tokenizer';
+import { countPromptWithTools } from '../tokenizer';
 import { isPriced } from '../../services/billing';
 import { startTimer } from '../../metrics';
 import { relay } from '../call';
@@ -179,10 +179,7 @@ function countRequest(body: Record<string, unknown>, model: string): ChatRequest
 
 /** The relay's own count: the request as the canonical chat prompt, plus the tool declarations. */
 export function localTokenCount(body: Record<string, unknown>, model: string, chat = countRequest(body, model)): number {
-  const budget = tokenBudget();
-  let n = countChatPromptTokens(chat.messages, model, budget);
-  if (chat.tools?.length) n += countTextTokens(JSON.stringify(chat.tools), model, budget);
-  return n;
+  return countPromptWithTools(chat.messages, chat.tools, model);
 }
 
 async function countTokens(app: AppContext, ctx: RelayHttp, m: { modelFromPath?: string }, kit: InboundKit): Promise<void> {
