@@ -32,13 +32,19 @@ export class SSESplitter {
   private partsLen = 0;
   /** The buffered text ends with a LF (a blank line may complete with the next chunk's first LF). */
   private endsWithLF = false;
-  private readonly decoder = new TextDecoder();
   /**
-   * The decoder may hold the start of a character (or has not seen the stream's first bytes, where
-   * it drops a BOM): the next chunk must go through it. Otherwise an ASCII chunk is read as Latin-1,
-   * the same text without the decoder's detour through UTF-16 (most of an SSE stream is ASCII).
+   * Made for the first chunk that is not ASCII (most streams never need one). At the stream's
+   * start it drops a BOM; made later, it keeps one, as one decoder of the whole stream would.
    */
-  private viaDecoder = true;
+  private decoder: TextDecoder | undefined;
+  /** Some bytes came: a BOM now is text, not a mark. */
+  private started = false;
+  /**
+   * The decoder may hold the start of a character: the next chunk must go through it. Otherwise
+   * an ASCII chunk is read as Latin-1, the same text without the decoder's detour through UTF-16
+   * (most of an SSE stream is ASCII; an ASCII first chunk cannot start with a BOM).
+   */
+  private viaDecoder = false;
 
   /** A CR at the end of the previous chunk (its LF may open the next one). */
   private pendingCR = false;
@@ -54,9 +60,11 @@ export class SSESplitter {
     let text: string;
     if (ascii && !this.viaDecoder) text = latin1(chunk);
     else {
+      this.decoder ??= new TextDecoder('utf-8', { ignoreBOM: this.started });
       text = this.decoder.decode(chunk, { stream: true });
       if (chunk.length) this.viaDecoder = !ascii;
     }
+    if (chunk.length) this.started = true;
     if (this.pendingCR) {
       text = `\r${text}`;
       this.pendingCR = false;
@@ -111,7 +119,7 @@ export class SSESplitter {
 
   /** The unterminated tail, if any (a stream that ended without a blank line). */
   end(): string[] {
-    const tail = (this.parts.join('') + this.decoder.decode() + (this.pendingCR ? '\n' : '')).trim();
+    const tail = (this.parts.join('') + (this.decoder?.decode() ?? '') + (this.pendingCR ? '\n' : '')).trim();
     this.pendingCR = false;
     this.parts = [];
     this.partsLen = 0;

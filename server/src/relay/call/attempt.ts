@@ -12,7 +12,7 @@ import type { CallMoney } from './money';
 import type { Answer, RelayOutcome } from './outcome';
 import { buildRequest, upstreamModelFor } from './request';
 import { audioAnswer, bufferedAnswer } from './bufferedBody';
-import { StreamRelay } from './streamBody';
+import { StreamRelay, streamParts, type StreamParts } from './streamBody';
 
 /**
  * Tries the plan's channels (RetryTimes more after the first, by priority tier) until one
@@ -182,6 +182,18 @@ async function attemptChannel(
     if (!ctx.res.writableFinished) up.abort();
   };
   ctx.res.once('close', onClose);
+  // A stream's parts are made while the upstream works on the request. undici writes a request on
+  // a reused connection from a setImmediate (see money.ts): queued after it, they do not delay it.
+  let parts: StreamParts | undefined;
+  const makeParts = () => (parts ??= streamParts(call, adaptor, actx, passthrough));
+  if (call.stream)
+    setImmediate(() => {
+      try {
+        makeParts();
+      } catch {
+        /* made again, and thrown in the call's own flow, when the stream starts */
+      }
+    });
   try {
     await up.ready;
     timing.ttfb = performance.now() - sent;
@@ -207,7 +219,7 @@ async function attemptChannel(
     }
     const ctype = up.header('content-type');
     if (call.stream && (ctype.includes('text/event-stream') || (adaptor.streamSplitter && adaptor.streamSplitter(ctype)))) {
-      const stream = new StreamRelay(call, ch, adaptor, actx, up, ctype, passthrough);
+      const stream = new StreamRelay(call, ch, adaptor, actx, up, ctype, makeParts());
       await stream.run();
       return stream;
     }

@@ -61,6 +61,27 @@ async function writeOut(res: ServerResponse, text: string): Promise<boolean> {
   return !res.destroyed;
 }
 
+/** What reads a stream's events: an observer of a pass-through, or a translator and the client's writer. */
+export interface StreamParts {
+  passthrough: boolean;
+  observer?: StreamObserver;
+  translator?: StreamTranslator;
+  writer?: StreamWriter;
+}
+
+/**
+ * A stream's parts, made while the upstream works on the request (a converted stream's writer
+ * prepares its first frame then), so that less is left to do when its first bytes come.
+ */
+export function streamParts(call: RelayCall, adaptor: ProviderAdaptor, actx: AdaptorContext, passthrough: boolean): StreamParts {
+  if (passthrough) return { passthrough, observer: adaptor.observer?.(actx) ?? observerFromTranslator(adaptor.chatStream(actx)) };
+  return {
+    passthrough,
+    translator: adaptor.chatStream(actx),
+    writer: call.inbound.streamWriter(call.model, { includeUsage: call.includeUsage, clientBody: call.body }),
+  };
+}
+
 /**
  * Relays one upstream stream to the client as it comes: event by event (or, on the OpenAI
  * pass-through, chunk by chunk as received), converted when the formats differ, with the client's
@@ -75,6 +96,7 @@ export class StreamRelay implements Answer, BodyConsumer {
   frtMs = 0;
 
   private readonly res: ServerResponse;
+  private readonly passthrough: boolean;
   private readonly splitter: { push(chunk: Buffer): string[]; end(): string[] };
   /** Same format on both sides: events are forwarded, an observer reads the usage. */
   private readonly observer: StreamObserver | undefined;
@@ -118,16 +140,17 @@ export class StreamRelay implements Answer, BodyConsumer {
     actx: AdaptorContext,
     private readonly up: UpstreamExchange,
     ctype: string,
-    private readonly passthrough: boolean,
+    parts: StreamParts,
   ) {
     this.res = call.ctx.res;
     const maxEvent = call.app.config.maxSseEventBytes;
     this.splitter = adaptor.streamSplitter?.(ctype, maxEvent) ?? new SSESplitter(maxEvent);
-    this.openaiPassthrough = passthrough && call.inbound.name === 'openai';
+    this.passthrough = parts.passthrough;
+    this.openaiPassthrough = this.passthrough && call.inbound.name === 'openai';
     this.dropUsageOnly = this.openaiPassthrough && !call.includeUsage;
-    this.observer = passthrough ? (adaptor.observer?.(actx) ?? observerFromTranslator(adaptor.chatStream(actx))) : undefined;
-    this.translator = passthrough ? undefined : adaptor.chatStream(actx);
-    this.writer = passthrough ? undefined : call.inbound.streamWriter(call.model, { includeUsage: call.includeUsage, clientBody: call.body });
+    this.observer = parts.observer;
+    this.translator = parts.translator;
+    this.writer = parts.writer;
     // OpenAI pass-through: a chunk made of whole blocks without a usage object, `[DONE]` or CRs
     // (passesAsBytes) is written to the client as the bytes it came in, skipping decode, split and
     // re-encode, which with thousands of streams is a good part of the CPU.

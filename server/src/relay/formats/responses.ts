@@ -865,13 +865,22 @@ export class ResponsesStreamWriter {
   private finish: FinishReason = null;
   private usage: Usage | undefined;
   private readonly custom: Set<string>;
-  private echo: EchoJson | undefined;
+  private readonly echo: EchoJson;
+  /**
+   * The opening snapshot (status in_progress, no output yet) after its `id` and `created_at`:
+   * written when the writer is made, which is while the upstream works on the request, so the
+   * client's first frame costs two concatenations once the upstream answers.
+   */
+  private readonly openingTail: string;
 
   constructor(
     private readonly model: string,
     private readonly body?: Record<string, unknown>,
   ) {
     this.custom = customToolNames(body);
+    this.echo = echoJson(body);
+    const opening = responseJson({ id: '', created: 0, model, status: 'in_progress', output: [] }, body, this.echo);
+    this.openingTail = opening.slice(opening.indexOf(',"status":'));
   }
 
   private ev(type: string, data: Record<string, unknown>): string {
@@ -880,7 +889,6 @@ export class ResponsesStreamWriter {
 
   /** The response as it stands, as JSON (the request's echo written once per stream). */
   private snapshot(status: string, extra: { usage?: ResponsesUsage | null; incomplete?: { reason: string } | null; error?: unknown } = {}): string {
-    this.echo ??= echoJson(this.body);
     return responseJson({ id: this.id, created: this.created, model: this.model, status, output: this.output, ...extra }, this.body, this.echo);
   }
 
@@ -893,7 +901,8 @@ export class ResponsesStreamWriter {
     this.started = true;
     if (c?.id) this.id = responseId(c.id);
     if (c?.created) this.created = c.created;
-    const r = this.snapshot('in_progress');
+    // = this.snapshot('in_progress'): the output is still empty.
+    const r = `{"id":${JSON.stringify(this.id)},"object":"response","created_at":${jsonNumber(this.created)}${this.openingTail}`;
     return this.responseEvent('response.created', r) + this.responseEvent('response.in_progress', r);
   }
 
