@@ -1,76 +1,173 @@
-import type { Tiktoken } from 'js-tiktoken/lite';
 import type { ChatMessage } from './types';
 import { contentText } from './adaptors/shared';
 
 /**
- * Token counting with js-tiktoken, used only when an upstream reports no usage. Encoders load
- * lazily on first use and are shared by the process (they are immutable tables).
+ * Token counting, used when an upstream reports no usage, for count_tokens without a native
+ * channel and for channels' max_input_tokens. It counts as tiktoken encodes (the rank files of
+ * js-tiktoken, cl100k_base or o200k_base), with a merge of our own: js-tiktoken's re-joins every
+ * pair of a word into a string key on each of its rounds, so one random 15-letter word took
+ * ≈ 0.1 ms and a long word seconds, on the client's text, in the gateway's one thread.
  */
-const encoders = new Map<string, Tiktoken>();
-
-function encoderFor(model: string): Tiktoken {
-  const name = /gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|(^|\/)o[134]|chatgpt/.test(model) ? 'o200k_base' : 'cl100k_base';
-  let enc = encoders.get(name);
-  if (!enc) {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the ranks are megabytes: loaded on first use, one encoding at a time
-    const { Tiktoken: T } = require('js-tiktoken/lite') as typeof import('js-tiktoken/lite');
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- as above
-    const ranks = name === 'o200k_base' ? require('js-tiktoken/ranks/o200k_base') : require('js-tiktoken/ranks/cl100k_base');
-    enc = new T((ranks as { default?: unknown }).default ?? ranks);
-    encoders.set(name, enc);
-  }
-  return enc;
+interface RankFile {
+  pat_str: string;
+  special_tokens: Record<string, number>;
+  bpe_ranks: string;
 }
 
 /**
- * The encoder's byte-pair merge is quadratic in the length of one piece (a word, a run of
- * punctuation or of spaces): a 4 000-letter word takes seconds, and the text is the client's. So
- * a run of 16 or more characters of one such class counts by its length, one token per 4
- * characters (what such runs come to: identifiers, base64, repeated characters), and only the
- * text between runs is encoded. One count (a call's prompt, `TokenBudget`) encodes at most
- * 16 000 characters, each call of the encoder counting as 32 or more; a text's rest counts at the
- * rate its encoded part came to (within ≈ 6 % on this repository's long docs). Text under that
- * size counts as the encoder counts it, but for its rare words of 16 letters or more.
+ * A piece (one match of the encoding's split pattern) longer than this many bytes is merged in
+ * windows of it: the merge is quadratic in a piece's length, and a window boundary costs at most
+ * a token or so (long pieces are rare: identifiers, base64, CJK without punctuation).
  */
-const LONG_RUN = /[\p{L}\p{M}]{16,}|[^\s\p{L}\p{M}\p{N}]{16,}|\s{16,}/gu;
-const BUDGET_CHARS = 16_000;
-const ENCODE_CALL_CHARS = 32;
+const WINDOW_BYTES = 128;
+/** Bytes one count (a call's prompt, `TokenBudget`) merges; a text's rest counts at the rate its counted part came to. */
+const BUDGET_BYTES = 32 * 1024;
+const NO_RANK = Number.MAX_SAFE_INTEGER;
+
+class BpeCounter {
+  /** Token bytes (as Latin-1 text, one character per byte) → rank. */
+  private readonly ranks = new Map<string, number>();
+  private readonly split: RegExp;
+  private readonly special: RegExp;
+
+  constructor(file: RankFile) {
+    for (const line of file.bpe_ranks.split('\n')) {
+      const [, offset, ...tokens] = line.split(' ');
+      if (offset === undefined) continue;
+      const first = Number.parseInt(offset, 10);
+      for (let i = 0; i < tokens.length; i++) this.ranks.set(Buffer.from(tokens[i]!, 'base64').toString('latin1'), first + i);
+    }
+    this.split = new RegExp(file.pat_str, 'gu');
+    const escape = (t: string) => t.replace(/[\\^$*+?.()|[\]{}]/g, '\\$&');
+    this.special = new RegExp(Object.keys(file.special_tokens).map(escape).join('|'), 'g');
+  }
+
+  /** Tokens of `text` (special tokens count one each) and how many of its characters they cover: at most `budget.bytes` are merged. */
+  count(text: string, budget: TokenBudget): { tokens: number; chars: number } {
+    let tokens = 0;
+    let chars = 0; // characters counted
+    let from = 0;
+    for (const sp of text.matchAll(this.special)) {
+      const part = this.countPlain(text.slice(from, sp.index), budget);
+      tokens += part.tokens;
+      chars += part.chars;
+      if (part.chars < sp.index - from) return { tokens, chars };
+      tokens++;
+      chars += sp[0].length;
+      from = sp.index + sp[0].length;
+      if (budget.bytes <= 0) return { tokens, chars };
+    }
+    const part = this.countPlain(from ? text.slice(from) : text, budget);
+    return { tokens: tokens + part.tokens, chars: chars + part.chars };
+  }
+
+  private countPlain(text: string, budget: TokenBudget): { tokens: number; chars: number } {
+    let tokens = 0;
+    let chars = 0;
+    for (const m of text.matchAll(this.split)) {
+      if (budget.bytes <= 0) break;
+      const s = m[0];
+      // The piece's UTF-8 bytes as Latin-1 text, the ranks' keys (an ASCII piece is its own).
+      const bytes = ASCII.test(s) ? s : Buffer.from(s, 'utf8').toString('latin1');
+      // A piece past the budget (one huge word) is merged as far as the budget goes.
+      const take = Math.min(bytes.length, budget.bytes);
+      budget.bytes -= take;
+      if (take < bytes.length) chars += Math.floor((s.length * take) / bytes.length);
+      else {
+        chars += s.length;
+        if (this.ranks.has(bytes)) {
+          tokens++;
+          continue;
+        }
+      }
+      for (let at = 0; at < take; at += WINDOW_BYTES) tokens += this.merge(bytes, at, Math.min(take, at + WINDOW_BYTES));
+    }
+    return { tokens, chars };
+  }
+
+  /**
+   * Tokens of bytes [from, to) of a piece: tiktoken's byte-pair merge. Each round merges the
+   * adjacent pair of lowest rank (the first of equals); only the ranks next to a merge are looked
+   * up again.
+   */
+  private merge(bytes: string, from: number, to: number): number {
+    const n = to - from;
+    if (n <= 1) return n;
+    const ranks = this.ranks;
+    if ((from > 0 || to < bytes.length) && ranks.has(bytes.slice(from, to))) return 1;
+    // Part i starts at starts[i]; rank[i] is the rank of part i merged with part i + 1.
+    const starts: number[] = [];
+    const rank: number[] = [];
+    for (let i = from; i <= to; i++) {
+      starts.push(i);
+      rank.push(i + 2 <= to ? (ranks.get(bytes.slice(i, i + 2)) ?? NO_RANK) : NO_RANK);
+    }
+    const rankAt = (i: number) => (i + 3 < starts.length ? (ranks.get(bytes.slice(starts[i], starts[i + 3])) ?? NO_RANK) : NO_RANK);
+    for (;;) {
+      let min = NO_RANK;
+      let at = -1;
+      for (let i = 0; i < rank.length - 1; i++) {
+        if (rank[i]! < min) {
+          min = rank[i]!;
+          at = i;
+        }
+      }
+      if (at < 0) break;
+      if (at > 0) rank[at - 1] = rankAt(at - 1);
+      rank[at] = rankAt(at);
+      starts.splice(at + 1, 1);
+      rank.splice(at + 1, 1);
+    }
+    return starts.length - 1;
+  }
+}
+
+// eslint-disable-next-line no-control-regex -- ASCII is what it tests
+const ASCII = /^[\x00-\x7f]*$/;
+
+const counters = new Map<string, BpeCounter>();
+
+/** The encoding a model's tokens are counted in; its tables load on first use and are shared by the process. */
+function counterFor(model: string): BpeCounter {
+  const name = /gpt-4o|gpt-4\.1|gpt-4\.5|gpt-5|(^|\/)o[134]|chatgpt/.test(model) ? 'o200k_base' : 'cl100k_base';
+  let c = counters.get(name);
+  if (!c) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the ranks are megabytes: loaded on first use, one encoding at a time
+    const file = (name === 'o200k_base' ? require('js-tiktoken/ranks/o200k_base') : require('js-tiktoken/ranks/cl100k_base')) as RankFile & {
+      default?: RankFile;
+    };
+    c = new BpeCounter(file.default ?? file);
+    counters.set(name, c);
+  }
+  return c;
+}
+
+/**
+ * One count's budget, shared by the texts of a call's prompt: the bytes it may still merge, and
+ * what it has counted so far (the rate a text past the budget is counted at).
+ */
+export interface TokenBudget {
+  bytes: number;
+  tokens?: number;
+  chars?: number;
+}
+const tokenBudget = (): TokenBudget => ({ bytes: BUDGET_BYTES });
 const byLength = (chars: number) => Math.ceil(chars / 4);
 
-/** Characters one count may still encode (shared by the texts of one call's prompt). */
-export interface TokenBudget {
-  chars: number;
-}
-const tokenBudget = (): TokenBudget => ({ chars: BUDGET_CHARS });
-
+/**
+ * Tokens of a text. Past the count's budget the rest counts at the rate the text's counted part
+ * came to, or the count's so far when none of it was counted.
+ */
 export function countTextTokens(text: string, model: string, budget: TokenBudget = tokenBudget()): number {
   if (!text) return 0;
   try {
-    const enc = encoderFor(model);
-    let runs = 0; // tokens of the long runs, by length
-    let encodedTokens = 0;
-    let encoded = 0; // characters encoded
-    let left = 0; // characters past the budget
-    const encode = (part: string) => {
-      if (!part) return;
-      const take = Math.max(0, Math.min(part.length, budget.chars));
-      if (take > 0) {
-        encodedTokens += enc.encode(take === part.length ? part : part.slice(0, take), 'all').length;
-        encoded += take;
-        // An encoder call has a cost of its own: it is charged at least ENCODE_CALL_CHARS.
-        budget.chars -= Math.max(take, ENCODE_CALL_CHARS);
-      }
-      left += part.length - take;
-    };
-    let last = 0;
-    for (const run of text.matchAll(LONG_RUN)) {
-      encode(text.slice(last, run.index));
-      runs += byLength(run[0].length);
-      last = run.index + run[0].length;
-    }
-    encode(text.slice(last));
-    const rest = left === 0 ? 0 : encoded ? Math.ceil((left * encodedTokens) / encoded) : byLength(left);
-    return encodedTokens + runs + rest;
+    const { tokens, chars } = counterFor(model).count(text, budget);
+    budget.tokens = (budget.tokens ?? 0) + tokens;
+    budget.chars = (budget.chars ?? 0) + chars;
+    const left = text.length - chars;
+    if (left <= 0) return tokens;
+    if (chars) return tokens + Math.ceil((left * tokens) / chars);
+    return budget.chars ? Math.ceil((left * budget.tokens) / budget.chars) : byLength(left);
   } catch {
     return byLength(text.length);
   }
