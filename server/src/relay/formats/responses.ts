@@ -731,10 +731,18 @@ function usageJson(u: ResponsesUsage | null | undefined): string {
  * is echoJson(body), which a stream computes once for its three snapshots.
  */
 function responseJson(r: ResponseCore, body: Record<string, unknown> | undefined, echo = echoJson(body)): string {
+  return responseHead(r.id, r.created) + responseTail(r, echo);
+}
+
+/** A response's JSON up to its `created_at` (responseJson = head + tail). */
+const responseHead = (id: string, created: number) => `{"id":${JSON.stringify(id)},"object":"response","created_at":${jsonNumber(created)}`;
+
+/** A response's JSON from its `status` on: all a stream's opening snapshot needs before the upstream answers. */
+function responseTail(r: Omit<ResponseCore, 'id' | 'created'>, echo: EchoJson): string {
   let output = '';
   for (let i = 0; i < r.output.length; i++) output += (i ? ',' : '') + itemJson(r.output[i]!);
   return (
-    `{"id":${JSON.stringify(r.id)},"object":"response","created_at":${jsonNumber(r.created)},"status":${jsonName(r.status)},` +
+    `,"status":${jsonName(r.status)},` +
     `"background":false,"error":${jsonOrNull(r.error)},"incomplete_details":${jsonOrNull(r.incomplete)},${echo.beforeModel},` +
     `"model":${JSON.stringify(r.model)},"output":[${output}],${echo.afterOutput},"usage":${usageJson(r.usage)},${echo.afterUsage}}`
   );
@@ -867,9 +875,9 @@ export class ResponsesStreamWriter {
   private readonly custom: Set<string>;
   private readonly echo: EchoJson;
   /**
-   * The opening snapshot (status in_progress, no output yet) after its `id` and `created_at`:
-   * written when the writer is made, which is while the upstream works on the request, so the
-   * client's first frame costs two concatenations once the upstream answers.
+   * The opening snapshot's tail (status in_progress, no output yet; responseTail): written when
+   * the writer is made, which is while the upstream works on the request, so the client's first
+   * frame costs little more than its head once the upstream answers.
    */
   private readonly openingTail: string;
 
@@ -879,8 +887,7 @@ export class ResponsesStreamWriter {
   ) {
     this.custom = customToolNames(body);
     this.echo = echoJson(body);
-    const opening = responseJson({ id: '', created: 0, model, status: 'in_progress', output: [] }, body, this.echo);
-    this.openingTail = opening.slice(opening.indexOf(',"status":'));
+    this.openingTail = responseTail({ model, status: 'in_progress', output: [] }, this.echo);
   }
 
   private ev(type: string, data: Record<string, unknown>): string {
@@ -902,7 +909,7 @@ export class ResponsesStreamWriter {
     if (c?.id) this.id = responseId(c.id);
     if (c?.created) this.created = c.created;
     // = this.snapshot('in_progress'): the output is still empty.
-    const r = `{"id":${JSON.stringify(this.id)},"object":"response","created_at":${jsonNumber(this.created)}${this.openingTail}`;
+    const r = responseHead(this.id, this.created) + this.openingTail;
     return this.responseEvent('response.created', r) + this.responseEvent('response.in_progress', r);
   }
 
