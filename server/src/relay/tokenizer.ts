@@ -64,7 +64,7 @@ class BpeCounter {
   private countPlain(text: string, budget: TokenBudget): { tokens: number; chars: number } {
     let tokens = 0;
     let chars = 0;
-    for (const m of text.matchAll(this.split)) {
+    for (const m of withinBudget(text, budget).matchAll(this.split)) {
       if (budget.bytes <= 0) break;
       const s = m[0];
       // The piece's UTF-8 bytes as Latin-1 text, the ranks' keys (an ASCII piece is its own).
@@ -120,6 +120,19 @@ class BpeCounter {
     }
     return starts.length - 1;
   }
+}
+
+/**
+ * The part of a text the budget can reach: a character is at least one byte, so its first
+ * `budget.bytes` characters hold at least that many. The rest is never split, so a piece of
+ * megabytes (one long word) costs neither the split's time nor its backtracking stack. A piece
+ * cut at the end is merged only as far as the budget goes, as it would be whole.
+ */
+function withinBudget(text: string, budget: TokenBudget): string {
+  if (text.length <= budget.bytes) return text;
+  const end = Math.max(0, budget.bytes);
+  // Keep a surrogate pair whole.
+  return text.slice(0, end > 0 && /[\uD800-\uDBFF]/.test(text[end - 1]!) ? end + 1 : end);
 }
 
 // eslint-disable-next-line no-control-regex -- ASCII is what it tests
