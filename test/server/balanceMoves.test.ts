@@ -128,7 +128,13 @@ if (PG_TARGETS.length) {
   describe('balance moves batched per turn (PostgreSQL)', () => {
     let app: TestApp;
     beforeAll(async () => {
-      app = await buildApp(PG_TARGETS[0]!);
+      // The lock cycle below is broken by whichever waiter's deadlock check runs first once the
+      // cycle exists; each runs once, deadlock_timeout after its wait began. The batch begins to
+      // wait first, so it is the victim as long as the test closes the cycle within that time: 1 s
+      // (the default) was not always enough on a loaded CI box.
+      const url = new URL(process.env.TEST_DATABASE_URL!);
+      url.searchParams.set('options', '-c deadlock_timeout=5s');
+      app = await buildApp(PG_TARGETS[0]!, { config: { databaseUrl: url.toString() } });
     });
     afterAll(async () => {
       await app.close();
@@ -286,7 +292,7 @@ if (PG_TARGETS.length) {
           const r = await app.knex.raw('select count(*) as n from pg_stat_activity where ? = any(pg_blocking_pids(pid))', [otherPid]);
           return Number(r.rows[0].n) > 0;
         });
-        // The cycle: PostgreSQL aborts the batch (it has waited longest); `other` gets a's row.
+        // The cycle: PostgreSQL aborts the batch (its deadlock check comes first); `other` gets a's row.
         await other('users').where({ id: a.id }).forUpdate().first();
         await other.commit();
         expect((await moves).map(userOf)).toEqual([990, 980]);
