@@ -109,6 +109,7 @@ describeEach(ALL_TARGETS, 'relay: /v1/realtime WebSocket', (getApp) => {
   });
 
   const quota = async () => Number((await app.knex('users').where({ id: userId }).first()).quota);
+  const openReservations = async () => Number((await app.knex('reservations').where({ user_id: userId }).count({ n: '*' }).first())?.n ?? 0);
   const logsSince = async (id: number) => {
     await flushUsage(app);
     return app.knex('logs').where({ user_id: userId, type: 2 }).andWhere('id', '>', id).orderBy('id');
@@ -222,7 +223,9 @@ describeEach(ALL_TARGETS, 'relay: /v1/realtime WebSocket', (getApp) => {
     expect(plain.status).toBe(426);
     expect(plain.body.error.code).toBe('upgrade_required');
     await expect(connect(`${wsUrl}/v1/elsewhere`, { headers: { Authorization: `Bearer ${key}` } })).rejects.toMatchObject({ status: 404 });
-    // Upstream refuses: 502 with its reason; the reservation goes back.
+    // Upstream refuses: 502 with its reason; the reservation goes back. The balance is read once
+    // the earlier tests' sessions hold nothing (their refunds land after their close).
+    await waitFor(async () => (await openReservations()) === 0);
     const before = await quota();
     mock.refuseStatus = 401;
     try {
