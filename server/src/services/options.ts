@@ -48,6 +48,9 @@ export class OptionService {
   private numbers = new Map<string, number>();
   private derivedValues = new Map<string, unknown>();
   private listeners: Array<(keys: string[]) => void> = [];
+  /** Reloads started, and the latest whose snapshot is in memory (see load()). */
+  private loadsStarted = 0;
+  private loadApplied = 0;
 
   constructor(
     private readonly knex: Knex,
@@ -59,7 +62,13 @@ export class OptionService {
   }
 
   async load(): Promise<void> {
+    const seq = ++this.loadsStarted;
     const rows: Array<{ key: string; value: string }> = await this.knex('options').select('key', 'value');
+    // Reloads overlap (another node's broadcast, this node's own write): one started earlier may
+    // answer after a later one, with a snapshot taken before a write the later one saw. Applying it
+    // would leave the node on the old value until the next change, so it is dropped.
+    if (seq < this.loadApplied) return;
+    this.loadApplied = seq;
     const next: Record<string, string> = { ...DEFAULT_OPTIONS };
     for (const r of rows) next[r.key] = r.value ?? '';
     const changed = Object.keys(next).filter((k) => next[k] !== this.values[k]);
