@@ -8,6 +8,8 @@ import type { KV } from './kv';
 export class LocalCache<V> {
   private readonly map = new Map<string, { value: V; expiresAt: number }>();
   private readonly channel: string;
+  /** Counts invalidations, here or from another node: a load that saw one begin is not kept. */
+  private invalidations = 0;
 
   constructor(
     private readonly kv: KV,
@@ -16,16 +18,17 @@ export class LocalCache<V> {
     private readonly maxEntries = 100_000,
   ) {
     this.channel = `invalidate:${name}`;
-    kv.subscribe(this.channel, (key) => {
-      if (key === '*') this.map.clear();
-      else this.map.delete(key);
-    });
+    kv.subscribe(this.channel, (key) => this.drop(key));
   }
 
   async get(key: string, load: () => Promise<V>): Promise<V> {
     const hit = this.map.get(key);
     if (hit && hit.expiresAt > Date.now()) return hit.value;
+    const seen = this.invalidations;
     const value = await load();
+    // Invalidated while loading: the value may have been read before the change (a token revoked,
+    // a channel edited). It answers this caller, but kept it would outlive the change by the TTL.
+    if (seen !== this.invalidations) return value;
     if (this.map.size >= this.maxEntries) this.map.clear();
     this.map.set(key, { value, expiresAt: Date.now() + this.ttlMs });
     return value;
@@ -39,8 +42,13 @@ export class LocalCache<V> {
   /** Drops a key (or '*' for all) here and on every other node. */
   async invalidate(key: string | number): Promise<void> {
     const k = String(key);
-    if (k === '*') this.map.clear();
-    else this.map.delete(k);
+    this.drop(k);
     await this.kv.publish(this.channel, k);
+  }
+
+  private drop(key: string): void {
+    this.invalidations++;
+    if (key === '*') this.map.clear();
+    else this.map.delete(key);
   }
 }
