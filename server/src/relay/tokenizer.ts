@@ -42,29 +42,34 @@ class BpeCounter {
     this.special = new RegExp(Object.keys(file.special_tokens).map(escape).join('|'), 'g');
   }
 
-  /** Tokens of `text` (special tokens count one each) and how many of its characters they cover: at most `budget.bytes` are merged. */
+  /**
+   * Tokens of `text` (special tokens count one each) and how many of its characters they cover:
+   * at most `budget.bytes` are merged (a special token spends its length), and only the part of
+   * the text those bytes can reach is scanned at all.
+   */
   count(text: string, budget: TokenBudget): { tokens: number; chars: number } {
+    const scanned = withinBudget(text, budget);
     let tokens = 0;
     let chars = 0; // characters counted
     let from = 0;
-    for (const sp of text.matchAll(this.special)) {
-      const part = this.countPlain(text.slice(from, sp.index), budget);
+    for (const sp of scanned.matchAll(this.special)) {
+      const part = this.countPlain(scanned.slice(from, sp.index), budget);
       tokens += part.tokens;
       chars += part.chars;
-      if (part.chars < sp.index - from) return { tokens, chars };
+      if (part.chars < sp.index - from || budget.bytes <= 0) return { tokens, chars };
       tokens++;
       chars += sp[0].length;
+      budget.bytes = Math.max(0, budget.bytes - sp[0].length);
       from = sp.index + sp[0].length;
-      if (budget.bytes <= 0) return { tokens, chars };
     }
-    const part = this.countPlain(from ? text.slice(from) : text, budget);
+    const part = this.countPlain(from ? scanned.slice(from) : scanned, budget);
     return { tokens: tokens + part.tokens, chars: chars + part.chars };
   }
 
   private countPlain(text: string, budget: TokenBudget): { tokens: number; chars: number } {
     let tokens = 0;
     let chars = 0;
-    for (const m of withinBudget(text, budget).matchAll(this.split)) {
+    for (const m of text.matchAll(this.split)) {
       if (budget.bytes <= 0) break;
       const s = m[0];
       // The piece's UTF-8 bytes as Latin-1 text, the ranks' keys (an ASCII piece is its own).
@@ -124,9 +129,10 @@ class BpeCounter {
 
 /**
  * The part of a text the budget can reach: a character is at least one byte, so its first
- * `budget.bytes` characters hold at least that many. The rest is never split, so a piece of
- * megabytes (one long word) costs neither the split's time nor its backtracking stack. A piece
- * cut at the end is merged only as far as the budget goes, as it would be whole.
+ * `budget.bytes` characters hold at least that many ('' once the budget is spent). The rest is
+ * never scanned, so a piece of megabytes (one long word) costs neither the split's time nor its
+ * backtracking stack. A piece cut at the end is merged only as far as the budget goes, as it would
+ * be whole.
  */
 function withinBudget(text: string, budget: TokenBudget): string {
   if (text.length <= budget.bytes) return text;
