@@ -38,27 +38,70 @@ type RollupKey = [
   type: number,
 ];
 
+/** One distinct (attributes, second, type) of a batch: its first row and the batch's sums. */
+interface RowSum {
+  l: LogRow;
+  n: number;
+  quota: number;
+  tokens: number;
+}
+
+/** How many of the latest sums a row is compared with before its key is built. */
+const RECENT_SUMS = 4;
+
+/** Whether two rows add to the same rollup rows (the fields of aggregateRollups' first key). */
+function sameRollupRow(a: LogRow, b: LogRow): boolean {
+  return (
+    a.created_at === b.created_at &&
+    a.channel_id === b.channel_id &&
+    a.user_id === b.user_id &&
+    a.type === b.type &&
+    a.model_name === b.model_name &&
+    a.token_name === b.token_name &&
+    a.username === b.username &&
+    a.group === b.group
+  );
+}
+
 /**
  * Sums rows per rollup key (every maintained dimension × bucket × type): the upsert parameters.
- * Two steps: rows are first summed per distinct (attributes, second, type) — one key per row;
- * a batch of a second's calls has few of them — and only those sums are spread over the
- * dimensions (building a key per row × dimension cost ≈ 1 µs per dimension per row).
+ * Two steps: rows are first summed per distinct (attributes, second, type) — a batch of a second's
+ * calls has few of them — and only those sums are spread over the dimensions (building a key per
+ * row × dimension cost ≈ 1 µs per dimension per row). The first step compares a row with the last
+ * few sums' rows field by field before it builds a string key: consecutive rows of a batch mostly
+ * share their attributes, and the key's text and hash were most of this function's cost.
  */
 export function aggregateRollups(logs: LogRow[], dims: RollupDim[]): unknown[][] {
-  const rows = new Map<string, { l: LogRow; n: number; quota: number; tokens: number }>();
-  for (const l of logs) {
+  const sums: RowSum[] = [];
+  const byKey = new Map<string, RowSum>();
+  next: for (const l of logs) {
     const quota = Number(l.quota);
     const tokens = Number(l.prompt_tokens) + Number(l.completion_tokens);
+    for (let i = sums.length - 1; i >= 0 && i >= sums.length - RECENT_SUMS; i--) {
+      const r = sums[i]!;
+      if (sameRollupRow(r.l, l)) {
+        r.n += 1;
+        r.quota += quota;
+        r.tokens += tokens;
+        continue next;
+      }
+    }
     const k = `${l.user_id}\u0000${l.username}\u0000${l.token_name}\u0000${l.model_name}\u0000${l.channel_id}\u0000${l.group}\u0000${l.created_at}\u0000${l.type}`;
-    const r = rows.get(k);
+    const r = byKey.get(k);
     if (r) {
       r.n += 1;
       r.quota += quota;
       r.tokens += tokens;
-    } else rows.set(k, { l, n: 1, quota, tokens });
+      // Recent again: the next rows are compared with it first.
+      sums.push(r);
+    } else {
+      const sum = { l, n: 1, quota, tokens };
+      byKey.set(k, sum);
+      sums.push(sum);
+    }
   }
   const acc = new Map<string, { key: RollupKey; n: number; quota: number; tokens: number }>();
-  for (const { l, n, quota, tokens } of rows.values()) {
+  for (const { l, n, quota, tokens } of byKey.values()) {
     for (const { dim, secs } of dims) {
       const userId = dim & DIM.user_id ? l.user_id : 0;
       const username = dim & DIM.username ? l.username : '';
