@@ -92,6 +92,10 @@ describe('Responses answer by template', () => {
       tool_choice: null,
     },
     { model: 'm', tool_choice: 'required', reasoning: { effort: 7 }, temperature: 1e21 },
+    // The strings and empty objects the echo writes from constants, given explicitly, and a name
+    // every object inherits.
+    { model: 'm', tool_choice: 'none', truncation: 'disabled', metadata: {}, text: {} },
+    { model: 'm', tool_choice: 'constructor', truncation: 'toString' },
   ];
 
   it('writes exactly what JSON.stringify writes for every answer, usage and request echo', () => {

@@ -648,6 +648,15 @@ interface EchoJson {
   afterUsage: string;
 }
 
+/**
+ * The echoed fields' JSON when the client left them out, and of the usual strings: each
+ * `JSON.stringify` call costs ≈ 1.3 k instructions however small its value, and a converted call
+ * made four of them for these defaults alone.
+ */
+const DEFAULT_TEXT_JSON = '{"format":{"type":"text"}}';
+const KNOWN_ECHO_STRINGS: Record<string, string> = { auto: '"auto"', none: '"none"', required: '"required"', disabled: '"disabled"' };
+const echoString = (v: unknown) => (typeof v === 'string' && Object.hasOwn(KNOWN_ECHO_STRINGS, v) ? KNOWN_ECHO_STRINGS[v]! : JSON.stringify(v));
+
 function echoJson(body: Record<string, unknown> | undefined): EchoJson {
   const e = echoed(body);
   return {
@@ -655,9 +664,10 @@ function echoJson(body: Record<string, unknown> | undefined): EchoJson {
     afterOutput:
       `"parallel_tool_calls":${e.parallel_tool_calls},"previous_response_id":null,` +
       `"reasoning":{"effort":${jsonOrNull(e.reasoning.effort)},"summary":${jsonOrNull(e.reasoning.summary)}},"store":false,` +
-      `"temperature":${jsonOrNull(e.temperature)},"text":${JSON.stringify(e.text)},"tool_choice":${JSON.stringify(e.tool_choice)},` +
-      `"tools":${e.tools.length ? JSON.stringify(e.tools) : '[]'},"top_p":${jsonOrNull(e.top_p)},"truncation":${JSON.stringify(e.truncation)}`,
-    afterUsage: `"user":${jsonOrNull(e.user)},"metadata":${JSON.stringify(e.metadata)}`,
+      `"temperature":${jsonOrNull(e.temperature)},"text":${isRecord(body?.text) ? JSON.stringify(e.text) : DEFAULT_TEXT_JSON},` +
+      `"tool_choice":${echoString(e.tool_choice)},` +
+      `"tools":${e.tools.length ? JSON.stringify(e.tools) : '[]'},"top_p":${jsonOrNull(e.top_p)},"truncation":${echoString(e.truncation)}`,
+    afterUsage: `"user":${jsonOrNull(e.user)},"metadata":${isRecord(body?.metadata) ? JSON.stringify(e.metadata) : '{}'}`,
   };
 }
 
