@@ -87,4 +87,43 @@ describeEach(DB_TARGETS, 'usage batcher', (getApp) => {
     const want = Array.from({ length: n }, (_, i) => i).filter((i) => i % 7 === 3);
     expect([Number(m3?.n), Number(m3?.q)]).toEqual([want.length, want.reduce((a, x) => a + x, 0)]);
   });
+
+  test("a queued row's `other` ends with its tail, written when the row is", async () => {
+    const app = getApp();
+    const u = await makeUser(app);
+    const b = usageBatcher(app.ctx);
+    let written = 0;
+    const tail = (t: string) => ({
+      json: () => {
+        written++;
+        return `${t}}`;
+      },
+    });
+    const base = {
+      user_id: u.id,
+      type: 2,
+      content: '',
+      username: u.username,
+      token_name: '',
+      token_id: 0,
+      model_name: 'tm',
+      quota: 1,
+      prompt_tokens: 0,
+      completion_tokens: 0,
+      use_time: 0,
+      is_stream: false,
+      channel_id: 1,
+      channel_name: '',
+      group: 'default',
+      ip: '',
+    };
+    b.addRow({ ...base, created_at: 1_700_000_000, other: '{"a":1,', otherTail: tail('"b":"中文 \\"x\\""') });
+    b.addRow({ ...base, created_at: 1_700_000_001, other: '{"plain":true}' });
+    // Not written while queued.
+    expect(written).toBe(0);
+    await b.flush();
+    const back = await app.knex('logs').where({ user_id: u.id }).orderBy('id').select('other');
+    expect(back.map((r) => JSON.parse(r.other as string))).toEqual([{ a: 1, b: '中文 "x"' }, { plain: true }]);
+    expect(written).toBe(1);
+  });
 });

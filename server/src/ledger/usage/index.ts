@@ -1,7 +1,7 @@
 import type { AppContext } from '../../context';
-import { logRow, type NewLog, type LogRow } from '../../repositories/logs';
+import { logRow, type NewLog } from '../../repositories/logs';
 import { nowSec } from '../../lib/time';
-import type { Counter, UsageWriter } from './rows';
+import type { Counter, QueuedLog, UsageWriter } from './rows';
 import { sqliteUsage } from './sqlite';
 import { postgresUsage } from './postgres';
 
@@ -30,7 +30,7 @@ export const FLUSH_AT = { sqlite: 400, postgres: 500 } as const;
  * was measured: batches of a few rows cost ≈ 10 % more CPU per call in counter and rollup upserts.)
  */
 export class UsageBatcher {
-  private logs: LogRow[] = [];
+  private logs: QueuedLog[] = [];
   /** Settled reservations whose log rows and counters are queued: deleted in the same flush. */
   private resIds: number[] = [];
   private users = new Map<number, Counter>();
@@ -52,7 +52,7 @@ export class UsageBatcher {
   }
 
   /** A complete row (the relay's consume log). */
-  addRow(row: LogRow): void {
+  addRow(row: QueuedLog): void {
     this.logs.push(row);
     this.schedule();
   }

@@ -64,6 +64,14 @@ export function logTailJson(tail: LogOtherTail): string {
   return s + '}';
 }
 
+/** The call's part of a queued consume log's `other` JSON, written with the row. */
+class OtherTail {
+  constructor(private readonly tail: LogOtherTail) {}
+  json(): string {
+    return logTailJson(this.tail);
+  }
+}
+
 /** The consume log's text for one price: the `content` line and the head of the `other` JSON. */
 function priceLogText(price: PriceInfo, lang: Lang): { content: string; otherHead: string } {
   const head = {
@@ -113,7 +121,6 @@ export function recordUsage(call: RelayCall, plan: CallPlan, money: CallMoney, a
     const note = call.passthrough === false ? unconvertedNote(call) : undefined;
     if (note) tail.unconverted = note;
     if (mapped) tail.upstream_model_name = outcome.upstreamModel;
-    const other = text.otherHead + logTailJson(tail);
     // A complete row (no defaults to merge in): this runs once per relayed call.
     batcher.addRow({
       user_id: principal.user.id,
@@ -133,7 +140,9 @@ export function recordUsage(call: RelayCall, plan: CallPlan, money: CallMoney, a
       group: principal.group,
       ip: call.ip,
       content: text.content,
-      other,
+      // The call's part is written with the row (QueuedLog says why).
+      other: text.otherHead,
+      otherTail: new OtherTail(tail),
     });
   }
   const pre = money.pre;
