@@ -1,14 +1,7 @@
 import crypto from 'node:crypto';
 import { msg } from '../i18n';
 import type Koa from 'koa';
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type RegistrationResponseJSON,
-} from '@simplewebauthn/server';
+import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { AppContext } from '../context';
 import { BadRequestError } from '../lib/errors';
 import { randomString } from '../lib/random';
@@ -25,6 +18,13 @@ import {
   type PasskeyRow,
 } from '../repositories/passkeys';
 import { findUserById, USER_STATUS, type UserRow } from '../repositories/users';
+
+/**
+ * The WebAuthn library, loaded on the first passkey ceremony: with its ASN.1, X.509 and CBOR
+ * dependencies it holds ≈ 4 MB of heap for good, which a gateway whose users never register a
+ * passkey (and every relay-only process) need not carry.
+ */
+const webauthn = () => import('@simplewebauthn/server');
 
 /**
  * Passkeys (WebAuthn, @simplewebauthn/server): several per user, each named; discoverable
@@ -171,6 +171,7 @@ export async function registrationOptions(app: AppContext, ctx: Koa.Context, use
   if (existing.length >= MAX_PER_USER) throw new BadRequestError(MSG.tooMany);
   // One user handle per user, so an authenticator keeps one credential per account.
   const handle = existing[0]?.webauthn_user_id ?? Buffer.from(crypto.randomBytes(32)).toString('base64url');
+  const { generateRegistrationOptions } = await webauthn();
   const options = await generateRegistrationOptions({
     rpName: rp.rpName,
     rpID: rp.rpID,
@@ -199,6 +200,7 @@ export async function finishRegistration(app: AppContext, ctx: Koa.Context, user
   const { challenge, rec } = await takeChallenge(app, input.credential, 'register', userBind(ctx, user));
   let info;
   try {
+    const { verifyRegistrationResponse } = await webauthn();
     const r = await verifyRegistrationResponse({
       response: input.credential,
       expectedChallenge: challenge,
@@ -240,6 +242,7 @@ export async function finishRegistration(app: AppContext, ctx: Koa.Context, user
 async function checkAssertion(app: AppContext, rp: RelyingParty, challenge: string, response: AuthenticationResponseJSON, row: PasskeyRow): Promise<void> {
   let newCounter: number;
   try {
+    const { verifyAuthenticationResponse } = await webauthn();
     const r = await verifyAuthenticationResponse({
       response,
       expectedChallenge: challenge,
@@ -268,6 +271,7 @@ export async function loginOptions(app: AppContext, ctx: Koa.Context) {
   if (!ctx.session) throw new BadRequestError('common.session_unavailable');
   const nonce = randomString(32);
   (ctx.session as CookieSession).webauthn_login = nonce;
+  const { generateAuthenticationOptions } = await webauthn();
   const options = await generateAuthenticationOptions({ rpID: rp.rpID, userVerification: 'required', timeout: CHALLENGE_SECONDS * 1000 });
   await saveChallenge(app, options.challenge, { purpose: 'login', bind: `login:${nonce}` });
   return options;
@@ -298,6 +302,7 @@ export async function verifyOptions(app: AppContext, ctx: Koa.Context, user: Use
   if (!bind) throw new BadRequestError(MSG.challenge);
   const rows = await passkeysOf(app.knex, user.id);
   if (!rows.length) throw new BadRequestError(MSG.none);
+  const { generateAuthenticationOptions } = await webauthn();
   const options = await generateAuthenticationOptions({
     rpID: rp.rpID,
     userVerification: 'required',
