@@ -1,7 +1,5 @@
 import crypto from 'node:crypto';
 import type Koa from 'koa';
-import { generateSecret, generateURI, verify } from 'otplib';
-import QRCode from 'qrcode';
 import type { AppContext } from '../context';
 import { BadRequestError, ForbiddenError } from '../lib/errors';
 import { randomString } from '../lib/random';
@@ -28,6 +26,10 @@ import { loginSlotKeys, releaseLoginSlots, takeLoginSlots } from './users';
  * even when it is replayed on another node within its window. Backup codes are stored as scrypt
  * hashes (one salt per enrolment) and used once each.
  */
+/** The TOTP and QR code libraries, loaded on first use (≈ 1.4 MB of heap a process without 2FA need not hold). */
+const otplib = () => import('otplib');
+const qrcode = () => import('qrcode');
+
 export const MSG = {
   alreadyOn: '2fa.already_on',
   notSetUp: '2fa.not_set_up',
@@ -81,16 +83,18 @@ export async function twoFactorStatus(app: AppContext, user: UserRow) {
 export async function setupTwoFactor(app: AppContext, user: UserRow) {
   const existing = await findTwoFactor(app.knex, user.id);
   if (existing?.enabled) throw new BadRequestError(MSG.alreadyOn);
+  const { generateSecret, generateURI } = await otplib();
   const secret = generateSecret();
   await savePendingTwoFactor(app.knex, { user_id: user.id, secret, backup_salt: randomString(32), created_at: nowSec() });
   const uri = generateURI({ issuer: issuer(app), label: user.username, secret, period: PERIOD });
-  const qr = await QRCode.toDataURL(uri, { margin: 1, width: 240 });
+  const qr = await (await qrcode()).default.toDataURL(uri, { margin: 1, width: 240 });
   return { secret, qr_code_data: uri, qr_code: qr };
 }
 
 /** The time step a TOTP code belongs to, or undefined when it matches none around now. */
 async function totpStep(secret: string, code: string, after: number | undefined): Promise<number | undefined> {
   if (!/^\d{6}$/.test(code)) return undefined;
+  const { verify } = await otplib();
   try {
     const r = await verify({ secret, token: code, period: PERIOD, epochTolerance: TOLERANCE, ...(after !== undefined ? { afterTimeStep: after } : {}) });
     return r.valid && 'timeStep' in r ? r.timeStep : undefined;
