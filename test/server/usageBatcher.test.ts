@@ -1,6 +1,6 @@
 import { describeEach, DB_TARGETS, makeUser } from '../helpers/app';
 import { usageBatcher } from '../../server/src/ledger/usage';
-import type { LogRow } from '../../server/src/repositories/logs';
+import { logRow, type LogRow } from '../../server/src/repositories/logs';
 
 /** What the usage batcher writes comes back exactly (on PostgreSQL the rows travel as one array per column). */
 describeEach(DB_TARGETS, 'usage batcher', (getApp) => {
@@ -99,26 +99,10 @@ describeEach(DB_TARGETS, 'usage batcher', (getApp) => {
         return `${t}}`;
       },
     });
-    const base = {
-      user_id: u.id,
-      type: 2,
-      content: '',
-      username: u.username,
-      token_name: '',
-      token_id: 0,
-      model_name: 'tm',
-      quota: 1,
-      prompt_tokens: 0,
-      completion_tokens: 0,
-      use_time: 0,
-      is_stream: false,
-      channel_id: 1,
-      channel_name: '',
-      group: 'default',
-      ip: '',
-    };
-    b.addRow({ ...base, created_at: 1_700_000_000, other: '{"a":1,', otherTail: tail('"b":"中文 \\"x\\""') });
-    b.addRow({ ...base, created_at: 1_700_000_001, other: '{"plain":true}' });
+    const row = (at: number, other: string) =>
+      logRow({ user_id: u.id, type: 2, username: u.username, model_name: 'tm', quota: 1, channel_id: 1, created_at: at, other });
+    b.addRow({ ...row(1_700_000_000, '{"a":1,'), otherTail: tail('"b":"中文 \\"x\\""') });
+    b.addRow(row(1_700_000_001, '{"plain":true}'));
     // Not written while queued.
     expect(written).toBe(0);
     await b.flush();
