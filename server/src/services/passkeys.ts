@@ -198,9 +198,10 @@ export async function finishRegistration(app: AppContext, ctx: Koa.Context, user
   const name = checkPasskeyName(input.name);
   const rp = relyingParty(app);
   const { challenge, rec } = await takeChallenge(app, input.credential, 'register', userBind(ctx, user));
+  // Loaded outside the try: a library that fails to load is an error, not a failed verification.
+  const { verifyRegistrationResponse } = await webauthn();
   let info;
   try {
-    const { verifyRegistrationResponse } = await webauthn();
     const r = await verifyRegistrationResponse({
       response: input.credential,
       expectedChallenge: challenge,
@@ -240,9 +241,9 @@ export async function finishRegistration(app: AppContext, ctx: Koa.Context, user
 
 /** Verifies an assertion against its stored credential and moves the counter on. */
 async function checkAssertion(app: AppContext, rp: RelyingParty, challenge: string, response: AuthenticationResponseJSON, row: PasskeyRow): Promise<void> {
+  const { verifyAuthenticationResponse } = await webauthn();
   let newCounter: number;
   try {
-    const { verifyAuthenticationResponse } = await webauthn();
     const r = await verifyAuthenticationResponse({
       response,
       expectedChallenge: challenge,

@@ -20,16 +20,16 @@ import { findUserById, ROLE, USER_STATUS, type UserRow } from '../repositories/u
 import { endUserSessions } from './sessions';
 import { loginSlotKeys, releaseLoginSlots, takeLoginSlots } from './users';
 
+/** The TOTP and QR code libraries, loaded on first use (≈ 1.4 MB of heap a process without 2FA need not hold). */
+const otplib = () => import('otplib');
+const qrcode = () => import('qrcode');
+
 /**
  * TOTP two-factor login (RFC 6238 through otplib: SHA-1, 6 digits, 30 s, ±1 step of clock drift).
  * Every accepted code moves the user's `last_step`, in a conditional UPDATE, so a code works once
  * even when it is replayed on another node within its window. Backup codes are stored as scrypt
  * hashes (one salt per enrolment) and used once each.
  */
-/** The TOTP and QR code libraries, loaded on first use (≈ 1.4 MB of heap a process without 2FA need not hold). */
-const otplib = () => import('otplib');
-const qrcode = () => import('qrcode');
-
 export const MSG = {
   alreadyOn: '2fa.already_on',
   notSetUp: '2fa.not_set_up',
