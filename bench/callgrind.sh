@@ -4,9 +4,8 @@
 #
 #   bash bench/callgrind.sh [gateway|proxy] [warm-up calls] [measured calls]
 #   CALLGRIND_PATHS=C,CM,CR bash bench/callgrind.sh           # the conversion rows too (gateway only)
-#     C: OpenAI Chat client → OpenAI channel (passthrough); CM: Claude Messages client → OpenAI
-#     channel; CR: OpenAI Responses client → Claude channel — bodies and headers as bench/run.ts's
-#     completions. Every path is warmed up first (warm-up calls each, in turn), then each is counted
+#     (the paths of bench/pathLoad.cjs: C passthrough, CM Claude client → OpenAI channel, CR
+#     Responses client → Claude channel). Every path is warmed up first (warm-up calls each, in turn), then each is counted
 #     on its own (N calls, a callgrind dump per path) in the same process.
 #   CALLGRIND_BUNDLE=bench/tmp/x.cjs bash bench/callgrind.sh … # runs that bundle (built before; under bench/ so that it
 #                                   finds node_modules) instead of building one
@@ -29,16 +28,13 @@ cd "$(dirname "$0")/.."
 TARGET=${1:-gateway}
 WARM=${2:-6000}
 N=${3:-10000}
-OUT=$(mktemp -d)
 TARGET_CPU=${CALLGRIND_CPU:-0}
 LOAD_CPU=$((1 - TARGET_CPU))
-# Below the ephemeral range (32768–60999), which outgoing connections share: a port picked there may be taken by the time it is bound.
-PORT=$((20001 + RANDOM % 12000))
 BUNDLE=${CALLGRIND_BUNDLE:-bench/tmp/$TARGET.cjs}
-[ -n "${CALLGRIND_BUNDLE:-}" ] || node server/build.mjs "bench/$TARGET.ts" "$BUNDLE" > /dev/null
-taskset -c $LOAD_CPU node --import tsx bench/mock.ts --port $((PORT - 1)) > "$OUT/mock.log" 2>&1 &
-MOCK=$!
+BUILD=$([ -n "${CALLGRIND_BUNDLE:-}" ] && echo 0 || echo 1)
 KEY=callgrind0123456789abcdef0123456789abcdef
+# shellcheck source=bench/perCall.sh
+source bench/perCall.sh
 DB_ARGS=(--db "sqlite:$OUT/g.db")
 if [ -n "${CALLGRIND_PG:-}" ]; then
   SCHEMA=cg_$$
@@ -58,42 +54,11 @@ cleanup() {
   if [ -n "${SCHEMA:-}" ]; then psql "$CALLGRIND_PG" -qc "drop schema if exists $SCHEMA cascade" > /dev/null 2>&1 || true; fi
 }
 trap cleanup EXIT
-BODY_C='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hello there"}]}'
-for _ in $(seq 1 240); do
-  code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $KEY" -H 'content-type: application/json' -d "$BODY_C" "http://127.0.0.1:$PORT/v1/chat/completions" || true)
-  [ "$code" = 200 ] && break
-  sleep 1
-done
-if [ "$code" != 200 ]; then echo "the target does not answer ($code):" >&2; tail -20 "$OUT/target.log" >&2; exit 1; fi
-PATHS=${CALLGRIND_PATHS:-C}
-[ "$TARGET" = gateway ] || PATHS=C
-# load <path id> <calls>: autocannon at c=10 with that path's client protocol (as bench/run.ts).
-load() {
-  taskset -c $LOAD_CPU node -e "
-const paths = {
-  C: { path: '/v1/chat/completions', headers: { authorization: 'Bearer $KEY' },
-       body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hello there' }] } },
-  CM: { path: '/v1/messages', headers: { 'x-api-key': '$KEY', 'anthropic-version': '2023-06-01' },
-        body: { model: 'gpt-4o-mini', max_tokens: 16, messages: [{ role: 'user', content: 'hello there' }] } },
-  CR: { path: '/v1/responses', headers: { authorization: 'Bearer $KEY' },
-        body: { model: 'claude-mock', input: 'hello there', max_output_tokens: 16 } },
-};
-const p = paths['$1'];
-if (!p) { console.error('unknown path $1'); process.exit(1); }
-require('autocannon')({ url: 'http://127.0.0.1:$PORT' + p.path, method: 'POST', connections: 10, amount: $2, timeout: 120,
-  headers: { ...p.headers, 'content-type': 'application/json' }, body: JSON.stringify(p.body) },
-  (e, r) => {
-    // A few connection errors happen when the target under valgrind is slow (a kept-alive socket closed as a request
-    // is sent): tolerated up to 1 %, printed; a non-2xx answer or more errors fail the count.
-    if (e || r.non2xx || r.errors + r.timeouts > $2 / 100) { console.error('load failed', '$1', e ?? r.non2xx + ' non-2xx, ' + r.errors + ' errors, ' + r.timeouts + ' timeouts'); process.exit(1); }
-    if (r.errors) console.error('$1: ' + r.errors + ' connection errors of $2 calls');
-  })"
-}
-IFS=, read -ra PATH_IDS <<< "$PATHS"
-for id in "${PATH_IDS[@]}"; do load "$id" "$WARM"; done
+wait_for_target 240
+warm_paths "${CALLGRIND_PATHS:-C}" "$WARM" 10
 for id in "${PATH_IDS[@]}"; do
   callgrind_control -i on $VG > /dev/null 2>&1
-  load "$id" "$N"
+  load_path "$id" "$N" 10
   callgrind_control -i off $VG > /dev/null 2>&1
   before=$(ls "$OUT" | grep -c '^cg\.' || true)
   callgrind_control -d $VG > /dev/null 2>&1
