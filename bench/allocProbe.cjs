@@ -33,7 +33,7 @@ function area(url) {
   if (url === '') return 'V8 API and native';
   if (/bench\/tmp\/[^/]+\.cjs$/.test(url)) return 'target bundle';
   if (url.includes('undici')) return 'undici';
-  if (url.startsWith('node:') || !url.includes('/') || /^(internal|streams|process|buffer|events|timers|net)\b/.test(url)) return 'Node';
+  if (url.startsWith('node:')) return 'Node';
   return 'other modules';
 }
 

@@ -31,7 +31,8 @@ N=${3:-10000}
 TARGET_CPU=${CALLGRIND_CPU:-0}
 LOAD_CPU=$((1 - TARGET_CPU))
 BUNDLE=${CALLGRIND_BUNDLE:-bench/tmp/$TARGET.cjs}
-BUILD=$([ -n "${CALLGRIND_BUNDLE:-}" ] && echo 0 || echo 1)
+BUILD=1
+[ -z "${CALLGRIND_BUNDLE:-}" ] || BUILD=0
 KEY=callgrind0123456789abcdef0123456789abcdef
 # shellcheck source=bench/perCall.sh
 source bench/perCall.sh
