@@ -232,8 +232,9 @@ describeEach(DB_TARGETS, 'channel administration', (getApp) => {
       expect(await abilitiesOf(app, ids.a)).toEqual(['default/m1/false/0/0/', 'default/m2/false/0/0/']);
       await admin.put('/api/channel/').send({ id: ids.a, status: 1, priority: 7, weight: 3 });
       expect(await abilitiesOf(app, ids.a)).toEqual(['default/m1/true/7/3/', 'default/m2/true/7/3/']);
-      // Full edit; an empty key keeps the stored key.
-      const full = await admin
+      // Full edit; an empty key keeps the stored key. (It re-points the channel, which without the
+      // key is root's: channelRepoint.test.ts.)
+      const full = await root
         .put('/api/channel/')
         .send({ id: ids.a, name: 'a2', key: '', models: 'm9', group: 'vip', base_url: 'http://x/', model_mapping: '' });
       expect(full.body.data).toMatchObject({ name: 'a2', models: 'm9', group: 'vip', base_url: 'http://x' });

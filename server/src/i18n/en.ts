@@ -63,7 +63,9 @@ export const en: Record<MessageKey, string> = {
   'channel.field_proxy': 'The proxy address',
   'channel.field_token_uri': 'The token_uri in the key',
   'channel.groups_empty': 'The groups must not be empty',
+  'channel.field_region': 'The region',
   'channel.ids_list': 'ids must be a list of integers',
+  'channel.field_type': 'The channel type',
   'channel.ids_positive': 'ids must be positive integers',
   'channel.ids_too_many': 'At most 10000 at once',
   'channel.invalid_id': 'Invalid channel ID',
@@ -100,6 +102,8 @@ export const en: Record<MessageKey, string> = {
   'channel.private_root_only': 'only the root user may point a channel at private, loopback or link-local addresses',
   'channel.select_to_delete': 'Please select the channels to delete first!',
   'channel.select_to_tag': 'Please select the channels to tag first!',
+  'channel.repoint_needs_key':
+    'Changing where this channel sends its key ({what}) needs the key typed again in the same save (only root may re-point a channel without it)',
   'channel.setting_json': "The channel's extra settings must be valid JSON!",
   'channel.status_code_mapping_json': 'The status code mapping must be valid JSON!',
   'channel.status_values': 'The status must be 1, 2 or 3',

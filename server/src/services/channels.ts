@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { msg, serverLang, t, type Lang } from '../i18n';
+import { msg, serverLang, t, type Lang, type MessageParam } from '../i18n';
 import type { AppContext } from '../context';
 import { BadRequestError, NotFoundError } from '../lib/errors';
 import { nowSec } from '../lib/time';
@@ -9,7 +9,7 @@ import { CHANNEL_STATUS, channelView, rebuildAllAbilities, splitList, syncAbilit
 import { invalidateChannels } from './invalidate';
 import { channelHosts, vetChannelHosts } from './channelTargets';
 import { ROLE } from '../repositories/users';
-import { CHANNEL_TYPE, channelType, isKnownChannelType } from '../channels/catalogue';
+import { adaptorIdOf, CHANNEL_TYPE, channelType, defaultBaseUrl, isKnownChannelType } from '../channels/catalogue';
 import { channelKeys } from '../relay/routing';
 import { healthBoard } from '../routing/board';
 import { newMultiKeyInfo, parseChannelInfo, remapKeyStatuses, serializeChannelInfo } from '../routing/channelInfo';
@@ -109,6 +109,68 @@ function viewFor(row: ChannelRow, _role: number): Record<string, unknown> {
   out.key = maskKey(String(row.key ?? ''));
   out.key_masked = true;
   return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Where a key goes: re-pointing a channel needs the key typed again (or root)
+
+/** One place a channel sends its key to, and the form field that decides it. */
+export interface KeyDestination {
+  what: MessageParam;
+  /** Compared as is: the origin (scheme://host:port) of a URL, else a description of the default. */
+  where: string;
+}
+
+const originOf = (raw: string): string => {
+  try {
+    const u = new URL(raw);
+    return u.host ? `${u.protocol}//${u.host}` : raw;
+  } catch {
+    return raw;
+  }
+};
+
+function settingProxy(setting: string | null | undefined): string {
+  if (!setting || !setting.trim().startsWith('{')) return '';
+  try {
+    const v = (JSON.parse(setting) as Record<string, unknown> | null)?.proxy;
+    return typeof v === 'string' ? v.trim() : '';
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * Where a channel's key goes: the base URL's origin, or without one the kind's own host (for AWS
+ * Bedrock and Vertex AI it depends on the region in `other`), and the proxy (it reads the key of a
+ * plain-http upstream). The key itself (a Bedrock region, a Vertex `token_uri`) is left out: an
+ * edit that changes it typed the key.
+ */
+export function keyDestinations(c: { type: number; base_url?: string | null; setting?: string | null; other?: string | null }): KeyDestination[] {
+  const out: KeyDestination[] = [];
+  const proxy = settingProxy(c.setting);
+  if (proxy) out.push({ what: msg('channel.field_proxy'), where: `proxy ${originOf(proxy)}` });
+  const base = String(c.base_url ?? '').trim();
+  const type = Number(c.type);
+  const entry = channelType(type);
+  const adaptor = entry ? adaptorIdOf(entry) : undefined;
+  if (base) out.push({ what: 'Base URL', where: originOf(base) });
+  else if (adaptor === 'bedrock' || adaptor === 'vertex') out.push({ what: msg('channel.field_region'), where: `${adaptor} ${String(c.other ?? '').trim()}` });
+  else out.push({ what: msg('channel.field_type'), where: defaultBaseUrl(type) ? originOf(defaultBaseUrl(type)) : `type ${type}` });
+  return out;
+}
+
+/**
+ * An admin may send a channel's key to a new place only with the key typed in the same request
+ * (they know it, so nothing is taken); root may always. Without the key, an edit of the base URL,
+ * the proxy, the kind or a region that adds a destination is refused before anything is written.
+ */
+function refuseRepoint(current: ChannelRow, next: { type: number; base_url?: string | null; setting?: string | null; other?: string | null }): void {
+  const known = new Set(keyDestinations(current).map((d) => d.where));
+  const added = keyDestinations(next).filter((d) => !known.has(d.where));
+  if (!added.length) return;
+  const what = Number(next.type) !== Number(current.type) ? msg('channel.field_type') : added[0]!.what;
+  throw new BadRequestError(msg('channel.repoint_needs_key', { what }));
 }
 
 /** The full key of one channel (root, re-verified: checked by the route). */
@@ -340,6 +402,13 @@ export async function updateChannel(app: AppContext, input: ChannelUpdate, role:
   if (patch.type !== undefined && patch.type !== Number(current.type)) refuseRetired(patch.type);
   // The masked key sent back unchanged (an admin's form) keeps the stored key.
   if (patch.key !== undefined && patch.key === maskKey(String(current.key ?? ''))) delete patch.key;
+  if (!canSeeKeys(role) && patch.key === undefined)
+    refuseRepoint(current, {
+      type: patch.type ?? current.type,
+      base_url: patch.base_url ?? current.base_url,
+      setting: patch.setting ?? current.setting,
+      other: patch.other ?? current.other,
+    });
   // Only destinations that change are vetted: an admin may edit a channel root pointed at a local host.
   const known = new Set(safeHosts(current).map((h) => `${h.what}|${h.origin}`));
   const next = everyHost({
