@@ -26,6 +26,7 @@ import {
   CHANNEL_DEFAULTS,
   addCustomModels,
   baseUrlEndsWithV1,
+  changesKeyDestination,
   channelToForm,
   formToPayload,
   switchType,
@@ -144,9 +145,11 @@ const ChannelFormView = ({
   const set = <K extends keyof ChannelForm>(k: K, v: ChannelForm[K]) => setForm((f) => ({ ...f, [k]: v }));
 
   const kind = kindFields(catalogue, form.type);
+  // An admin who sends the key somewhere new types it again (the server refuses it otherwise); root need not.
+  const keyRequired = isEdit && storedUserRole() < 100 && changesKeyDestination(initial, form, catalogue);
 
   const submit = async (skipV1Check = false) => {
-    const err = validateChannel(form, isEdit, catalogue);
+    const err = validateChannel(form, isEdit, catalogue, keyRequired);
     if (err) return notify(err, { type: 'warning' });
     if (!skipV1Check && baseUrlEndsWithV1(form.base_url) && !kind.baseUrl?.fullUrl) return setConfirmV1(true);
     setSaving(true);
@@ -329,7 +332,7 @@ const ChannelFormView = ({
         )}
         <TextField
           size="small"
-          required={!isEdit}
+          required={!isEdit || keyRequired}
           label={translate('res.channel.fields.key')}
           placeholder={
             isEdit && keyMask
@@ -339,13 +342,15 @@ const ChannelFormView = ({
                 : keyHint(catalogue, form.type) || translate('res.channel.placeholder.key')
           }
           helperText={
-            isEdit
-              ? translate('res.channel.hint.key_keep')
-              : form.multi
-                ? translate('res.channel.multi_key.hint')
-                : form.batch
-                  ? translate('res.channel.hint.batch_key')
-                  : undefined
+            keyRequired
+              ? translate('res.channel.hint.key_for_destination')
+              : isEdit
+                ? translate('res.channel.hint.key_keep')
+                : form.multi
+                  ? translate('res.channel.multi_key.hint')
+                  : form.batch
+                    ? translate('res.channel.hint.batch_key')
+                    : undefined
           }
           value={form.key}
           multiline={form.batch || !!form.multi || kind.jsonKey}

@@ -4,6 +4,7 @@ import {
   addCustomModels,
   baseUrlEndsWithV1,
   batchKeys,
+  changesKeyDestination,
   channelToForm,
   copyPayload,
   formToPayload,
@@ -101,6 +102,29 @@ describe('channel validations', () => {
     expect(validateChannel(form({ name: '' }), false, CAT)).toBe('res.channel.msg.name_key_required');
     expect(validateChannel(form({ key: ' ' }), false, CAT)).toBe('res.channel.msg.name_key_required');
     expect(validateChannel(form({ key: '' }), true, CAT)).toBeNull();
+  });
+  it('an edit that sends the key somewhere new (base URL host, proxy, kind, Vertex region) needs the key typed again', () => {
+    const stored = form({ key: '', base_url: 'https://api.example.com', setting: '' });
+    const moved = (over: Partial<ChannelForm>) => changesKeyDestination(stored, { ...stored, ...over }, CAT);
+    expect(moved({ base_url: 'https://attacker.example.net' })).toBe(true);
+    expect(moved({ base_url: 'https://api.example.com:8443' })).toBe(true);
+    expect(moved({ base_url: '' })).toBe(true);
+    expect(moved({ setting: '{"proxy":"http://proxy.example.net:3128"}' })).toBe(true);
+    // Same host, other fields, a kind change behind the same base URL: the key goes nowhere new.
+    expect(moved({ base_url: 'https://api.example.com/openai/', name: 'x', models: ['a'], priority: 3 })).toBe(false);
+    expect(moved({ type: 43, setting: '{"force_format":true}' })).toBe(false);
+    const official = form({ key: '', base_url: '' });
+    expect(changesKeyDestination(official, { ...official, type: 43 }, CAT)).toBe(true);
+    const vertex = form({ key: '', type: 41, base_url: '', other: 'us-central1' });
+    expect(changesKeyDestination(vertex, { ...vertex, other: 'europe-west4' }, CAT)).toBe(true);
+    const azure = form({ key: '', type: 3, base_url: 'https://res.openai.azure.com', other: '2024-10-21' });
+    expect(changesKeyDestination(azure, { ...azure, other: '2025-04-01-preview' }, CAT)).toBe(false);
+    const withProxy = form({ key: '', setting: '{"proxy":"http://p.example.net:1"}' });
+    expect(changesKeyDestination(withProxy, { ...withProxy, setting: '' }, CAT)).toBe(false);
+    // The form then asks for the key; typed, it passes.
+    expect(validateChannel({ ...stored, base_url: 'https://attacker.example.net' }, true, CAT, true)).toBe('res.channel.msg.key_for_destination');
+    expect(validateChannel({ ...stored, base_url: 'https://attacker.example.net', key: 'sk-typed' }, true, CAT, true)).toBeNull();
+    expect(validateChannel(stored, true, CAT, false)).toBeNull();
   });
   it('needs at least one model', () => {
     expect(validateChannel(form({ models: [] }), false, CAT)).toBe('res.channel.msg.models_required');

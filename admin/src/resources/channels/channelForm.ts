@@ -159,9 +159,55 @@ export function isValidJsonObject(text: string): boolean {
   }
 }
 
-/** Validates the form; returns the i18n key of the first problem, or null. */
-export function validateChannel(form: ChannelForm, isEdit: boolean, cat: ChannelTypeCatalogue): string | null {
+/** scheme://host:port of a URL; the text itself when it is not one. */
+function originOf(url: string): string {
+  try {
+    const u = new URL(url);
+    return u.host ? `${u.protocol}//${u.host}` : url;
+  } catch {
+    return url;
+  }
+}
+
+function proxyOf(setting: string): string {
+  try {
+    const v = (JSON.parse(setting) as Record<string, unknown> | null)?.proxy;
+    return typeof v === 'string' ? v.trim() : '';
+  } catch {
+    return '';
+  }
+}
+
+/** Where the channel's key goes, as the server tells them apart (services/channels.ts keyDestinations). */
+function keyDestinations(form: ChannelForm, cat: ChannelTypeCatalogue): string[] {
+  const out: string[] = [];
+  const proxy = proxyOf(form.setting);
+  if (proxy) out.push(`proxy ${originOf(proxy)}`);
+  const base = stripTrailingSlash(form.base_url);
+  if (base) out.push(originOf(base));
+  // Without a base URL the kind's own host: for a kind whose `other` is a region (Vertex AI), it is in the host name.
+  else if (kindFields(cat, form.type).other?.label === 'res.channel.fields.region') out.push(`type ${form.type} ${form.other.trim()}`);
+  else out.push(`type ${form.type}`);
+  return out;
+}
+
+/**
+ * Does the edit send the stored key somewhere new (another base URL host, proxy, kind or region)?
+ * Then an admin must type the key again: the server refuses it otherwise (only root may re-point
+ * a channel without the key).
+ */
+export function changesKeyDestination(initial: ChannelForm, form: ChannelForm, cat: ChannelTypeCatalogue): boolean {
+  const known = new Set(keyDestinations(initial, cat));
+  return keyDestinations(form, cat).some((d) => !known.has(d));
+}
+
+/**
+ * Validates the form; returns the i18n key of the first problem, or null. `keyRequired`: an edit
+ * that must carry the key (an admin re-pointing the channel, see changesKeyDestination).
+ */
+export function validateChannel(form: ChannelForm, isEdit: boolean, cat: ChannelTypeCatalogue, keyRequired = false): string | null {
   if (!form.name.trim() || (!isEdit && !form.key.trim())) return 'res.channel.msg.name_key_required';
+  if (isEdit && keyRequired && !form.key.trim()) return 'res.channel.msg.key_for_destination';
   if (form.models.length === 0) return 'res.channel.msg.models_required';
   if (!isValidJsonObject(form.model_mapping)) return 'res.channel.msg.mapping_json';
   if (kindFields(cat, form.type).jsonKey && form.key.trim() && !form.batch && !form.multi && !isValidJsonObject(form.key)) return 'res.channel.msg.key_json';
