@@ -117,6 +117,17 @@ export const ENVIRONMENT = {
   APP_VERSION: variable({ description: 'version reported by `/api/status`', defaultText: 'the root package.json version', schema: text() }),
   API_BODY_LIMIT: variable({ description: 'largest console API request body, bytes', defaultText: '1 MiB', schema: wholeNumber(MiB, 1) }),
   RELAY_BODY_LIMIT: variable({ description: 'largest relay request body, bytes', defaultText: '32 MiB', schema: wholeNumber(32 * MiB, 1) }),
+  HTTP_HEADERS_TIMEOUT_MS: variable({
+    description:
+      'a client must send a request’s headers within this time, or gets 408 and the connection closes (idle keep-alive connections are not affected)',
+    schema: wholeNumber(20_000, 1_000),
+  }),
+  HTTP_REQUEST_TIMEOUT_MS: variable({
+    description:
+      'a client must send a whole request (headers and body: the relay’s uploads) within this time, or gets 408 and the connection closes; the answer may take as long as it needs (streams)',
+    schema: wholeNumber(300_000, 1_000),
+  }),
+  API_BODY_TIMEOUT_MS: variable({ description: 'a console API request body must arrive within this time (else 408)', schema: wholeNumber(30_000, 100) }),
   UPSTREAM_TIMEOUT_MS: variable({ description: 'upstream request timeout', schema: wholeNumber(300_000, 1) }),
   UPSTREAM_CONNECT_TIMEOUT_MS: variable({
     description: 'opening an upstream connection: TCP + TLS, per hop (to a channel’s proxy, then through it)',
@@ -181,6 +192,25 @@ export const ENVIRONMENT = {
     description: 'after how long without a heartbeat another node takes over a node’s open reservations',
     defaultText: '`60000`',
     schema: positiveNumber(),
+  }),
+  LEDGER_DURABLE_COMMIT: variable({
+    description:
+      'PostgreSQL: `on` waits for every ledger commit (reserve, settle, refund, usage flush) to be flushed to disk (`synchronous_commit = on`, ≈ 0.1–0.2 ms more per commit); `off` keeps SQLite’s class: a commit survives any crash of a gateway node, a crash of the database host may lose its last few hundred milliseconds of ledger transactions, each whole (`docs/billing.md`)',
+    schema: oneOf(['on', 'off'], 'off'),
+  }),
+  DATABASE_STATEMENT_TIMEOUT_MS: variable({
+    description:
+      'PostgreSQL: longest a statement may run (`statement_timeout`); a call past it fails with a clear error instead of hanging (`0`: no limit; migrations have none)',
+    schema: wholeNumber(30_000, 0),
+  }),
+  DATABASE_ACQUIRE_TIMEOUT_MS: variable({
+    description: 'PostgreSQL: longest a call waits for a pooled connection (the database unreachable, the pool busy) before it fails with a clear error',
+    schema: wholeNumber(10_000, 100),
+  }),
+  DATABASE_LOCK_TIMEOUT_MS: variable({
+    description:
+      'PostgreSQL: longest a statement waits for a lock (`lock_timeout`); a relay call that waits longer answers 503 in its caller’s format (`0`: no limit)',
+    schema: wholeNumber(5_000, 0),
   }),
   TASK_POLL_MS: variable({
     description: 'how often each node polls the upstreams of unfinished asynchronous tasks (Midjourney, Suno, video); `0` turns the poller off',

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { withoutTimeouts } from '../server/src/db/knex';
 import * as m001 from './001_initial';
 import * as m002 from './002_log_rollups';
 import * as m003 from './003_user_sessions';
@@ -25,5 +26,20 @@ const migrations: Record<string, Knex.Migration> = {
 export const migrationSource: Knex.MigrationSource<string> = {
   getMigrations: async () => Object.keys(migrations),
   getMigrationName: (name) => name,
-  getMigration: async (name) => migrations[name]!,
+  getMigration: async (name) => unbounded(migrations[name]!),
 };
+
+/**
+ * A migration without the pool's statement and lock timeouts (DATABASE_STATEMENT_TIMEOUT_MS,
+ * DATABASE_LOCK_TIMEOUT_MS): building an index over millions of log rows takes longer than a
+ * call may, and waits for the locks it needs. `SET LOCAL` lasts for the migration's transaction.
+ */
+function unbounded(m: Knex.Migration): Knex.Migration {
+  return {
+    ...m,
+    up: async (knex) => {
+      await withoutTimeouts(knex);
+      return m.up(knex);
+    },
+  };
+}

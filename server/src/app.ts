@@ -1,3 +1,4 @@
+import os from 'node:os';
 import Koa from 'koa';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -48,7 +49,13 @@ export interface CreateAppOptions {
  */
 export async function createApp(config: AppConfig, opts: CreateAppOptions = {}): Promise<GatewayApp> {
   const log = opts.logger ?? createLogger(config.logLevel);
-  const db: Db = createDb(config.databaseUrl, { pgSchema: config.pgSchema });
+  const db: Db = createDb(config.databaseUrl, {
+    pgSchema: config.pgSchema,
+    statementTimeoutMs: config.dbStatementTimeoutMs ?? 30_000,
+    lockTimeoutMs: config.dbLockTimeoutMs ?? 5_000,
+    acquireTimeoutMs: config.dbAcquireTimeoutMs,
+    applicationName: `ai-gateway ${config.nodeId || `${os.hostname()}:${config.port}`}`.slice(0, 63),
+  });
   await migrate(db.knex);
   const kv: KV = createKV(config.redisUrl, config.redisPrefix);
   if (kv instanceof RedisKV) kv.onSubscribeError = (err) => log.error({ err }, 'redis subscribe failed');

@@ -27,6 +27,10 @@ export interface AppConfig {
   apiBodyLimit: number;
   /** Max body size for relay calls, bytes. */
   relayBodyLimit: number;
+  /** Deadlines of a request's arrival (ms): its headers; the whole request (relay uploads); a console body. */
+  httpHeadersTimeoutMs?: number;
+  httpRequestTimeoutMs?: number;
+  apiBodyTimeoutMs?: number;
   /** Upstream request timeout (ms) for relay calls. */
   upstreamTimeoutMs: number;
   version: string;
@@ -59,6 +63,13 @@ export interface AppConfig {
   /** Heartbeat period of a node (ms) and after how long without one its reservations are taken over. */
   ledgerHeartbeatMs?: number;
   ledgerStaleMs?: number;
+  /** PostgreSQL: ledger commits wait for the disk flush (LEDGER_DURABLE_COMMIT=on); default: asynchronous commit. */
+  ledgerDurableCommit?: boolean;
+  /** PostgreSQL `statement_timeout` and `lock_timeout` of the pool's connections (ms; 0: none). */
+  dbStatementTimeoutMs?: number;
+  dbLockTimeoutMs?: number;
+  /** PostgreSQL: longest wait for a pooled connection (ms). */
+  dbAcquireTimeoutMs?: number;
   /** Poll period of unfinished asynchronous tasks (ms); 0: no poller (tests tick it by hand). */
   taskPollMs: number;
   /** `GET /metrics` needs `Authorization: Bearer <metricsToken>`; unset: loopback clients only. */
@@ -67,6 +78,8 @@ export interface AppConfig {
   processMetrics: boolean;
   /** Base of the Telegram Bot API (channel alerts); default https://api.telegram.org (tests point it at a mock). */
   telegramApiUrl?: string;
+  /** Realtime: how long a session whose client left waits for the usage of the responses it cancelled (ms; default 5000; tests shorten it). */
+  realtimeCancelWaitMs?: number;
 }
 
 const root = path.resolve(__dirname, '../..');
@@ -98,6 +111,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     adminDist: e.ADMIN_DIST ?? path.join(root, 'admin', 'dist'),
     apiBodyLimit: e.API_BODY_LIMIT,
     relayBodyLimit: e.RELAY_BODY_LIMIT,
+    httpHeadersTimeoutMs: e.HTTP_HEADERS_TIMEOUT_MS,
+    httpRequestTimeoutMs: e.HTTP_REQUEST_TIMEOUT_MS,
+    apiBodyTimeoutMs: e.API_BODY_TIMEOUT_MS,
     upstreamTimeoutMs: e.UPSTREAM_TIMEOUT_MS,
     version: e.APP_VERSION ?? readVersion(),
     trustProxy,
@@ -116,6 +132,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     nodeId: e.NODE_ID,
     ledgerHeartbeatMs: e.LEDGER_HEARTBEAT_MS,
     ledgerStaleMs: e.LEDGER_STALE_MS,
+    ledgerDurableCommit: e.LEDGER_DURABLE_COMMIT === 'on',
+    dbStatementTimeoutMs: e.DATABASE_STATEMENT_TIMEOUT_MS,
+    dbLockTimeoutMs: e.DATABASE_LOCK_TIMEOUT_MS,
+    dbAcquireTimeoutMs: e.DATABASE_ACQUIRE_TIMEOUT_MS,
     taskPollMs: e.TASK_POLL_MS,
     metricsToken: e.METRICS_TOKEN,
     processMetrics: e.GATEWAY_PROCESS_METRICS === 'true',

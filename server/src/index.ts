@@ -13,7 +13,7 @@ async function main() {
     log.warn('SESSION_SECRET is not set: using a random one, sessions end on restart and are not shared between nodes');
   }
   const gateway = await createApp(config, { logger: log });
-  const server = createGatewayServer(gateway.callback);
+  const server = createGatewayServer(gateway.callback, { headersMs: config.httpHeadersTimeoutMs, requestMs: config.httpRequestTimeoutMs });
   server.on('upgrade', gateway.upgrade);
   // Start-up (migrations, loading options and caches) leaves garbage: listen without it.
   await gateway.releaseIdle();

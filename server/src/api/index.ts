@@ -88,7 +88,7 @@ export function apiMiddleware(app: AppContext): Koa.Middleware[] {
     guard,
     onlyApi(apiErrors(app)),
     onlyApi(perIp),
-    onlyApi(jsonBody(app.config.apiBodyLimit)),
+    onlyApi(jsonBody(app.config.apiBodyLimit, app.config.apiBodyTimeoutMs)),
     onlyApi(router.routes()),
     onlyApi(router.allowedMethods()),
   ];

@@ -20,7 +20,30 @@ export interface Db {
 }
 
 /** Opens the database named by a `sqlite:` or `postgres://` URL. */
-export function createDb(url: string, opts: { pgSchema?: string } = {}): Db {
+export interface DbOptions {
+  pgSchema?: string;
+  /** PostgreSQL: `statement_timeout` and `lock_timeout` of every connection (ms; 0 or unset: none). */
+  statementTimeoutMs?: number;
+  lockTimeoutMs?: number;
+  /** PostgreSQL: longest wait for a pooled connection (ms; default 10 s). */
+  acquireTimeoutMs?: number;
+  /** PostgreSQL: `application_name` of the connections (pg_stat_activity shows which node holds which). */
+  applicationName?: string;
+}
+
+/**
+ * Lifts the pool's statement and lock timeouts for the rest of transaction `trx` (PostgreSQL;
+ * nothing on SQLite): for the few long jobs an operator starts on purpose — migrations, a purge of
+ * millions of log rows.
+ */
+export async function withoutTimeouts(trx: Knex | Knex.Transaction): Promise<void> {
+  if (trx.client.config.client === 'pg') await trx.raw('set local statement_timeout = 0; set local lock_timeout = 0');
+}
+
+/** A transaction left open this long (a stuck caller holding row locks) is ended by PostgreSQL. */
+const IDLE_IN_TRANSACTION_MS = 60_000;
+
+export function createDb(url: string, opts: DbOptions = {}): Db {
   if (url.startsWith('sqlite:')) {
     const file = url.slice('sqlite:'.length) || ':memory:';
     if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
@@ -57,8 +80,18 @@ export function createDb(url: string, opts: { pgSchema?: string } = {}): Db {
     loadPg();
     const knex = knexFactory({
       client: 'pg',
-      connection: url,
+      // Sent in the start-up message (no round trip): a table lock held elsewhere or a runaway
+      // query makes calls fail clearly, in their caller's format, instead of hanging with it
+      // (docs/security.md, "The database path"). Migrations lift both (migrations/index.ts).
+      connection: {
+        connectionString: url,
+        application_name: opts.applicationName,
+        statement_timeout: opts.statementTimeoutMs || undefined,
+        // node-postgres' own options (knex's connection type lists fewer).
+        ...({ lock_timeout: opts.lockTimeoutMs || undefined, idle_in_transaction_session_timeout: IDLE_IN_TRANSACTION_MS } as object),
+      },
       searchPath: schema ? [schema] : undefined,
+      acquireConnectionTimeout: opts.acquireTimeoutMs ?? 10_000,
       pool: {
         min: 0,
         max: 20,

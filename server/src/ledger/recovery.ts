@@ -82,10 +82,23 @@ async function heartbeat(app: AppContext, startedAt: number): Promise<void> {
 export type Recovered = 'refunded' | 'settled';
 
 /**
- * Reconciles one reservation row of `owner` in one transaction; undefined when it was not this
- * call's to reconcile (gone already, or `owner` is another node seen since `staleBefore`).
+ * What a live node knows of a call whose own write failed (ledger/repair.ts): the cost to charge
+ * when the client had the answer (0: refund it all), and the figures of its log row.
  */
-export async function reconcileOne(app: AppContext, id: number, owner: string, staleBefore?: number): Promise<Recovered | undefined> {
+export interface KnownOutcome {
+  charge: number;
+  channelId: number;
+  promptTokens: number;
+  completionTokens: number;
+}
+
+/**
+ * Reconciles one reservation row of `owner` in one transaction; undefined when it was not this
+ * call's to reconcile (gone already, or `owner` is another node seen since `staleBefore`). With
+ * `known` (a live node repairing its own failed write) an open row is settled at `known.charge`
+ * — as far as the balances reach, as a settle is — instead of refunded.
+ */
+export async function reconcileOne(app: AppContext, id: number, owner: string, staleBefore?: number, known?: KnownOutcome): Promise<Recovered | undefined> {
   const me = nodeId(app);
   return app.knex.transaction(async (trx) => {
     const guard = staleBefore === undefined ? '' : ' and not exists (select 1 from "gateway_nodes" where "node_id" = ? and "seen_at" >= ?)';
@@ -94,13 +107,17 @@ export async function reconcileOne(app: AppContext, id: number, owner: string, s
     const r = deleted[0] as unknown as ReservationDbRow | undefined;
     if (!r) return undefined;
     const reserved = Number(r.reserved);
-    const taken = Number(r.taken);
     const user = (await trx('users').where({ id: r.user_id }).first('username')) as { username?: string } | undefined;
     const token = r.token_id ? ((await trx('tokens').where({ id: r.token_id }).first('name')) as { name?: string } | undefined) : undefined;
     const channel = r.channel_id ? ((await trx('channels').where({ id: r.channel_id }).first('name')) as { name?: string } | undefined) : undefined;
     const limited = r.limited === true || Number(r.limited) === 1;
-    const recovered: Recovered = Number(r.state) === 0 ? 'refunded' : 'settled';
-    if (recovered === 'refunded') {
+    let recovered: Recovered = Number(r.state) === 0 ? 'refunded' : 'settled';
+    let taken = Number(r.taken);
+    if (recovered === 'refunded' && known && known.charge > 0) {
+      taken = await settleOpenRow(trx, r, reserved, known.charge, limited);
+      Object.assign(r, { channel_id: known.channelId, prompt_tokens: known.promptTokens, completion_tokens: known.completionTokens });
+      recovered = 'settled';
+    } else if (recovered === 'refunded') {
       // Open: the whole reservation goes back to the user (and the limited token it was taken from).
       if (reserved > 0) {
         await trx('users').where({ id: r.user_id }).increment('quota', reserved);
@@ -121,8 +138,11 @@ export async function reconcileOne(app: AppContext, id: number, owner: string, s
           .where({ id: r.channel_id })
           .update({ used_quota: trx.raw('"used_quota" + ?', [taken]), request_count: trx.raw('"request_count" + 1') });
     }
-    const content =
-      recovered === 'refunded'
+    const content = known
+      ? recovered === 'refunded'
+        ? `reservation refunded after a database error (request ${Number(r.id)}): ${reserved} reserved, 0 charged`
+        : `reservation settled after a database error (request ${Number(r.id)}): ${taken} charged`
+      : recovered === 'refunded'
         ? `reservation refunded after a restart (request ${Number(r.id)}): ${reserved} reserved, 0 charged`
         : `reservation settled before a restart, logged on recovery (request ${Number(r.id)}): ${taken} charged`;
     const log: NewLog = {
@@ -140,11 +160,47 @@ export async function reconcileOne(app: AppContext, id: number, owner: string, s
       channel_id: r.channel_id,
       channel_name: channel?.name ?? '',
       group: r.group,
-      other: JSON.stringify({ reservation: { id: Number(r.id), node: r.node_id, reserved, recovered, by: me, reserved_at: Number(r.created_at) } }),
+      other: JSON.stringify({
+        reservation: {
+          id: Number(r.id),
+          node: r.node_id,
+          reserved,
+          recovered,
+          by: me,
+          reserved_at: Number(r.created_at),
+          ...(known ? { after: 'database_error' } : {}),
+        },
+      }),
     };
     await insertLogs(trx, [log]);
     return recovered;
   });
+}
+
+/**
+ * An open row settled at `charge` inside reconcileOne's transaction: the difference to what was
+ * reserved given back, or taken as far as the user's quota (and the limited token's) reaches —
+ * never below zero, as a live settle. Returns what the call was charged in all.
+ */
+async function settleOpenRow(trx: Knex.Transaction, r: ReservationDbRow, reserved: number, charge: number, limited: boolean): Promise<number> {
+  const delta = charge - reserved;
+  if (delta < 0) {
+    await trx('users').where({ id: r.user_id }).increment('quota', -delta);
+    if (limited && r.token_id) await trx('tokens').where({ id: r.token_id }).increment('remain_quota', -delta);
+    return charge;
+  }
+  if (delta === 0) return charge;
+  // Rows locked for the read on PostgreSQL (SQLite has one writer: the transaction is the lock).
+  const locked = <Q extends Knex.QueryBuilder>(q: Q): Q => (trx.client.config.client === 'pg' ? (q.forUpdate() as Q) : q);
+  const user = (await locked(trx('users').where({ id: r.user_id })).first('quota')) as { quota?: number | string } | undefined;
+  let extra = Math.min(delta, Math.max(0, Number(user?.quota ?? 0)));
+  if (limited && r.token_id && extra > 0) {
+    const token = (await locked(trx('tokens').where({ id: r.token_id })).first('remain_quota')) as { remain_quota?: number | string } | undefined;
+    extra = Math.min(extra, Math.max(0, Number(token?.remain_quota ?? 0)));
+    if (extra > 0) await trx('tokens').where({ id: r.token_id }).decrement('remain_quota', extra);
+  }
+  if (extra > 0) await trx('users').where({ id: r.user_id }).decrement('quota', extra);
+  return reserved + extra;
 }
 
 /** The rows this node left (at start-up). */

@@ -2,6 +2,8 @@ import type { AppContext } from '../context';
 import { preConsume, refund, settle, type BalanceAfter, type Payer } from './balances';
 import { OP, ROW, type ReservationRow } from './records';
 import { nodeId, runIds } from './recovery';
+import { ledgerRepairs } from './repair';
+import { RelayError } from '../relay/errors';
 
 export interface ReservationInfo {
   /** The call's token id (0: playground). */
@@ -60,14 +62,35 @@ export class Reservation implements ReservationRow {
 
   /** Takes the reserved amount (403 when the user or the limited token lacks it: nothing taken). */
   open(): Promise<BalanceAfter> {
-    return (this.opening ??= preConsume(this.app, this.payer, this.amount, this));
+    return (this.opening ??= preConsume(this.app, this.payer, this.amount, this).catch((err: unknown) => this.failed(err, 0)));
   }
 
   /** Gives the reserved amount back (only if it was taken and not settled). */
   refund(): Promise<BalanceAfter> {
     if (this.refunding) return this.refunding;
     if (this.row !== ROW.open) return Promise.resolve({});
-    return (this.refunding = refund(this.app, this.payer, this.amount, this));
+    return (this.refunding = refund(this.app, this.payer, this.amount, this).catch((err: unknown) => this.failed(err, 0)));
+  }
+
+  /**
+   * A move failed for another reason than a refusal (a 403 is an answer: nothing was taken): the
+   * row may be left open, so the node reconciles it while it runs (ledger/repair.ts) — at
+   * `charge` (0: refunded) — and this reservation moves no more.
+   */
+  private failed(err: unknown, charge: number): never {
+    if (!(err instanceof RelayError)) {
+      ledgerRepairs(this.app).add(this, { charge, channelId: this.channelId, promptTokens: this.promptTokens, completionTokens: this.completionTokens });
+      this.row = ROW.closed;
+    }
+    throw err;
+  }
+
+  /**
+   * After a settle failed: the client did not get the answer, so its repair refunds the
+   * reservation instead of charging the cost.
+   */
+  notDelivered(): void {
+    ledgerRepairs(this.app).add(this, { charge: 0, channelId: this.channelId, promptTokens: 0, completionTokens: 0 });
   }
 
   /** Moves the reservation to the real cost `actual` (as far as the balances reach: `taken`). */
@@ -79,7 +102,7 @@ export class Reservation implements ReservationRow {
     const open = this.row === ROW.open;
     // Nothing reserved (amount 0) but a cost: the row is inserted settled with the extra take.
     const op = open ? OP.settle : actual > 0 ? OP.settleNew : OP.none;
-    return (this.settling = settle(this.app, this.payer, open ? this.amount : 0, actual, this, op));
+    return (this.settling = settle(this.app, this.payer, open ? this.amount : 0, actual, this, op).catch((err: unknown) => this.failed(err, actual)));
   }
 
   /**

@@ -20,16 +20,29 @@ export const LISTEN_BACKLOG = 4096;
  */
 const DRAIN_MAX = 256;
 
+export interface ArrivalDeadlines {
+  /** A request's headers must arrive within this (ms). */
+  headersMs?: number;
+  /** The whole request, body included, must arrive within this (ms): the relay's uploads. */
+  requestMs?: number;
+}
+
 /**
  * The gateway's HTTP server with the timeouts a relay needs: keep-alive longer than common load
- * balancers' idle timeout (60 s) so they close first, and no request timeout (streams may run for
- * minutes; the upstream timeouts guard them).
+ * balancers' idle timeout (60 s) so they close first (Node does not apply the headers deadline to
+ * an idle keep-alive connection), and deadlines for a request's arrival — its headers (20 s), the
+ * whole request (5 min: generous for uploads) — so a client that announces a body and sends it
+ * slowly or never cannot hold connections forever (docs/security.md). Both count only while the
+ * request arrives: an answer (a stream) may run for as long as it needs. Node checks them every
+ * `connectionsCheckingInterval`, a quarter of the shorter one here (no per-request timer).
  */
-export function createGatewayServer(callback: http.RequestListener): http.Server {
-  const server = http.createServer(callback);
+export function createGatewayServer(callback: http.RequestListener, deadlines: ArrivalDeadlines = {}): http.Server {
+  const headersMs = deadlines.headersMs ?? 20_000;
+  const requestMs = Math.max(headersMs, deadlines.requestMs ?? 300_000);
+  const server = http.createServer({ connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(headersMs / 4))) }, callback);
   server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
-  server.requestTimeout = 0;
+  server.headersTimeout = headersMs;
+  server.requestTimeout = requestMs;
   trackConnections(server);
   return server;
 }

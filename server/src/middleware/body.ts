@@ -38,11 +38,36 @@ export function readRawBody(ctx: Pick<Koa.Context, 'get' | 'req'>, limit: number
   return collectStream(ctx.req, limit, errors, 'drain');
 }
 
-/** JSON body parser for the console API: malformed JSON is a handled `success:false`. */
-export function jsonBody(limit: number): Koa.Middleware {
+export class BodyTimeoutError extends AppError {
+  constructor(seconds: number) {
+    super(msg('body.timeout', { seconds }), 408, 'request_timeout');
+  }
+}
+
+/**
+ * The body within `ms`, else a BodyTimeoutError and the connection closes after the answer (the
+ * rest of the body will not be read): a console body is small, so a client that announces one
+ * and sends it slowly or never gets no more than `ms` of a connection.
+ */
+function withinDeadline(ctx: Koa.Context, ms: number, read: Promise<Buffer>): Promise<Buffer> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      ctx.set('Connection', 'close');
+      ctx.req.pause();
+      reject(new BodyTimeoutError(Math.ceil(ms / 1000)));
+    }, ms);
+  });
+  read.catch(() => undefined); // a read that fails after the deadline is not ours to report
+  return Promise.race([read, late]).finally(() => clearTimeout(timer));
+}
+
+/** JSON body parser for the console API: malformed JSON is a handled `success:false`; a body must arrive within `timeoutMs`. */
+export function jsonBody(limit: number, timeoutMs = 30_000): Koa.Middleware {
   return async (ctx, next) => {
     if (['POST', 'PUT', 'PATCH', 'DELETE'].includes(ctx.method) && ctx.req.readable) {
-      const raw = await readRawBody(ctx, limit).catch((e: unknown) => {
+      const raw = await withinDeadline(ctx, timeoutMs, readRawBody(ctx, limit)).catch((e: unknown) => {
+        if (e instanceof BodyTimeoutError) throw e;
         throw e instanceof AppError ? new BadRequestError(e.msg) : e;
       });
       ctx.request.rawBody = raw;

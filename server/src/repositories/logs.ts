@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { withoutTimeouts } from '../db/knex';
 import { nowSec } from '../lib/time';
 import { DIM, ROLLUP_DIMS_002, rollupUpsertSql } from '../../../migrations/002_log_rollups';
 import { addRollupsSqlite, isSqlite } from './logRollups';
@@ -260,6 +261,8 @@ export async function logStats(knex: Knex, f: LogFilter, now: number): Promise<{
  */
 export async function deleteLogsBefore(knex: Knex, target: number): Promise<number> {
   return knex.transaction(async (trx) => {
+    // Millions of rows may go: longer than any call's statement may run.
+    await withoutTimeouts(trx);
     const n = await trx('logs').where('created_at', '<', target).delete();
     if (n) await trx('log_rollups').where('bucket', '<', target).where({ n: 0, quota: 0, tokens: 0 }).delete();
     return n;

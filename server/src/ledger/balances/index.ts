@@ -45,6 +45,8 @@ export interface QueuedMove {
   /** The call's reservation row, written with the move when it is applied (records.ts OP); op 0: none. */
   res: ReservationRow | undefined;
   op: number;
+  /** PostgreSQL: the move's batch may or may not have applied it and nothing tells which: it fails with this. */
+  failed: unknown;
 }
 
 export interface Balances {

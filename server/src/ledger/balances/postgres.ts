@@ -1,6 +1,6 @@
 import type { AppContext } from '../../context';
-import { byId, noop, pgValue, withBatchConn, withPgConn, type PgConn } from '../postgres/conn';
-import { OP, PG_USERS_WITH_RECORDS, pgRecordValues, pgRecordsWritten, recordPg, type ReservationRow } from '../records';
+import { byId, lostConnection, noop, pgValue, withBatchConn, withPgConn, type PgConn } from '../postgres/conn';
+import { OP, ROW, PG_USERS_WITH_RECORDS, pgRecordValues, pgRecordsWritten, recordPg, type ReservationRow } from '../records';
 import { reservationsUpkeep } from '../postgres/upkeep';
 import type { BalanceAfter, Balances, MoveOutcome, Payer, QueuedMove } from './index';
 
@@ -24,7 +24,9 @@ import type { BalanceAfter, Balances, MoveOutcome, Payer, QueuedMove } from './i
  * unlike SQLite's serial fallback, a refund asked for in the same turn may land after a take — so
  * the batching never refuses what moves one at a time would let through.
  * Every caller is answered after the COMMIT; if the batch fails, every move of it is rejected with
- * the error and nothing of it was written.
+ * the error and nothing of it was written. A batch whose connection is lost before its commit runs
+ * again on a fresh one (postgres/conn.ts); one whose connection is lost while the commit was on its
+ * way is resolved from its reservation rows (`resolveUnknown`).
  */
 
 type Move = QueuedMove;
@@ -89,7 +91,10 @@ export function postgresBalances(app: AppContext): Balances {
           moves,
           done: gate.then(() => {
             if (st.batch === created) st.batch = undefined;
-            return applyBatch(app, moves);
+            return applyBatch(app, moves).catch((err: unknown) => {
+              if (lostConnection(err) !== 'unknown') throw err;
+              return resolveUnknown(app, moves, err);
+            });
           }),
         };
         const running = created.done.then(noop, noop);
@@ -99,9 +104,12 @@ export function postgresBalances(app: AppContext): Balances {
         });
         batch = st.batch = created;
       }
-      const move: Move = { userId, tokenId, amount, take, outcome: undefined, res, op };
+      const move: Move = { userId, tokenId, amount, take, outcome: undefined, res, op, failed: undefined };
       batch.moves.push(move);
-      const outcome = batch.done.then(() => move.outcome ?? one(app, move));
+      const outcome = batch.done.then(() => {
+        if (move.failed !== undefined) throw move.failed;
+        return move.outcome ?? one(app, move);
+      });
       // A refund deletes its reservation row (the settled ones go with the usage batch).
       if (op === OP.close) void outcome.then(() => upkeep.deleted(1), noop);
       return outcome;
@@ -180,6 +188,69 @@ function takeUpTo(
     }
     return { userQuota, tokenRemain, taken: reserved + extra, seq: ++pgSeq(app).n };
   });
+}
+
+const RESERVATION_STATES = { name: 'gw_reservation_states', text: 'select "id", "state" from "reservations" where "id" = any($1::bigint[])' };
+
+/**
+ * A batch whose connection broke while its commit was on the way: it committed whole or not at
+ * all, and its reservation rows say which (a batch writes each applied move's row in the same
+ * statement or transaction as the balances). Read on a fresh connection:
+ * - a move whose row shows its write (opened: present; settled: state 1; closed: gone) was
+ *   applied, and so was the whole batch: it is answered as applied (its balances after are not
+ *   known, so the balance view learns nothing from it);
+ * - a move whose row does not, and every move of a batch that did not commit, runs on its own as
+ *   a move the batch refused would (a refused move wrote nothing);
+ * - a move without a row (op 0: a task's refund) is answered only when the rows prove it: applied
+ *   with its user's (and token's) row, or run on its own when the batch cannot have committed (a
+ *   move that is always applied shows nothing). Otherwise it fails with the batch's error.
+ */
+async function resolveUnknown(app: AppContext, moves: Move[], err: unknown): Promise<void> {
+  const withRows = moves.filter((m) => m.op !== 0);
+  const states = new Map<number, number>();
+  if (withRows.length) {
+    await withPgConn(app, false, async (conn) => {
+      const { rows } = await conn.query({ ...RESERVATION_STATES, values: [withRows.map((m) => m.res!.id)] });
+      for (const r of rows) states.set(Number(r.id), Number(r.state));
+    });
+  }
+  const wrote = (m: Move): boolean => {
+    const state = states.get(m.res!.id);
+    if (m.op === OP.open || m.op === OP.settleNew) return state !== undefined;
+    if (m.op === OP.settle) return state === 1;
+    return state === undefined; // OP.close
+  };
+  // Rows whose whole batch sum took effect (only moves that change a balance say so).
+  const users = new Set<number>();
+  const tokens = new Set<number>();
+  let committed = false;
+  for (const m of withRows) {
+    if (!wrote(m)) continue;
+    committed = true;
+    if (m.amount === 0) continue;
+    users.add(m.userId);
+    if (m.tokenId !== undefined) tokens.add(m.tokenId);
+  }
+  // Did not commit, for sure: a move that would have been applied whatever the balances shows nothing.
+  const takingUsers = new Set<number>();
+  const takingTokens = new Set<number>();
+  for (const m of moves) {
+    if (!m.take) continue;
+    takingUsers.add(m.userId);
+    if (m.tokenId !== undefined) takingTokens.add(m.tokenId);
+  }
+  const alwaysApplied = (m: Move) => m.amount === 0 || (!takingUsers.has(m.userId) && (m.tokenId === undefined || !takingTokens.has(m.tokenId)));
+  const notCommitted = !committed && withRows.some(alwaysApplied);
+  const seq = committed ? ++pgSeq(app).n : 0;
+  app.log.warn({ moves: moves.length, committed, notCommitted }, 'ledger batch lost its connection during the commit; resolved from its reservation rows');
+  for (const m of moves) {
+    if (m.op !== 0) {
+      if (!wrote(m)) continue;
+      m.outcome = { seq };
+      m.res!.row = m.op === OP.open ? ROW.open : m.op === OP.close ? ROW.closed : ROW.settled;
+    } else if (committed && users.has(m.userId) && (m.tokenId === undefined || tokens.has(m.tokenId))) m.outcome = { seq };
+    else if (!notCommitted) m.failed = err;
+  }
 }
 
 function addTo(s: RowSum, m: Move): void {

@@ -74,7 +74,7 @@ export function sqliteBalances(app: AppContext): Balances {
         };
         batch = st.batch = created;
       }
-      const move: Move = { userId, tokenId, amount, take, outcome: undefined, res, op };
+      const move: Move = { userId, tokenId, amount, take, outcome: undefined, res, op, failed: undefined };
       batch.moves.push(move);
       return batch.done.then(() => move.outcome!);
     },

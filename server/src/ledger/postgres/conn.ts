@@ -1,4 +1,5 @@
 import type { AppContext } from '../../context';
+import { isLostConnectionMessage } from '../../db/errors';
 
 /**
  * PostgreSQL: the hot statements run on a connection taken straight from knex's pool, as named
@@ -18,6 +19,38 @@ export interface PgStatement {
 /** Deadlock detected, serialization failure: the transaction was rolled back as a whole and may run again. */
 const RETRYABLE = new Set(['40P01', '40001']);
 const ATTEMPTS = 3;
+/** A lost connection is tried on a fresh one this many times, the waits growing up to ≈ 1.5 s in all. */
+const RECONNECT_ATTEMPTS = 5;
+
+/**
+ * How a failed attempt left the database, when its connection was lost:
+ * - `unsent`: nothing of it committed — the connection was already unusable, it broke before the
+ *   COMMIT was sent, or the server said it ended the session in the middle of a statement
+ *   (SQLSTATE 57P01–57P03: a terminated backend rolls its transaction back);
+ * - `unknown`: the connection broke while the COMMIT (or a statement that commits on its own) was
+ *   on its way: it may have committed. Only the rows can tell (balances/postgres.ts resolves it
+ *   from the reservation rows).
+ */
+export type LostConnection = 'unsent' | 'unknown';
+
+/** The error of an attempt whose connection broke, with how it left the database. */
+export function lostConnection(err: unknown): LostConnection | undefined {
+  return (err as { ledgerLost?: LostConnection } | null)?.ledgerLost;
+}
+
+const SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ECONNREFUSED', 'EHOSTUNREACH']);
+
+/** The connection died under `err` (the session is gone); undefined for an error within a live session. */
+function classifyLost(err: unknown, committing: boolean): LostConnection | undefined {
+  const e = err as { code?: unknown; message?: unknown } | null;
+  const code = typeof e?.code === 'string' ? e.code : '';
+  const message = typeof e?.message === 'string' ? e.message : '';
+  // The server ended the session in the middle of our statement: it rolled the transaction back.
+  if (code === '57P01' || code === '57P02' || code === '57P03' || code.startsWith('08')) return 'unsent';
+  if (/not queryable/i.test(message)) return 'unsent'; // refused before anything was sent
+  if (SOCKET_CODES.has(code) || isLostConnectionMessage(message)) return committing ? 'unknown' : 'unsent';
+  return undefined;
+}
 
 /**
  * A pooled connection from knex's pool for `fn`; in one transaction when `tx`, rolled back if
@@ -49,14 +82,29 @@ export function withBatchConn<T>(app: AppContext, tx: boolean, fn: (conn: PgConn
   return run;
 }
 
+/**
+ * Runs `attempt` until it succeeds: again after a deadlock or serialization failure (up to three
+ * times), and on a fresh connection after a lost one that left nothing committed (up to five
+ * times, backing off: a database restarting, connections terminated). A connection lost while
+ * the commit was on its way is not run again — it may have committed — and is thrown marked
+ * `unknown` for the caller to resolve.
+ */
 async function retrying<T>(app: AppContext, attempt: () => Promise<T>): Promise<T> {
-  for (let n = 1; ; n++) {
+  let deadlocks = 0;
+  let lost = 0;
+  for (;;) {
     try {
       return await attempt();
     } catch (err) {
-      if (n >= ATTEMPTS || !RETRYABLE.has((err as { code?: string }).code ?? '')) throw err;
-      app.log.warn({ code: (err as { code: string }).code, attempt: n }, 'ledger transaction aborted by PostgreSQL; running it again');
-      await new Promise((r) => setTimeout(r, Math.random() * 20 * n));
+      const code = (err as { code?: string }).code ?? '';
+      const how = lostConnection(err);
+      if (RETRYABLE.has(code) && ++deadlocks < ATTEMPTS) {
+        app.log.warn({ code, attempt: deadlocks }, 'ledger transaction aborted by PostgreSQL; running it again');
+        await new Promise((r) => setTimeout(r, Math.random() * 20 * deadlocks));
+      } else if (how === 'unsent' && ++lost < RECONNECT_ATTEMPTS) {
+        app.log.warn({ code, attempt: lost }, 'ledger connection lost before its commit; running the transaction again on a fresh one');
+        await new Promise((r) => setTimeout(r, 25 * 2 ** lost * (0.5 + Math.random())));
+      } else throw err;
     }
   }
 }
@@ -69,13 +117,33 @@ const poolOf = (app: AppContext) => app.knex.client as PoolClient;
 export const noop = (): undefined => undefined;
 
 async function onPooledConn<T>(app: AppContext, tx: boolean, fn: (conn: PgConn) => Promise<T>): Promise<T> {
-  const raw = await poolOf(app).acquireConnection();
+  let raw: PgConn;
   try {
-    return await inTransaction(raw, tx, fn);
+    raw = await poolOf(app).acquireConnection();
+  } catch (err) {
+    throw markLost(err, false);
+  }
+  try {
+    return await inTransaction(raw, tx, fn, asyncCommit(app));
   } finally {
     await poolOf(app).releaseConnection(raw);
   }
 }
+
+/** Tags `err` with how a lost connection left the database (see LostConnection). */
+function markLost(err: unknown, committing: boolean): unknown {
+  const how = classifyLost(err, committing);
+  if (how && err && typeof err === 'object') (err as { ledgerLost?: LostConnection }).ledgerLost = how;
+  return err;
+}
+
+/**
+ * Ledger transactions commit asynchronously unless LEDGER_DURABLE_COMMIT=on: SQLite's durability
+ * class (docs/billing.md, "Durability"). A commit is in the server's memory and WAL buffers when
+ * it answers, so it survives a crash of any gateway node; a crash of the database host may lose
+ * its last few hundred milliseconds of ledger transactions, each whole.
+ */
+const asyncCommit = (app: AppContext): boolean => !app.config.ledgerDurableCommit;
 
 interface HeldConn {
   raw: PgConn | undefined;
@@ -100,18 +168,25 @@ function heldConn(app: AppContext): HeldConn {
 
 async function onHeldConn<T>(app: AppContext, h: HeldConn, tx: boolean, fn: (conn: PgConn) => Promise<T>): Promise<T> {
   if (!h.raw) {
-    const raw = await poolOf(app).acquireConnection();
+    let raw: PgConn;
     try {
-      await raw.query({ text: 'set enable_seqscan = off' });
+      raw = await poolOf(app).acquireConnection();
+    } catch (err) {
+      throw markLost(err, false);
+    }
+    try {
+      // Its statements commit on their own (a users-only batch is one statement): the session's
+      // setting is the batches' commit mode.
+      await raw.query({ text: asyncCommit(app) ? 'set enable_seqscan = off; set synchronous_commit = off' : 'set enable_seqscan = off' });
     } catch (err) {
       await poolOf(app).releaseConnection(raw);
-      throw err;
+      throw markLost(err, false);
     }
     h.raw = raw;
   }
   const raw = h.raw;
   try {
-    return await inTransaction(raw, tx, fn);
+    return await inTransaction(raw, tx, fn, false);
   } catch (err) {
     // Whatever failed, the connection goes back (knex destroys it if it broke) and the next
     // batch takes another: errors are rare (a refused move is an answer, not an error).
@@ -123,21 +198,35 @@ async function onHeldConn<T>(app: AppContext, h: HeldConn, tx: boolean, fn: (con
 
 /** Back to the pool as it came: other users of the pool plan as usual. */
 async function releaseHeld(app: AppContext, raw: PgConn): Promise<void> {
-  await raw.query({ text: 'reset enable_seqscan' }).catch(noop);
+  await raw.query({ text: 'reset enable_seqscan; reset synchronous_commit' }).catch(noop);
   await poolOf(app).releaseConnection(raw).catch(noop);
 }
 
-/** `fn` on `raw`, in one transaction when `tx` (rolled back if `fn` throws). */
-async function inTransaction<T>(raw: PgConn, tx: boolean, fn: (conn: PgConn) => Promise<T>): Promise<T> {
+const BEGIN = { text: 'BEGIN' };
+/** One round trip as before: the simple protocol takes both statements in one message. */
+const BEGIN_ASYNC = { text: 'BEGIN; SET LOCAL synchronous_commit = off' };
+const COMMIT = { text: 'COMMIT' };
+
+/**
+ * `fn` on `raw`, in one transaction when `tx` (rolled back if `fn` throws; committed
+ * asynchronously when `async`). A lost connection's error is tagged with how it left the database:
+ * the COMMIT — or, outside a transaction, any statement, each committing on its own — may have
+ * committed when the connection broke under it.
+ */
+async function inTransaction<T>(raw: PgConn, tx: boolean, fn: (conn: PgConn) => Promise<T>, async: boolean): Promise<T> {
   const conn: PgConn = { query: (q) => raw.query(q.values ? { ...q, values: q.values.map((v) => (Array.isArray(v) ? pgArray(v) : v)) } : q) };
-  if (tx) await conn.query({ text: 'BEGIN' });
+  let committing = !tx;
   try {
+    if (tx) await conn.query(async ? BEGIN_ASYNC : BEGIN);
     const value = await fn(conn);
-    if (tx) await conn.query({ text: 'COMMIT' });
+    if (tx) {
+      committing = true;
+      await conn.query(COMMIT);
+    }
     return value;
   } catch (err) {
-    if (tx) await conn.query({ text: 'ROLLBACK' }).catch(noop);
-    throw err;
+    if (tx && !committing) await conn.query({ text: 'ROLLBACK' }).catch(noop);
+    throw markLost(err, committing);
   }
 }
 

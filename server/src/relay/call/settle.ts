@@ -21,7 +21,12 @@ export async function settleCall(call: RelayCall, plan: CallPlan, money: CallMon
   const t = answer.tokens;
   const actual =
     t.calls === 0 ? 0 : computeQuota(call.app, plan.price, { promptTokens: t.prompt, completionTokens: t.completion, cachedTokens: t.cached, calls: t.calls });
-  const s = await money.res.settle(actual, answer.channel.info.id, t.prompt, t.completion);
+  const s = await money.res.settle(actual, answer.channel.info.id, t.prompt, t.completion).catch((err: unknown) => {
+    // The settle failed and is repaired at the cost (ledger/repair.ts) — unless nothing of the
+    // answer reached the client: then the call fails and is not charged.
+    if (!call.ctx.res.headersSent) money.res.notDelivered();
+    throw err;
+  });
   money.view?.note(money.payer, s);
   outcome.quota = s.taken;
   return s;
