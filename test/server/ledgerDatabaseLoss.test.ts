@@ -1,6 +1,6 @@
 import knexFactory, { type Knex } from 'knex';
 import OpenAI from 'openai';
-import { buildApp, DB_TARGETS, describeEach, makeUser, type TestApp } from '../helpers/app';
+import { buildApp, DB_TARGETS, describeEach, loginAgent, makeUser, type TestApp } from '../helpers/app';
 import { startPgProxy, type PgProxy } from '../helpers/pgProxy';
 import { startMockUpstream, type MockUpstream } from '../mock-upstream';
 import { flushUsage, listen, seedChannel, seedToken, setOptions } from '../mock-upstream/seed';
@@ -288,6 +288,7 @@ if (PG.length) {
         await sdk.chat.completions.create({ model: 'test-model', messages: [{ role: 'user', content: 'warm' }] });
         await flushUsage(app);
         const before = await quotaOf(app, u.id);
+        const consoleAgent = await loginAgent(app, u.username, u.password);
         await admin.transaction(async (trx) => {
           await trx.raw(`lock table "${app.schema}"."users" in access exclusive mode`);
           const t0 = Date.now();
@@ -309,6 +310,9 @@ if (PG.length) {
           });
           expect(claude.status).toBe(503);
           expect(((await claude.json()) as { type: string }).type).toBe('error');
+          const self = await consoleAgent.get('/api/user/self');
+          expect(self.status).toBe(503);
+          expect(self.body).toMatchObject({ success: false, message: '网关的数据库暂时未能响应，请稍后重试' });
         });
         await ledgerRepairs(app.ctx).runNow();
         expect(await quotaOf(app, u.id)).toBe(before);
