@@ -89,6 +89,11 @@ export const ENVIRONMENT = {
     schema: withPrefix(['sqlite:', 'postgres://', 'postgresql://'], 'sqlite:<path> or postgres://…'),
   }),
   DATABASE_SCHEMA: variable({ description: 'PostgreSQL schema to use (the tests take a fresh one per run)', schema: text() }),
+  MIGRATE_ONLY: variable({
+    description:
+      '`true`: bring the database up to date (migrations, default options) and exit without serving: a one-shot run before the nodes start (`docs/deploy.md`)',
+    schema: oneOf(['true', 'false'], 'false'),
+  }),
   REDIS_URL: variable({
     description: '`redis://…`; unset means in-process cache, limits and pub/sub (one node only); login sessions live in the database',
     schema: withPrefix(['redis://', 'rediss://'], 'redis://… or rediss://…'),
@@ -180,6 +185,10 @@ export const ENVIRONMENT = {
     description: 'on SIGTERM/SIGINT, how long calls in flight (streams included) may still run before they are cut',
     defaultText: '`30000`',
     schema: positiveNumber(),
+  }),
+  SHUTDOWN_DELAY_MS: variable({
+    description: 'on SIGTERM/SIGINT, how long the node still serves, `/readyz` answering 503, before it stops accepting: load balancers take it out first',
+    schema: wholeNumber(0, 0, 600_000),
   }),
   NODE_ID: variable({
     description:

@@ -21,6 +21,7 @@ import { serveConsole } from './static';
 import { startLedger } from './ledger/recovery';
 import { startTasks } from './tasks';
 import { realtimeUpgradeHandler } from './relay/realtime';
+import { createProbes } from './health';
 
 export interface GatewayApp {
   koa: Koa;
@@ -35,6 +36,8 @@ export interface GatewayApp {
   drain(timeoutMs: number): Promise<boolean>;
   /** The server went quiet after a burst: let go of per-burst resources (lib/idleGc.ts calls it). */
   releaseIdle(): Promise<void>;
+  /** The node is stopping: `/readyz` answers 503 from now on (load balancers take it out); everything else is served as before. */
+  startDraining(): void;
 }
 
 export interface CreateAppOptions {
@@ -123,9 +126,12 @@ export async function createApp(config: AppConfig, opts: CreateAppOptions = {}):
   if (opts.serveConsole !== false) koa.use(serveConsole(config.adminDist));
 
   // Relay calls skip Koa (see relay/httpContext.ts); the console, the playground and /metrics use it.
+  // The probes (/healthz, /readyz: health.ts) skip it too, asked only once the relay declined a path.
   const koaCallback = koa.callback();
   const relayHttp = relayHttpHandler(ctx);
-  const callback = (req: IncomingMessage, res: ServerResponse): Promise<void> | undefined => (relayHttp(req, res) ? undefined : koaCallback(req, res));
+  const probes = createProbes(ctx);
+  const callback = (req: IncomingMessage, res: ServerResponse): Promise<void> | undefined =>
+    relayHttp(req, res) || probes.handle(req, res) ? undefined : koaCallback(req, res);
 
   let closed = false;
   return {
@@ -134,6 +140,7 @@ export async function createApp(config: AppConfig, opts: CreateAppOptions = {}):
     callback,
     upgrade: realtimeUpgradeHandler(ctx),
     drain: (timeoutMs) => relayCallsDone(ctx, timeoutMs),
+    startDraining: probes.startDraining,
     releaseIdle: async () => {
       await Promise.all([releaseIdleUpstreams(ctx), releaseDbMemory(db)]);
     },
