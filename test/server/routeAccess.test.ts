@@ -55,6 +55,7 @@ const EXPECTED: Record<string, Access> = {
   'DELETE /api/token/:id': 'user',
   'GET /api/token/:id': 'user',
   'GET /api/token/search': 'user',
+  'POST /api/token/:id/key': 'user',
   'POST /api/user/2fa/backup_codes': 'user',
   'POST /api/user/2fa/disable': 'user',
   'POST /api/user/2fa/enable': 'user',

@@ -32,7 +32,7 @@ describeEach(DB_TARGETS, 'API tokens', (getApp) => {
     expect((await app.http().post('/api/token/').send({ name: 'x' })).status).toBe(401);
   });
 
-  it('creates a token with a 48-char key and lists it in full for its owner only', async () => {
+  it('creates a token with a 48-char key, lists it masked for its owner only (the full key: tokenKeys.test.ts)', async () => {
     const app = getApp();
     const exp = now() + 3600;
     const res = await alice.post('/api/token/').send({
@@ -63,8 +63,8 @@ describeEach(DB_TARGETS, 'API tokens', (getApp) => {
     expect(t.key).toMatch(/^[A-Za-z0-9]{48}$/);
     const list = await alice.get('/api/token/?p=1&size=10');
     expect(list.body.data).toMatchObject({ total: 1, page: 1, page_size: 10 });
-    expect(list.body.data.items[0].key).toBe(t.key);
-    expect((await alice.get(`/api/token/${t.id}`)).body.data.key).toBe(t.key);
+    expect(list.body.data.items[0]).toMatchObject({ key: `${t.key.slice(0, 4)}…${t.key.slice(-4)}`, key_masked: true });
+    expect((await alice.get(`/api/token/${t.id}`)).body.data).toMatchObject({ key: `${t.key.slice(0, 4)}…${t.key.slice(-4)}`, key_masked: true });
     // Bob sees nothing of it and cannot touch it.
     expect((await bob.get('/api/token/')).body.data).toMatchObject({ items: [], total: 0 });
     expect((await bob.get(`/api/token/${t.id}`)).body.success).toBe(false);
@@ -123,7 +123,7 @@ describeEach(DB_TARGETS, 'API tokens', (getApp) => {
     const before = await count(app, { user_id: alice.id });
     const res = await alice.post('/api/token/').send({ name: 'bulk', count: 5, remain_quota: 10, unlimited_quota: true });
     expect(res.body.success).toBe(true);
-    const tokens = res.body.data as Array<{ name: string; key: string; unlimited_quota: boolean }>;
+    const tokens = res.body.data as Array<{ id: number; name: string; key: string; unlimited_quota: boolean }>;
     expect(tokens).toHaveLength(5);
     expect(tokens[0]!.name).toBe('bulk');
     for (const t of tokens.slice(1)) expect(t.name).toMatch(/^bulk-[A-Za-z0-9]{6}$/);
@@ -136,7 +136,7 @@ describeEach(DB_TARGETS, 'API tokens', (getApp) => {
     const search = await alice.get('/api/token/search?keyword=BULK-');
     expect(search.body.data.items).toHaveLength(4);
     const byKey = await alice.get(`/api/token/search?token=sk-${tokens[2]!.key}`);
-    expect(byKey.body.data.items.map((t: { key: string }) => t.key)).toEqual([tokens[2]!.key]);
+    expect(byKey.body.data.items.map((t: { id: number }) => t.id)).toEqual([tokens[2]!.id]);
   });
 
   it('updates own tokens, drops the relay cache entry, refuses bad updates', async () => {
@@ -146,7 +146,10 @@ describeEach(DB_TARGETS, 'API tokens', (getApp) => {
     const res = await alice
       .put('/api/token/')
       .send({ id: t.id, name: 'renamed', remain_quota: 5, unlimited_quota: true, model_limits: ['a', 'b'], allow_ips: '' });
-    expect(res.body).toMatchObject({ success: true, data: { name: 'renamed', remain_quota: 5, unlimited_quota: true, model_limits: 'a,b', key: t.key } });
+    expect(res.body).toMatchObject({
+      success: true,
+      data: { name: 'renamed', remain_quota: 5, unlimited_quota: true, model_limits: 'a,b', key: `${t.key.slice(0, 4)}…${t.key.slice(-4)}`, key_masked: true },
+    });
     expect(tokenCache(app.ctx).peek(t.key)).toBeUndefined();
     const before = await app.knex('tokens').where({ id: t.id }).first();
     for (const bad of [

@@ -22,12 +22,28 @@ export interface TokenRow {
 
 export const TOKEN_STATUS = { enabled: 1, disabled: 2, expired: 3, exhausted: 4 } as const;
 
-/** The token as its owner sees it (full key, booleans as booleans). */
-export function tokenView(t: TokenRow) {
+/**
+ * A token key as lists and reads show it: enough to tell keys apart (`abcd…wxyz` for a 20+ character
+ * key, `…yz` for 10–19, `…` below), never enough to use. The full key comes from one explicit call
+ * per key (POST /api/token/:id/key).
+ */
+export function maskTokenKey(key: string): string {
+  const k = String(key ?? '');
+  if (k.length >= 20) return `${k.slice(0, 4)}…${k.slice(-4)}`;
+  if (k.length >= 10) return `…${k.slice(-2)}`;
+  return k ? '…' : '';
+}
+
+/**
+ * The token as its owner sees it in lists, searches, reads and update answers: the key masked
+ * (`key_masked: true`), booleans as booleans. `fullKey` only for the answer that creates the token.
+ */
+export function tokenView(t: TokenRow, fullKey = false) {
   return {
     id: Number(t.id),
     user_id: Number(t.user_id),
-    key: t.key,
+    key: fullKey ? t.key : maskTokenKey(t.key),
+    key_masked: !fullKey,
     status: Number(t.status),
     name: t.name,
     created_time: Number(t.created_time),
@@ -70,11 +86,14 @@ export function markTokenUsedUp(knex: Knex, id: number, status: typeof TOKEN_STA
   return q.update({ status });
 }
 
-/** Live tokens of one user, newest first, with optional name/key filters. */
+/**
+ * Live tokens of one user, newest first, with optional filters: name (substring, case-insensitive)
+ * and key (the whole key only: a substring search would read a key out a character at a time).
+ */
 export function ownTokensQuery(knex: Knex, userId: number, filter: { keyword?: string; key?: string } = {}): Knex.QueryBuilder {
   const qb = knex('tokens').where({ user_id: userId }).whereNull('deleted_at');
   const esc = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
   if (filter.keyword) qb.whereRaw("lower(??) like lower(?) escape '\\'", ['name', `%${esc(filter.keyword)}%`]);
-  if (filter.key) qb.whereRaw("?? like ? escape '\\'", ['key', `%${esc(filter.key)}%`]);
+  if (filter.key) qb.where('key', filter.key);
   return qb;
 }

@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { msg } from '../i18n';
+import { msg, serverLang, t as translate } from '../i18n';
 import type { AppContext } from '../context';
 import { BadRequestError, NotFoundError } from '../lib/errors';
 import { randomString } from '../lib/random';
@@ -10,9 +10,13 @@ import { findOwnToken, ownTokensQuery, TOKEN_STATUS, tokenView, type TokenRow } 
 import type { UserRow } from '../repositories/users';
 import { invalidateToken } from './invalidate';
 import { usableGroups } from './pricing';
+import { hitLimit } from '../middleware/rateLimit';
+import { insertLog, LOG_TYPE } from '../repositories/logs';
 
 export const TOKEN_NAME_MAX = 30;
 export const TOKEN_BATCH_MAX = 100;
+/** Full keys one user may read per window (POST /api/token/:id/key): a page of tokens copied one by one fits. */
+export const TOKEN_KEY_READS = { limit: 60, windowSeconds: 60 } as const;
 
 /** One IPv4/IPv6 address or CIDR range per line (commas accepted too); normalised to one per line. */
 export function normaliseAllowIps(raw: string): string {
@@ -48,13 +52,34 @@ export async function listTokens(app: AppContext, user: UserRow, paging: Paging,
     .orderBy('id', 'desc')
     .limit(paging.page_size)
     .offset((paging.p - 1) * paging.page_size);
-  return { items: rows.map(tokenView), total: Number(countRow?.n ?? 0), page: paging.p, page_size: paging.page_size };
+  return { items: rows.map((row) => tokenView(row)), total: Number(countRow?.n ?? 0), page: paging.p, page_size: paging.page_size };
 }
 
 export async function getToken(app: AppContext, user: UserRow, id: number) {
   const t = await findOwnToken(app.knex, user.id, id);
   if (!t) throw new NotFoundError('token.not_found');
   return tokenView(t);
+}
+
+/**
+ * The full key of one own token (the console's copy buttons and chat links ask for it, one key per
+ * call). Counted per user before anything is read (TOKEN_KEY_READS, in the shared KV, so every node
+ * counts together), and written to the user's logs with the caller's IP.
+ */
+export async function revealTokenKey(app: AppContext, user: UserRow, id: number, ip: string): Promise<{ key: string }> {
+  await hitLimit(app, `token_key:${user.id}`, TOKEN_KEY_READS.limit, TOKEN_KEY_READS.windowSeconds);
+  const t = await findOwnToken(app.knex, user.id, id);
+  if (!t) throw new NotFoundError('token.not_found');
+  await insertLog(app.knex, {
+    user_id: user.id,
+    type: LOG_TYPE.system,
+    username: user.username,
+    token_id: Number(t.id),
+    token_name: t.name,
+    ip,
+    content: translate(serverLang(app), 'log.token_key_read', { name: t.name, id: Number(t.id) }),
+  });
+  return { key: t.key };
 }
 
 /** Creates one token, or `count` tokens (the first keeps the name, the others get a random suffix). */
@@ -86,7 +111,8 @@ export async function createTokens(app: AppContext, user: UserRow, input: TokenC
     return out;
   });
   const saved: TokenRow[] = await app.knex('tokens').whereIn('id', ids).orderBy('id');
-  const views = saved.map(tokenView);
+  // The one answer with full keys: the caller just made them (lists and reads mask them).
+  const views = saved.map((row) => tokenView(row, true));
   return count > 1 ? views : views[0]!;
 }
 

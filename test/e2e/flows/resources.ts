@@ -51,6 +51,23 @@ export const flow: Flow = {
       await page.getByLabel('搜索令牌的 key').fill('');
     });
 
+    await step('tokens: the list shows keys masked; the copy button copies the whole key, asked for by id', async () => {
+      await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
+      const token = await knex('tokens').where({ name: 'e2e-token' }).first('id', 'key');
+      const copyButton = page.getByTestId(`token-copy-${token.id}`);
+      const row = page.locator('tr', { has: copyButton });
+      await row.getByText(`sk-${token.key.slice(0, 4)}…${token.key.slice(-4)}`).waitFor();
+      assert(!(await page.locator('table').innerText()).includes(token.key), 'the list never shows the whole key');
+      const [req] = await Promise.all([
+        page.waitForRequest((r) => r.method() === 'POST' && new URL(r.url()).pathname === `/api/token/${token.id}/key`),
+        copyButton.click(),
+      ]);
+      assert(req.headers()['new-api-user'] !== undefined, 'the key call names the user');
+      await expectText(page, '已复制到剪贴板！');
+      const copied = await page.evaluate(() => navigator.clipboard.readText());
+      assert(copied === `sk-${token.key}`, 'the clipboard holds the whole key');
+    });
+
     await step('tokens: the columns button hides and shows a column', async () => {
       const header = page.locator('thead th', { hasText: '过期时间' });
       await header.waitFor();

@@ -7,7 +7,18 @@ import { api, errorText } from '../../lib/http';
 import { useStatus } from '../../lib/StatusContext';
 import { store } from '../../lib/storage';
 import { LOAD_ONCE } from '../../resources/shared/hooks';
-import { chat2Link, chatLinkAt, chatTarget, fillLink, firstEnabledKey, serverAddress, tokenItems, type ChatTarget, type LinkResult } from './chatLinks';
+import {
+  chat2Link,
+  chatLinkAt,
+  chatTarget,
+  fillLink,
+  firstEnabledTokenId,
+  plainKey,
+  serverAddress,
+  tokenItems,
+  type ChatTarget,
+  type LinkResult,
+} from './chatLinks';
 
 /** Redirect delay to /token when the user has no enabled token. */
 export const NO_TOKEN_REDIRECT_MS = 1500;
@@ -20,10 +31,12 @@ function chatsSource(statusChats: unknown): unknown {
   return raw !== null ? raw : statusChats;
 }
 
-/** The first enabled token's key, or null (errors are thrown). */
+/** The first enabled token's key, or null (errors are thrown): the list masks keys, so the key is asked for by id. */
 async function enabledKey(): Promise<string | null> {
   const res = await api().get('/api/token/?p=1&size=100');
-  return firstEnabledKey(tokenItems(res.data)) ?? null;
+  const id = firstEnabledTokenId(tokenItems(res.data));
+  if (id === undefined) return null;
+  return plainKey((await api().post(`/api/token/${id}/key`)).data) ?? null;
 }
 
 function useChatTarget(build: (key: string, address: string) => LinkResult): State {

@@ -1,28 +1,33 @@
 import { describe, expect, it } from 'vitest';
-import { chat2Link, chatLinkAt, chatTarget, fillLink, firstEnabledKey, isSafeLink, serverAddress, tokenItems } from './chatLinks';
+import { chat2Link, chatLinkAt, chatTarget, fillLink, firstEnabledTokenId, isSafeLink, plainKey, serverAddress, tokenItems } from './chatLinks';
 
 describe('tokens', () => {
-  it('takes the first enabled token, without its sk- prefix', () => {
+  it('takes the first enabled token (its key is asked for by id: lists mask keys)', () => {
     expect(
-      firstEnabledKey([
-        { key: 'a', status: 2 },
-        { key: 'b', status: 1 },
-        { key: 'c', status: 1 },
+      firstEnabledTokenId([
+        { id: 1, status: 2 },
+        { id: 2, status: 1 },
+        { id: 3, status: 1 },
       ]),
-    ).toBe('b');
-    expect(firstEnabledKey([{ key: 'sk-x', status: 1 }])).toBe('x');
+    ).toBe(2);
     expect(
-      firstEnabledKey([
-        { key: 'a', status: 3 },
-        { key: 'b', status: 4 },
+      firstEnabledTokenId([
+        { id: 1, status: 3 },
+        { id: 2, status: 4 },
       ]),
     ).toBeUndefined();
-    expect(firstEnabledKey([])).toBeUndefined();
-    expect(firstEnabledKey(undefined)).toBeUndefined();
+    expect(firstEnabledTokenId([])).toBeUndefined();
+    expect(firstEnabledTokenId(undefined)).toBeUndefined();
+  });
+  it('reads the key answer without its sk- prefix', () => {
+    expect(plainKey({ key: 'abc' })).toBe('abc');
+    expect(plainKey({ key: 'sk-abc' })).toBe('abc');
+    expect(plainKey({ key: '' })).toBeUndefined();
+    expect(plainKey(null)).toBeUndefined();
   });
   it('reads the token list answer', () => {
-    expect(tokenItems({ items: [{ key: 'k', status: 1 }], total: 1 })).toEqual([{ key: 'k', status: 1 }]);
-    expect(tokenItems([{ key: 'k', status: 1 }])).toHaveLength(1);
+    expect(tokenItems({ items: [{ id: 1, status: 1 }], total: 1 })).toEqual([{ id: 1, status: 1 }]);
+    expect(tokenItems([{ id: 1, status: 1 }])).toHaveLength(1);
     expect(tokenItems(null)).toEqual([]);
   });
 });

@@ -4,14 +4,23 @@
  */
 
 export interface TokenLike {
-  key: string;
+  id: number;
   status: number;
 }
 
-/** The first enabled token (status 1) of the list, or undefined. */
-export function firstEnabledKey(tokens: readonly TokenLike[] | null | undefined): string | undefined {
-  const t = (tokens ?? []).find((x) => x && Number(x.status) === 1 && typeof x.key === 'string' && x.key);
-  return t?.key.replace(/^sk-/, '');
+/**
+ * The id of the first enabled token (status 1) of the list, or undefined. Lists carry masked keys:
+ * the page then asks for that token's key (POST /api/token/:id/key, see `plainKey`).
+ */
+export function firstEnabledTokenId(tokens: readonly TokenLike[] | null | undefined): number | undefined {
+  const t = (tokens ?? []).find((x) => x && Number(x.status) === 1 && Number.isInteger(Number(x.id)) && Number(x.id) > 0);
+  return t ? Number(t.id) : undefined;
+}
+
+/** A key answer as the links use it: without its `sk-` prefix; undefined when the answer has none. */
+export function plainKey(answer: unknown): string | undefined {
+  const key = answer && typeof answer === 'object' ? (answer as { key?: unknown }).key : undefined;
+  return typeof key === 'string' && key ? key.replace(/^sk-/, '') : undefined;
 }
 
 /** Token list answers: `{items}` (ours) or a plain list. */

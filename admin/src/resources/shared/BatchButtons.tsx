@@ -15,9 +15,10 @@ export interface BatchTexts {
 
 /**
  * Copy and delete for the checked rows of the surrounding list: a warning when none is checked,
- * a confirm before deleting. `textOf` is what a row contributes to the copied text (one per line).
+ * a confirm before deleting. `textOf` is what a row contributes to the copied text (one per line);
+ * it may ask the server (token keys: lists mask them), one row after the other.
  */
-export const BatchButtons = ({ textOf, texts }: { textOf: (row: RaRecord) => string; texts: BatchTexts }) => {
+export const BatchButtons = ({ textOf, texts }: { textOf: (row: RaRecord) => string | Promise<string>; texts: BatchTexts }) => {
   const translate = useTranslate();
   const notify = useNotify();
   const notifyError = useNotifyError();
@@ -30,9 +31,15 @@ export const BatchButtons = ({ textOf, texts }: { textOf: (row: RaRecord) => str
     <>
       <Button
         variant="outlined"
-        onClick={() => {
-          const lines = (data ?? []).filter((r) => selectedIds.includes(r.id)).map(textOf);
-          if (!lines.length) return notify(texts.selectOne, { type: 'warning' });
+        onClick={async () => {
+          const rows = (data ?? []).filter((r) => selectedIds.includes(r.id));
+          if (!rows.length) return notify(texts.selectOne, { type: 'warning' });
+          const lines: string[] = [];
+          try {
+            for (const r of rows) lines.push(await textOf(r));
+          } catch (e) {
+            return notifyError(e);
+          }
           copy(lines.join('\n'));
         }}
       >

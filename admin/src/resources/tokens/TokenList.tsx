@@ -12,6 +12,7 @@ import { useDisplaySettings, useNotifyError, useRouteDrawer } from '../shared/ho
 import { formatQuota, formatTimestamp, stringColor } from '../shared/format';
 import { useGateway } from '../shared/api';
 import { maskKey, tokenStatusKey } from './tokenForm';
+import { fetchTokenKey } from './tokenKey';
 import { TokenEditDrawer } from './TokenEdit';
 import { useConfirmedAction } from '../shared/confirm';
 import { BatchButtons } from '../shared/BatchButtons';
@@ -56,7 +57,7 @@ export const TokenList = () => {
         filters={tokenFilters}
         actions={
           <ListActions addLabel="res.token.add" onAdd={drawer.openCreate}>
-            <BatchButtons textOf={(r) => `sk-${r.key}`} texts={TOKEN_BATCH} />
+            <BatchButtons textOf={(r) => fetchTokenKey(r.id)} texts={TOKEN_BATCH} />
           </ListActions>
         }
         pagination={<GwPagination />}
@@ -81,6 +82,15 @@ const TokenTable = ({ openEdit }: { openEdit: (id: string | number) => void }) =
   const dp = useGateway();
   const display = useDisplaySettings();
   const { copy, dialog: copyDialog } = useCopy();
+
+  // The list carries masked keys: the whole key is asked for when copied.
+  const copyKey = async (id: Row['id']) => {
+    try {
+      await copy(await fetchTokenKey(id));
+    } catch (e) {
+      notifyError(e);
+    }
+  };
 
   const toggle = async (row: Row) => {
     try {
@@ -126,7 +136,7 @@ const TokenTable = ({ openEdit }: { openEdit: (id: string | number) => void }) =
               </Typography>
               {r.key ? (
                 <Tooltip title={translate('res.token.copy')}>
-                  <IconButton size="small" onClick={() => copy(`sk-${r.key}`)}>
+                  <IconButton size="small" data-testid={`token-copy-${r.id}`} onClick={() => void copyKey(r.id)}>
                     <ContentCopyIcon fontSize="inherit" />
                   </IconButton>
                 </Tooltip>

@@ -95,6 +95,9 @@ describe('token key display', () => {
   it('prefixes sk- and masks the middle', () => {
     expect(maskKey('abcdefghijklmnopqrstuvwxyz')).toBe('sk-abcd**********wxyz');
     expect(maskKey('short')).toBe('sk-short');
+    // As the server answers it (lists never carry the whole key).
+    expect(maskKey('abcd…wxyz')).toBe('sk-abcd…wxyz');
+    expect(maskKey('…yz')).toBe('sk-…yz');
   });
 });
 

@@ -172,7 +172,11 @@ export function tokenStatusKey(t: { status: number; model_limits_enabled?: boole
   }
 }
 
-/** Key as shown in the list: sk- prefix, middle masked (the copy button copies it whole). */
+/**
+ * Key as shown in the list: sk- prefix, middle masked. The server answers keys masked already
+ * (`abcd…wxyz`), shown as they come; the copy buttons ask for the whole key (tokenKey.ts).
+ */
 export function maskKey(key: string): string {
+  if (key.includes('…')) return `sk-${key}`;
   return key.length > 12 ? `sk-${key.slice(0, 4)}**********${key.slice(-4)}` : `sk-${key}`;
 }
