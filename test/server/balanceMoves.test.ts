@@ -134,7 +134,8 @@ if (PG_TARGETS.length) {
       // (the default) was not always enough on a loaded CI box.
       const url = new URL(process.env.TEST_DATABASE_URL!);
       url.searchParams.set('options', '-c deadlock_timeout=5s');
-      app = await buildApp(PG_TARGETS[0]!, { config: { databaseUrl: url.toString() } });
+      // The lock timeout (5 s by default) must not end the wait before the deadlock check does.
+      app = await buildApp(PG_TARGETS[0]!, { config: { databaseUrl: url.toString(), dbLockTimeoutMs: 30_000 } });
     });
     afterAll(async () => {
       await app.close();
