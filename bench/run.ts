@@ -732,7 +732,7 @@ async function main() {
   for (const b of live) if (b.proc && !b.sharesProcessOf) row(b).rssIdle = (await b.proc.tryProbe())?.rss;
 
   // 1. Throughput, c=50 (autocannon). Warm-up discarded, then rounds interleaved across targets,
-  // each round in short slices (see "Throughput in slices" in bench/README.md): every target gets
+  // each round in short slices (see "Throughput in slices" in bench/HISTORY.md): every target gets
   // the same share of the same minutes, so a host that speeds up or slows down under us (A moved
   // 2 × between the 10 s rounds of one run) moves every target alike and the ratios keep still.
   const sliceSec = CFG.thrSec / CFG.thrSlices;
@@ -1013,7 +1013,7 @@ async function main() {
   for (const id of CONVERSIONS) if (benches.some((b) => b.id === id)) pairs.push([id, 'B'], [id, 'C']);
   // Each ratio is the median of the per-turn ratios: the two targets' slices of the same turn ran
   // seconds apart, so the host's speed, which moves by the second here, cancels out of each pair
-  // (see "Throughput in slices"). The ratio of the medians is kept beside it.
+  // (see "Throughput in slices" in bench/HISTORY.md). The ratio of the medians is kept beside it.
   const ratios: Record<string, number> = {};
   const ratiosOfMedians: Record<string, number> = {};
   const ratioSamples: Record<string, number[]> = {};

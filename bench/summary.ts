@@ -1,7 +1,7 @@
 /**
  * Prints a full run's results file as the Markdown table bench/README.md shows under "Latest results":
  * `npm run bench:summary -- [bench/results/<date>.json]` (default: the newest full run).
- * The results files are the history; the README keeps only the latest table.
+ * The results files are the history; the README keeps only the latest table, bench/HISTORY.md the earlier ones.
  * `npm run bench:summary -- --history` prints one line per full run instead (the ratios judged).
  */
 import fs from 'node:fs';
