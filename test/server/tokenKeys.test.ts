@@ -50,16 +50,16 @@ describeEach(ALL_TARGETS, 'token keys: masked in answers, read one at a time (is
     expect(key).toMatch(/^[A-Za-z0-9]{48}$/);
     expect(created.body.data.key_masked).toBe(false);
     const masked = `${key.slice(0, 4)}…${key.slice(-4)}`;
-    const answers = [
-      await alice.get('/api/token/?p=1&size=100'),
-      await alice.get('/api/token/search?keyword=mask'),
-      await alice.get(`/api/token/search?token=sk-${key}`),
-      await alice.get(`/api/token/${id}`),
-      await alice.put('/api/token/').send({ id, name: 'masked2' }),
-      await alice.put('/api/token/?status_only=true').send({ id, status: 2 }),
+    const answers: Array<[string, Awaited<ReturnType<Client['get']>>]> = [
+      ['list', await alice.get('/api/token/?p=1&size=100')],
+      ['search by name', await alice.get('/api/token/search?keyword=mask')],
+      ['search by key', await alice.get(`/api/token/search?token=sk-${key}`)],
+      ['read', await alice.get(`/api/token/${id}`)],
+      ['update', await alice.put('/api/token/').send({ id, name: 'masked2' })],
+      ['status', await alice.put('/api/token/?status_only=true').send({ id, status: 2 })],
     ];
-    for (const res of answers) {
-      expect([res.req.path, res.body.success]).toEqual([res.req.path, true]);
+    for (const [what, res] of answers) {
+      expect([what, res.body.success]).toEqual([what, true]);
       expect(res.text).not.toContain(key.slice(4, -4));
       const items = Array.isArray(res.body.data.items) ? res.body.data.items : [res.body.data];
       expect(items.find((t: { id: number }) => t.id === id)).toMatchObject({ key: masked, key_masked: true });

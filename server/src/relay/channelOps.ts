@@ -2,6 +2,7 @@ import type { AppContext } from '../context';
 import { localize, msg, serverLang, t, type Lang, type Message } from '../i18n';
 import { CHANNEL_STATUS, channelIdsByStatus, findChannel, recordChannelTest, splitList } from '../repositories/channels';
 import { nowSec } from '../lib/time';
+import { own } from '../lib/own';
 import { adaptorFor, chatAdaptorOf } from './adaptors';
 import { channelEntry } from './routing';
 import { scrubSecrets, UpstreamError } from './errors';
@@ -105,7 +106,8 @@ export async function testChannel(
   const adaptor = chatAdaptorOf(entry.info);
   if (!adaptor) return { success: false, message: t(lang, 'channel.test_tasks_only'), time: 0 };
   const model = (modelArg ?? '').trim() || String(row.test_model ?? '').trim() || splitList(row.models)[0] || 'gpt-4o-mini';
-  const upstreamModel = entry.modelMapping?.[model]?.trim() || model;
+  const mapped = own(entry.modelMapping, model);
+  const upstreamModel = (typeof mapped === 'string' && mapped.trim()) || model;
   // A multi-key channel is tested with its first enabled key; with none left, its first key that
   // was disabled automatically (a pass re-enables it), never a key an admin disabled.
   const keyInfo = parseChannelInfo(row.channel_info);

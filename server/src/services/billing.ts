@@ -1,6 +1,7 @@
 import type { AppContext } from '../context';
 import { msg } from '../i18n';
 import { RelayError } from '../relay/errors';
+import { own } from '../lib/own';
 
 /**
  * Pricing of relayed calls (the balance moves that charge them: ledger/balances).
@@ -29,7 +30,7 @@ export interface PriceInfo {
 
 type NumMap = Record<string, number>;
 const num = (m: NumMap, k: string): number | undefined => {
-  const v = m?.[k];
+  const v = own(m, k);
   return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
 };
 

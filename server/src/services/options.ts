@@ -24,7 +24,7 @@ export const isSwitchKey = (key: string) => /enabled$/i.test(key);
 export function normaliseOption(key: string, raw: unknown): string {
   if (!/^[A-Za-z0-9_.]{1,128}$/.test(key)) throw new BadRequestError('option.invalid_key');
   const rule = Object.prototype.hasOwnProperty.call(OPTION_RULES, key) ? OPTION_RULES[key] : undefined;
-  if (!(key in DEFAULT_OPTIONS) || !rule) throw new BadRequestError(msg('option.unknown_key', { key }));
+  if (!Object.hasOwn(DEFAULT_OPTIONS, key) || !rule) throw new BadRequestError(msg('option.unknown_key', { key }));
   const value = typeof raw === 'string' ? raw : typeof raw === 'number' || typeof raw === 'boolean' ? String(raw) : undefined;
   if (value === undefined) throw new BadRequestError('option.value_not_string');
   if (value.length > 1_000_000) throw new BadRequestError('option.value_too_long');

@@ -2,6 +2,7 @@ import type { AppContext } from '../context';
 import { parseUserSetting, type UserRow } from '../repositories/users';
 import { UNSET_MODEL_RATIO } from './billing';
 import { serverLang, t, type Lang } from '../i18n';
+import { emptyMap, hasOwn } from '../lib/own';
 
 /**
  * Groups a user may pick (UserUsableGroups), plus the user's own group when the map lacks it
@@ -9,9 +10,10 @@ import { serverLang, t, type Lang } from '../i18n';
  */
 export function usableGroups(app: AppContext, userGroup?: string, lang: Lang = serverLang(app)): Record<string, string> {
   const raw = app.options.json<Record<string, unknown>>('UserUsableGroups', {});
-  const out: Record<string, string> = {};
+  // Without a prototype: a group is a group whatever its name (`constructor` is not already "in" it).
+  const out = emptyMap<string>();
   if (raw && typeof raw === 'object' && !Array.isArray(raw)) for (const [k, v] of Object.entries(raw)) out[k] = String(v ?? '');
-  if (userGroup && !(userGroup in out)) out[userGroup] = t(lang, 'user.group_desc');
+  if (userGroup && !hasOwn(out, userGroup)) out[userGroup] = t(lang, 'user.group_desc');
   return out;
 }
 
@@ -39,7 +41,7 @@ export interface PricingEntry {
 
 const numMap = (app: AppContext, key: string): Record<string, number> => {
   const v = app.options.json<Record<string, unknown>>(key, {});
-  const out: Record<string, number> = {};
+  const out = emptyMap<number>();
   if (v && typeof v === 'object' && !Array.isArray(v)) for (const [k, n] of Object.entries(v)) if (typeof n === 'number' && Number.isFinite(n)) out[k] = n;
   return out;
 };
@@ -95,7 +97,7 @@ export async function pricingEntries(app: AppContext, acceptUnset = false): Prom
 export async function pricing(app: AppContext, user?: Pick<UserRow, 'group' | 'setting'>, lang?: Lang) {
   const usable = usableGroups(app, user?.group, lang);
   const allRatios = numMap(app, 'GroupRatio');
-  const groupRatio: Record<string, number> = {};
-  for (const [g, r] of Object.entries(allRatios)) if (g in usable) groupRatio[g] = r;
+  const groupRatio = emptyMap<number>();
+  for (const [g, r] of Object.entries(allRatios)) if (hasOwn(usable, g)) groupRatio[g] = r;
   return { data: await pricingEntries(app, acceptsUnset(app, user)), group_ratio: groupRatio, usable_group: usable };
 }

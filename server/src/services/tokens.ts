@@ -12,6 +12,7 @@ import { invalidateToken } from './invalidate';
 import { usableGroups } from './pricing';
 import { hitLimit } from '../middleware/rateLimit';
 import { insertLog, LOG_TYPE } from '../repositories/logs';
+import { hasOwn } from '../lib/own';
 
 export const TOKEN_NAME_MAX = 30;
 export const TOKEN_BATCH_MAX = 100;
@@ -35,7 +36,8 @@ export function normaliseAllowIps(raw: string): string {
 
 function checkGroup(app: AppContext, user: UserRow, group: string | undefined) {
   if (!group) return;
-  if (!(group in usableGroups(app, user.group))) throw new BadRequestError(msg('token.group_forbidden', { group }));
+  // Own keys only: `'constructor' in {}` is true (issue 40 item 9).
+  if (!hasOwn(usableGroups(app, user.group), group)) throw new BadRequestError(msg('token.group_forbidden', { group }));
 }
 
 function checkExpiry(expired: number | undefined) {

@@ -2,6 +2,7 @@ import type { AppContext } from '../context';
 import { msg, serverLang, t } from '../i18n';
 import { BadRequestError } from '../lib/errors';
 import { randomString } from '../lib/random';
+import { own } from '../lib/own';
 import { completeTopUp, findTopUpUser, insertPendingTopUp, listTopUps, recentTopUps, type TopUpRow } from '../repositories/topups';
 import { redeemedBy } from '../repositories/redemptions';
 import type { UserRow } from '../repositories/users';
@@ -13,7 +14,8 @@ import { invalidateUser } from './invalidate';
 function priceFor(app: AppContext, amount: number, group: string): number {
   const o = app.options;
   const units = o.bool('DisplayInCurrencyEnabled') ? amount : amount / o.quotaPerUnit;
-  const groupRatio = o.json<Record<string, number>>('TopupGroupRatio', {})[group] ?? 1;
+  const r = own(o.json<Record<string, number>>('TopupGroupRatio', {}), group);
+  const groupRatio = typeof r === 'number' && Number.isFinite(r) ? r : 1;
   return Math.round(units * o.num('Price', 7.3) * groupRatio * 100) / 100;
 }
 
@@ -49,7 +51,7 @@ export function quotePrice(app: AppContext, user: UserRow, amount: number): stri
 export async function startPayment(app: AppContext, user: UserRow, input: PayInput): Promise<{ params: Record<string, string>; url: string }> {
   onlinePaymentReady(app);
   checkAmount(app, input.amount);
-  const type = EPAY_TYPES[input.payment_method];
+  const type = own(EPAY_TYPES, input.payment_method);
   if (!type) throw new BadRequestError('topup.bad_method');
   const money = priceFor(app, input.amount, user.group);
   if (money < 0.01) throw new BadRequestError('topup.too_low');

@@ -5,6 +5,7 @@ import { randomString } from '../lib/random';
 import { nowSec } from '../lib/time';
 import type { Paging } from '../lib/validate';
 import { hitLimit } from '../middleware/rateLimit';
+import { emptyMap, hasOwn, isPrototypeName, own } from '../lib/own';
 import { insertLog, LOG_TYPE } from '../repositories/logs';
 import { passkeyCountsAmong } from '../repositories/passkeys';
 import { twoFactorEnabledAmong } from '../repositories/twoFactor';
@@ -500,7 +501,8 @@ export async function adminUpdateUser(app: AppContext, actor: UserRow, input: Ad
   }
   if (input.group !== undefined) {
     const g = input.group.trim();
-    if (!g || g.length > 64 || /[\s,]/.test(g)) throw new BadRequestError('user.group_invalid');
+    // A name every object already has (`__proto__`, `constructor` …) is no group name.
+    if (!g || g.length > 64 || /[\s,]/.test(g) || isPrototypeName(g)) throw new BadRequestError('user.group_invalid');
     patch.group = g;
   }
   if (input.remark !== undefined) {
@@ -598,9 +600,14 @@ export async function selfView(app: AppContext, user: UserRow) {
 export function selfGroups(app: AppContext, user: UserRow, lang: Lang = serverLang(app)): Record<string, { desc: string; ratio: number }> {
   const usable = app.options.json<Record<string, string>>('UserUsableGroups', {});
   const ratios = app.options.json<Record<string, number>>('GroupRatio', {});
-  const out: Record<string, { desc: string; ratio: number }> = {};
-  for (const [group, desc] of Object.entries(usable)) out[group] = { desc: String(desc), ratio: ratios[group] ?? 1 };
-  if (!out[user.group]) out[user.group] = { desc: t(lang, 'user.group_desc'), ratio: ratios[user.group] ?? 1 };
+  // Own keys only, into a map without a prototype: a group named `constructor` is an ordinary group.
+  const ratioOf = (group: string) => {
+    const r = own(ratios, group);
+    return typeof r === 'number' && Number.isFinite(r) ? r : 1;
+  };
+  const out = emptyMap<{ desc: string; ratio: number }>();
+  for (const [group, desc] of Object.entries(usable)) out[group] = { desc: String(desc), ratio: ratioOf(group) };
+  if (!hasOwn(out, user.group)) out[user.group] = { desc: t(lang, 'user.group_desc'), ratio: ratioOf(user.group) };
   return out;
 }
 

@@ -7,6 +7,7 @@ import { findTaskRows, type TaskRecord } from '../repositories/tasks';
 import { callUpstream, parseJsonBody, pickTaskChannel, reply, submitTask, taskPrincipal } from './core';
 import type { PollResult, TaskPlatform } from './poller';
 import type { TaskKit } from './types';
+import { own } from '../lib/own';
 
 /**
  * Suno (channel kind 36) in the Suno API shape new-api's clients call: every answer is
@@ -57,7 +58,7 @@ const ok = (data: unknown) => ({ code: 'success', message: '', data });
 const bearer = (key: string) => ({ 'content-type': 'application/json', authorization: `Bearer ${key}` });
 
 async function submit(app: AppContext, ctx: RelayHttp, kit: TaskKit, kind: string): Promise<void> {
-  const what = ACTIONS[kind];
+  const what = own(ACTIONS, kind);
   if (!what) throw new SunoError(404, msg('task.unknown_kind', { kind }), 'invalid_request');
   const principal = await taskPrincipal(app, ctx);
   const body = parseJsonBody(await kit.readBody());

@@ -27,6 +27,7 @@ import { contentText, isRecord, JsonEventTranslator, newId, streamError, upstrea
 import { UpstreamError } from '../errors';
 import { sendUpstream, readBody } from '../upstream';
 import { typesServedBy } from '../../channels/catalogue';
+import { own } from '../../lib/own';
 
 export const BAIDU_BASE = 'https://aip.baidubce.com';
 /** Baidu's endpoint names of the models whose endpoint is not their lower-cased name. */
@@ -45,7 +46,7 @@ const ENDPOINTS: Record<string, string> = {
 };
 
 export function baiduEndpoint(model: string): string {
-  return ENDPOINTS[model] ?? model.toLowerCase();
+  return own(ENDPOINTS, model) ?? model.toLowerCase();
 }
 
 /** Baidu's endpoint names of the embedding models whose endpoint is not their lower-cased name. */
@@ -57,7 +58,7 @@ const EMBEDDING_ENDPOINTS: Record<string, string> = {
 };
 
 export function baiduEmbeddingEndpoint(model: string): string {
-  return EMBEDDING_ENDPOINTS[model] ?? model.toLowerCase();
+  return own(EMBEDDING_ENDPOINTS, model) ?? model.toLowerCase();
 }
 
 /** OpenAI embeddings body → Baidu's (pure; exported for tests). */

@@ -11,6 +11,7 @@ import type { AdaptorContext, ProviderAdaptor, UpstreamRequest } from '../types'
 import { UpstreamError } from '../errors';
 import { BedrockStreamDecoder, EVENTSTREAM_CONTENT_TYPE } from './eventstream';
 import { typesServedBy } from '../../channels/catalogue';
+import { own } from '../../lib/own';
 import { claudeRawBody, claudeResponseSide, clientBetas, toClaudeRequest } from './claude';
 
 export interface SigV4Input {
@@ -80,7 +81,7 @@ const BEDROCK_IDS: Record<string, string> = {
   'claude-sonnet-4-5-20250929': 'anthropic.claude-sonnet-4-5-20250929-v1:0',
 };
 export function bedrockModelId(model: string): string {
-  return model.includes('.') ? model : (BEDROCK_IDS[model] ?? `anthropic.${model}`);
+  return model.includes('.') ? model : (own(BEDROCK_IDS, model) ?? `anthropic.${model}`);
 }
 
 /** Channel key `AccessKeyId|SecretAccessKey|Region` (region may also be in `other`). */

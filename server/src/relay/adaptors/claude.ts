@@ -46,6 +46,7 @@ import {
   upstreamErrorMessage,
 } from './shared';
 import { memoByString } from '../../lib/memo';
+import { hasOwn, own } from '../../lib/own';
 
 export const CLAUDE_API_VERSION = '2023-06-01';
 const DEFAULT_BASE = 'https://api.anthropic.com';
@@ -58,8 +59,8 @@ const FALLBACK_MAX_TOKENS = 8192;
 function modelSetting(ctx: AdaptorContext, key: string, model: string): unknown {
   const map = parseJsonOption(ctx.option(key));
   if (!isRecord(map)) return undefined;
-  if (model in map) return map[model];
-  return map.default;
+  if (hasOwn(map, model)) return map[model];
+  return own(map, 'default');
 }
 
 function optionBool(ctx: AdaptorContext, key: string): boolean {
@@ -188,7 +189,7 @@ export function toClaudeMessages(messages: ChatMessage[]): { system: ClaudeBlock
 function extraHeaders(ctx: AdaptorContext, models: string[]): Record<string, string> {
   const map = parseJsonOption(ctx.option('claude.model_headers_settings'));
   if (!isRecord(map)) return {};
-  const found = models.map((m) => map[m]).find((v) => isRecord(v));
+  const found = models.map((m) => own(map, m)).find((v) => isRecord(v));
   const out: Record<string, string> = {};
   if (!isRecord(found)) return out;
   for (const [k, v] of Object.entries(found)) {

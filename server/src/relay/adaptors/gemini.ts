@@ -44,6 +44,7 @@ import {
   upstreamErrorMessage,
 } from './shared';
 import { CHANNEL_TYPE, defaultBaseUrl, typesServedBy } from '../../channels/catalogue';
+import { own } from '../../lib/own';
 
 const DEFAULT_BASE = defaultBaseUrl(CHANNEL_TYPE.Gemini);
 export const GEMINI_THINKING_BUDGET_CAP = 24576;
@@ -246,7 +247,10 @@ export function safetySettings(raw: string, model: string): Array<{ category: st
   const map = parseJsonOption(raw);
   const m = isRecord(map) ? map : {};
   const pick = (cat: string) => {
-    for (const k of [cat, model, 'default']) if (typeof m[k] === 'string' && m[k]) return m[k] as string;
+    for (const k of [cat, model, 'default']) {
+      const v = own(m, k);
+      if (typeof v === 'string' && v) return v;
+    }
     return 'OFF';
   };
   return SAFETY_CATEGORIES.map((category) => ({ category, threshold: pick(category) }));
@@ -255,7 +259,7 @@ export function safetySettings(raw: string, model: string): Array<{ category: st
 export function geminiVersion(raw: string, model: string): string {
   const map = parseJsonOption(raw);
   if (isRecord(map)) {
-    const v = map[model] ?? map.default;
+    const v = own(map, model) ?? own(map, 'default');
     if (typeof v === 'string' && /^v[0-9a-z.]+$/i.test(v)) return v;
   }
   return 'v1beta';
@@ -327,7 +331,7 @@ export function thinkingConfigFor(req: ChatRequest, model: string): Record<strin
     const level = levelFor(model, effort, budget);
     if (level) cfg.thinkingLevel = level;
   } else if (budget !== undefined) cfg.thinkingBudget = budgetFor(model, budget);
-  else if (effort !== undefined && EFFORT_BUDGET[effort] !== undefined) cfg.thinkingBudget = budgetFor(model, EFFORT_BUDGET[effort]);
+  else if (effort !== undefined && own(EFFORT_BUDGET, effort) !== undefined) cfg.thinkingBudget = budgetFor(model, own(EFFORT_BUDGET, effort)!);
   return cfg;
 }
 

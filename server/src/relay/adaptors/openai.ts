@@ -19,6 +19,7 @@ import { parseBlock, SSESplitter } from '../sse';
 import { UpstreamError } from '../errors';
 import { contentText, fileNameFor, isRecord, parseDataUrl, toolResultObject, withOpenAIBeta } from './shared';
 import { memoByString } from '../../lib/memo';
+import { own } from '../../lib/own';
 import { CHANNEL_TYPE, CHANNEL_TYPES, typesServedBy } from '../../channels/catalogue';
 
 /**
@@ -374,7 +375,7 @@ interface Extensions {
 
 function chatMessage(m: ChatMessage, ext: Extensions): Record<string, unknown> {
   const src = m as unknown as Record<string, unknown>;
-  const out = pick(src, MESSAGE_FIELDS[m.role] ?? MESSAGE_FIELDS.user!);
+  const out = pick(src, own(MESSAGE_FIELDS, m.role) ?? MESSAGE_FIELDS.user!);
   if (Array.isArray(m.content)) out.content = m.content.map(chatPart);
   if (Array.isArray(m.tool_calls) && 'tool_calls' in out) {
     out.tool_calls = m.tool_calls.map((tc: ToolCall) => ({

@@ -24,6 +24,7 @@ import { ClaudeStreamTranslator, fromClaudeResponse, toClaudeRequest } from './c
 import { isRecord, upstreamErrorMessage } from './shared';
 import { countTokensBody, fromGeminiResponse, GeminiStreamTranslator, toGeminiRequest } from './gemini';
 import { typesServedBy } from '../../channels/catalogue';
+import { own } from '../../lib/own';
 
 export const VERTEX_TOKEN_URL = 'https://oauth2.googleapis.com/token';
 export const VERTEX_SCOPE = 'https://www.googleapis.com/auth/cloud-platform';
@@ -64,7 +65,7 @@ export function vertexRegion(other: string, model: string): string {
   if (raw.startsWith('{')) {
     try {
       const m = JSON.parse(raw) as Record<string, unknown>;
-      const v = m[model] ?? m.default;
+      const v = own(m, model) ?? own(m, 'default');
       if (typeof v === 'string' && v.trim()) region = v.trim();
     } catch {
       /* keep the default */

@@ -2,6 +2,7 @@ import type { ChannelEntry } from '../routing';
 import type { ChannelWay } from '../adaptors';
 import type { AdaptorContext, ChatRequest, UpstreamRequest } from '../types';
 import type { RelayCall } from './relayCall';
+import { own } from '../../lib/own';
 
 /** Channel setting `system_prompt`: added when the request has no system/developer message. */
 function systemPromptOf(ch: ChannelEntry): string | undefined {
@@ -11,7 +12,7 @@ function systemPromptOf(ch: ChannelEntry): string | undefined {
 
 /** The model name sent to this channel (its model mapping). */
 export function upstreamModelFor(ch: ChannelEntry, model: string): string {
-  const m = ch.modelMapping?.[model];
+  const m = own(ch.modelMapping, model);
   return typeof m === 'string' && m.trim() ? m.trim() : model;
 }
 

@@ -28,6 +28,7 @@ import type {
 import { fileNameFor, isRecord, newId, parseDataUrl, setHints, type NativeHints } from '../adaptors/shared';
 import { CLAUDE_REASONING_FORMAT, thinkingBlocksOf } from '../adaptors/claude';
 import { hasExactly, jsonName, jsonNumber } from '../../lib/json';
+import { own } from '../../lib/own';
 
 /** The request's shape is wrong: protocol-level wording (field paths), English like the protocols' own errors. */
 const badRequest = (message: string) => new RelayError(400, verbatim(message), 'invalid_request');
@@ -166,7 +167,8 @@ function mapThinking(body: Record<string, unknown>, req: ChatRequest): void {
   const effort = isRecord(body.output_config) ? str(body.output_config.effort) : undefined;
   if (effort) {
     hints.claudeEffort = effort;
-    if (EFFORT_TO_CANONICAL[effort]) req.reasoning_effort = EFFORT_TO_CANONICAL[effort];
+    const canonical = own(EFFORT_TO_CANONICAL, effort);
+    if (canonical) req.reasoning_effort = canonical;
   }
   if (hints.claudeThinking || hints.claudeEffort) setHints(req, hints);
 }

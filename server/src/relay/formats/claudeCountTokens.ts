@@ -23,6 +23,7 @@ import { authenticateKey, type Principal } from '../auth';
 import { extractKey } from '../keys';
 import { UpstreamExchange } from '../upstreamExchange';
 import { isPriced } from '../../services/billing';
+import { own } from '../../lib/own';
 import { claudeFormat, claudeToChat } from './claude';
 
 /** Largest count answer read from an upstream. */
@@ -44,7 +45,8 @@ function candidateTiers(app: AppContext, table: Awaited<ReturnType<typeof routeT
 
 /** The count from a Claude channel; undefined when the local count should answer instead. */
 async function upstreamCount(app: AppContext, ctx: RelayHttp, ch: ChannelEntry, body: Record<string, unknown>, model: string): Promise<unknown> {
-  const mapped = ch.modelMapping?.[model]?.trim() || model;
+  const m = own(ch.modelMapping, model);
+  const mapped = (typeof m === 'string' && m.trim()) || model;
   const channel = ch.keys.length > 1 ? { ...ch.info, key: pickKey(ch) } : ch.info;
   const actx: AdaptorContext = {
     channel,
