@@ -52,7 +52,7 @@ RUN mkdir data && chown node:node data
 USER node
 EXPOSE 3000
 # Liveness: the process serves. Readiness (/readyz) is for the load balancer: docs/deploy.md.
-HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
+HEALTHCHECK --interval=10s --timeout=5s --start-period=60s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # The root package.json's `start` without its prestart (the bundle is built above): same node flags.
 CMD ["node", "--enable-source-maps", "--expose-gc", "--max-semi-space-size=8", "--heap-growing-percent=60", "server/dist/index.cjs"]
