@@ -28,6 +28,18 @@ export interface RealtimeHandshake {
   headers: http.IncomingHttpHeaders;
 }
 
+/** A response sent as `deltas` pairs of deltas (audio of `audioBytes` bytes, worth `audioTokens` tokens; transcript `text`, one token). */
+export interface RealtimeStream {
+  deltas: number;
+  /** Stop after this many pairs and wait (for a cancel). */
+  pauseAfter?: number;
+  audioBytes: number;
+  audioTokens: number;
+  text: string;
+  /** `response.cancel` ends the response with a `cancelled` `response.done` (false: the cancel is ignored). */
+  honorCancel: boolean;
+}
+
 export interface RealtimeMock {
   url: string;
   handshakes: RealtimeHandshake[];
@@ -36,6 +48,10 @@ export interface RealtimeMock {
   usage: RealtimeUsageShape;
   /** Refuse the next handshakes with this status (0: accept). */
   refuseStatus: number;
+  /** The body of a refusal, instead of the default error. */
+  refuseBody?: string;
+  /** Responses stream their deltas this way (undefined: all at once). */
+  stream?: RealtimeStream;
   open(): number;
   close(): Promise<void>;
 }
@@ -75,8 +91,10 @@ export async function startRealtimeMock(): Promise<RealtimeMock> {
     state.handshakes.push({ path: u.pathname, query: Object.fromEntries(u.searchParams), headers: req.headers });
     const status = !okPath ? 404 : !authed ? 401 : state.refuseStatus;
     if (status) {
-      const body = JSON.stringify({ error: { message: status === 401 ? 'Incorrect API key provided' : 'refused', type: 'invalid_request_error', code: null } });
-      socket.end(`HTTP/1.1 ${status} Error\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`);
+      const body =
+        (okPath && state.refuseBody) ||
+        JSON.stringify({ error: { message: status === 401 ? 'Incorrect API key provided' : 'refused', type: 'invalid_request_error', code: null } });
+      socket.end(`HTTP/1.1 ${status} Error\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
@@ -86,11 +104,32 @@ export async function startRealtimeMock(): Promise<RealtimeMock> {
       state.received.push(got);
       const model = u.searchParams.get('model') ?? u.searchParams.get('deployment') ?? '';
       let seq = 0;
-      const send = (ev: Record<string, unknown>) => ws.send(JSON.stringify({ event_id: `event_${++seq}`, ...ev }));
-      send({ type: 'session.created', session: { id: 'sess_mock', object: 'realtime.session', model, modalities: ['text', 'audio'], voice: 'alloy' } });
+      const send = (ev: Record<string, unknown>) => ws.readyState === ws.OPEN && ws.send(JSON.stringify({ event_id: `event_${++seq}`, ...ev }));
+      let session: Record<string, unknown> = {
+        id: 'sess_mock',
+        object: 'realtime.session',
+        model,
+        modalities: ['text', 'audio'],
+        output_audio_format: 'pcm16',
+        voice: 'alloy',
+      };
+      /** The streamed response in flight: its id, the pairs sent, its timer. */
+      let streaming: { id: string; sent: number; timer?: NodeJS.Timeout; audio: boolean } | undefined;
+      ws.on('close', () => clearTimeout(streaming?.timer));
+      send({ type: 'session.created', session });
+      const usageFor = (audio: boolean, streamed?: { sent: number; stream: RealtimeStream }) => {
+        const u = state.usage;
+        let out = u.output_token_details;
+        if (streamed) out = { text_tokens: streamed.sent, audio_tokens: audio ? streamed.sent * streamed.stream.audioTokens : 0 };
+        else if (!audio) out = { text_tokens: out.text_tokens, audio_tokens: 0 };
+        const output_tokens = out.text_tokens + out.audio_tokens;
+        return { total_tokens: u.input_tokens + output_tokens, ...u, output_tokens, output_token_details: out };
+      };
+      const done = (id: string, status: string, usage: ReturnType<typeof usageFor>) =>
+        send({ type: 'response.done', response: { id, object: 'realtime.response', status, output: [], usage } });
       ws.on('message', (data, isBinary) => {
         if (isBinary) return;
-        let ev: { type?: string; session?: unknown };
+        let ev: { type?: string; session?: Record<string, unknown>; response?: { modalities?: string[] } };
         try {
           ev = JSON.parse(data.toString());
         } catch {
@@ -98,36 +137,62 @@ export async function startRealtimeMock(): Promise<RealtimeMock> {
           return;
         }
         got.push(ev);
-        if (ev.type === 'session.update') send({ type: 'session.updated', session: { id: 'sess_mock', ...(ev.session as object) } });
+        if (ev.type === 'session.update') {
+          session = { ...session, ...ev.session };
+          send({ type: 'session.updated', session });
+        }
+        // Test hooks: an upstream `error` event, or a close, with the text given.
+        if (ev.type === 'mock.error')
+          send({ type: 'error', error: { type: 'invalid_request_error', code: 'mock_error', message: (ev as { message?: string }).message } });
+        if (ev.type === 'mock.close') ws.close(4000, (ev as { reason?: string }).reason);
+        if (ev.type === 'response.cancel') {
+          const s = streaming;
+          if (!s || !state.stream?.honorCancel) return;
+          clearTimeout(s.timer);
+          streaming = undefined;
+          done(s.id, 'cancelled', usageFor(s.audio, { sent: s.sent, stream: state.stream }));
+        }
         if (ev.type === 'response.create') {
           const id = `resp_${seq}`;
-          send({ type: 'response.created', response: { id, object: 'realtime.response', status: 'in_progress', output: [] } });
+          const modalities = ev.response?.modalities ?? (session.modalities as string[]);
+          const audio = modalities.includes('audio');
+          send({
+            type: 'response.created',
+            response: { id, object: 'realtime.response', status: 'in_progress', output: [], modalities, output_audio_format: session.output_audio_format },
+          });
           send({
             type: 'response.output_item.added',
             response_id: id,
             output_index: 0,
             item: { id: `item_${seq}`, type: 'message', role: 'assistant', content: [] },
           });
-          send({ type: 'response.audio_transcript.delta', response_id: id, item_id: `item_${seq}`, output_index: 0, content_index: 0, delta: 'Hello there' });
-          send({
-            type: 'response.audio.delta',
-            response_id: id,
-            item_id: `item_${seq}`,
-            output_index: 0,
-            content_index: 0,
-            delta: Buffer.from('pcm16').toString('base64'),
-          });
-          const usage = state.usage;
-          send({
-            type: 'response.done',
-            response: {
-              id,
-              object: 'realtime.response',
-              status: 'completed',
-              output: [],
-              usage: { total_tokens: usage.input_tokens + usage.output_tokens, ...usage },
-            },
-          });
+          const item = { response_id: id, item_id: `item_${seq}`, output_index: 0, content_index: 0 };
+          const stream = state.stream;
+          if (stream) {
+            const s: NonNullable<typeof streaming> = { id, sent: 0, audio };
+            streaming = s;
+            const tick = () => {
+              if (s.sent === stream.deltas) {
+                streaming = undefined;
+                done(id, 'completed', usageFor(audio, { sent: s.sent, stream }));
+                return;
+              }
+              if (s.sent === stream.pauseAfter) return;
+              s.sent++;
+              if (audio) {
+                send({ type: 'response.audio.delta', ...item, delta: Buffer.alloc(stream.audioBytes, s.sent).toString('base64') });
+                send({ type: 'response.audio_transcript.delta', ...item, delta: stream.text });
+              } else send({ type: 'response.text.delta', ...item, delta: stream.text });
+              s.timer = setTimeout(tick, 2);
+            };
+            tick();
+            return;
+          }
+          if (audio) {
+            send({ type: 'response.audio_transcript.delta', ...item, delta: 'Hello there' });
+            send({ type: 'response.audio.delta', ...item, delta: Buffer.from('pcm16').toString('base64') });
+          } else send({ type: 'response.text.delta', ...item, delta: 'Hello there' });
+          done(id, 'completed', usageFor(audio));
         }
       });
     });

@@ -11,6 +11,7 @@ import { nowSec } from '../../lib/time';
 import type { Principal } from '../auth';
 import type { ChannelInfo } from '../types';
 import { isRecord } from '../adaptors/shared';
+import { countTextTokens } from '../tokenizer';
 
 /** Token counts of one realtime response (`response.done`'s `response.usage`). */
 export interface RealtimeUsage {
@@ -73,26 +74,60 @@ export function realtimeQuota(app: AppContext, price: PriceInfo, u: RealtimeUsag
     u.cachedAudio * audio * price.cacheRatio +
     u.textOut * price.completionRatio +
     u.audioOut * audio * audioOut;
-  return Math.round(price.groupRatio * price.modelRatio * weighted);
+  return Math.min(Number.MAX_SAFE_INTEGER, Math.round(price.groupRatio * price.modelRatio * weighted));
 }
 
-/** Output tokens the reservation of each stretch of a session covers (at the text output price). */
-const RESERVE_TOKENS = 4096;
+/** Output tokens the reservation held for each response covers. */
+export const RESERVE_TOKENS = 4096;
+/** Assistant audio is counted one token per 50 ms (OpenAI's count for realtime output audio). */
+const AUDIO_OUT_TOKENS_PER_SECOND = 20;
 
-export class QuotaExhausted extends Error {}
+const NO_USAGE: RealtimeUsage = { textIn: 0, audioIn: 0, cachedText: 0, cachedAudio: 0, textOut: 0, audioOut: 0 };
 
 /**
- * The money of one realtime session: a reservation is open at all times while it runs. Each
- * `response.done` settles it to that response's cost (one log row per response) and opens the
- * next one; a session whose next reservation cannot be taken, or whose response cost more than
- * the balances held, is out of quota. The close refunds the reservation still open.
+ * The output of a response the client got, counted when the upstream reported no usage for it (the
+ * client left and the cancelled response's `response.done` did not come in time, or the upstream
+ * went away): text deltas through the tokenizer, audio from its duration (bytes at the format's
+ * rate). The input the response read is unknown without the upstream's count and is not billed.
+ */
+export function deliveredUsage(text: string, audioBytes: number, bytesPerSecond: number, model: string): RealtimeUsage {
+  const textOut = countTextTokens(text, model);
+  const audioOut = audioBytes > 0 && bytesPerSecond > 0 ? Math.ceil((audioBytes * AUDIO_OUT_TOKENS_PER_SECOND) / bytesPerSecond) : 0;
+  return { ...NO_USAGE, textOut, audioOut };
+}
+
+/** What a bill came to: settled and the next reservation held; the response cost more than the balances held; or the next reservation could not be taken. */
+export type BillResult = 'ok' | 'exhausted' | 'uncovered';
+
+/** How a response's bill was made, for its log row. */
+export interface BillNote {
+  /** Billed after the client left (the response was cancelled upstream). */
+  clientGone?: boolean;
+  /** Counted from what was relayed (`deliveredUsage`), not from the upstream's usage. */
+  estimated?: boolean;
+}
+
+/**
+ * The money of one realtime session: a reservation is open at all times while it runs, sized for
+ * RESERVE_TOKENS of output at the price of what the session can produce — the audio output price
+ * while its modalities include audio (OpenAI's default), the text output price for a text-only
+ * session. Each `response.done` settles it to that response's cost (one log row per response) and
+ * opens the next one; a session whose next reservation cannot be taken, or whose response cost
+ * more than the balances held, is out of quota. The close refunds the reservation still open.
  */
 export class RealtimeMeter {
   private res: Reservation | undefined;
   private chain: Promise<unknown> = Promise.resolve();
+  /** Steps queued on the chain and not finished. */
+  private queued = 0;
   private readonly payer: Payer;
-  private readonly amount: number;
-  private closed = false;
+  /** The reservation for a response of text, and for one that may speak. */
+  readonly textReserve: number;
+  readonly audioReserve: number;
+  /** The session's modalities include audio: the next reservation is sized for audio. */
+  private audio = true;
+  /** No new reservation is taken: the session is ending (client gone) or closed. */
+  private ending = false;
   private readonly started = Date.now();
 
   constructor(
@@ -105,55 +140,101 @@ export class RealtimeMeter {
     private readonly upstreamModel: string,
   ) {
     this.payer = { userId: principal.user.id, limitedTokenId: principal.token && !principal.token.unlimited ? principal.token.id : undefined };
-    this.amount = estimateQuota(app, price, 0, RESERVE_TOKENS);
+    this.textReserve = estimateQuota(app, price, 0, RESERVE_TOKENS);
+    this.audioReserve = Math.max(this.textReserve, realtimeQuota(app, price, { ...NO_USAGE, audioOut: RESERVE_TOKENS }));
   }
 
-  /** Takes the first reservation; throws the 403 RelayError when it does not fit. */
+  /** The amount reserved for a response that may speak (`audio`) or not. */
+  reserveFor(audio: boolean): number {
+    return audio ? this.audioReserve : this.textReserve;
+  }
+
+  /** The upstream's word on the session's modalities: sizes the reservations taken from now on. */
+  setAudio(audio: boolean): void {
+    this.audio = audio;
+  }
+
+  /** Takes the first reservation (sized for audio: a new session speaks); throws the 403 RelayError when it does not fit. */
   async open(): Promise<void> {
-    const res = this.newReservation();
+    const res = this.newReservation(this.reserveFor(this.audio));
     await res.open();
     this.res = res;
   }
 
-  private newReservation(): Reservation {
+  private newReservation(amount: number): Reservation {
     const p = this.principal;
-    return new Reservation(this.app, this.payer, this.amount, { tokenId: p.token?.id ?? 0, model: this.model, group: p.group, stream: true });
+    return new Reservation(this.app, this.payer, amount, { tokenId: p.token?.id ?? 0, model: this.model, group: p.group, stream: true });
   }
 
-  /**
-   * Bills one response; resolves false when the session is out of quota (no reservation left
-   * open). Calls are serialised: each settles the reservation the previous one opened.
-   */
-  bill(usage: RealtimeUsage, responseId: string): Promise<boolean> {
-    const next = this.chain.then(() => this.billNow(usage, responseId));
+  private enqueue<T>(step: () => Promise<T>): Promise<T> {
+    this.queued++;
+    const next = this.chain.then(step).finally(() => this.queued--);
     this.chain = next.catch(() => undefined);
     return next;
   }
 
-  private async billNow(usage: RealtimeUsage, responseId: string): Promise<boolean> {
-    const res = this.res;
-    // A response that finished as the session closed is still billed (close() waits for the chain).
-    if (!res) return false;
+  /** The reservation held now covers a response that may speak (`audio`) or not, with nothing queued that would replace it. */
+  covers(audio: boolean): boolean {
+    return this.queued === 0 && this.res !== undefined && this.res.amount >= this.reserveFor(audio);
+  }
+
+  /**
+   * Makes the reservation held cover a response that may speak (`audio`) or not: a smaller one is
+   * given back and the bigger one taken. Resolves false when it cannot be taken (nothing is held
+   * then: the session is out of quota).
+   */
+  cover(audio: boolean): Promise<boolean> {
+    return this.enqueue(async () => {
+      const res = this.res;
+      if (!res || this.ending) return false;
+      const want = this.reserveFor(audio);
+      if (res.amount >= want) return true;
+      this.res = undefined;
+      await res.refund();
+      return this.openNext(want);
+    });
+  }
+
+  private async openNext(amount: number): Promise<boolean> {
+    const next = this.newReservation(amount);
+    try {
+      await next.open();
+    } catch {
+      return false;
+    }
+    this.res = next;
+    return true;
+  }
+
+  /** The session is ending (its client left): bills still come, but no new reservation is taken after them. */
+  stopReserving(): void {
+    this.ending = true;
+  }
+
+  /**
+   * Bills one response. Calls are serialised: each settles the reservation the previous one opened
+   * (or, once none is held, takes the cost as far as the balances reach).
+   */
+  bill(usage: RealtimeUsage, responseId: string, note: BillNote = {}): Promise<BillResult> {
+    return this.enqueue(() => this.billNow(usage, responseId, note));
+  }
+
+  private async billNow(usage: RealtimeUsage, responseId: string, note: BillNote): Promise<BillResult> {
+    // A response that ends after the reservation went (out of quota, or the session ending) is still
+    // billed: a reservation of nothing settles to the cost as far as the balances reach.
+    const res = this.res ?? this.newReservation(0);
     this.res = undefined;
     const actual = realtimeQuota(this.app, this.price, usage);
     const prompt = usage.textIn + usage.audioIn;
     const completion = usage.textOut + usage.audioOut;
     const s = await res.settle(actual, this.channel.id, prompt, completion);
-    this.log(res, s.taken, usage, responseId);
-    if (s.taken < actual) return false;
-    // Opened even when the session is closing: a response already queued behind this one settles
-    // it, and close() refunds what is left once the queue is done.
-    const nextRes = this.newReservation();
-    try {
-      await nextRes.open();
-    } catch {
-      return false;
-    }
-    this.res = nextRes;
-    return true;
+    this.log(res, s.taken, usage, responseId, note);
+    if (s.taken < actual) return 'exhausted';
+    if (this.ending) return 'ok';
+    return (await this.openNext(this.reserveFor(this.audio))) ? 'ok' : 'uncovered';
   }
 
-  private log(res: Reservation, taken: number, u: RealtimeUsage, responseId: string): void {
+  private log(res: Reservation, taken: number, u: RealtimeUsage, responseId: string, note: BillNote): void {
     const { app, principal } = this;
     const batcher = usageBatcher(app);
     const resId = res.handOver();
@@ -176,6 +257,8 @@ export class RealtimeMeter {
         text_output: u.textOut,
         audio_output: u.audioOut,
         cache_tokens: u.cachedText + u.cachedAudio,
+        ...(note.clientGone ? { client_gone: true } : {}),
+        ...(note.estimated ? { usage_estimated: true } : {}),
         group: principal.group,
         admin_info: { use_channel: [this.channel.id] },
         request_format: 'realtime',
@@ -214,9 +297,9 @@ export class RealtimeMeter {
     }
   }
 
-  /** The session ended: the reservation still open goes back (after any bill in flight). */
+  /** The session ended: the reservation still open goes back (after the bills queued before). */
   async close(): Promise<void> {
-    this.closed = true;
+    this.ending = true;
     await this.chain;
     const res = this.res;
     this.res = undefined;

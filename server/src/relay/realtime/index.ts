@@ -6,20 +6,23 @@
  * OpenAI's error shape; after it they are an `error` event and a close.
  */
 import type { IncomingMessage } from 'node:http';
-import { localize, msg, pickLanguage, t, type Lang } from '../../i18n';
+import { localize, msg, pickLanguage, t, type Lang, type Message } from '../../i18n';
 import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer, type RawData } from 'ws';
 import type { AppContext } from '../../context';
 import { AppError } from '../../lib/errors';
 import { authenticateKey, checkModelAllowed, type Principal } from '../auth';
-import { RelayError } from '../errors';
+import { RelayError, UpstreamError, upstreamMessage } from '../errors';
 import { normaliseKey } from '../keys';
 import { clientIp } from '../ip';
 import { pickChannel, pickKey, routeTable, tiersFor, type ChannelEntry } from '../routing';
 import { priceFor } from '../../services/billing';
 import { upstreamModelFor } from '../call/request';
-import { baseUrlOf } from '../adaptors/openai';
-import { RealtimeMeter, realtimeUsage } from './billing';
+import { baseUrlOf, openaiErrorMessage } from '../adaptors/openai';
+import { isRecord } from '../adaptors/shared';
+import { upstreamRequestError } from '../upstream';
+import { RESERVE_TOKENS, RealtimeMeter, deliveredUsage, realtimeUsage, type BillResult } from './billing';
+import { SessionTrack, modalitiesOf, scrubErrorEvent, scrubUpstreamText, type ResponseProgress } from './events';
 
 const OPENAI = 1;
 const AZURE = 3;
@@ -30,6 +33,8 @@ const SUBPROTOCOL_BETA = 'openai-beta.';
 const HANDSHAKE_TIMEOUT_MS = 15_000;
 /** Largest event accepted from either side (audio appends are base64 chunks). */
 const MAX_PAYLOAD = 16 * 1024 * 1024;
+/** How long a session whose client left waits for the upstream's usage of the responses it cancelled (REALTIME_CANCEL_WAIT_MS). */
+const CANCEL_WAIT_MS = 5_000;
 
 /** The key a client sent: `Authorization: Bearer`, `api-key`, or the browser subprotocol `openai-insecure-api-key.<key>`. */
 export function realtimeKey(req: IncomingMessage): string {
@@ -159,15 +164,41 @@ async function openSession(app: AppContext, wss: WebSocketServer, req: IncomingM
     upstream = await connectUpstream(target.url, target.headers);
   } catch (err) {
     await meter.close();
-    const text = err instanceof Error ? err.message : String(err);
-    throw new RelayError(502, msg('realtime.connect_failed', { reason: text.replaceAll(key, '***') }), 'upstream_error', 'upstream_error');
+    throw new RelayError(502, msg('realtime.connect_failed', { reason: connectFailure(err, ch) }), 'upstream_error', 'upstream_error');
   }
   if (socket.destroyed) {
     upstream.terminate();
     await meter.close();
     return;
   }
-  wss.handleUpgrade(req, socket, head, (client) => relaySession(app, client, upstream, meter, pickLanguage(req.headers['accept-language'])));
+  const lang = pickLanguage(req.headers['accept-language']);
+  wss.handleUpgrade(req, socket, head, (client) => relaySession(app, { client, upstream, meter, lang, ch, model }));
+}
+
+/** The upstream refused the handshake: its status and body. */
+class Refused extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: string,
+  ) {
+    super(String(status));
+  }
+}
+
+/**
+ * Why the upstream's socket did not open, in the HTTP relay's words and scrubbed as it scrubs them:
+ * a network failure names its code only (`ECONNREFUSED`, never the address); a refusal the
+ * upstream's own message (`openaiErrorMessage`), with keys, the channel's host and internal
+ * addresses taken out (`scrubUpstreamText`).
+ */
+function connectFailure(err: unknown, ch: ChannelEntry): Message {
+  const scrub = (text: string) => scrubUpstreamText(text, ch);
+  if (err instanceof Refused) {
+    const text = openaiErrorMessage(err.status, err.body);
+    return upstreamMessage(new UpstreamError(err.status, text.startsWith('upstream error (') ? text : `${err.status} ${text}`, err.body), scrub);
+  }
+  const e = err instanceof Error ? (err as Error & { code?: string }) : new Error(String(err));
+  return upstreamMessage(upstreamRequestError(e), scrub);
 }
 
 /** Opens the upstream socket; rejects with its refusal (status and body) or network error. */
@@ -184,18 +215,8 @@ function connectUpstream(url: string, headers: Record<string, string>): Promise<
     ws.once('unexpected-response', (_req, res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.length < 64 && chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let message = text.slice(0, 300);
-        try {
-          const j = JSON.parse(text) as { error?: { message?: string } | string; message?: string };
-          message = (typeof j.error === 'object' ? j.error?.message : j.error) || j.message || message;
-        } catch {
-          /* text */
-        }
-        reject(new Error(`${res.statusCode}${message ? ` ${message}` : ''}`));
-      });
-      res.on('error', () => reject(new Error(String(res.statusCode))));
+      res.on('end', () => reject(new Refused(res.statusCode ?? 502, Buffer.concat(chunks).toString('utf8'))));
+      res.on('error', () => reject(new Refused(res.statusCode ?? 502, '')));
     });
     ws.on('error', (err) => reject(err));
   });
@@ -205,11 +226,81 @@ function connectUpstream(url: string, headers: Record<string, string>): Promise<
 const liveSessions = (app: AppContext) =>
   app.memo('realtime:sessions', () => ({ open: new Set<(code: number, reason: string) => void>(), settling: new Set<Promise<void>>() }));
 
-function relaySession(app: AppContext, client: WebSocket, upstream: WebSocket, meter: RealtimeMeter, lang: Lang): void {
+/** One relayed session: its two sockets, its money, the client's language, the channel and the model billed. */
+interface SessionParts {
+  client: WebSocket;
+  upstream: WebSocket;
+  meter: RealtimeMeter;
+  lang: Lang;
+  ch: ChannelEntry;
+  model: string;
+}
+
+/** What the relay reads of a client event: whether it asks for a response, and whether it lets the session speak (undefined: no check). */
+function clientIntent(data: RawData, isBinary: boolean, sessionAudio: boolean): { create: boolean; audio?: boolean } {
+  if (isBinary) return { create: false };
+  const text = data.toString();
+  // Only these two events are parsed (audio appends are the bulk of the traffic). Their type is in
+  // the text as written unless the client escaped it (`\u…`): then the event is parsed whatever it is.
+  if (!text.includes('"session.update"') && !text.includes('"response.create"') && !text.includes('\\u')) return { create: false };
+  let ev: unknown;
+  try {
+    ev = JSON.parse(text);
+  } catch {
+    return { create: false };
+  }
+  if (!isRecord(ev)) return { create: false };
+  if (ev.type === 'session.update') return { create: false, audio: modalitiesOf(ev.session)?.includes('audio') ? true : undefined };
+  if (ev.type === 'response.create') return { create: true, audio: modalitiesOf(ev.response)?.includes('audio') ?? sessionAudio };
+  return { create: false };
+}
+
+/** A close reason within the protocol's 123 bytes. */
+function closeReason(text: string): string {
+  let s = text.slice(0, 120);
+  while (Buffer.byteLength(s) > 120) s = s.slice(0, -1);
+  return s;
+}
+
+/**
+ * Relays one session both ways, following the upstream's events as they pass (SessionTrack):
+ * - each `response.done` is billed from its usage (from what the client got of it when it has none);
+ * - the reservation held covers what the session can produce: a client event that would let it
+ *   speak (a `session.update` turning audio on, a `response.create` asking for audio) waits until
+ *   the audio-sized reservation is held — the client's events behind it wait in order — and ends
+ *   the session with an `error` event when it cannot be taken;
+ * - when the client leaves with responses in flight, they are cancelled upstream (`response.cancel`)
+ *   and billed from their `response.done`'s usage, or, when none comes within the cancel wait, from
+ *   what the client got of them;
+ * - upstream `error` events and close reasons reach the client scrubbed (`scrubUpstreamText`).
+ */
+function relaySession(app: AppContext, s: SessionParts): void {
+  const { client, upstream, meter, lang, ch, model } = s;
+  const track = new SessionTrack();
   let ended = false;
+  /** The client left: no event goes to it any more, and the responses in flight are being cancelled. */
+  let clientGone = false;
+  let cancelWait: NodeJS.Timeout | undefined;
+  /** `response.create` events sent upstream that no `response.created` answered yet. */
+  let creating = 0;
+  /** Client events held while a bigger reservation is taken. */
+  let held: Array<{ data: RawData; isBinary: boolean }> | undefined;
+  const billFailed = (err: unknown) => app.log.error({ err }, 'realtime billing failed');
+
+  /** Bills what the client got of a response no usage came for (nothing delivered: nothing billed). */
+  const billDelivered = (p: ResponseProgress): Promise<BillResult> => {
+    const u = deliveredUsage(p.text.join(''), p.audioBytes, p.bytesPerSecond, model);
+    return u.textOut + u.audioOut > 0 ? meter.bill(u, p.id, { clientGone, estimated: true }) : Promise.resolve('ok');
+  };
+
   const end = (code: number, reason: string) => {
     if (ended) return;
     ended = true;
+    if (cancelWait) clearTimeout(cancelWait);
+    held = undefined;
+    // Responses still in flight (no usage came): billed for what the client got, before the close refunds the rest.
+    for (const p of track.active.values()) billDelivered(p).catch(billFailed);
+    track.active.clear();
     for (const ws of [client, upstream]) {
       if (ws.readyState === WebSocket.OPEN || ws.readyState === WebSocket.CONNECTING) ws.close(code, reason);
     }
@@ -227,47 +318,130 @@ function relaySession(app: AppContext, client: WebSocket, upstream: WebSocket, m
     live.settling.add(settled);
   };
   liveSessions(app).open.add(end);
-  const outOfQuota = () => {
-    if (ended) return;
-    if (client.readyState === WebSocket.OPEN) client.send(errorEvent(t(lang, 'realtime.out_of_quota'), 'insufficient_quota', 'insufficient_quota'));
+
+  const outOfQuota = (why: Exclude<BillResult, 'ok'>, audio: boolean) => {
+    if (ended || clientGone) return;
+    if (client.readyState === WebSocket.OPEN) {
+      const text =
+        why === 'exhausted'
+          ? t(lang, 'realtime.out_of_quota')
+          : t(lang, 'realtime.response_not_covered', { quota: meter.reserveFor(audio), tokens: RESERVE_TOKENS });
+      client.send(errorEvent(text, 'insufficient_quota', 'insufficient_quota'));
+    }
     end(1008, 'insufficient quota');
   };
-
-  client.on('message', (data: RawData, isBinary: boolean) => {
-    if (!ended && upstream.readyState === WebSocket.OPEN) upstream.send(data, { binary: isBinary });
-  });
-  upstream.on('message', (data: RawData, isBinary: boolean) => {
-    if (ended) return;
-    if (client.readyState === WebSocket.OPEN) client.send(data, { binary: isBinary });
-    if (isBinary) return;
-    const text = data.toString();
-    // Only the events that carry usage are parsed.
-    if (!text.includes('"response.done"')) return;
-    let ev: { type?: string; response?: { id?: string; usage?: unknown } };
-    try {
-      ev = JSON.parse(text);
-    } catch {
-      return;
-    }
-    if (ev.type !== 'response.done') return;
-    const usage = realtimeUsage(ev.response?.usage);
-    if (!usage) return;
-    meter.bill(usage, String(ev.response?.id ?? '')).then(
-      (ok) => {
-        if (!ok) outOfQuota();
-      },
+  const onBill = (p: Promise<BillResult>) =>
+    p.then(
+      (r) => r === 'ok' || outOfQuota(r, track.audio),
       (err: unknown) => {
-        app.log.error({ err }, 'realtime billing failed');
-        outOfQuota();
+        billFailed(err);
+        outOfQuota('exhausted', track.audio);
       },
     );
+  /** Takes the reservation a response that may speak (`audio`) or not needs; false (after ending the session) when it cannot. */
+  const cover = (audio: boolean): Promise<boolean> =>
+    meter.cover(audio).then(
+      (ok) => {
+        if (!ok) outOfQuota('uncovered', audio);
+        return ok && !ended && !clientGone;
+      },
+      (err: unknown) => {
+        billFailed(err);
+        outOfQuota('uncovered', audio);
+        return false;
+      },
+    );
+
+  const toUpstream = (data: RawData, isBinary: boolean, create: boolean) => {
+    if (ended || clientGone || upstream.readyState !== WebSocket.OPEN) return;
+    upstream.send(data, { binary: isBinary });
+    if (create) creating++;
+  };
+  const fromClient = (data: RawData, isBinary: boolean) => {
+    if (held) {
+      held.push({ data, isBinary });
+      return;
+    }
+    const intent = clientIntent(data, isBinary, track.audio);
+    if (intent.audio === undefined || meter.covers(intent.audio)) return toUpstream(data, isBinary, intent.create);
+    held = [];
+    void cover(intent.audio).then((ok) => {
+      if (!ok) return;
+      toUpstream(data, isBinary, intent.create);
+      const rest = held ?? [];
+      held = undefined;
+      replay(rest);
+    });
+  };
+  /** Sends the events held behind a reservation; one that needs a bigger reservation again holds the rest anew. */
+  const replay = (events: Array<{ data: RawData; isBinary: boolean }>) => {
+    for (let i = 0; i < events.length; i++) {
+      if (held) {
+        held.push(...events.slice(i));
+        return;
+      }
+      fromClient(events[i]!.data, events[i]!.isBinary);
+    }
+  };
+  client.on('message', fromClient);
+
+  const cancel = (id: string) => {
+    if (upstream.readyState === WebSocket.OPEN) upstream.send(JSON.stringify(id ? { type: 'response.cancel', response_id: id } : { type: 'response.cancel' }));
+  };
+  /** The client left: responses in flight are cancelled and their usage awaited (bounded) before the session ends. */
+  const leave = (code: number) => {
+    if (ended || clientGone) return;
+    clientGone = true;
+    held = undefined;
+    if (!track.active.size && !creating) return end(code, '');
+    meter.stopReserving();
+    for (const id of track.active.keys()) cancel(id);
+    cancelWait = setTimeout(() => end(code, ''), app.config.realtimeCancelWaitMs ?? CANCEL_WAIT_MS);
+    cancelWait.unref();
+  };
+  client.on('close', (code) => leave(code === 1005 || code === 1006 ? 1000 : validCode(code)));
+  client.on('error', () => leave(1011));
+
+  upstream.on('message', (data: RawData, isBinary: boolean) => {
+    if (ended) return;
+    const relay = !clientGone && client.readyState === WebSocket.OPEN;
+    if (isBinary) {
+      if (relay) client.send(data, { binary: true });
+      return;
+    }
+    let ev: unknown;
+    try {
+      ev = JSON.parse(data.toString());
+    } catch {
+      ev = undefined;
+    }
+    if (!isRecord(ev)) {
+      if (relay) client.send(data, { binary: false });
+      return;
+    }
+    if (relay) client.send(ev.type === 'error' ? scrubErrorEvent(ev, ch) : data, { binary: false });
+    const progress = track.follow(ev, relay);
+    if (ev.type === 'session.created' || ev.type === 'session.updated') {
+      meter.setAudio(track.audio);
+      // The upstream speaks while the reservation held is sized for text: the audio-sized one is taken.
+      if (track.audio && !meter.covers(true)) void cover(true);
+    } else if (ev.type === 'response.created') {
+      if (creating > 0) creating--;
+      const r = ev.response;
+      if (clientGone) cancel(isRecord(r) && typeof r.id === 'string' ? r.id : '');
+    } else if (ev.type === 'response.done') {
+      const r = isRecord(ev.response) ? ev.response : {};
+      const id = typeof r.id === 'string' ? r.id : '';
+      const usage = realtimeUsage(r.usage);
+      if (usage) onBill(meter.bill(usage, id, { clientGone }));
+      else if (progress) onBill(billDelivered(progress));
+      if (clientGone && !track.active.size && !creating) end(1000, '');
+    }
   });
   upstream.resume();
-  client.on('close', (code) => end(code === 1005 || code === 1006 ? 1000 : validCode(code), ''));
-  upstream.on('close', (code, reason) => end(code === 1005 || code === 1006 ? 1011 : validCode(code), reason.toString().slice(0, 120)));
-  client.on('error', () => end(1011, ''));
+  upstream.on('close', (code, reason) => end(code === 1005 || code === 1006 ? 1011 : validCode(code), closeReason(scrubUpstreamText(reason.toString(), ch))));
   upstream.on('error', () => {
-    if (client.readyState === WebSocket.OPEN) client.send(errorEvent(t(lang, 'realtime.upstream_error'), 'upstream_error', 'server_error'));
+    if (!clientGone && client.readyState === WebSocket.OPEN) client.send(errorEvent(t(lang, 'realtime.upstream_error'), 'upstream_error', 'server_error'));
     end(1011, 'upstream error');
   });
 }
