@@ -22,6 +22,7 @@ import { inboundRoutes } from './formats';
 import { isRecord } from './adaptors/shared';
 import type { Endpoint, InboundFormat, InboundRoute } from './types';
 import { handleTaskRoute, isTaskPath, isVideoPath } from '../tasks';
+import { parseMultipart } from './multipart';
 
 const OPENAI_POST: Record<string, Endpoint> = {
   '/v1/chat/completions': 'chat',
@@ -194,30 +195,6 @@ async function readJson(app: AppContext, ctx: RelayHttp): Promise<{ body: Record
   return { body: body as Record<string, unknown>, raw };
 }
 
-/** The value of one text field of a multipart body (e.g. `model`), without parsing the files. */
-export function multipartField(raw: Buffer, contentType: string, name: string): string | undefined {
-  const m = /boundary=(?:"([^"]+)"|([^;]+))/i.exec(contentType);
-  const boundary = m?.[1] ?? m?.[2];
-  if (!boundary) return undefined;
-  const needle = Buffer.from(`name="${name}"`);
-  let at = raw.indexOf(needle);
-  while (at >= 0) {
-    const headerEnd = raw.indexOf('\r\n\r\n', at);
-    if (headerEnd < 0) return undefined;
-    const header = raw.subarray(at, headerEnd).toString('utf8');
-    if (!/filename=/.test(header)) {
-      const end = raw.indexOf(`\r\n--${boundary}`, headerEnd + 4);
-      if (end < 0) return undefined;
-      return raw
-        .subarray(headerEnd + 4, end)
-        .toString('utf8')
-        .trim();
-    }
-    at = raw.indexOf(needle, at + needle.length);
-  }
-  return undefined;
-}
-
 function clientIp(ctx: RelayHttp): string {
   return ctx.ip || ctx.req.socket.remoteAddress || '';
 }
@@ -242,10 +219,18 @@ async function buildOpenAICall(
   if (endpoint === 'transcriptions' || endpoint === 'translations' || endpoint === 'image_edits') {
     const ctype = ctx.get('content-type');
     if (!ctype.toLowerCase().startsWith('multipart/form-data')) throw new RelayError(400, 'relay.multipart_required', 'invalid_request');
-    const raw = await readRelayBody(ctx, app.config.relayBodyLimit);
-    const model = multipartField(raw, ctype, 'model');
+    // Parsed once; the upstream gets the body as parsed, with the model and n billed here (relay/multipart.ts).
+    const form = await parseMultipart(await readRelayBody(ctx, app.config.relayBodyLimit), ctype, endpoint === 'image_edits' ? ['model', 'n'] : ['model']);
+    const model = form.field('model');
     if (!model) throw new RelayError(400, 'relay.model_missing', 'invalid_request');
-    const n = endpoint === 'image_edits' ? Number(multipartField(raw, ctype, 'n') ?? 1) || 1 : undefined;
+    form.set('model', model);
+    let n: number | undefined;
+    if (endpoint === 'image_edits') {
+      const given = form.field('n');
+      n = given === undefined ? 1 : Number(given);
+      if (!Number.isSafeInteger(n) || n < 1) throw new RelayError(400, msg('relay.field_malformed', { field: 'n' }), 'invalid_request');
+      if (given !== undefined) form.set('n', String(n));
+    }
     return {
       app,
       ctx,

@@ -4,7 +4,7 @@ import { CHANNEL_TYPE, typesServedBy } from '../channels/catalogue';
 import { AppError } from '../lib/errors';
 import { RelayError } from '../relay/errors';
 import type { RelayHttp } from '../relay/httpContext';
-import { multipartField } from '../relay';
+import { parseMultipart } from '../relay/multipart';
 import { findTaskRows, userTaskRows, type TaskRecord } from '../repositories/tasks';
 import { callUpstream, channelOfTask, parseJsonBody, pickTaskChannel, reply, submitTask, taskPrincipal } from './core';
 import type { PollResult, TaskPlatform } from './poller';
@@ -71,34 +71,48 @@ const openaiError = (status: number, message: string, code: string) => ({
   error: { message, type: status >= 500 ? 'upstream_error' : 'invalid_request_error', param: null, code },
 });
 
+interface CreateRequest {
+  model: string;
+  seconds: number;
+  prompt: string;
+  size: string | undefined;
+  upstreamBody: Buffer | string;
+  upstreamType: string;
+}
+
+/** A create request: what is billed and checked, and the body for the upstream, built from the same parse. */
+async function readCreate(raw: Buffer, ctype: string): Promise<CreateRequest> {
+  const check = (prompt: string, seconds: number) => {
+    if (!prompt.trim()) throw new RelayError(400, msg('relay.field_empty', { field: 'prompt' }), 'invalid_request');
+    if (!Number.isInteger(seconds) || seconds < 1 || seconds > 60) throw new RelayError(400, 'task.seconds_range', 'invalid_request');
+  };
+  if (ctype.toLowerCase().startsWith('multipart/form-data')) {
+    // Each field read here comes once, as text; the upstream gets the body as parsed (relay/multipart.ts).
+    const form = await parseMultipart(raw, ctype, ['model', 'seconds', 'prompt', 'size']);
+    const model = form.field('model') || DEFAULT_MODEL;
+    const seconds = Number(form.field('seconds') ?? DEFAULT_SECONDS);
+    const prompt = form.field('prompt') ?? '';
+    check(prompt, seconds);
+    // The model and length billed, written out (defaults included): no upstream default can differ.
+    form.set('model', model);
+    form.set('seconds', String(seconds));
+    const { body, contentType } = form.encode();
+    return { model, seconds, prompt, size: form.field('size'), upstreamBody: body, upstreamType: contentType };
+  }
+  const body = parseJsonBody(raw);
+  const model = typeof body.model === 'string' && body.model.trim() ? body.model.trim() : DEFAULT_MODEL;
+  const seconds = Number(body.seconds ?? DEFAULT_SECONDS);
+  const prompt = typeof body.prompt === 'string' ? body.prompt : '';
+  check(prompt, seconds);
+  const size = typeof body.size === 'string' ? body.size : undefined;
+  return { model, seconds, prompt, size, upstreamBody: JSON.stringify({ ...body, model }), upstreamType: 'application/json' };
+}
+
 async function create(app: AppContext, ctx: RelayHttp, kit: TaskKit): Promise<void> {
   const principal = await taskPrincipal(app, ctx);
   const ctype = ctx.get('content-type');
-  const raw = await kit.readBody();
-  let model: string;
-  let seconds: number;
-  let prompt: string;
-  let size: string | undefined;
-  let upstreamBody: Buffer | string;
-  let upstreamType: string;
-  if (ctype.toLowerCase().startsWith('multipart/form-data')) {
-    model = multipartField(raw, ctype, 'model') || DEFAULT_MODEL;
-    seconds = Number(multipartField(raw, ctype, 'seconds') ?? DEFAULT_SECONDS);
-    prompt = multipartField(raw, ctype, 'prompt') ?? '';
-    size = multipartField(raw, ctype, 'size');
-    upstreamBody = raw;
-    upstreamType = ctype;
-  } else {
-    const body = parseJsonBody(raw);
-    model = typeof body.model === 'string' && body.model.trim() ? body.model.trim() : DEFAULT_MODEL;
-    seconds = Number(body.seconds ?? DEFAULT_SECONDS);
-    prompt = typeof body.prompt === 'string' ? body.prompt : '';
-    size = typeof body.size === 'string' ? body.size : undefined;
-    upstreamBody = JSON.stringify({ ...body, model });
-    upstreamType = 'application/json';
-  }
-  if (!prompt.trim()) throw new RelayError(400, msg('relay.field_empty', { field: 'prompt' }), 'invalid_request');
-  if (!Number.isInteger(seconds) || seconds < 1 || seconds > 60) throw new RelayError(400, 'task.seconds_range', 'invalid_request');
+  // The body is not kept here: a large upload is held once, as the body sent upstream.
+  const { model, seconds, prompt, size, upstreamBody, upstreamType } = await readCreate(await kit.readBody(), ctype);
   const picked = await pickTaskChannel(app, principal, model, isVideoKind);
   const result = await submitTask(app, {
     table: 'tasks',
