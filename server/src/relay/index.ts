@@ -240,7 +240,7 @@ async function buildOpenAICall(
       model,
       stream: false,
       body: n ? { n } : undefined,
-      raw: { body: raw, contentType: ctype },
+      raw: form.encode(),
       includeUsage: false,
       ip,
       timer,
