@@ -6,6 +6,7 @@ import { flow as personal } from './personal';
 import { flow as settings } from './settings';
 import { flow as dashboard } from './dashboard';
 import { flow as channels } from './channels';
+import { flow as channelForm } from './channelForm';
 import { flow as resources } from './resources';
 import { flow as tasks } from './tasks';
 import { flow as security } from './security';
@@ -23,6 +24,7 @@ export const FLOWS: Flow[] = [
   settings,
   dashboard,
   channels,
+  channelForm,
   resources,
   tasks,
   security,

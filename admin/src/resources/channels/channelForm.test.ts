@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import {
   CHANNEL_DEFAULTS,
   addCustomModels,
+  asChannelForm,
+  channelChecks,
   baseUrlEndsWithV1,
   batchKeys,
   changesKeyDestination,
@@ -205,5 +207,27 @@ describe('multi-key create', () => {
     expect(validateChannel(vertex, false, CAT)).toBeNull();
     expect(formToPayload(vertex, false, CAT).key).toBe(list);
     expect(validateChannel(form({ type: 41, key: '[{"a":', multi: true }), false, CAT)).toBe('res.channel.msg.key_json');
+  });
+});
+
+describe('channel form inputs', () => {
+  it('reads emptied inputs (null) as the field defaults', () => {
+    const f = asChannelForm({ name: 'n', key: null, base_url: null, priority: null, models: null, groups: ['vip'] });
+    expect(f).toMatchObject({ name: 'n', key: '', base_url: '', priority: 0, models: [], groups: ['vip'], auto_ban: true });
+  });
+  it('checks each field on its own', () => {
+    expect(channelChecks.name(form({ name: ' ' }))).toBe('res.channel.msg.name_key_required');
+    expect(channelChecks.keyPresent(form({ key: '' }), false)).toBe('res.channel.msg.name_key_required');
+    expect(channelChecks.keyPresent(form({ key: '' }), true)).toBeNull();
+    expect(channelChecks.keyPresent(form({ key: '' }), true, true)).toBe('res.channel.msg.key_for_destination');
+    expect(channelChecks.keyFormat(form({ type: 41, key: 'nope' }), false, CAT)).toBe('res.channel.msg.key_json');
+    expect(channelChecks.models(form({ models: [] }))).toBe('res.channel.msg.models_required');
+    expect(channelChecks.mapping(form({ model_mapping: '[]' }))).toBe('res.channel.msg.mapping_json');
+  });
+  it('asks for the base URL of a kind that needs one (Azure endpoint)', () => {
+    expect(channelChecks.baseUrl(form({ type: 3, base_url: '' }), CAT)).toBe('ra.validation.required');
+    expect(validateChannel(form({ type: 3, base_url: ' ' }), false, CAT)).toBe('ra.validation.required');
+    expect(channelChecks.baseUrl(form({ type: 3, base_url: 'https://x.openai.azure.com' }), CAT)).toBeNull();
+    expect(channelChecks.baseUrl(form({ type: 1, base_url: '' }), CAT)).toBeNull();
   });
 });

@@ -202,17 +202,54 @@ export function changesKeyDestination(initial: ChannelForm, form: ChannelForm, c
 }
 
 /**
- * Validates the form; returns the i18n key of the first problem, or null. `keyRequired`: an edit
- * that must carry the key (an admin re-pointing the channel, see changesKeyDestination).
+ * The form as react-admin's inputs hold it → ChannelForm: an emptied text input holds null, a
+ * cleared number input null; both read as the field's default.
+ */
+export function asChannelForm(values: Record<string, unknown>): ChannelForm {
+  const out: Record<string, unknown> = { ...CHANNEL_DEFAULTS, ...values };
+  for (const [k, d] of Object.entries(CHANNEL_DEFAULTS)) if (out[k] === null || out[k] === undefined) out[k] = d;
+  return out as unknown as ChannelForm;
+}
+
+/**
+ * The per-field checks (each the i18n key of its problem, or null), used by the form's inputs as
+ * validators and, in order, by validateChannel. `keyRequired`: an edit that must carry the key (an
+ * admin re-pointing the channel, see changesKeyDestination).
+ */
+export const channelChecks = {
+  name: (form: ChannelForm): string | null => (form.name.trim() ? null : 'res.channel.msg.name_key_required'),
+  /** The key is there when it must be: always on create, on an admin's re-pointing edit. */
+  keyPresent: (form: ChannelForm, isEdit: boolean, keyRequired = false): string | null => {
+    if (form.key.trim()) return null;
+    if (!isEdit) return 'res.channel.msg.name_key_required';
+    return keyRequired ? 'res.channel.msg.key_for_destination' : null;
+  },
+  /** A JSON-credential kind's key is a JSON object (a JSON list of them in multi-key mode). */
+  keyFormat: (form: ChannelForm, isEdit: boolean, cat: ChannelTypeCatalogue): string | null => {
+    if (kindFields(cat, form.type).jsonKey && form.key.trim() && !form.batch && !form.multi && !isValidJsonObject(form.key)) return 'res.channel.msg.key_json';
+    if (form.multi && !isEdit && form.key.trim().startsWith('[') && !isJsonList(form.key)) return 'res.channel.msg.key_json';
+    return null;
+  },
+  /** A kind whose base URL is its endpoint (Azure) needs one. */
+  baseUrl: (form: ChannelForm, cat: ChannelTypeCatalogue): string | null =>
+    kindFields(cat, form.type).baseUrl?.required && !form.base_url.trim() ? 'ra.validation.required' : null,
+  models: (form: ChannelForm): string | null => (form.models.length ? null : 'res.channel.msg.models_required'),
+  mapping: (form: ChannelForm): string | null => (isValidJsonObject(form.model_mapping) ? null : 'res.channel.msg.mapping_json'),
+};
+
+/**
+ * Validates the whole form; returns the i18n key of the first problem, or null. `keyRequired`: an
+ * edit that must carry the key (an admin re-pointing the channel, see changesKeyDestination).
  */
 export function validateChannel(form: ChannelForm, isEdit: boolean, cat: ChannelTypeCatalogue, keyRequired = false): string | null {
-  if (!form.name.trim() || (!isEdit && !form.key.trim())) return 'res.channel.msg.name_key_required';
-  if (isEdit && keyRequired && !form.key.trim()) return 'res.channel.msg.key_for_destination';
-  if (form.models.length === 0) return 'res.channel.msg.models_required';
-  if (!isValidJsonObject(form.model_mapping)) return 'res.channel.msg.mapping_json';
-  if (kindFields(cat, form.type).jsonKey && form.key.trim() && !form.batch && !form.multi && !isValidJsonObject(form.key)) return 'res.channel.msg.key_json';
-  if (form.multi && !isEdit && form.key.trim().startsWith('[') && !isJsonList(form.key)) return 'res.channel.msg.key_json';
-  return null;
+  return (
+    channelChecks.name(form) ??
+    channelChecks.keyPresent(form, isEdit, keyRequired) ??
+    channelChecks.baseUrl(form, cat) ??
+    channelChecks.models(form) ??
+    channelChecks.mapping(form) ??
+    channelChecks.keyFormat(form, isEdit, cat)
+  );
 }
 
 /** Form values → wire body for POST/PUT /api/channel/. */
