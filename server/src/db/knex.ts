@@ -97,7 +97,11 @@ export function createDb(url: string, opts: DbOptions = {}): Db {
         max: 20,
         afterCreate: (conn: { query: (s: string, cb: (e: Error | null) => void) => void }, done: (err: Error | null, conn: unknown) => void) => {
           if (!schema) return done(null, conn);
-          conn.query(`CREATE SCHEMA IF NOT EXISTS "${schema.replace(/"/g, '')}"`, (err) => done(err, conn));
+          // Two nodes creating it at once: one of them gets a unique violation (23505) although
+          // `if not exists` — the schema is there either way.
+          conn.query(`CREATE SCHEMA IF NOT EXISTS "${schema.replace(/"/g, '')}"`, (err) =>
+            done(err && (err as { code?: string }).code !== '23505' && (err as { code?: string }).code !== '42P06' ? err : null, conn),
+          );
         },
       },
     });
