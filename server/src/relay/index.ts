@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { RelayHttpContext, type RelayHttp } from './httpContext';
 import type { AppContext } from '../context';
 import { AppError } from '../lib/errors';
+import { DatabaseUnavailableError, isDatabaseUnavailable } from '../db/errors';
 import { PayloadTooLargeError, readRawBody } from '../middleware/body';
 import type { CollectErrors } from '../lib/collectStream';
 import { resolveUser } from '../middleware/auth';
@@ -147,7 +148,12 @@ async function routeRelay(app: AppContext, ctx: RelayHttp, playground?: () => Pr
   }
 }
 
-function respondError(app: AppContext, ctx: RelayHttp, format: InboundFormat, err: unknown): void {
+function respondError(app: AppContext, ctx: RelayHttp, format: InboundFormat, caught: unknown): void {
+  let err = caught;
+  if (!(err instanceof AppError) && isDatabaseUnavailable(err)) {
+    app.log.warn({ err, path: ctx.path }, 'database unavailable');
+    err = new DatabaseUnavailableError(err);
+  }
   let status = 500;
   const lang = requestLang(ctx);
   let message = t(lang, 'common.internal_error');
@@ -156,7 +162,8 @@ function respondError(app: AppContext, ctx: RelayHttp, format: InboundFormat, er
     status = err.status;
     message = localize(err, lang);
     code = err.code;
-    if (status === 429 && 'retryAfterSeconds' in err) ctx.set('Retry-After', String((err as { retryAfterSeconds: number }).retryAfterSeconds));
+    if ((status === 429 || status === 503) && 'retryAfterSeconds' in err)
+      ctx.set('Retry-After', String((err as { retryAfterSeconds: number }).retryAfterSeconds));
   } else {
     app.log.error({ err, path: ctx.path }, 'unhandled relay error');
   }
