@@ -249,6 +249,26 @@ describe('dataProvider: create', () => {
     expect(r.last).toMatchObject({ method: 'POST', url: '/api/token/', body: { name: 't', remain_quota: 500000, expired_time: -1, model_limits: 'a,b' } });
   });
 
+  it('token batch (meta.names): one POST per name in turn, the first answers with every record in batch', async () => {
+    const { r, dp } = setup();
+    r.answer({ id: 3, name: 't' });
+    r.answer({ id: 4, name: 't-abc123' });
+    const out = await dp.create('token', { data: { name: 't', remain_quota: 1, model_limits: ['a'] }, meta: { names: ['t', 't-abc123'] } });
+    expect(r.calls.map((c) => [c.method, c.url, (c.body as { name: string }).name, (c.body as { model_limits: string }).model_limits])).toEqual([
+      ['POST', '/api/token/', 't', 'a'],
+      ['POST', '/api/token/', 't-abc123', 'a'],
+    ]);
+    expect(out.data).toMatchObject({ id: 3, name: 't', batch: [{ id: 3 }, { id: 4 }] });
+  });
+
+  it('token batch: a failure stops the batch and rejects', async () => {
+    const { r, dp } = setup();
+    r.answer({ id: 3 });
+    r.answerRaw(200, { success: false, message: 'quota' });
+    await expect(dp.create('token', { data: { name: 't' }, meta: { names: ['t', 't-1', 't-2'] } })).rejects.toThrow('quota');
+    expect(r.calls).toHaveLength(2);
+  });
+
   it('redemption: a batch answer gives the first record plus the whole batch', async () => {
     const { r, dp } = setup();
     r.answer([

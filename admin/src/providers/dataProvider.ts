@@ -219,6 +219,19 @@ export function createDataProvider(http: Api, opts: DataProviderOptions = {}): G
     else await http.del(`${RESOURCES[res]}/${id}/`);
   }
 
+  /** POST /api/<res>/; a list answer (a batch) gives its first record with the whole list in `batch`. */
+  async function createOne(res: ResourceName, data: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const answer = await http.post(`${RESOURCES[res]}/`, toWire(res, data));
+    const created = answer.data;
+    if (Array.isArray(created)) {
+      const first = (created[0] ?? {}) as Record<string, unknown>;
+      const id = typeof first === 'object' && first.id !== undefined ? first.id : 0;
+      return { ...(typeof first === 'object' ? first : {}), id, batch: created };
+    }
+    if (created && typeof created === 'object') return created as Record<string, unknown>;
+    return { ...data, id: 0 };
+  }
+
   const provider: GatewayDataProvider = {
     async getList(resource, params) {
       const res = resourceName(resource);
@@ -252,15 +265,14 @@ export function createDataProvider(http: Api, opts: DataProviderOptions = {}): G
 
     async create(resource, params) {
       const res = resourceName(resource);
-      const answer = await http.post(`${RESOURCES[res]}/`, toWire(res, params.data as Record<string, unknown>));
-      const created = answer.data;
-      if (Array.isArray(created)) {
-        const first = (created[0] ?? {}) as Record<string, unknown>;
-        const id = typeof first === 'object' && first.id !== undefined ? first.id : 0;
-        return { data: { ...(typeof first === 'object' ? first : {}), id, batch: created } as never };
+      // meta.names: one record per name, one call each in turn (a token batch); the first answers, with every record in `batch`.
+      const names = (params.meta as { names?: unknown } | undefined)?.names;
+      if (Array.isArray(names) && names.length > 0) {
+        const made: Record<string, unknown>[] = [];
+        for (const name of names) made.push(await createOne(res, { ...(params.data as Record<string, unknown>), name }));
+        return { data: { ...made[0], batch: made } as never };
       }
-      if (created && typeof created === 'object') return { data: created as never };
-      return { data: { ...params.data, id: 0 } as never };
+      return { data: (await createOne(res, params.data as Record<string, unknown>)) as never };
     },
 
     async update(resource, params) {

@@ -106,6 +106,35 @@ export const flow: Flow = {
       await shot(page, 'resources-01-tokens');
     });
 
+    await step('tokens: an emptied quota and count are refused under their fields; a batch makes one token per name', async () => {
+      await page.goto(`${base}/token/create`);
+      await drawer(page).getByLabel(/^名称/).fill('e2e-batch');
+      await drawer(page).getByLabel(/^额度/).fill('');
+      await drawer(page)
+        .getByLabel(/^新建数量/)
+        .fill('');
+      await drawer(page).getByRole('button', { name: '提交' }).click();
+      await drawer(page).getByText('额度必须是整数！').waitFor();
+      await drawer(page).getByText('新建数量必须是正整数！').waitFor();
+      await drawer(page).getByLabel(/^额度/).fill('1000');
+      await drawer(page)
+        .getByLabel(/^新建数量/)
+        .fill('3');
+      await drawer(page).getByRole('button', { name: '提交' }).click();
+      await expectText(page, /令牌创建成功/);
+      await expectPath(page, '/token');
+      const made = await knex('tokens').where('name', 'like', 'e2e-batch%').select('name', 'remain_quota');
+      assert(made.length === 3, `batch: ${JSON.stringify(made)}`);
+      assert(
+        made.some((t: { name: string }) => t.name === 'e2e-batch'),
+        'the first keeps the name',
+      );
+      assert(
+        made.every((t: { name: string; remain_quota: number }) => /^e2e-batch(-[A-Za-z0-9]{6})?$/.test(t.name) && Number(t.remain_quota) === 1000),
+        `names ${made.map((t: { name: string }) => t.name)}`,
+      );
+    });
+
     await step('redemptions: the form refuses 101 codes, creates 2, and the list searches them', async () => {
       await page.goto(`${base}/redemption`);
       await page.getByRole('button', { name: '添加兑换码' }).click();

@@ -1,11 +1,26 @@
+import { useMemo } from 'react';
 import { Box, Button, Chip, CircularProgress, Divider, Stack, Typography } from '@mui/material';
 import { useQuery } from '@tanstack/react-query';
 import { useFormContext, useWatch } from 'react-hook-form';
-import { AutocompleteArrayInput, BooleanInput, SelectInput, SimpleForm, TextInput, useGetOne, useNotify, useRefresh, useTranslate } from 'react-admin';
+import {
+  AutocompleteArrayInput,
+  BooleanInput,
+  CreateBase,
+  EditBase,
+  SelectInput,
+  SimpleForm,
+  TextInput,
+  useEditContext,
+  useNotify,
+  useRefresh,
+  useSaveContext,
+  useTranslate,
+} from 'react-admin';
 import { SideDrawer } from '../shared/SideDrawer';
 import { FormButtons } from '../shared/FormButtons';
 import { useGateway } from '../shared/api';
 import { useDisplaySettings, useNotifyError } from '../shared/hooks';
+import { fromCheck, requiredText } from '../shared/validators';
 import { formatQuota, formatTimestamp, groupRatioColor, usdPresets } from '../shared/format';
 import { ColorTag } from '../shared/ColorTag';
 import {
@@ -13,87 +28,130 @@ import {
   EXPIRY_OPTIONS,
   QUOTA_USD_PRESETS,
   TOKEN_DEFAULTS,
+  asTokenForm,
   batchNames,
   expiryFromOption,
   parseBatchCount,
-  tokenErrors,
+  tokenChecks,
   tokenPayload,
   tokenToForm,
   type TokenForm,
 } from './tokenForm';
 
+/**
+ * Create/edit drawer for one token (/token/create, /token/:id): react-admin's CreateBase / EditBase
+ * (POST / PUT /api/token/ through the data provider) around a SimpleForm whose inputs carry their
+ * own validators. A batch (count > 1) is one create with `meta.names`: the data provider makes one
+ * token per name, the first keeping the name, the others suffixed.
+ */
 export const TokenEditDrawer = ({ creating, editId, onClose }: { creating: boolean; editId?: string; onClose: () => void }) => (
   <SideDrawer open={creating || !!editId} onClose={onClose} title={creating ? 'res.token.create_title' : 'res.token.edit_title'} width={560}>
-    <TokenFormView key={editId ?? 'new'} editId={creating ? undefined : editId} onDone={onClose} />
+    {creating ? <TokenCreate onDone={onClose} /> : editId ? <TokenEdit key={editId} id={editId} onDone={onClose} /> : null}
   </SideDrawer>
 );
 
 type GroupInfo = { desc: string; ratio: number };
 
-const TokenFormView = ({ editId, onDone }: { editId?: string; onDone: () => void }) => {
+/** The options the form offers: the models the user may limit a token to, the user's groups. */
+function useTokenOptions() {
+  const dp = useGateway();
+  const { data: models = [] } = useQuery({ queryKey: ['gateway', 'userModels'], queryFn: () => dp.userModels().then((r) => r.data) });
+  const { data: groups = {} } = useQuery({ queryKey: ['gateway', 'selfGroups'], queryFn: () => dp.selfGroups().then((r) => r.data) });
+  return { models, groups };
+}
+
+/** Save side effects: the message, a refresh, the drawer closed; a failure notified (and the list refreshed: part of a batch may exist). */
+function useSaveEffects(message: string, onDone: () => void) {
   const notify = useNotify();
   const notifyError = useNotifyError();
   const refresh = useRefresh();
-  const dp = useGateway();
-  const isEdit = !!editId;
-  const { data: models = [] } = useQuery({ queryKey: ['gateway', 'userModels'], queryFn: () => dp.userModels().then((r) => r.data) });
-  const { data: groups = {} } = useQuery({ queryKey: ['gateway', 'selfGroups'], queryFn: () => dp.selfGroups().then((r) => r.data) });
-  const { data: token, isPending } = useGetOne(
-    'token',
-    { id: editId ?? '' },
-    {
-      enabled: isEdit,
-      onError: (e) => {
-        notifyError(e);
-        onDone();
-      },
-    },
-  );
-
-  const submit = async (values: Record<string, unknown>) => {
-    const form = values as unknown as TokenForm;
-    try {
-      const body = tokenPayload(form);
-      if (isEdit) {
-        await dp.update('token', { id: form.id!, data: body, previousData: { id: form.id! } });
-        notify('res.token.msg.updated', { type: 'success' });
-      } else {
-        const count = parseBatchCount(form.count) ?? 1;
-        for (const name of batchNames(form.name.trim(), count)) {
-          await dp.create('token', { data: { ...body, name } });
-        }
-        notify('res.token.msg.created', { type: 'success' });
-      }
+  return {
+    onSuccess: () => {
+      notify(message, { type: 'success' });
       refresh();
       onDone();
-    } catch (e) {
+    },
+    onError: (e: unknown) => {
       notifyError(e);
       refresh();
-    }
+    },
   };
+}
 
-  if (isEdit && isPending) {
-    return (
-      <Box sx={{ display: 'flex', justifyContent: 'center', p: 6 }}>
-        <CircularProgress />
-      </Box>
-    );
-  }
+const toPayload = (data: Record<string, unknown>) => tokenPayload(asTokenForm(data));
 
-  const record = isEdit && token ? tokenToForm(token, formatTimestamp) : TOKEN_DEFAULTS;
+const TokenCreate = ({ onDone }: { onDone: () => void }) => {
+  const { models, groups } = useTokenOptions();
   return (
-    <SimpleForm
-      noValidate
-      record={record as never}
-      onSubmit={submit}
-      validate={(v) => tokenErrors(v as TokenForm, isEdit)}
-      toolbar={<FormButtons onCancel={onDone} />}
-      sx={{ p: 0 }}
-    >
-      <TokenFields isEdit={isEdit} models={models} groups={groups} />
+    <CreateBase resource="token" redirect={false} transform={toPayload} mutationOptions={useSaveEffects('res.token.msg.created', onDone)}>
+      <TokenCreateForm models={models} groups={groups} onDone={onDone} />
+    </CreateBase>
+  );
+};
+
+const TokenCreateForm = ({ models, groups, onDone }: { models: string[]; groups: Record<string, GroupInfo>; onDone: () => void }) => {
+  const { save } = useSaveContext();
+  // The batch's names go as the create's meta (one call per name in the data provider).
+  const submit = (values: Record<string, unknown>) => {
+    const form = asTokenForm(values);
+    return save?.(values, { meta: { names: batchNames(form.name.trim(), parseBatchCount(form.count) ?? 1) } });
+  };
+  return (
+    <SimpleForm noValidate record={TOKEN_DEFAULTS} onSubmit={submit} toolbar={<FormButtons onCancel={onDone} />} sx={{ p: 0 }}>
+      <TokenFields isEdit={false} models={models} groups={groups} />
     </SimpleForm>
   );
 };
+
+const TokenEdit = ({ id, onDone }: { id: string; onDone: () => void }) => {
+  const { models, groups } = useTokenOptions();
+  const notifyError = useNotifyError();
+  return (
+    <EditBase
+      resource="token"
+      id={id}
+      mutationMode="pessimistic"
+      redirect={false}
+      queryOptions={{
+        onError: (e: unknown) => {
+          notifyError(e);
+          onDone();
+        },
+      }}
+      transform={toPayload}
+      mutationOptions={useSaveEffects('res.token.msg.updated', onDone)}
+      loading={<Loading />}
+    >
+      <TokenEditForm models={models} groups={groups} onDone={onDone} />
+    </EditBase>
+  );
+};
+
+const TokenEditForm = ({ models, groups, onDone }: { models: string[]; groups: Record<string, GroupInfo>; onDone: () => void }) => {
+  const { record } = useEditContext();
+  if (!record) return <Loading />;
+  return (
+    <SimpleForm noValidate record={tokenToForm(record, formatTimestamp)} toolbar={<FormButtons onCancel={onDone} />} sx={{ p: 0 }}>
+      <TokenFields isEdit models={models} groups={groups} />
+    </SimpleForm>
+  );
+};
+
+const Loading = () => (
+  <Box sx={{ display: 'flex', justifyContent: 'center', p: 6 }}>
+    <CircularProgress />
+  </Box>
+);
+
+/** The inputs' validators: each runs its check on the whole form, its message under the input. */
+function tokenValidators(isEdit: boolean) {
+  return {
+    name: isEdit ? undefined : requiredText('res.token.msg.name_required'),
+    quota: fromCheck(tokenChecks.quota, asTokenForm),
+    expiry: fromCheck(tokenChecks.expiry, asTokenForm),
+    count: fromCheck((f: TokenForm) => tokenChecks.count(f, isEdit), asTokenForm),
+  };
+}
 
 const TokenFields = ({ isEdit, models, groups }: { isEdit: boolean; models: string[]; groups: Record<string, GroupInfo> }) => {
   const translate = useTranslate();
@@ -104,10 +162,11 @@ const TokenFields = ({ isEdit, models, groups }: { isEdit: boolean; models: stri
   });
   const set = (name: keyof TokenForm, value: unknown) => setValue(name, value, { shouldDirty: true, shouldValidate: true });
   const quotaNumber = parseInt(String(remainQuota), 10);
+  const v = useMemo(() => tokenValidators(isEdit), [isEdit]);
 
   return (
     <Stack spacing={2} sx={{ width: '100%' }}>
-      <TextInput source="name" label="res.token.fields.name" isRequired={!isEdit} helperText={false} />
+      <TextInput source="name" label="res.token.fields.name" validate={v.name} helperText={false} />
       <SelectInput
         source="group"
         label="res.token.fields.group"
@@ -137,6 +196,7 @@ const TokenFields = ({ isEdit, models, groups }: { isEdit: boolean; models: stri
         source="expired_time"
         label="res.token.fields.expired_time"
         placeholder="YYYY-MM-DD HH:mm:ss"
+        validate={v.expiry}
         helperText={expiredTime ? false : 'res.token.never'}
       />
       <Stack direction="row" spacing={1}>
@@ -165,6 +225,7 @@ const TokenFields = ({ isEdit, models, groups }: { isEdit: boolean; models: stri
             source="remain_quota"
             type="number"
             label="res.token.fields.remain_quota"
+            validate={v.quota}
             helperText={Number.isFinite(quotaNumber) ? `≈ ${formatQuota(quotaNumber, display)}` : false}
             slotProps={{ htmlInput: { step: 1 } }}
           />
@@ -194,6 +255,7 @@ const TokenFields = ({ isEdit, models, groups }: { isEdit: boolean; models: stri
             source="count"
             type="number"
             label="res.token.fields.count"
+            validate={v.count}
             helperText="res.token.hint.count"
             slotProps={{ htmlInput: { min: 1, step: 1 } }}
           />

@@ -9,7 +9,8 @@ import {
   tokenPayload,
   tokenStatusKey,
   validateToken,
-  tokenErrors,
+  asTokenForm,
+  tokenChecks,
   QUOTA_PRESETS,
   maskKey,
 } from './tokenForm';
@@ -101,12 +102,17 @@ describe('token key display', () => {
   });
 });
 
-describe('token form errors', () => {
-  it('puts the first problem under its field', () => {
-    expect(tokenErrors({ ...TOKEN_DEFAULTS, name: 'a' }, false)).toEqual({});
-    expect(tokenErrors({ ...TOKEN_DEFAULTS, name: ' ' }, false)).toEqual({ name: 'res.token.msg.name_required' });
-    expect(tokenErrors({ ...TOKEN_DEFAULTS, name: 'a', remain_quota: '1.5' }, false)).toEqual({ remain_quota: 'res.token.msg.quota_integer' });
-    expect(tokenErrors({ ...TOKEN_DEFAULTS, name: 'a', expired_time: 'soon' }, false)).toEqual({ expired_time: 'res.token.msg.expiry_invalid' });
-    expect(tokenErrors({ ...TOKEN_DEFAULTS, name: 'a', count: 0 }, false)).toEqual({ count: 'res.token.msg.count_invalid' });
+describe('token form inputs', () => {
+  it('checks each field on its own', () => {
+    expect(tokenChecks.name({ ...TOKEN_DEFAULTS, name: ' ' }, false)).toBe('res.token.msg.name_required');
+    expect(tokenChecks.name({ ...TOKEN_DEFAULTS, name: '' }, true)).toBeNull();
+    expect(tokenChecks.quota({ ...TOKEN_DEFAULTS, remain_quota: '1.5' })).toBe('res.token.msg.quota_integer');
+    expect(tokenChecks.expiry({ ...TOKEN_DEFAULTS, expired_time: 'soon' })).toBe('res.token.msg.expiry_invalid');
+    expect(tokenChecks.count({ ...TOKEN_DEFAULTS, count: 0 }, false)).toBe('res.token.msg.count_invalid');
+    expect(tokenChecks.count({ ...TOKEN_DEFAULTS, count: 0 }, true)).toBeNull();
+    // Emptied inputs hold null: read as empty text, so an emptied quota is refused.
+    const read = asTokenForm({ name: null, remain_quota: null, unlimited_quota: false, expired_time: null, model_limits: null, count: null });
+    expect(read).toMatchObject({ name: '', remain_quota: '', expired_time: '', model_limits: [], count: '' });
+    expect(validateToken(read, true)).toBe('res.token.msg.quota_integer');
   });
 });

@@ -88,28 +88,42 @@ export const TOKEN_DEFAULTS: TokenForm = {
   count: 1,
 };
 
-/** Validates; returns the i18n key of the first problem or null. */
-export function validateToken(form: TokenForm, isEdit: boolean): string | null {
-  if (!isEdit && !form.name.trim()) return 'res.token.msg.name_required';
-  if (!form.unlimited_quota && !/^-?\d+$/.test(String(form.remain_quota).trim())) return 'res.token.msg.quota_integer';
-  const exp = parseExpiry(form.expired_time);
-  if ('error' in exp) return exp.error;
-  if (!isEdit && parseBatchCount(form.count) === null) return 'res.token.msg.count_invalid';
-  return null;
+/**
+ * The form as react-admin's inputs hold it → TokenForm: an emptied text input holds null (read as
+ * empty text, so an emptied quota or count is refused rather than replaced by a default).
+ */
+export function asTokenForm(values: Record<string, unknown>): TokenForm {
+  const text = (k: string) => (values[k] === null || values[k] === undefined ? '' : String(values[k]));
+  const num = (k: string) => (values[k] === null || values[k] === undefined ? '' : (values[k] as number | string));
+  return {
+    ...(values.id !== undefined && values.id !== null ? { id: values.id as Identifier } : {}),
+    name: text('name'),
+    remain_quota: num('remain_quota'),
+    unlimited_quota: !!values.unlimited_quota,
+    expired_time: text('expired_time'),
+    model_limits_enabled: !!values.model_limits_enabled,
+    model_limits: Array.isArray(values.model_limits) ? values.model_limits.map(String) : [],
+    allow_ips: text('allow_ips'),
+    group: text('group'),
+    count: num('count'),
+  };
 }
 
-/** The field each validation message belongs under in the form. */
-const TOKEN_ERROR_FIELD: Record<string, keyof TokenForm> = {
-  'res.token.msg.name_required': 'name',
-  'res.token.msg.quota_integer': 'remain_quota',
-  'res.token.msg.expiry_invalid': 'expired_time',
-  'res.token.msg.count_invalid': 'count',
+/** The per-field checks (each the i18n key of its problem, or null): the inputs' validators, and validateToken in order. */
+export const tokenChecks = {
+  name: (form: TokenForm, isEdit: boolean): string | null => (!isEdit && !form.name.trim() ? 'res.token.msg.name_required' : null),
+  quota: (form: TokenForm): string | null =>
+    !form.unlimited_quota && !/^-?\d+$/.test(String(form.remain_quota).trim()) ? 'res.token.msg.quota_integer' : null,
+  expiry: (form: TokenForm): string | null => {
+    const exp = parseExpiry(form.expired_time);
+    return 'error' in exp ? exp.error : null;
+  },
+  count: (form: TokenForm, isEdit: boolean): string | null => (!isEdit && parseBatchCount(form.count) === null ? 'res.token.msg.count_invalid' : null),
 };
 
-/** validateToken as form errors: the first problem, under its field (empty when valid). */
-export function tokenErrors(form: TokenForm, isEdit: boolean): Record<string, string> {
-  const key = validateToken(form, isEdit);
-  return key ? { [TOKEN_ERROR_FIELD[key]]: key } : {};
+/** Validates; returns the i18n key of the first problem or null. */
+export function validateToken(form: TokenForm, isEdit: boolean): string | null {
+  return tokenChecks.name(form, isEdit) ?? tokenChecks.quota(form) ?? tokenChecks.expiry(form) ?? tokenChecks.count(form, isEdit);
 }
 
 /** Normalises the allow-list: one IP per line, blanks dropped. */
