@@ -143,9 +143,11 @@ export const flow: Flow = {
       await drawer(page).getByRole('button', { name: '提交' }).click();
       await drawer(page).getByText('生成数量必须在 1 到 100 之间！').waitFor();
       await drawer(page).getByLabel('生成数量').fill('2');
+      const download = page.waitForEvent('download');
       await drawer(page).getByRole('button', { name: '提交' }).click();
       await expectText(page, '创建成功');
       assert((await knex('redemptions').where({ name: 'e2e-codes' }).count({ n: '*' }))[0].n == 2, 'two codes created');
+      assert((await download).suggestedFilename() === 'e2e-codes.txt', 'the codes are offered as e2e-codes.txt');
       const url = await listCall(
         page,
         (u) => u.pathname === '/api/redemption/search',
@@ -154,6 +156,15 @@ export const flow: Flow = {
       assert(url.searchParams.get('keyword') === 'e2e-codes', `search call: ${url.search}`);
       await page.locator('tbody tr', { hasText: 'e2e-codes' }).nth(1).waitFor();
       await shot(page, 'resources-02-redemptions');
+      // An edit loads the code and saves a new name.
+      const code = await knex('redemptions').where({ name: 'e2e-codes' }).first();
+      await page.goto(`${base}/redemption/${code.id}`);
+      await drawer(page).getByLabel('名称').waitFor();
+      assert((await drawer(page).getByLabel('名称').inputValue()) === 'e2e-codes', 'the edit form is filled from the record');
+      await drawer(page).getByLabel('名称').fill('e2e-codes-renamed');
+      await drawer(page).getByRole('button', { name: '提交' }).click();
+      await expectText(page, '兑换码更新成功！');
+      assert((await knex('redemptions').where({ id: code.id }).first()).name === 'e2e-codes-renamed', 'the new name is stored');
     });
 
     await step('users: create, search by group in the URL, edit with the password check', async () => {

@@ -1,25 +1,31 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { Box, Chip, CircularProgress, InputAdornment, Stack, TextField } from '@mui/material';
-import { SimpleForm, TextInput, useGetOne, useNotify, useRefresh, useTranslate } from 'react-admin';
+import { CreateBase, EditBase, SimpleForm, TextInput, useEditContext, useNotify, useRefresh, useTranslate, type Validator } from 'react-admin';
 import { useFormContext, useWatch } from 'react-hook-form';
 import { SideDrawer } from '../shared/SideDrawer';
 import { FormButtons } from '../shared/FormButtons';
-import { useApi, useGateway } from '../shared/api';
 import { useDisplaySettings, useNotifyError } from '../shared/hooks';
+import { fromCheck } from '../shared/validators';
 import { formatQuota, usdPresets, usdToQuota } from '../shared/format';
 import {
   REDEMPTION_USD_PRESETS,
   amountText,
+  asRedemptionForm,
   MAX_REDEMPTION_COUNT,
   codesFileText,
-  redemptionErrors,
+  redemptionChecks,
   redemptionPayload,
   type RedemptionForm,
 } from './redemptionCodes';
 
+/**
+ * Create/edit drawer for one redemption code (/redemption/create, /redemption/:id): react-admin's
+ * CreateBase / EditBase (POST / PUT /api/redemption/ through the data provider) around a SimpleForm
+ * whose inputs carry their own validators. A create answers the new codes, offered as a download.
+ */
 export const RedemptionEditDrawer = ({ creating, editId, onClose }: { creating: boolean; editId?: string; onClose: () => void }) => (
   <SideDrawer open={creating || !!editId} onClose={onClose} title={creating ? 'res.redemption.create_title' : 'res.redemption.edit_title'} width={480}>
-    <FormView key={editId ?? 'new'} editId={creating ? undefined : editId} onDone={onClose} />
+    {creating ? <RedemptionCreate onDone={onClose} /> : editId ? <RedemptionEdit key={editId} id={editId} onDone={onClose} /> : null}
   </SideDrawer>
 );
 
@@ -36,75 +42,120 @@ function downloadCodes(codes: string[], name: string) {
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
-const FormView = ({ editId, onDone }: { editId?: string; onDone: () => void }) => {
+/** The codes of a create's answer (the data provider's `batch`: strings, or records with a key). */
+function createdCodes(data: unknown): string[] {
+  const batch = (data as { batch?: unknown } | undefined)?.batch;
+  const list = Array.isArray(batch) ? batch : [];
+  return list.map((c) => (typeof c === 'string' ? c : String((c as { key?: unknown })?.key ?? ''))).filter(Boolean);
+}
+
+const Loading = () => (
+  <Box sx={{ display: 'flex', justifyContent: 'center', p: 6 }}>
+    <CircularProgress />
+  </Box>
+);
+
+/** The inputs' validators: each runs its check on the whole form, its message under the input. */
+function redemptionValidators(isEdit: boolean) {
+  return {
+    name: fromCheck(redemptionChecks.name, asRedemptionForm),
+    quota: fromCheck(redemptionChecks.quota, asRedemptionForm),
+    count: fromCheck((f: RedemptionForm) => redemptionChecks.count(f, isEdit), asRedemptionForm),
+  };
+}
+
+const RedemptionCreate = ({ onDone }: { onDone: () => void }) => {
   const notify = useNotify();
   const notifyError = useNotifyError();
   const refresh = useRefresh();
-  const dp = useGateway();
-  const http = useApi();
   const display = useDisplaySettings();
-  const isEdit = !!editId;
-  const { data: code, isPending } = useGetOne(
-    'redemption',
-    { id: editId ?? '' },
-    {
-      enabled: isEdit,
-      onError: (e) => {
-        notifyError(e);
-        onDone();
-      },
-    },
-  );
-
-  const submit = async (values: Record<string, unknown>) => {
-    const form = values as unknown as RedemptionForm;
-    try {
-      const body = redemptionPayload(form, isEdit, display);
-      if (isEdit) {
-        await dp.update('redemption', { id: form.id!, data: body, previousData: { id: form.id! } });
-        notify('res.redemption.msg.updated', { type: 'success' });
-      } else {
-        const r = await http.post<unknown>('/api/redemption/', body);
-        const list = Array.isArray(r.data) ? r.data : r.data ? [r.data] : [];
-        const codes = list.map((c) => (typeof c === 'string' ? c : String((c as { key?: unknown })?.key ?? ''))).filter(Boolean);
-        notify('res.redemption.msg.created', { type: 'success' });
-        if (codes.length) downloadCodes(codes, String(body.name));
-      }
-      refresh();
-      onDone();
-    } catch (e) {
-      notifyError(e);
-    }
-  };
-
-  if (isEdit && isPending) {
-    return (
-      <Box sx={{ display: 'flex', justifyContent: 'center', p: 6 }}>
-        <CircularProgress />
-      </Box>
-    );
-  }
-  const record: RedemptionForm =
-    isEdit && code
-      ? { id: code.id as number, name: String(code.name ?? ''), quota: Number(code.quota) || 0, count: 1 }
-      : { name: '', quota: usdToQuota(REDEMPTION_USD_PRESETS[0], display.quotaPerUnit), count: 1 };
+  const transform = (data: Record<string, unknown>) => redemptionPayload(asRedemptionForm(data), false, display);
   return (
-    <SimpleForm
-      noValidate
-      record={record as never}
-      onSubmit={submit}
-      validate={(v) => redemptionErrors(v as RedemptionForm, isEdit)}
-      toolbar={<FormButtons onCancel={onDone} />}
-      sx={{ p: 0 }}
+    <CreateBase
+      resource="redemption"
+      redirect={false}
+      transform={transform}
+      mutationOptions={{
+        onSuccess: (data: unknown, variables: { data?: Record<string, unknown> }) => {
+          const codes = createdCodes(data);
+          notify('res.redemption.msg.created', { type: 'success' });
+          if (codes.length) downloadCodes(codes, String(variables?.data?.name ?? ''));
+          refresh();
+          onDone();
+        },
+        onError: (e: unknown) => notifyError(e),
+      }}
     >
-      <TextInput source="name" label="res.redemption.fields.name" helperText="res.redemption.hint.name" slotProps={{ htmlInput: { maxLength: 20 } }} />
-      <QuotaInput />
+      <RedemptionFormView isEdit={false} record={{ name: '', quota: usdToQuota(REDEMPTION_USD_PRESETS[0], display.quotaPerUnit), count: 1 }} onDone={onDone} />
+    </CreateBase>
+  );
+};
+
+const RedemptionEdit = ({ id, onDone }: { id: string; onDone: () => void }) => {
+  const notify = useNotify();
+  const notifyError = useNotifyError();
+  const refresh = useRefresh();
+  const display = useDisplaySettings();
+  const transform = (data: Record<string, unknown>) => redemptionPayload(asRedemptionForm(data), true, display);
+  return (
+    <EditBase
+      resource="redemption"
+      id={id}
+      mutationMode="pessimistic"
+      redirect={false}
+      queryOptions={{
+        onError: (e: unknown) => {
+          notifyError(e);
+          onDone();
+        },
+      }}
+      transform={transform}
+      mutationOptions={{
+        onSuccess: () => {
+          notify('res.redemption.msg.updated', { type: 'success' });
+          refresh();
+          onDone();
+        },
+        onError: (e: unknown) => notifyError(e),
+      }}
+      loading={<Loading />}
+    >
+      <LoadedRedemption onDone={onDone} />
+    </EditBase>
+  );
+};
+
+const LoadedRedemption = ({ onDone }: { onDone: () => void }) => {
+  const { record } = useEditContext();
+  if (!record) return <Loading />;
+  return (
+    <RedemptionFormView
+      isEdit
+      record={{ id: Number(record.id), name: String(record.name ?? ''), quota: Number(record.quota) || 0, count: 1 }}
+      onDone={onDone}
+    />
+  );
+};
+
+const RedemptionFormView = ({ isEdit, record, onDone }: { isEdit: boolean; record: RedemptionForm; onDone: () => void }) => {
+  const v = useMemo(() => redemptionValidators(isEdit), [isEdit]);
+  return (
+    <SimpleForm noValidate record={record} toolbar={<FormButtons onCancel={onDone} />} sx={{ p: 0 }}>
+      <TextInput
+        source="name"
+        label="res.redemption.fields.name"
+        helperText="res.redemption.hint.name"
+        validate={v.name}
+        slotProps={{ htmlInput: { maxLength: 20 } }}
+      />
+      <QuotaInput validate={v.quota} />
       {!isEdit && (
         <TextInput
           source="count"
           type="number"
           label="res.redemption.fields.count"
           helperText={<CountHint />}
+          validate={v.count}
           slotProps={{ htmlInput: { min: 1, max: MAX_REDEMPTION_COUNT, step: 1 } }}
         />
       )}
@@ -116,7 +167,7 @@ const FormView = ({ editId, onDone }: { editId?: string; onDone: () => void }) =
  * The amount, entered in dollars (with presets, as the token form does) or in quota units; the two
  * fields follow each other at the configured quota per unit, and the hint shows both.
  */
-const QuotaInput = () => {
+const QuotaInput = ({ validate }: { validate: Validator }) => {
   const translate = useTranslate();
   const display = useDisplaySettings();
   const { setValue } = useFormContext();
@@ -164,6 +215,7 @@ const QuotaInput = () => {
         source="quota"
         type="number"
         label="res.redemption.fields.quota_units"
+        validate={validate}
         helperText={
           Number.isFinite(q)
             ? translate('res.redemption.hint.quota_both', { units: q.toLocaleString('en-US'), amount: formatQuota(q, { ...display, displayInCurrency: true }) })

@@ -3,7 +3,8 @@ import {
   REDEMPTION_USD_PRESETS,
   amountText,
   codesFileText,
-  redemptionErrors,
+  asRedemptionForm,
+  redemptionChecks,
   redemptionPayload,
   redemptionStatusKey,
   validateRedemption,
@@ -33,12 +34,19 @@ describe('redemption codes', () => {
   });
 });
 
-describe('redemption form errors', () => {
-  it('puts the first problem under its field', () => {
-    expect(redemptionErrors({ name: 'a', quota: 1, count: 1 }, false)).toEqual({});
-    expect(redemptionErrors({ name: 'x'.repeat(21), quota: 1, count: 1 }, false)).toEqual({ name: 'res.redemption.msg.name_length' });
-    expect(redemptionErrors({ name: '', quota: '1.5', count: 1 }, false)).toEqual({ quota: 'res.redemption.msg.quota_integer' });
-    expect(redemptionErrors({ name: '', quota: 1, count: 101 }, false)).toEqual({ count: 'res.redemption.msg.count_range' });
+describe('redemption form inputs', () => {
+  it('checks each field on its own', () => {
+    expect(redemptionChecks.name({ name: 'a', quota: 1, count: 1 })).toBeNull();
+    expect(redemptionChecks.name({ name: 'x'.repeat(21), quota: 1, count: 1 })).toBe('res.redemption.msg.name_length');
+    expect(redemptionChecks.quota({ name: '', quota: '1.5', count: 1 })).toBe('res.redemption.msg.quota_integer');
+    expect(redemptionChecks.count({ name: '', quota: 1, count: 101 }, false)).toBe('res.redemption.msg.count_range');
+    expect(redemptionChecks.count({ name: '', quota: 1, count: 101 }, true)).toBeNull();
+  });
+  it('reads emptied inputs (null) as empty text, which the checks refuse', () => {
+    const f = asRedemptionForm({ id: '4', name: null, quota: null, count: null });
+    expect(f).toEqual({ id: 4, name: '', quota: '', count: '' });
+    expect(redemptionChecks.quota(f)).toBe('res.redemption.msg.quota_integer');
+    expect(redemptionChecks.count(f, false)).toBe('res.redemption.msg.count_range');
   });
 });
 

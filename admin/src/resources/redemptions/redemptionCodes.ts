@@ -20,27 +20,33 @@ export interface RedemptionForm {
   count: number | string;
 }
 
-/** Returns the i18n key of the first problem or null. Name 1–20 characters (after the default), count 1..100. */
-export function validateRedemption(form: RedemptionForm, isEdit: boolean): string | null {
-  if (form.name.trim().length > 20) return 'res.redemption.msg.name_length';
-  if (!/^\d+$/.test(String(form.quota).trim())) return 'res.redemption.msg.quota_integer';
-  if (!isEdit) {
-    const c = String(form.count).trim();
-    if (!/^\d+$/.test(c) || Number(c) < 1 || Number(c) > MAX_REDEMPTION_COUNT) return 'res.redemption.msg.count_range';
-  }
-  return null;
+/** The form as react-admin's inputs hold it (an emptied input holds null, read as empty text). */
+export function asRedemptionForm(values: Record<string, unknown>): RedemptionForm {
+  const v = (k: string) => (values[k] === null || values[k] === undefined ? '' : (values[k] as number | string));
+  return {
+    ...(values.id !== undefined && values.id !== null ? { id: Number(values.id) } : {}),
+    name: String(v('name')),
+    quota: v('quota'),
+    count: v('count'),
+  };
 }
 
-const REDEMPTION_ERROR_FIELD: Record<string, keyof RedemptionForm> = {
-  'res.redemption.msg.name_length': 'name',
-  'res.redemption.msg.quota_integer': 'quota',
-  'res.redemption.msg.count_range': 'count',
+/** The per-field checks (each the i18n key of its problem, or null): the inputs' validators, and validateRedemption in order. */
+export const redemptionChecks = {
+  /** 1–20 characters once trimmed (empty takes the amount as its name). */
+  name: (form: RedemptionForm): string | null => (form.name.trim().length > 20 ? 'res.redemption.msg.name_length' : null),
+  quota: (form: RedemptionForm): string | null => (/^\d+$/.test(String(form.quota).trim()) ? null : 'res.redemption.msg.quota_integer'),
+  /** 1..100 codes per create. */
+  count: (form: RedemptionForm, isEdit: boolean): string | null => {
+    if (isEdit) return null;
+    const c = String(form.count).trim();
+    return /^\d+$/.test(c) && Number(c) >= 1 && Number(c) <= MAX_REDEMPTION_COUNT ? null : 'res.redemption.msg.count_range';
+  },
 };
 
-/** validateRedemption as form errors: the first problem, under its field (empty when valid). */
-export function redemptionErrors(form: RedemptionForm, isEdit: boolean): Record<string, string> {
-  const key = validateRedemption(form, isEdit);
-  return key ? { [REDEMPTION_ERROR_FIELD[key]]: key } : {};
+/** Returns the i18n key of the first problem or null. Name 1–20 characters (after the default), count 1..100. */
+export function validateRedemption(form: RedemptionForm, isEdit: boolean): string | null {
+  return redemptionChecks.name(form) ?? redemptionChecks.quota(form) ?? redemptionChecks.count(form, isEdit);
 }
 
 /** Wire body; an empty name defaults to the formatted quota. */
