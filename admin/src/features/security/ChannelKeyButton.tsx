@@ -1,4 +1,5 @@
 import { useState } from 'react';
+import { useMutation } from '@tanstack/react-query';
 import { useNotify, useTranslate } from 'react-admin';
 import { Button, Dialog, DialogActions, DialogContent, DialogTitle, TextField } from '@mui/material';
 import VisibilityIcon from '@mui/icons-material/VisibilityOutlined';
@@ -13,27 +14,21 @@ export function ChannelKeyButton({ id }: { id: number | string }) {
   const { copy, dialog: copyDialog } = useCopy();
   const { run, dialog: verifyDialog } = useSecureAction();
   const [key, setKey] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
-
-  const show = async () => {
-    setBusy(true);
-    try {
-      const r = await run(() => api().post<{ key: string }>(`/api/channel/${id}/key`));
-      setKey(String(r.data?.key ?? ''));
-    } catch (err) {
+  const showCall = useMutation({
+    mutationFn: () => run(() => api().post<{ key: string }>(`/api/channel/${id}/key`)),
+    onSuccess: (r) => setKey(String(r.data?.key ?? '')),
+    onError: (err) => {
       if (!isCancelled(err)) notify(errorText(err, translate), { type: 'error' });
-    } finally {
-      setBusy(false);
-    }
-  };
+    },
+  });
 
   return (
     <>
       <Button
         size="small"
         startIcon={<VisibilityIcon />}
-        onClick={() => void show()}
-        disabled={busy}
+        onClick={() => showCall.mutate()}
+        disabled={showCall.isPending}
         sx={{ alignSelf: 'flex-start' }}
         data-testid="channel-show-key"
       >

@@ -1,5 +1,5 @@
-import { useCallback, useState } from 'react';
-import { useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
+import { useMutation, useQuery } from '@tanstack/react-query';
 import { apiQuery } from '../../resources/shared/hooks';
 import { useNotify, useTranslate } from 'react-admin';
 import {
@@ -47,7 +47,6 @@ export function PasskeysCard() {
   const translate = useTranslate();
   const notify = useNotify();
   const { run, dialog: verifyDialog } = useSecureAction();
-  const [busy, setBusy] = useState(false);
   // The name dialog serves both adding (id undefined) and renaming.
   const [naming, setNaming] = useState<{ id?: number; name: string } | null>(null);
   const [removing, setRemoving] = useState<Passkey | null>(null);
@@ -60,44 +59,39 @@ export function PasskeysCard() {
   const query = useQuery(apiQuery<PasskeyList>('passkeys', '/api/user/passkey'));
   const list = query.isError ? null : (query.data ?? null);
   const { refetch } = query;
-  const load = useCallback(async () => {
-    await refetch();
-  }, [refetch]);
 
-  const saveName = async () => {
-    if (!naming) return;
-    setBusy(true);
-    try {
-      if (naming.id !== undefined) {
-        await api().put(`/api/user/passkey/${naming.id}`, { name: naming.name });
+  const saveCall = useMutation({
+    mutationFn: async (n: { id?: number; name: string }) => {
+      if (n.id !== undefined) {
+        await api().put(`/api/user/passkey/${n.id}`, { name: n.name });
       } else {
         const begin = await run(() => api().post<{ options: Parameters<typeof startRegistration>[0]['optionsJSON'] }>('/api/user/passkey/register/begin'));
         const credential = await startRegistration({ optionsJSON: begin.data.options });
-        await api().post('/api/user/passkey/register/finish', { name: naming.name, credential });
+        await api().post('/api/user/passkey/register/finish', { name: n.name, credential });
         notify('feat.security.passkey.added', { type: 'success' });
       }
+    },
+    onSuccess: async () => {
       setNaming(null);
-      await load();
-    } catch (err) {
-      fail(err);
-    } finally {
-      setBusy(false);
-    }
-  };
-
-  const remove = async () => {
-    if (!removing) return;
-    setBusy(true);
-    try {
-      await run(() => api().del(`/api/user/passkey/${removing.id}`));
+      await refetch();
+    },
+    onError: fail,
+  });
+  const removeCall = useMutation({
+    mutationFn: (p: Passkey) => run(() => api().del(`/api/user/passkey/${p.id}`)),
+    onSuccess: async () => {
       notify('feat.security.passkey.deleted', { type: 'success' });
       setRemoving(null);
-      await load();
-    } catch (err) {
-      fail(err);
-    } finally {
-      setBusy(false);
-    }
+      await refetch();
+    },
+    onError: fail,
+  });
+  const busy = saveCall.isPending || removeCall.isPending;
+  const saveName = () => {
+    if (naming) saveCall.mutate(naming);
+  };
+  const remove = () => {
+    if (removing) removeCall.mutate(removing);
   };
 
   return (
@@ -188,13 +182,7 @@ export function PasskeysCard() {
           <Button onClick={() => setNaming(null)} disabled={busy}>
             {translate('app.common.cancel')}
           </Button>
-          <Button
-            variant="contained"
-            disableElevation
-            onClick={() => void saveName()}
-            disabled={busy || !naming?.name.trim()}
-            data-testid="personal-passkey-save"
-          >
+          <Button variant="contained" disableElevation onClick={saveName} disabled={busy || !naming?.name.trim()} data-testid="personal-passkey-save">
             {busy ? <CircularProgress size={18} color="inherit" /> : translate('app.common.confirm')}
           </Button>
         </DialogActions>
@@ -209,14 +197,7 @@ export function PasskeysCard() {
           <Button onClick={() => setRemoving(null)} disabled={busy}>
             {translate('app.common.cancel')}
           </Button>
-          <Button
-            variant="contained"
-            color="error"
-            disableElevation
-            onClick={() => void remove()}
-            disabled={busy}
-            data-testid="personal-passkey-delete-confirm"
-          >
+          <Button variant="contained" color="error" disableElevation onClick={remove} disabled={busy} data-testid="personal-passkey-delete-confirm">
             {translate('app.common.confirm')}
           </Button>
         </DialogActions>

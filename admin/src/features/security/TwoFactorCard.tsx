@@ -1,5 +1,5 @@
-import { useCallback, useState } from 'react';
-import { useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
+import { useMutation, useQuery } from '@tanstack/react-query';
 import { apiQuery } from '../../resources/shared/hooks';
 import { useNotify, useTranslate } from 'react-admin';
 import {
@@ -43,7 +43,6 @@ export function TwoFactorCard() {
   const { run, dialog: verifyDialog } = useSecureAction();
   const [setup, setSetup] = useState<Setup | null>(null);
   const [code, setCode] = useState('');
-  const [busy, setBusy] = useState(false);
   const [codes, setCodes] = useState<string[] | null>(null);
   const [ask, setAsk] = useState<'disable' | 'regenerate' | null>(null);
   const fail = (err: unknown) => {
@@ -54,57 +53,50 @@ export function TwoFactorCard() {
   const query = useQuery(apiQuery<Status>('twoFactorStatus', '/api/user/2fa/status'));
   const status = query.isError ? null : (query.data ?? null);
   const { refetch } = query;
-  const load = useCallback(async () => {
-    await refetch();
-  }, [refetch]);
 
-  const start = async () => {
-    setBusy(true);
-    try {
-      const r = await run(() => api().post<Setup>('/api/user/2fa/setup'));
+  // Enrolment starts after a re-verification (cancelling it says nothing).
+  const startCall = useMutation({
+    mutationFn: () => run(() => api().post<Setup>('/api/user/2fa/setup')),
+    onSuccess: (r) => {
       setCode('');
       setSetup(r.data);
-    } catch (err) {
-      fail(err);
-    } finally {
-      setBusy(false);
-    }
-  };
-
-  const confirm = async () => {
-    if (!code.trim()) return;
-    setBusy(true);
-    try {
-      const r = await api().post<{ backup_codes: string[] }>('/api/user/2fa/enable', { code: code.trim() });
+    },
+    onError: fail,
+  });
+  const confirmCall = useMutation({
+    mutationFn: (c: string) => api().post<{ backup_codes: string[] }>('/api/user/2fa/enable', { code: c }),
+    onSuccess: async (r) => {
       notify('feat.security.twofa.enabled_ok', { type: 'success' });
       setSetup(null);
       setCodes(r.data.backup_codes);
-      await load();
-    } catch (err) {
-      fail(err);
-    } finally {
-      setBusy(false);
-    }
-  };
-
-  const submitAsk = async () => {
-    if (!code.trim() || !ask) return;
-    setBusy(true);
-    try {
-      if (ask === 'disable') {
-        await api().post('/api/user/2fa/disable', { code: code.trim() });
+      await refetch();
+    },
+    onError: fail,
+  });
+  const askCall = useMutation({
+    mutationFn: async ({ what, c }: { what: 'disable' | 'regenerate'; c: string }) => {
+      if (what === 'disable') {
+        await api().post('/api/user/2fa/disable', { code: c });
         notify('feat.security.twofa.disabled_ok', { type: 'success' });
       } else {
-        const r = await api().post<{ backup_codes: string[] }>('/api/user/2fa/backup_codes', { code: code.trim() });
+        const r = await api().post<{ backup_codes: string[] }>('/api/user/2fa/backup_codes', { code: c });
         setCodes(r.data.backup_codes);
       }
+    },
+    onSuccess: async () => {
       setAsk(null);
-      await load();
-    } catch (err) {
-      fail(err);
-    } finally {
-      setBusy(false);
-    }
+      await refetch();
+    },
+    onError: fail,
+  });
+  const busy = startCall.isPending || confirmCall.isPending || askCall.isPending;
+
+  const start = () => startCall.mutate();
+  const confirm = () => {
+    if (code.trim()) confirmCall.mutate(code.trim());
+  };
+  const submitAsk = () => {
+    if (code.trim() && ask) askCall.mutate({ what: ask, c: code.trim() });
   };
 
   const codeField = (label: string, testId: string) => (
@@ -174,7 +166,7 @@ export function TwoFactorCard() {
             variant="contained"
             disableElevation
             startIcon={busy ? <CircularProgress size={16} color="inherit" /> : <ShieldIcon />}
-            onClick={() => void start()}
+            onClick={start}
             disabled={busy || !status}
             data-testid="personal-2fa-enable"
           >
@@ -207,7 +199,7 @@ export function TwoFactorCard() {
           <Button onClick={() => setSetup(null)} disabled={busy}>
             {translate('app.common.cancel')}
           </Button>
-          <Button variant="contained" disableElevation onClick={() => void confirm()} disabled={busy || !code.trim()} data-testid="personal-2fa-confirm">
+          <Button variant="contained" disableElevation onClick={confirm} disabled={busy || !code.trim()} data-testid="personal-2fa-confirm">
             {busy ? <CircularProgress size={18} color="inherit" /> : translate('feat.security.twofa.confirm')}
           </Button>
         </DialogActions>
@@ -229,7 +221,7 @@ export function TwoFactorCard() {
             variant="contained"
             color={ask === 'disable' ? 'error' : 'primary'}
             disableElevation
-            onClick={() => void submitAsk()}
+            onClick={submitAsk}
             disabled={busy || !code.trim()}
             data-testid="personal-2fa-ask-confirm"
           >

@@ -1,4 +1,5 @@
 import { useCallback, useRef, useState, type ReactElement } from 'react';
+import { useMutation } from '@tanstack/react-query';
 import { HttpError, useNotify, useTranslate } from 'react-admin';
 import { Alert, Button, CircularProgress, Dialog, DialogActions, DialogContent, DialogTitle, Stack, Tab, Tabs, TextField, Typography } from '@mui/material';
 import FingerprintIcon from '@mui/icons-material/Fingerprint';
@@ -60,36 +61,31 @@ export function VerifyDialog(props: { open: boolean; methods: VerifyMethod[]; on
   const notify = useNotify();
   const [tab, setTab] = useState<VerifyMethod | ''>('');
   const [value, setValue] = useState('');
-  const [busy, setBusy] = useState(false);
   const method: VerifyMethod | undefined = (tab && props.methods.includes(tab) ? tab : props.methods[0]) || undefined;
 
-  const done = () => {
-    setValue('');
-    setTab('');
-    notify('feat.security.verify.ok', { type: 'success' });
-    props.onVerified();
-  };
-  const submit = async () => {
-    if (!method) return;
-    setBusy(true);
-    try {
-      if (method === 'passkey') {
+  const verifyCall = useMutation({
+    mutationFn: async ({ m, v }: { m: VerifyMethod; v: string }) => {
+      if (m === 'passkey') {
         const begin = await api().post<{ options: Parameters<typeof startAuthentication>[0]['optionsJSON'] }>('/api/user/passkey/verify/begin');
         const credential = await startAuthentication({ optionsJSON: begin.data.options });
         await api().post('/api/user/passkey/verify/finish', { credential });
       } else {
-        if (!value.trim()) {
-          notify('feat.security.verify.empty', { type: 'warning' });
-          return;
-        }
-        await api().post('/api/verify', method === '2fa' ? { method, code: value.trim() } : { method, password: value });
+        await api().post('/api/verify', m === '2fa' ? { method: m, code: v.trim() } : { method: m, password: v });
       }
-      done();
-    } catch (err) {
-      notify(errorText(err, translate), { type: 'error' });
-    } finally {
-      setBusy(false);
-    }
+    },
+    onSuccess: () => {
+      setValue('');
+      setTab('');
+      notify('feat.security.verify.ok', { type: 'success' });
+      props.onVerified();
+    },
+    onError: (err) => notify(errorText(err, translate), { type: 'error' }),
+  });
+  const busy = verifyCall.isPending;
+  const submit = () => {
+    if (!method) return;
+    if (method !== 'passkey' && !value.trim()) return notify('feat.security.verify.empty', { type: 'warning' });
+    verifyCall.mutate({ m: method, v: value });
   };
 
   return (
@@ -111,14 +107,7 @@ export function VerifyDialog(props: { open: boolean; methods: VerifyMethod[]; on
             <Typography variant="body2" color="text.secondary">
               {translate('feat.security.verify.passkey_hint')}
             </Typography>
-            <Button
-              variant="contained"
-              disableElevation
-              startIcon={<FingerprintIcon />}
-              onClick={() => void submit()}
-              disabled={busy}
-              data-testid="verify-passkey"
-            >
+            <Button variant="contained" disableElevation startIcon={<FingerprintIcon />} onClick={submit} disabled={busy} data-testid="verify-passkey">
               {translate('feat.security.verify.passkey_button')}
             </Button>
           </Stack>
@@ -133,7 +122,7 @@ export function VerifyDialog(props: { open: boolean; methods: VerifyMethod[]; on
             value={value}
             onChange={(e) => setValue(e.target.value)}
             onKeyDown={(e) => {
-              if (e.key === 'Enter') void submit();
+              if (e.key === 'Enter') submit();
             }}
             slotProps={{ htmlInput: { 'data-testid': 'verify-input' } }}
           />
@@ -144,7 +133,7 @@ export function VerifyDialog(props: { open: boolean; methods: VerifyMethod[]; on
           {translate('app.common.cancel')}
         </Button>
         {method !== 'passkey' ? (
-          <Button variant="contained" disableElevation onClick={() => void submit()} disabled={busy} data-testid="verify-submit">
+          <Button variant="contained" disableElevation onClick={submit} disabled={busy} data-testid="verify-submit">
             {busy ? <CircularProgress size={18} color="inherit" /> : translate('feat.security.verify.submit')}
           </Button>
         ) : null}
