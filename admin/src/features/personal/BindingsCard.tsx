@@ -1,5 +1,5 @@
 import { useState, type ReactNode } from 'react';
-import { useQuery } from '@tanstack/react-query';
+import { useMutation, useQuery } from '@tanstack/react-query';
 import { useNotify, useTranslate } from 'react-admin';
 import {
   Box,
@@ -76,61 +76,58 @@ export function BindingsCard({ self, onChanged }: { self: SelfUser | null; onCha
   const [email, setEmail] = useState('');
   const [code, setCode] = useState('');
   const [turnstile, setTurnstile] = useState('');
-  const [sending, setSending] = useState(false);
-  const [binding, setBinding] = useState(false);
   const [left, startCountdown] = useCountdown();
   const [wechatOpen, setWechatOpen] = useState(false);
   const [wechatCode, setWechatCode] = useState('');
 
   const fail = (err: unknown) => notify(errorText(err, translate), { type: 'error' });
 
-  const sendCode = async () => {
-    const problem = emailBindProblem(email, '', false);
-    if (problem) return notify(problem.key, { type: 'warning' });
-    if (status.turnstile_check && !turnstile) return notify('feat.personal.bind.turnstile', { type: 'info' });
-    setSending(true);
-    try {
-      await api().get(`/api/verification${qs({ email: email.trim(), turnstile })}`);
+  const sendCall = useMutation({
+    mutationFn: (to: string) => api().get(`/api/verification${qs({ email: to, turnstile })}`),
+    onSuccess: () => {
       notify('feat.personal.bind.code_sent', { type: 'success' });
       startCountdown(30);
-    } catch (err) {
-      fail(err);
-    } finally {
-      setSending(false);
-    }
-  };
-
-  const bindEmail = async () => {
-    const problem = emailBindProblem(email, code);
-    if (problem) return notify(problem.key, { type: 'warning' });
-    setBinding(true);
-    try {
-      await api().get(`/api/oauth/email/bind${qs({ email: email.trim(), code: code.trim() })}`);
+    },
+    onError: fail,
+  });
+  const emailCall = useMutation({
+    mutationFn: (b: { email: string; code: string }) => api().get(`/api/oauth/email/bind${qs(b)}`),
+    onSuccess: () => {
       notify('feat.personal.bind.email_ok', { type: 'success' });
       setEmailOpen(false);
       setCode('');
       onChanged();
-    } catch (err) {
-      fail(err);
-    } finally {
-      setBinding(false);
-    }
-  };
-
-  const bindWechat = async () => {
-    if (!wechatCode.trim()) return;
-    setBinding(true);
-    try {
-      await api().get(`/api/oauth/wechat/bind${qs({ code: wechatCode.trim() })}`);
+    },
+    onError: fail,
+  });
+  const wechatCall = useMutation({
+    mutationFn: (c: string) => api().get(`/api/oauth/wechat/bind${qs({ code: c })}`),
+    onSuccess: () => {
       notify('feat.personal.bind.wechat_ok', { type: 'success' });
       setWechatOpen(false);
       setWechatCode('');
       onChanged();
-    } catch (err) {
-      fail(err);
-    } finally {
-      setBinding(false);
-    }
+    },
+    onError: fail,
+  });
+  const sending = sendCall.isPending;
+  const binding = emailCall.isPending || wechatCall.isPending;
+
+  const sendCode = () => {
+    const problem = emailBindProblem(email, '', false);
+    if (problem) return notify(problem.key, { type: 'warning' });
+    if (status.turnstile_check && !turnstile) return notify('feat.personal.bind.turnstile', { type: 'info' });
+    sendCall.mutate(email.trim());
+  };
+
+  const bindEmail = () => {
+    const problem = emailBindProblem(email, code);
+    if (problem) return notify(problem.key, { type: 'warning' });
+    emailCall.mutate({ email: email.trim(), code: code.trim() });
+  };
+
+  const bindWechat = () => {
+    if (wechatCode.trim()) wechatCall.mutate(wechatCode.trim());
   };
 
   const redirectButton = (provider: 'github' | 'oidc' | 'linuxdo', bound: boolean) => (
@@ -254,7 +251,7 @@ export function BindingsCard({ self, onChanged }: { self: SelfUser | null; onCha
               />
               <Button
                 variant="outlined"
-                onClick={() => void sendCode()}
+                onClick={sendCode}
                 disabled={sending || left > 0}
                 sx={{ whiteSpace: 'nowrap', flexShrink: 0 }}
                 data-testid="personal-bind-send"
@@ -283,7 +280,7 @@ export function BindingsCard({ self, onChanged }: { self: SelfUser | null; onCha
           <Button onClick={() => setEmailOpen(false)} disabled={binding}>
             {translate('app.common.cancel')}
           </Button>
-          <Button variant="contained" disableElevation onClick={() => void bindEmail()} disabled={binding} data-testid="personal-bind-email-confirm">
+          <Button variant="contained" disableElevation onClick={bindEmail} disabled={binding} data-testid="personal-bind-email-confirm">
             {binding ? <CircularProgress size={18} color="inherit" /> : translate('feat.personal.bind.bind')}
           </Button>
         </DialogActions>
@@ -310,7 +307,7 @@ export function BindingsCard({ self, onChanged }: { self: SelfUser | null; onCha
           <Button onClick={() => setWechatOpen(false)} disabled={binding}>
             {translate('app.common.cancel')}
           </Button>
-          <Button variant="contained" disableElevation onClick={() => void bindWechat()} disabled={binding || !wechatCode.trim()}>
+          <Button variant="contained" disableElevation onClick={bindWechat} disabled={binding || !wechatCode.trim()}>
             {translate('feat.personal.bind.bind')}
           </Button>
         </DialogActions>
