@@ -275,7 +275,8 @@ export const en: Record<MessageKey, string> = {
   'realtime.connect_failed': 'Failed to connect to the upstream realtime API: {reason}',
   'realtime.no_channel_kind': 'Model {model} has no channel supporting the Realtime API: only OpenAI and Azure channels can carry realtime sessions',
   'realtime.out_of_quota': 'Out of quota: the realtime session has ended',
-  'realtime.response_not_covered': 'Out of quota: the balance cannot cover the next response ({quota} quota held for up to {tokens} output tokens); the realtime session has ended',
+  'realtime.response_not_covered':
+    'Out of quota: the balance cannot cover the next response ({quota} quota held for up to {tokens} output tokens); the realtime session has ended',
   'realtime.upstream_error': 'The upstream realtime connection failed',
   'redemption.batch_max': 'At most {max} redemption codes can be generated at once',
   'redemption.count_int': 'The number of codes must be an integer',
