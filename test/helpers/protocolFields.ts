@@ -1,7 +1,7 @@
 /**
  * Request fields each provider's API defines, written from the published API references (the
  * OpenAI SDK's `ChatCompletionCreateParams`), kept apart from the gateway's own list
- * (server/src/relay/adaptors/openai.ts) so the tests check the code against the API, not against
+ * (server/src/protocols/openai/adaptor.ts) so the tests check the code against the API, not against
  * itself. Shared by the strict OpenAI mock, the wire checks, the golden invariants and the Claude
  * Code tests.
  */

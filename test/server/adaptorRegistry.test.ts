@@ -3,9 +3,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { CHANNEL_TYPE, CHANNEL_TYPES, adaptorIdOf, typesServedBy, type ChannelTypeEntry } from '../../server/src/channels/catalogue';
 import { ADAPTORS, adaptorFor, channelSpeaks, channelWay, loadAdaptor, registerAdaptor } from '../../server/src/relay/adaptors';
-import { azureResponsesAdaptor, responsesAdaptor } from '../../server/src/relay/adaptors/responses';
-import { claudeAdaptor } from '../../server/src/relay/adaptors/claude';
-import { openaiAdaptor } from '../../server/src/relay/adaptors/openai';
+import { azureResponsesAdaptor, responsesAdaptor } from '../../server/src/protocols/responses/adaptor';
+import { claudeAdaptor } from '../../server/src/protocols/claude/adaptor';
+import { openaiAdaptor } from '../../server/src/protocols/openai/adaptor';
 import type { ProviderAdaptor } from '../../server/src/relay/types';
 
 /**
@@ -15,14 +15,20 @@ import type { ProviderAdaptor } from '../../server/src/relay/types';
 const ROOT = path.resolve(__dirname, '../..');
 const DIR = path.join(ROOT, 'server/src/relay/adaptors');
 const named = [...new Set(CHANNEL_TYPES.map(adaptorIdOf))].sort();
+/** The four protocols' adaptors live with their protocol; every other id is a provider module in DIR. */
+const PROTOCOLS = new Set(['openai', 'responses', 'claude', 'gemini']);
+const moduleOf = (id: string) =>
+  PROTOCOLS.has(id)
+    ? path.join(ROOT, 'server/src/protocols', id, 'adaptor.ts')
+    : path.join(DIR, fs.existsSync(path.join(DIR, `${id}.ts`)) ? `${id}.ts` : `${id}/index.ts`);
 
 describe('adaptor registry', () => {
   it('holds exactly the adaptors the catalogue names, each the export of its own module', () => {
     expect(Object.keys(ADAPTORS).sort()).toEqual(named);
     for (const id of named) {
-      const file = fs.existsSync(path.join(DIR, `${id}.ts`)) ? `${id}.ts` : `${id}/index.ts`;
-      expect([id, fs.existsSync(path.join(DIR, file))]).toEqual([id, true]);
-      const exported = Object.values(require(path.join(DIR, file)) as Record<string, unknown>); // eslint-disable-line @typescript-eslint/no-require-imports -- the module by its path, as the registry finds it
+      const file = moduleOf(id);
+      expect([id, fs.existsSync(file)]).toEqual([id, true]);
+      const exported = Object.values(require(file) as Record<string, unknown>); // eslint-disable-line @typescript-eslint/no-require-imports -- the module by its path, as the registry finds it
       expect([id, exported.includes(ADAPTORS[id])]).toEqual([id, true]);
       expect([id, ADAPTORS[id].name]).toEqual([id, id]);
       expect([id, [...ADAPTORS[id].channelTypes].sort((a, b) => a - b)]).toEqual([id, typesServedBy(id).sort((a, b) => a - b)]);
@@ -55,8 +61,8 @@ describe('adaptor registry', () => {
   });
 
   it('refuses a module that does not export an adaptor of that name, and ids that are not module names', () => {
-    expect(() => loadAdaptor('shared')).toThrow(
-      "server/src/relay/adaptors/shared.ts (adaptor 'shared' of no catalogue entry) must export exactly one ProviderAdaptor whose name is 'shared'; it exports 0",
+    expect(() => loadAdaptor('eventstream')).toThrow(
+      "server/src/relay/adaptors/eventstream.ts (adaptor 'eventstream' of no catalogue entry) must export exactly one ProviderAdaptor whose name is 'eventstream'; it exports 0",
     );
     for (const bad of ['../types', 'a/b', '', '.hidden']) expect(() => loadAdaptor(bad)).toThrow('is not a module name in server/src/relay/adaptors/');
   });

@@ -11,7 +11,7 @@ import {
   isKnownChannelType,
 } from '../../server/src/channels/catalogue';
 import { ADAPTORS, adaptorFor } from '../../server/src/relay/adaptors';
-import { baseUrlOf, openaiUrl } from '../../server/src/relay/adaptors/openai';
+import { baseUrlOf, openaiUrl } from '../../server/src/protocols/openai/adaptor';
 import { azureUrl } from '../../server/src/relay/adaptors/azure';
 import { channelKeys } from '../../server/src/relay/routing';
 import { channelModelMap } from '../../server/src/services/channelModels';

@@ -5,14 +5,14 @@
  * Claude's; the strict mock's own check (what OpenAI refuses) is the judge.
  */
 import { DEFAULT_OPTIONS } from '../../seeds/defaultOptions';
-import { geminiToChat } from '../../server/src/relay/formats/gemini';
-import { budgetToEffort, openaiAdaptor, takesReasoningEffort, toOpenAIChatBody } from '../../server/src/relay/adaptors/openai';
+import { geminiToChat } from '../../server/src/protocols/gemini/format';
+import { budgetToEffort, openaiAdaptor, takesReasoningEffort, toOpenAIChatBody } from '../../server/src/protocols/openai/adaptor';
 import { azureAdaptor } from '../../server/src/relay/adaptors/azure';
 import { cloudflareAdaptor } from '../../server/src/relay/adaptors/cloudflare';
 import { ollamaAdaptor } from '../../server/src/relay/adaptors/ollama';
 import { xinferenceAdaptor } from '../../server/src/relay/adaptors/xinference';
 import { toCohereRequest } from '../../server/src/relay/adaptors/cohere';
-import { toClaudeRequest } from '../../server/src/relay/adaptors/claude';
+import { toClaudeRequest } from '../../server/src/protocols/claude/upstreamRequest';
 import { CHANNEL_TYPE } from '../../server/src/channels/catalogue';
 import { strictChatProblem } from '../mock-upstream/openaiStrict';
 import type { AdaptorContext, ChannelInfo, ChatRequest, ProviderAdaptor } from '../../server/src/relay/types';

@@ -3,12 +3,14 @@
  * same text: the converted Responses answer (and its stream snapshots), the converted Claude
  * message (and its stream's message_start), the consume log's `other` tail. Pure, no DB. Also: JSON options parsed once and shared read-only.
  */
-import { chatToResponses, chatToResponsesJson, responsesFormat } from '../../server/src/relay/formats/responses';
-import { chatToClaude, chatToClaudeJson, ClaudeStreamWriter } from '../../server/src/relay/formats/claude';
-import { openaiFormat } from '../../server/src/relay/formats/openai';
+import { chatToResponses, chatToResponsesJson } from '../../server/src/protocols/responses/answer';
+import { responsesFormat } from '../../server/src/protocols/responses/format';
+import { chatToClaude, chatToClaudeJson } from '../../server/src/protocols/claude/answer';
+import { ClaudeStreamWriter } from '../../server/src/protocols/claude/streamWriter';
+import { openaiFormat } from '../../server/src/protocols/openai/format';
 import { logTailJson, type LogOtherTail } from '../../server/src/relay/call/settle';
 import { jsonName, jsonNumber, jsonOrNull } from '../../server/src/lib/json';
-import { parseJsonOption } from '../../server/src/relay/adaptors/shared';
+import { parseJsonOption } from '../../server/src/protocols/shared';
 import type { ChatChunk, ChatResponse, Usage } from '../../server/src/relay/types';
 
 const TRICKY = ['plain', 'quote " and \\ backslash', 'line\nbreak\ttab', 'ünïcödé 中文 😀', '\u2028\u2029', '\u0000\u001f', '</script>', ''];

@@ -6,7 +6,7 @@ import { describeEach, DB_TARGETS, makeUser, type TestApp } from '../helpers/app
 import { verbatim } from '../../server/src/i18n';
 import { startMockUpstream, type MockUpstream } from '../mock-upstream';
 import { flushUsage, listen, seedChannel, seedToken, setOptions } from '../mock-upstream/seed';
-import { inboundRoutes } from '../../server/src/relay/formats';
+import { inboundRoutes } from '../../server/src/protocols';
 import { registerAdaptor } from '../../server/src/relay/adaptors';
 import { RelayError } from '../../server/src/relay/errors';
 import type { ChatChunk, ChatRequest, ChatResponse, InboundFormat, ProviderAdaptor, Usage } from '../../server/src/relay/types';

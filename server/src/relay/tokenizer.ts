@@ -1,5 +1,5 @@
 import type { ChatMessage } from './types';
-import { contentText } from './adaptors/shared';
+import { contentText } from '../protocols/shared';
 
 /**
  * Token counting, used when an upstream reports no usage, for count_tokens without a native

@@ -299,7 +299,7 @@ export interface ProviderAdaptor {
   streamSplitter?(contentType: string, maxEventBytes?: number): { push(chunk: Uint8Array): string[]; end(): string[] } | undefined;
 }
 
-/** A client-facing route of a non-OpenAI format (H7 registers Claude/Gemini ones in formats/index.ts). */
+/** A client-facing route of a non-OpenAI format (H7 registers Claude/Gemini ones in protocols/index.ts). */
 export interface InboundRoute {
   method: 'POST' | 'GET';
   /** Returns null when the path is not this route's; else what the path says. */

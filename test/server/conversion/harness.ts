@@ -7,7 +7,7 @@
 import { BadStreamFrame, jsonShaped, parseBlockChecked, SSESplitter } from '../../../server/src/relay/sse';
 import { verbatim } from '../../../server/src/i18n';
 import { streamCutTail } from '../../../server/src/relay/call/streamBody';
-import { unpackReasoning } from '../../../server/src/relay/formats/responses';
+import { unpackReasoning } from '../../../server/src/protocols/responses/shared';
 import { RelayError, scrubSecrets, UpstreamError } from '../../../server/src/relay/errors';
 import type { ChatChunk, ChatRequest, ChatResponse, InboundFormat, SSEEvent, Usage } from '../../../server/src/relay/types';
 import { adaptorContext, CHANNEL_KEY, routeOf, type Protocol } from './protocols';

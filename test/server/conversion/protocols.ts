@@ -7,7 +7,7 @@
  */
 import { DEFAULT_OPTIONS } from '../../../seeds/defaultOptions';
 import { ADAPTORS, adaptorFor } from '../../../server/src/relay/adaptors';
-import { inboundFormats, inboundRoutes } from '../../../server/src/relay/formats';
+import { inboundFormats, inboundRoutes } from '../../../server/src/protocols';
 import type { AdaptorContext, InboundFormat, ProviderAdaptor, WireFormat } from '../../../server/src/relay/types';
 
 export interface Protocol {
@@ -57,8 +57,8 @@ function optionalModule(path: string): Record<string, unknown> {
   }
 }
 
-const RELAY = '../../../server/src/relay';
-const adaptorsIndex = optionalModule(`${RELAY}/adaptors`);
+const SRC = '../../../server/src';
+const adaptorsIndex = optionalModule(`${SRC}/relay/adaptors`);
 
 const isInbound = (v: unknown, name: WireFormat): v is InboundFormat => !!v && typeof v === 'object' && (v as InboundFormat).name === name;
 const isAdaptor = (v: unknown, name: WireFormat): v is ProviderAdaptor =>
@@ -67,7 +67,7 @@ const isAdaptor = (v: unknown, name: WireFormat): v is ProviderAdaptor =>
 function inboundOf(name: WireFormat): InboundFormat | undefined {
   const registered = (inboundFormats as Record<string, unknown>)[name];
   if (isInbound(registered, name)) return registered;
-  return Object.values(optionalModule(`${RELAY}/formats/${name}`)).find((v): v is InboundFormat => isInbound(v, name));
+  return Object.values(optionalModule(`${SRC}/protocols/${name}/format`)).find((v): v is InboundFormat => isInbound(v, name));
 }
 
 /**
@@ -81,7 +81,7 @@ function adaptorOf(name: WireFormat, facts: Facts): ProviderAdaptor | undefined 
   if (isAdaptor(chosen, name)) return chosen;
   const byType = adaptorFor(facts.channelType);
   if (isAdaptor(byType, name)) return byType;
-  const all = [...Object.values(ADAPTORS), ...Object.values(optionalModule(`${RELAY}/adaptors/${name}`))];
+  const all = [...Object.values(ADAPTORS), ...Object.values(optionalModule(`${SRC}/protocols/${name}/adaptor`))];
   return all.find((a): a is ProviderAdaptor => isAdaptor(a, name));
 }
 

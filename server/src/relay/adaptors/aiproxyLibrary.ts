@@ -10,7 +10,7 @@
  * - Usage: not reported by the library; the relay counts the prompt and the answer.
  */
 import type { ChatChunk, ChatRequest, ChatResponse, ProviderAdaptor, SSEEvent } from '../types';
-import { contentText, isRecord, JsonEventTranslator, newId, streamError, upstreamErrorMessage } from './shared';
+import { contentText, isRecord, JsonEventTranslator, newId, streamError, upstreamErrorMessage } from '../../protocols/shared';
 import { UpstreamError } from '../errors';
 import { typesServedBy } from '../../channels/catalogue';
 

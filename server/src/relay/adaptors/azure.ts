@@ -1,7 +1,7 @@
 import type { AdaptorContext, ChannelInfo, ChatRequest, Endpoint, ProviderAdaptor, UpstreamRequest } from '../types';
-import { ENDPOINT_PATH, openaiAdaptor } from './openai';
+import { ENDPOINT_PATH, openaiAdaptor } from '../../protocols/openai/adaptor';
 import { AZURE_DEFAULT_API_VERSION, typesServedBy } from '../../channels/catalogue';
-import { withOpenAIBeta } from './shared';
+import { withOpenAIBeta } from '../../protocols/shared';
 
 /** `{base}/openai/deployments/{model without dots}{path}?api-version=…` with an `api-key` header. */
 export function azureUrl(channel: ChannelInfo, endpoint: Endpoint, model: string): string {

@@ -23,7 +23,7 @@ import crypto from 'node:crypto';
 import { msg } from '../../i18n';
 import type { AppContext } from '../../context';
 import type { ChatChunk, ChatMessage, ChatRequest, ChatResponse, ProviderAdaptor, SSEEvent, Usage, UpstreamRequest, AdaptorContext } from '../types';
-import { contentText, isRecord, JsonEventTranslator, newId, streamError, upstreamErrorMessage } from './shared';
+import { contentText, isRecord, JsonEventTranslator, newId, streamError, upstreamErrorMessage } from '../../protocols/shared';
 import { UpstreamError } from '../errors';
 import { sendUpstream, readBody } from '../upstream';
 import { typesServedBy } from '../../channels/catalogue';

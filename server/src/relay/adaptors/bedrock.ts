@@ -12,7 +12,8 @@ import { UpstreamError } from '../errors';
 import { BedrockStreamDecoder, EVENTSTREAM_CONTENT_TYPE } from './eventstream';
 import { typesServedBy } from '../../channels/catalogue';
 import { own } from '../../lib/own';
-import { claudeRawBody, claudeResponseSide, clientBetas, toClaudeRequest } from './claude';
+import { claudeRawBody, claudeResponseSide, clientBetas } from '../../protocols/claude/adaptor';
+import { toClaudeRequest } from '../../protocols/claude/upstreamRequest';
 
 export interface SigV4Input {
   method: string;

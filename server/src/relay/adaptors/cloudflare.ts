@@ -8,7 +8,7 @@
 import type { ChannelInfo, Endpoint, ProviderAdaptor, UpstreamRequest } from '../types';
 import { msg } from '../../i18n';
 import { UpstreamError } from '../errors';
-import { ENDPOINT_PATH, openaiAdaptor, openaiHeaders } from './openai';
+import { ENDPOINT_PATH, openaiAdaptor, openaiHeaders } from '../../protocols/openai/adaptor';
 import { typesServedBy } from '../../channels/catalogue';
 
 const CF_BASE = 'https://api.cloudflare.com';

@@ -17,8 +17,8 @@
  * - models: `GET {base}/v1/models` (`{models:[{name}]}`).
  */
 import type { ChatChunk, ChatMessage, ChatRequest, ChatResponse, FinishReason, ProviderAdaptor, SSEEvent, StreamTranslator, ToolCall, Usage } from '../types';
-import { baseUrlOf } from './openai';
-import { contentText, isRecord, newId, streamError, upstreamErrorMessage } from './shared';
+import { baseUrlOf } from '../../protocols/openai/adaptor';
+import { contentText, isRecord, newId, streamError, upstreamErrorMessage } from '../../protocols/shared';
 import { typesServedBy } from '../../channels/catalogue';
 
 function headers(key: string, stream = false): Record<string, string> {

@@ -15,8 +15,8 @@
  * - Usage: `metadata.usage` `prompt_tokens` / `completion_tokens` (the relay counts when absent).
  */
 import type { ChatChunk, ChatRequest, ChatResponse, ProviderAdaptor, SSEEvent, Usage } from '../types';
-import { baseUrlOf } from './openai';
-import { contentText, isRecord, JsonEventTranslator, newId, streamError, upstreamErrorMessage } from './shared';
+import { baseUrlOf } from '../../protocols/openai/adaptor';
+import { contentText, isRecord, JsonEventTranslator, newId, streamError, upstreamErrorMessage } from '../../protocols/shared';
 import { typesServedBy } from '../../channels/catalogue';
 
 /** The conversation as one Dify query (pure; exported for tests). */

@@ -1,10 +1,23 @@
 import type { ChannelInfo, Endpoint, ProviderAdaptor, WireFormat } from '../types';
 import { CHANNEL_TYPES, adaptorIdOf, hasResponsesApi, type AdaptorId } from '../../channels/catalogue';
-import { openaiAdaptor } from './openai';
-import { azureResponsesAdaptor, responsesAdaptor } from './responses';
+import { openaiAdaptor } from '../../protocols/openai/adaptor';
+import { azureResponsesAdaptor, responsesAdaptor } from '../../protocols/responses/adaptor';
+import { claudeAdaptor } from '../../protocols/claude/adaptor';
+import { geminiAdaptor } from '../../protocols/gemini/adaptor';
 
 /**
- * Loads the adaptor the catalogue names `id`: module `./<id>.ts` (or `./<id>/index.ts` for a
+ * The adaptors of the four wire protocols themselves (server/src/protocols/<id>/adaptor.ts), by id.
+ * The protocols are a fixed set; every other id the catalogue names is a provider module here.
+ */
+const PROTOCOL_ADAPTORS: Readonly<Record<string, ProviderAdaptor>> = Object.freeze({
+  openai: openaiAdaptor,
+  responses: responsesAdaptor,
+  claude: claudeAdaptor,
+  gemini: geminiAdaptor,
+});
+
+/**
+ * Loads the adaptor the catalogue names `id`: a protocol's own (PROTOCOL_ADAPTORS), else module `./<id>.ts` (or `./<id>/index.ts` for a
  * provider kept in a folder), whose export named `id` (its `name`) is the adaptor. No list of
  * adaptors is kept anywhere else: a provider is its module plus its catalogue entry.
  *
@@ -14,6 +27,7 @@ import { azureResponsesAdaptor, responsesAdaptor } from './responses';
  * catalogue entries, when the module or its adaptor is missing.
  */
 export function loadAdaptor(id: AdaptorId): ProviderAdaptor {
+  if (Object.hasOwn(PROTOCOL_ADAPTORS, id)) return PROTOCOL_ADAPTORS[id]!;
   const namedBy =
     CHANNEL_TYPES.filter((e) => adaptorIdOf(e) === id)
       .map((e) => `${e.name} (${e.id})`)

@@ -5,8 +5,8 @@
  * `GET {base}/api/tags` (`{models:[{name, model}]}`), which every Ollama version answers.
  */
 import type { ProviderAdaptor } from '../types';
-import { baseUrlOf, openaiAdaptor, openaiHeaders } from './openai';
-import { isRecord } from './shared';
+import { baseUrlOf, openaiAdaptor, openaiHeaders } from '../../protocols/openai/adaptor';
+import { isRecord } from '../../protocols/shared';
 import { typesServedBy } from '../../channels/catalogue';
 
 export const ollamaAdaptor: ProviderAdaptor = {

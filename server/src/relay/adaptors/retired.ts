@@ -7,7 +7,7 @@ import type { ProviderAdaptor } from '../types';
 import { msg } from '../../i18n';
 import { UpstreamError } from '../errors';
 import { channelType, typesServedBy } from '../../channels/catalogue';
-import { upstreamErrorMessage } from './shared';
+import { upstreamErrorMessage } from '../../protocols/shared';
 
 function refuse(type: number): never {
   const note = channelType(type)?.retired;

@@ -17,7 +17,7 @@
 import crypto from 'node:crypto';
 import { msg } from '../../i18n';
 import type { ChatChunk, ChatRequest, ChatResponse, ChannelInfo, FinishReason, ProviderAdaptor, SSEEvent, StreamTranslator, Usage } from '../types';
-import { contentText, isRecord, newId, streamError } from './shared';
+import { contentText, isRecord, newId, streamError } from '../../protocols/shared';
 import { UpstreamError } from '../errors';
 import { typesServedBy } from '../../channels/catalogue';
 

@@ -20,9 +20,12 @@ import type { AppContext } from '../../context';
 import type { AdaptorContext, ChannelInfo, ProviderAdaptor, UpstreamRequest } from '../types';
 import { UpstreamError } from '../errors';
 import { readBody, sendUpstream } from '../upstream';
-import { ClaudeStreamTranslator, fromClaudeResponse, toClaudeRequest } from './claude';
-import { isRecord, upstreamErrorMessage } from './shared';
-import { countTokensBody, fromGeminiResponse, GeminiStreamTranslator, toGeminiRequest } from './gemini';
+import { ClaudeStreamTranslator, fromClaudeResponse } from '../../protocols/claude/upstreamAnswer';
+import { toClaudeRequest } from '../../protocols/claude/upstreamRequest';
+import { isRecord, upstreamErrorMessage } from '../../protocols/shared';
+import { countTokensBody } from '../../protocols/gemini/adaptor';
+import { fromGeminiResponse, GeminiStreamTranslator } from '../../protocols/gemini/upstreamAnswer';
+import { toGeminiRequest } from '../../protocols/gemini/upstreamRequest';
 import { typesServedBy } from '../../channels/catalogue';
 import { own } from '../../lib/own';
 

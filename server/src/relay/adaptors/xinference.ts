@@ -4,8 +4,8 @@
  * `meta.tokens.input_tokens` (or `meta.billed_units`), not `usage`: read both.
  */
 import type { ProviderAdaptor, Usage } from '../types';
-import { normaliseUsage, openaiAdaptor } from './openai';
-import { isRecord } from './shared';
+import { normaliseUsage, openaiAdaptor } from '../../protocols/openai/adaptor';
+import { isRecord } from '../../protocols/shared';
 import { typesServedBy } from '../../channels/catalogue';
 
 export function xinferenceUsage(body: unknown): Usage | undefined {

@@ -23,7 +23,7 @@ import { msg } from '../../i18n';
 import WebSocket from 'ws';
 import type { Dispatcher } from 'undici';
 import type { ChatChunk, ChatRequest, ChatResponse, ProviderAdaptor, SSEEvent, Usage } from '../types';
-import { contentText, isRecord, JsonEventTranslator, newId, streamError } from './shared';
+import { contentText, isRecord, JsonEventTranslator, newId, streamError } from '../../protocols/shared';
 import { UpstreamError } from '../errors';
 import { typesServedBy } from '../../channels/catalogue';
 

@@ -5,7 +5,7 @@ import type { ChannelEntry } from '../routing';
 import type { ChannelWay } from '../adaptors';
 import type { UpstreamExchange } from '../upstreamExchange';
 import { countTextTokens } from '../tokenizer';
-import { responseText } from '../adaptors/openai';
+import { responseText } from '../../protocols/openai/adaptor';
 import type { AdaptorContext, Endpoint, ProviderAdaptor } from '../types';
 import { formatOverhead, OVERHEAD_HEADER } from '../../metrics';
 import { promptFallback, RELAY_CORS, UNCONVERTED_HEADER, unconvertedNote, type RelayCall } from './relayCall';

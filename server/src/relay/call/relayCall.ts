@@ -3,7 +3,7 @@ import type { AppContext } from '../../context';
 import type { Principal } from '../auth';
 import type { ChannelEntry } from '../routing';
 import { scrubSecrets } from '../errors';
-import { contentText } from '../adaptors/shared';
+import { contentText } from '../../protocols/shared';
 import { countChatPromptTokens, countInputTokens } from '../tokenizer';
 import type { ChatRequest, Endpoint, InboundFormat, WireFormat } from '../types';
 import type { RelayTimer } from '../../metrics';

@@ -4,7 +4,7 @@ import { UpstreamError, upstreamMessage } from '../errors';
 import type { ChannelEntry } from '../routing';
 import type { BodyConsumer, UpstreamExchange } from '../upstreamExchange';
 import { BadStreamFrame, jsonShaped, parseBlockChecked, SSEEventTooLarge, SSESplitter } from '../sse';
-import { responseText } from '../adaptors/openai';
+import { responseText } from '../../protocols/openai/adaptor';
 import type { AdaptorContext, InboundFormat, ProviderAdaptor, StreamObserver, StreamTranslator } from '../types';
 import { formatOverhead, OVERHEAD_HEADER } from '../../metrics';
 import { RELAY_CORS, UNCONVERTED_HEADER, type RelayCall, ignore, scrubKey, unconvertedNote } from './relayCall';

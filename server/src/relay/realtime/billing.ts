@@ -10,7 +10,7 @@ import { invalidateToken } from '../../services/invalidate';
 import { nowSec } from '../../lib/time';
 import type { Principal } from '../auth';
 import type { ChannelInfo } from '../types';
-import { isRecord } from '../adaptors/shared';
+import { isRecord } from '../../protocols/shared';
 import { countTextTokens } from '../tokenizer';
 
 /** Token counts of one realtime response (`response.done`'s `response.usage`). */

@@ -4,8 +4,8 @@
  * each response in flight has delivered to the client (billed when no usage comes for it), and
  * upstream text made safe to show (errors, close reasons).
  */
-import { isRecord } from '../adaptors/shared';
-import { baseUrlOf } from '../adaptors/openai';
+import { isRecord } from '../../protocols/shared';
+import { baseUrlOf } from '../../protocols/openai/adaptor';
 import { scrubSecrets } from '../errors';
 import { classifyIp, parseIp } from '../../lib/netAddress';
 import type { ChannelEntry } from '../routing';

@@ -2,17 +2,19 @@
  * OpenAI Chat upstream answers and streams → canonical (pure, no DB): in-band stream errors, and
  * the passthrough observer that must forward them untouched; refusals carried to other clients.
  */
-import { DEFAULT_OPTIONS } from '../../seeds/defaultOptions';
-import { openaiAdaptor, toOpenAIChatBody } from '../../server/src/relay/adaptors/openai';
-import { fileNameFor } from '../../server/src/relay/adaptors/shared';
-import { claudeToChat } from '../../server/src/relay/formats/claude';
-import { responsesToChat } from '../../server/src/relay/formats/responses';
-import { UpstreamError } from '../../server/src/relay/errors';
-import { CHANNEL_TYPE } from '../../server/src/channels/catalogue';
-import { chatToClaude, ClaudeStreamWriter } from '../../server/src/relay/formats/claude';
-import { chatToGemini, GeminiStreamWriter } from '../../server/src/relay/formats/gemini';
-import { chatToResponses, ResponsesStreamWriter } from '../../server/src/relay/formats/responses';
-import type { AdaptorContext, ChatChunk, ChatResponse, StreamTranslator } from '../../server/src/relay/types';
+import { DEFAULT_OPTIONS } from '../../../seeds/defaultOptions';
+import { openaiAdaptor, toOpenAIChatBody } from '../../../server/src/protocols/openai/adaptor';
+import { fileNameFor } from '../../../server/src/protocols/shared';
+import { claudeToChat } from '../../../server/src/protocols/claude/request';
+import { responsesToChat } from '../../../server/src/protocols/responses/request';
+import { UpstreamError } from '../../../server/src/relay/errors';
+import { CHANNEL_TYPE } from '../../../server/src/channels/catalogue';
+import { chatToClaude } from '../../../server/src/protocols/claude/answer';
+import { ClaudeStreamWriter } from '../../../server/src/protocols/claude/streamWriter';
+import { chatToGemini, GeminiStreamWriter } from '../../../server/src/protocols/gemini/format';
+import { chatToResponses } from '../../../server/src/protocols/responses/answer';
+import { ResponsesStreamWriter } from '../../../server/src/protocols/responses/streamWriter';
+import type { AdaptorContext, ChatChunk, ChatResponse, StreamTranslator } from '../../../server/src/relay/types';
 
 const ctx: AdaptorContext = {
   channel: { id: 1, type: CHANNEL_TYPE.OpenAI, name: 'c', key: 'sk-up', baseUrl: 'https://api.example', organization: '', other: '', setting: {} },

@@ -1,7 +1,7 @@
-import { defaultType, RelayError } from '../errors';
+import { defaultType, RelayError } from '../../relay/errors';
 import { msg } from '../../i18n';
 import { hasExactly, jsonName, jsonNumber } from '../../lib/json';
-import type { ChatChunk, ChatRequest, ChatResponse, InboundFormat, Usage } from '../types';
+import type { ChatChunk, ChatRequest, ChatResponse, InboundFormat, Usage } from '../../relay/types';
 
 /** OpenAI error body. */
 export function openaiError(status: number, message: string, code: string, type?: string) {

@@ -2,27 +2,17 @@
  * Gemini conversions, pure (no DB): canonical ⇄ GenerateContent in both directions, the upstream
  * SSE translator and the inbound SSE writer.
  */
-import { DEFAULT_OPTIONS } from '../../seeds/defaultOptions';
-import {
-  cleanSchema,
-  countTokensBody,
-  fromGeminiResponse,
-  geminiAdaptor,
-  geminiCountTokensRequest,
-  geminiEmbedRequest,
-  GeminiStreamTranslator,
-  geminiUsageToCanonical,
-  safetySettings,
-  SAFETY_CATEGORIES,
-  toGeminiRequest,
-} from '../../server/src/relay/adaptors/gemini';
-import { toClaudeRequest } from '../../server/src/relay/adaptors/claude';
-import { getHints, setHints } from '../../server/src/relay/adaptors/shared';
-import { vertexAdaptor } from '../../server/src/relay/adaptors/vertex';
-import { chatToGemini, geminiEmbeddings, geminiFormat, geminiRoute, geminiToChat } from '../../server/src/relay/formats/gemini';
-import { geminiCountTokensRoute, geminiEmbedRoute, geminiModelsRoute, localTokenCount } from '../../server/src/relay/formats/geminiRoutes';
-import { UpstreamError } from '../../server/src/relay/errors';
-import type { AdaptorContext, ChatChunk, ChatRequest, ChatResponse } from '../../server/src/relay/types';
+import { DEFAULT_OPTIONS } from '../../../seeds/defaultOptions';
+import { cleanSchema, safetySettings, SAFETY_CATEGORIES, toGeminiRequest } from '../../../server/src/protocols/gemini/upstreamRequest';
+import { countTokensBody, geminiAdaptor, geminiCountTokensRequest, geminiEmbedRequest } from '../../../server/src/protocols/gemini/adaptor';
+import { fromGeminiResponse, GeminiStreamTranslator, geminiUsageToCanonical } from '../../../server/src/protocols/gemini/upstreamAnswer';
+import { toClaudeRequest } from '../../../server/src/protocols/claude/upstreamRequest';
+import { getHints, setHints } from '../../../server/src/protocols/shared';
+import { vertexAdaptor } from '../../../server/src/relay/adaptors/vertex';
+import { chatToGemini, geminiEmbeddings, geminiFormat, geminiRoute, geminiToChat } from '../../../server/src/protocols/gemini/format';
+import { geminiCountTokensRoute, geminiEmbedRoute, geminiModelsRoute, localTokenCount } from '../../../server/src/protocols/gemini/routes';
+import { UpstreamError } from '../../../server/src/relay/errors';
+import type { AdaptorContext, ChatChunk, ChatRequest, ChatResponse } from '../../../server/src/relay/types';
 
 function ctxOf(opts: Record<string, string> = {}, over: Partial<AdaptorContext> = {}): AdaptorContext {
   return {

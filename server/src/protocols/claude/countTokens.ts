@@ -10,21 +10,22 @@
  */
 import type { AppContext } from '../../context';
 import { msg, verbatim } from '../../i18n';
-import { checkModelAllowed } from '../auth';
-import { adaptorFor } from '../adaptors';
-import { claudeAdaptor, claudeCountTokensRequest } from '../adaptors/claude';
-import { isRecord } from '../adaptors/shared';
-import { RelayError, scrubSecrets } from '../errors';
-import type { RelayHttp } from '../httpContext';
-import { pickChannel, pickKey, routeTable, tiersFor, type ChannelEntry, type Tier } from '../routing';
-import { countPromptWithTools } from '../tokenizer';
-import type { AdaptorContext, InboundKit, InboundRoute } from '../types';
-import { authenticateKey, type Principal } from '../auth';
-import { extractKey } from '../keys';
-import { UpstreamExchange } from '../upstreamExchange';
+import { checkModelAllowed } from '../../relay/auth';
+import { adaptorFor } from '../../relay/adaptors';
+import { claudeAdaptor, claudeCountTokensRequest } from './adaptor';
+import { isRecord } from '../shared';
+import { RelayError, scrubSecrets } from '../../relay/errors';
+import type { RelayHttp } from '../../relay/httpContext';
+import { pickChannel, pickKey, routeTable, tiersFor, type ChannelEntry, type Tier } from '../../relay/routing';
+import { countPromptWithTools } from '../../relay/tokenizer';
+import type { AdaptorContext, InboundKit, InboundRoute } from '../../relay/types';
+import { authenticateKey, type Principal } from '../../relay/auth';
+import { extractKey } from '../../relay/keys';
+import { UpstreamExchange } from '../../relay/upstreamExchange';
 import { isPriced } from '../../services/billing';
 import { own } from '../../lib/own';
-import { claudeFormat, claudeToChat } from './claude';
+import { claudeFormat } from './format';
+import { claudeToChat } from './request';
 
 /** Largest count answer read from an upstream. */
 const MAX_ANSWER_BYTES = 1024 * 1024;

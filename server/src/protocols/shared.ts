@@ -5,9 +5,9 @@
  * observer). Nothing here is specific to one provider.
  */
 import crypto from 'node:crypto';
-import type { AdaptorContext, ChatChunk, ChatRequest, SSEEvent, StreamObserver, StreamTranslator, Usage } from '../types';
-import { UpstreamError } from '../errors';
-import { memoByString } from '../../lib/memo';
+import type { AdaptorContext, ChatChunk, ChatRequest, SSEEvent, StreamObserver, StreamTranslator, Usage } from '../relay/types';
+import { UpstreamError } from '../relay/errors';
+import { memoByString } from '../lib/memo';
 
 /**
  * Native hints an inbound format may attach to a canonical request (a symbol key, so it never

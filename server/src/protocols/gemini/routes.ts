@@ -14,23 +14,23 @@
  */
 import type { AppContext } from '../../context';
 import { verbatim } from '../../i18n';
-import type { RelayHttp } from '../httpContext';
-import { authenticateKey, checkModelAllowed, type Principal } from '../auth';
-import { extractKey } from '../keys';
-import { RelayError, UpstreamError, scrubSecrets } from '../errors';
-import { loadedRouteTable, pickChannel, pickKey, routeTable, tiersFor, type ChannelEntry, type RouteTable, type Tier } from '../routing';
-import { adaptorFor } from '../adaptors';
-import { geminiCountTokensRequest } from '../adaptors/gemini';
-import { isVertexClaude, vertexCountTokensRequest } from '../adaptors/vertex';
-import { isRecord } from '../adaptors/shared';
-import { readBody, sendUpstream } from '../upstream';
-import { countPromptWithTools } from '../tokenizer';
+import type { RelayHttp } from '../../relay/httpContext';
+import { authenticateKey, checkModelAllowed, type Principal } from '../../relay/auth';
+import { extractKey } from '../../relay/keys';
+import { RelayError, UpstreamError, scrubSecrets } from '../../relay/errors';
+import { loadedRouteTable, pickChannel, pickKey, routeTable, tiersFor, type ChannelEntry, type RouteTable, type Tier } from '../../relay/routing';
+import { adaptorFor } from '../../relay/adaptors';
+import { geminiCountTokensRequest } from './adaptor';
+import { isVertexClaude, vertexCountTokensRequest } from '../../relay/adaptors/vertex';
+import { isRecord } from '../shared';
+import { readBody, sendUpstream } from '../../relay/upstream';
+import { countPromptWithTools } from '../../relay/tokenizer';
 import { isPriced } from '../../services/billing';
 import { startTimer } from '../../metrics';
-import { relay } from '../call';
-import { upstreamModelFor } from '../call/request';
-import type { AdaptorContext, ChatRequest, InboundKit, InboundRoute, UpstreamRequest } from '../types';
-import { embedRequests, geminiFormat, geminiToChat } from './gemini';
+import { relay } from '../../relay/call';
+import { upstreamModelFor } from '../../relay/call/request';
+import type { AdaptorContext, ChatRequest, InboundKit, InboundRoute, UpstreamRequest } from '../../relay/types';
+import { embedRequests, geminiFormat, geminiToChat } from './format';
 
 const decode = (s: string): string => {
   try {

@@ -5,29 +5,25 @@
  * channels speak which protocols.
  */
 import OpenAI from 'openai';
-import {
-  chatToResponses,
-  packReasoning,
-  responsesFormat,
-  responsesNativeOnly,
-  responsesToChat,
-  unpackReasoning,
-} from '../../server/src/relay/formats/responses';
+import { chatToResponses } from '../../../server/src/protocols/responses/answer';
+import { packReasoning, unpackReasoning } from '../../../server/src/protocols/responses/shared';
+import { responsesFormat } from '../../../server/src/protocols/responses/format';
+import { responsesNativeOnly, responsesToChat } from '../../../server/src/protocols/responses/request';
 import {
   azureResponsesAdaptor,
   fromResponsesBody,
   responsesAdaptor,
   ResponsesStreamTranslator,
   toResponsesRequest,
-} from '../../server/src/relay/adaptors/responses';
-import { channelSpeaks, channelWay, chatAdaptorOf } from '../../server/src/relay/adaptors';
-import { openaiAdaptor } from '../../server/src/relay/adaptors/openai';
-import { azureAdaptor } from '../../server/src/relay/adaptors/azure';
-import { claudeAdaptor } from '../../server/src/relay/adaptors/claude';
-import { openaiFormat } from '../../server/src/relay/formats/openai';
-import { RelayError, UpstreamError } from '../../server/src/relay/errors';
-import { CHANNEL_TYPE } from '../../server/src/channels/catalogue';
-import type { AdaptorContext, ChatChunk, ChatRequest, ChatResponse, SSEEvent } from '../../server/src/relay/types';
+} from '../../../server/src/protocols/responses/adaptor';
+import { channelSpeaks, channelWay, chatAdaptorOf } from '../../../server/src/relay/adaptors';
+import { openaiAdaptor } from '../../../server/src/protocols/openai/adaptor';
+import { azureAdaptor } from '../../../server/src/relay/adaptors/azure';
+import { claudeAdaptor } from '../../../server/src/protocols/claude/adaptor';
+import { openaiFormat } from '../../../server/src/protocols/openai/format';
+import { RelayError, UpstreamError } from '../../../server/src/relay/errors';
+import { CHANNEL_TYPE } from '../../../server/src/channels/catalogue';
+import type { AdaptorContext, ChatChunk, ChatRequest, ChatResponse, SSEEvent } from '../../../server/src/relay/types';
 
 const PNG = 'data:image/png;base64,iVBORw0KGgo=';
 

@@ -14,10 +14,10 @@ import type {
   ToolCall,
   UpstreamRequest,
   Usage,
-} from '../types';
-import { parseBlock, SSESplitter } from '../sse';
-import { UpstreamError } from '../errors';
-import { contentText, fileNameFor, isRecord, parseDataUrl, toolResultObject, withOpenAIBeta } from './shared';
+} from '../../relay/types';
+import { parseBlock, SSESplitter } from '../../relay/sse';
+import { UpstreamError } from '../../relay/errors';
+import { contentText, fileNameFor, isRecord, parseDataUrl, toolResultObject, withOpenAIBeta } from '../shared';
 import { memoByString } from '../../lib/memo';
 import { own } from '../../lib/own';
 import { CHANNEL_TYPE, CHANNEL_TYPES, typesServedBy } from '../../channels/catalogue';

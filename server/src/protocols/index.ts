@@ -1,9 +1,9 @@
-import type { InboundFormat, InboundRoute } from '../types';
-import { openaiFormat } from './openai';
-import { claudeFormat, claudeRoute } from './claude';
-import { claudeCountTokensRoute } from './claudeCountTokens';
-import { geminiFormat, geminiRoute } from './gemini';
-import { geminiRoutes } from './geminiRoutes';
+import type { InboundFormat, InboundRoute } from '../relay/types';
+import { openaiFormat } from './openai/format';
+import { claudeFormat, claudeRoute } from './claude/format';
+import { claudeCountTokensRoute } from './claude/countTokens';
+import { geminiFormat, geminiRoute } from './gemini/format';
+import { geminiRoutes } from './gemini/routes';
 
 /** Client-facing formats by name. */
 export const inboundFormats: Record<string, InboundFormat> = {

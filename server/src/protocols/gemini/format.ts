@@ -7,9 +7,9 @@
  * GenerateContentResponse. Tool calls stream in fragments in the canonical format but Gemini
  * sends whole `functionCall` parts, so they are buffered and sent with the final event.
  * Also Gemini embeddings through OpenAI's (`geminiEmbeddings`); the other Gemini endpoints are in
- * geminiRoutes.ts. What each conversion carries and drops: docs/formats.md.
+ * routes.ts. What each conversion carries and drops: docs/formats.md.
  */
-import { RelayError } from '../errors';
+import { RelayError } from '../../relay/errors';
 import { verbatim } from '../../i18n';
 import type {
   ChatChunk,
@@ -25,8 +25,8 @@ import type {
   ToolCall,
   ToolDef,
   Usage,
-} from '../types';
-import { isRecord, newId, setHints, type NativeHints } from '../adaptors/shared';
+} from '../../relay/types';
+import { isRecord, newId, setHints, type NativeHints } from '../shared';
 
 /** The request's shape is wrong: protocol-level wording (field paths), English like the protocols' own errors. */
 const badRequest = (message: string) => new RelayError(400, verbatim(message), 'invalid_request');

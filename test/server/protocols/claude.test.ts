@@ -3,26 +3,20 @@
  * SSE translator, and the inbound SSE writer checked against the official @anthropic-ai/sdk parser.
  */
 import Anthropic from '@anthropic-ai/sdk';
-import { DEFAULT_OPTIONS } from '../../seeds/defaultOptions';
-import {
-  acceptsSystemTurns,
-  adjustClaudeMessages,
-  claudeCountTokensRequest,
-  claudeRawBody,
-  claudeAdaptor,
-  ClaudeStreamTranslator,
-  claudeUsageToCanonical,
-  fromClaudeResponse,
-  toClaudeRequest,
-} from '../../server/src/relay/adaptors/claude';
-import { awsClaudeAdaptor, bedrockModelId, bedrockRequest, signV4 } from '../../server/src/relay/adaptors/bedrock';
-import { getHints } from '../../server/src/relay/adaptors/shared';
-import { chatToClaude, claudeError, claudeFormat, claudeRoute, claudeToChat } from '../../server/src/relay/formats/claude';
-import { UpstreamError } from '../../server/src/relay/errors';
-import { toGeminiRequest } from '../../server/src/relay/adaptors/gemini';
-import { openaiAdaptor } from '../../server/src/relay/adaptors/openai';
-import { CLAUDE_CODE_BODY, CLAUDE_ONLY, OPENAI_CHAT_FIELDS } from '../helpers/claudeCode';
-import type { AdaptorContext, ChatChunk, ChatRequest, ChatResponse, SSEEvent } from '../../server/src/relay/types';
+import { DEFAULT_OPTIONS } from '../../../seeds/defaultOptions';
+import { acceptsSystemTurns, adjustClaudeMessages, claudeCountTokensRequest, claudeRawBody, claudeAdaptor } from '../../../server/src/protocols/claude/adaptor';
+import { ClaudeStreamTranslator, claudeUsageToCanonical, fromClaudeResponse } from '../../../server/src/protocols/claude/upstreamAnswer';
+import { toClaudeRequest } from '../../../server/src/protocols/claude/upstreamRequest';
+import { awsClaudeAdaptor, bedrockModelId, bedrockRequest, signV4 } from '../../../server/src/relay/adaptors/bedrock';
+import { getHints } from '../../../server/src/protocols/shared';
+import { chatToClaude } from '../../../server/src/protocols/claude/answer';
+import { claudeError, claudeFormat, claudeRoute } from '../../../server/src/protocols/claude/format';
+import { claudeToChat } from '../../../server/src/protocols/claude/request';
+import { UpstreamError } from '../../../server/src/relay/errors';
+import { toGeminiRequest } from '../../../server/src/protocols/gemini/upstreamRequest';
+import { openaiAdaptor } from '../../../server/src/protocols/openai/adaptor';
+import { CLAUDE_CODE_BODY, CLAUDE_ONLY, OPENAI_CHAT_FIELDS } from '../../helpers/claudeCode';
+import type { AdaptorContext, ChatChunk, ChatRequest, ChatResponse, SSEEvent } from '../../../server/src/relay/types';
 
 function ctxOf(opts: Record<string, string> = {}, over: Partial<AdaptorContext> = {}): AdaptorContext {
   return {

@@ -25,12 +25,12 @@ import type {
   ToolDef,
   UpstreamRequest,
   Usage,
-} from '../types';
-import { UpstreamError } from '../errors';
-import { OpenAIObserver, normaliseUsage, openaiAdaptor, openaiErrorMessage, openaiHeaders, openaiUrl } from './openai';
-import { azureAdaptor } from './azure';
-import { contentText, fileNameFor, isRecord, parseDataUrl, toolResultObject, withOpenAIBeta } from './shared';
-import { PACKED_REASONING_PREFIX, responsesUsageToChat, unpackReasoning } from '../formats/responses';
+} from '../../relay/types';
+import { UpstreamError } from '../../relay/errors';
+import { OpenAIObserver, normaliseUsage, openaiAdaptor, openaiErrorMessage, openaiHeaders, openaiUrl } from '../openai/adaptor';
+import { azureAdaptor } from '../../relay/adaptors/azure';
+import { contentText, fileNameFor, isRecord, parseDataUrl, toolResultObject, withOpenAIBeta } from '../shared';
+import { PACKED_REASONING_PREFIX, responsesUsageToChat, unpackReasoning } from './shared';
 
 /** The Responses API refuses `max_output_tokens` below 16. */
 const MIN_OUTPUT_TOKENS = 16;
