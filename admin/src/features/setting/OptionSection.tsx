@@ -1,7 +1,9 @@
 import { createContext, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
 import { Box, Button, Card, Chip, CardContent, CardHeader, FormControlLabel, MenuItem, Stack, Switch, TextField, Typography } from '@mui/material';
 import SaveIcon from '@mui/icons-material/SaveOutlined';
+import { useMutation } from '@tanstack/react-query';
 import { Confirm, useNotify, useTranslate } from 'react-admin';
+import { useNotifyError } from '../../resources/shared/hooks';
 import { api } from '../../lib/http';
 import { useStatus } from '../../lib/StatusContext';
 import { changedOptions, isJsonText, isSecretKey, numberRule, saveChanges, type OptionChange, type OptionMap } from './settingOptions';
@@ -34,31 +36,39 @@ export interface FieldDef {
   rows?: number;
 }
 
-/** Saves changes one PUT per key and tells the outcome (saved, partly failed, failed). Answers true when something was saved. */
+/**
+ * Saving option changes, one PUT per key, as a react-query mutation (`isPending` is the busy state):
+ * tells the outcome (saved, partly failed, failed) and reloads the options and the status when
+ * something was saved; `mutateAsync` answers true then.
+ */
 export function useSaveOptions() {
   const notify = useNotify();
+  const notifyError = useNotifyError();
   const { reload } = useOptions();
   const status = useStatus();
-  return async (changes: OptionChange[]): Promise<boolean> => {
-    const res = await saveChanges(changes, async (key, value) => {
-      await api().put('/api/option/', { key, value });
-    });
-    if (res.outcome === 'nothing') {
-      notify('feat.setting.msg.nothing', { type: 'warning' });
-      return false;
-    }
-    if (res.outcome === 'ok') notify('feat.setting.msg.saved', { type: 'success' });
-    else {
-      const detail = res.errors.map((e) => e.message).join('; ');
-      notify(res.outcome === 'partial' ? 'feat.setting.msg.partial' : 'feat.setting.msg.failed', { type: 'error', messageArgs: { detail } });
-    }
-    if (res.saved.length) {
-      await reload();
-      // Site name, logo, footer, display switches… come back through /api/status.
-      void status.reload();
-    }
-    return res.saved.length > 0;
-  };
+  return useMutation({
+    mutationFn: async (changes: OptionChange[]): Promise<boolean> => {
+      const res = await saveChanges(changes, async (key, value) => {
+        await api().put('/api/option/', { key, value });
+      });
+      if (res.outcome === 'nothing') {
+        notify('feat.setting.msg.nothing', { type: 'warning' });
+        return false;
+      }
+      if (res.outcome === 'ok') notify('feat.setting.msg.saved', { type: 'success' });
+      else {
+        const detail = res.errors.map((e) => e.message).join('; ');
+        notify(res.outcome === 'partial' ? 'feat.setting.msg.partial' : 'feat.setting.msg.failed', { type: 'error', messageArgs: { detail } });
+      }
+      if (res.saved.length) {
+        await reload();
+        // Site name, logo, footer, display switches… come back through /api/status.
+        void status.reload();
+      }
+      return res.saved.length > 0;
+    },
+    onError: notifyError,
+  });
 }
 
 export function SectionCard({ title, children, action }: { title: string; children: ReactNode; action?: ReactNode }) {
@@ -104,7 +114,6 @@ export function OptionSection({ title, fields, validate, transform, extra, extra
   const [values, setValues] = useState<OptionMap>(initial);
   const [errors, setErrors] = useState<Record<string, string>>({});
   const [confirmKey, setConfirmKey] = useState<FieldDef | null>(null);
-  const [saving, setSaving] = useState(false);
   // eslint-disable-next-line react-hooks/exhaustive-deps -- `snapshot` is `initial` as JSON: reset on a content change only, not on each new `initial` object (that would drop unsaved edits)
   useEffect(() => setValues(initial), [snapshot]);
 
@@ -136,13 +145,7 @@ export function OptionSection({ title, fields, validate, transform, extra, extra
     const v = transform ? transform(values) : values;
     const custom = validate?.(v, options);
     if (custom) return notify(custom, { type: 'warning' });
-    setSaving(true);
-    try {
-      const changes = changedOptions(initial, v);
-      await save(changes);
-    } finally {
-      setSaving(false);
-    }
+    save.mutate(changedOptions(initial, v));
   };
 
   const renderField = (f: FieldDef) => {
@@ -219,7 +222,7 @@ export function OptionSection({ title, fields, validate, transform, extra, extra
         )}
         {extra?.(values, set)}
         <Stack direction="row" sx={{ mt: 2 }}>
-          <Button variant="contained" startIcon={<SaveIcon />} onClick={submit} disabled={saving}>
+          <Button variant="contained" startIcon={<SaveIcon />} onClick={submit} disabled={save.isPending}>
             {translate('feat.setting.save_section', { name: translate(title) })}
           </Button>
         </Stack>

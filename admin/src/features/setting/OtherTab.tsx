@@ -1,4 +1,5 @@
 import { useState } from 'react';
+import { useMutation } from '@tanstack/react-query';
 import { Box, Button, Link, Stack } from '@mui/material';
 import SystemUpdateIcon from '@mui/icons-material/SystemUpdateAltOutlined';
 import { useNotify, useTranslate } from 'react-admin';
@@ -33,23 +34,23 @@ function SystemInfo() {
   const notify = useNotify();
   const { status } = useStatus();
   const [latest, setLatest] = useState<{ tag: string; url: string } | null>(null);
-  const [busy, setBusy] = useState(false);
   const version = String(status.version ?? '') || '-';
   // The server compares with the configured release feed (UpdateCheckUrl); none set: no check.
-  const check = async () => {
-    setBusy(true);
-    try {
+  const checkCall = useMutation({
+    mutationFn: async () => {
       const res = await api().raw<{ latest: string; url: string; newer: boolean }>('GET', '/api/status/update');
       if (!res.success || !res.data) throw new Error(res.message);
-      setLatest({ tag: res.data.latest, url: res.data.url });
-      if (res.data.newer) notify('feat.setting.other.new_version', { type: 'info', messageArgs: { tag: res.data.latest } });
+      return res.data;
+    },
+    onSuccess: (data) => {
+      setLatest({ tag: data.latest, url: data.url });
+      if (data.newer) notify('feat.setting.other.new_version', { type: 'info', messageArgs: { tag: data.latest } });
       else notify('feat.setting.other.up_to_date', { type: 'success' });
-    } catch {
-      notify('feat.setting.other.update_fail', { type: 'error' });
-    } finally {
-      setBusy(false);
-    }
-  };
+    },
+    onError: () => notify('feat.setting.other.update_fail', { type: 'error' }),
+  });
+  const busy = checkCall.isPending;
+  const check = () => checkCall.mutate();
   return (
     <SectionCard title="feat.setting.sec.info">
       <InfoLine label="feat.setting.other.version" value={version} />

@@ -64,7 +64,6 @@ export function RatioEditor() {
   const [size, setSize] = useState(10);
   const [newName, setNewName] = useState('');
   const [batch, setBatch] = useState<{ field: BatchField; value: string; value2: string }>({ field: 'ratio', value: '', value2: '' });
-  const [saving, setSaving] = useState(false);
 
   const sourceKey = `${options.ModelPrice}|${options.ModelRatio}|${options.CompletionRatio}|${options.CacheRatio}`;
   useEffect(() => {
@@ -113,16 +112,11 @@ export function RatioEditor() {
       return c;
     });
   };
-  const submit = async () => {
+  const submit = () => {
     const bad = rows.find((r) => [r.price, r.ratio, r.completionRatio, r.cacheRatio].some((v) => numericError(v)));
     const badPrice = Object.values(byPrice).some((p) => numericError(p.input) || numericError(p.output));
     if (bad || badPrice) return notify('feat.setting.ratio.err.number', { type: 'warning' });
-    setSaving(true);
-    try {
-      await save(changedRatioOptions(options, rows));
-    } finally {
-      setSaving(false);
-    }
+    save.mutate(changedRatioOptions(options, rows));
   };
 
   const pageNames = visible.map((r) => r.name);
@@ -182,7 +176,7 @@ export function RatioEditor() {
           {translate('feat.setting.ratio.add')}
         </Button>
         <Box sx={{ flex: 1 }} />
-        <Button variant="contained" startIcon={<SaveIcon />} onClick={submit} disabled={saving} data-testid="ratio-save">
+        <Button variant="contained" startIcon={<SaveIcon />} onClick={submit} disabled={save.isPending} data-testid="ratio-save">
           {translate('feat.setting.ratio.save')}
         </Button>
       </Stack>

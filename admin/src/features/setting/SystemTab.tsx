@@ -1,4 +1,5 @@
 import { useState } from 'react';
+import { useMutation } from '@tanstack/react-query';
 import { Box, Button, Chip, Stack, TextField, Typography } from '@mui/material';
 import AddIcon from '@mui/icons-material/Add';
 import CloudDownloadIcon from '@mui/icons-material/CloudDownloadOutlined';
@@ -164,23 +165,26 @@ function WhitelistEditor({ value, onChange }: { value: string; onChange: (v: str
 function OidcWellKnown({ value, set }: { value: string; set: (k: string, v: string) => void }) {
   const translate = useTranslate();
   const notify = useNotify();
-  const [busy, setBusy] = useState(false);
-  const fetchConfig = async () => {
-    if (!isHttpUrl(value)) return notify('feat.setting.sys.oidc_url', { type: 'warning' });
-    setBusy(true);
-    try {
-      const res = await window.fetch(value.trim(), { headers: { Accept: 'application/json' } });
+  // The discovery document is read by the browser (the server never fetches an admin-typed URL).
+  const fetchCall = useMutation({
+    mutationFn: async (url: string) => {
+      const res = await window.fetch(url, { headers: { Accept: 'application/json' } });
       const eps = oidcEndpoints(res.ok ? await res.json() : null);
       if (!eps) throw new Error('no endpoints');
+      return eps;
+    },
+    onSuccess: (eps) => {
       set('oidc.authorization_endpoint', eps.authorization_endpoint);
       set('oidc.token_endpoint', eps.token_endpoint);
       set('oidc.user_info_endpoint', eps.user_info_endpoint);
       notify('feat.setting.sys.oidc_ok', { type: 'success' });
-    } catch {
-      notify('feat.setting.sys.oidc_fail', { type: 'error' });
-    } finally {
-      setBusy(false);
-    }
+    },
+    onError: () => notify('feat.setting.sys.oidc_fail', { type: 'error' }),
+  });
+  const busy = fetchCall.isPending;
+  const fetchConfig = () => {
+    if (!isHttpUrl(value)) return notify('feat.setting.sys.oidc_url', { type: 'warning' });
+    fetchCall.mutate(value.trim());
   };
   return (
     <Stack direction={{ xs: 'column', sm: 'row' }} spacing={1} sx={{ mt: 2 }}>

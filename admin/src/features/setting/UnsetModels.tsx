@@ -47,7 +47,7 @@ export function UnsetModels() {
     ];
     const res = batchSet(base, selected, field, value, value2);
     if ('error' in res) return notify(res.error, { type: 'warning' });
-    if (await save(changedRatioOptions(options, res))) {
+    if (await save.mutateAsync(changedRatioOptions(options, res)).catch(() => false)) {
       setSelected([]);
       setValue('');
       setValue2('');
