@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState, type FormEvent } from 'react';
-import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { keepPreviousData, useMutation, useQuery } from '@tanstack/react-query';
 import { Title, useNotify, useTranslate } from 'react-admin';
 import {
   Alert,
@@ -37,6 +37,7 @@ import { useStatus } from '../../lib/StatusContext';
 import { formatQuota, formatTimestamp } from '../../resources/shared/format';
 import { apiQuery, LOAD_ONCE, useDebounced, useDisplaySettings } from '../../resources/shared/hooks';
 import { useSelf } from '../personal/useSelf';
+import { useGateway } from '../../resources/shared/api';
 import { ColorTag } from '../../resources/shared/ColorTag';
 import {
   minTopup,
@@ -72,14 +73,13 @@ export function TopupPage() {
   const { status } = useStatus();
   const display = useDisplaySettings();
   const theme = useTheme();
+  const dp = useGateway();
 
   const { self, loading: loadingSelf, reload: loadSelf } = useSelf();
   const [code, setCode] = useState('');
-  const [redeeming, setRedeeming] = useState(false);
   const min = minTopup(status);
   const [amount, setAmount] = useState<number>(() => Math.max(1, Math.ceil(min)));
   const [confirm, setConfirm] = useState<PaymentMethod | null>(null);
-  const [paying, setPaying] = useState(false);
 
   const fail = useCallback((err: unknown) => notify(errorText(err, translate), { type: 'error' }), [notify, translate]);
 
@@ -87,9 +87,6 @@ export function TopupPage() {
   const recordsQuery = useQuery(apiQuery('topupRecords', '/api/user/topup/self', (d: unknown) => (Array.isArray(d) ? (d as TopupRow[]) : [])));
   const records = recordsQuery.isError ? [] : (recordsQuery.data ?? []);
   const { refetch: refetchRecords } = recordsQuery;
-  const loadRecords = useCallback(async () => {
-    await refetchRecords();
-  }, [refetchRecords]);
 
   // Keep the typed amount at or above the site's minimum once the status is known.
   useEffect(() => {
@@ -112,27 +109,27 @@ export function TopupPage() {
   });
   const price = priceOn && !priceQuery.isError ? (priceQuery.data ?? null) : null;
 
-  const redeem = async (e?: FormEvent) => {
+  // Redeeming goes through the data provider's redeem (POST /api/user/topup).
+  const redeemCall = useMutation({
+    mutationFn: (key: string) => dp.redeem(key),
+    onSuccess: async ({ quota: added }) => {
+      notify(added > 0 ? translate('feat.topup.redeem_added', { amount: formatQuota(added, display) }) : translate('feat.topup.redeem_ok'), {
+        type: 'success',
+      });
+      setCode('');
+      await Promise.all([loadSelf(), refetchRecords()]);
+    },
+    onError: fail,
+  });
+  const redeeming = redeemCall.isPending;
+  const redeem = (e?: FormEvent) => {
     e?.preventDefault();
     const problem = redeemProblem(code);
     if (problem) {
       notify(problem.key, { type: 'warning' });
       return;
     }
-    setRedeeming(true);
-    try {
-      const r = await api().post<number>('/api/user/topup', { key: code.trim() });
-      const added = Number(r.data ?? 0);
-      notify(added > 0 ? translate('feat.topup.redeem_added', { amount: formatQuota(added, display) }) : translate('feat.topup.redeem_ok'), {
-        type: 'success',
-      });
-      setCode('');
-      await Promise.all([loadSelf(), loadRecords()]);
-    } catch (err) {
-      fail(err);
-    } finally {
-      setRedeeming(false);
-    }
+    redeemCall.mutate(code.trim());
   };
 
   const openLink = () => {
@@ -153,11 +150,10 @@ export function TopupPage() {
     setConfirm(method);
   };
 
-  const pay = async () => {
-    if (!confirm) return;
-    setPaying(true);
-    try {
-      const r = await api().raw<Record<string, unknown>>('POST', '/api/user/pay', { amount, top_up_code: '', payment_method: confirm });
+  const payCall = useMutation({
+    mutationFn: (p: { amount: number; method: PaymentMethod }) =>
+      api().raw<Record<string, unknown>>('POST', '/api/user/pay', { amount: p.amount, top_up_code: '', payment_method: p.method }),
+    onSuccess: (r) => {
       if (!r.success) {
         notify(r.message || translate('feat.topup.request_failed'), { type: 'error' });
         return;
@@ -170,12 +166,13 @@ export function TopupPage() {
       notify('feat.topup.paying', { type: 'info' });
       submitPayForm(url, payFields(r.data));
       setConfirm(null);
-      void loadRecords();
-    } catch (err) {
-      fail(err);
-    } finally {
-      setPaying(false);
-    }
+      void refetchRecords();
+    },
+    onError: fail,
+  });
+  const paying = payCall.isPending;
+  const pay = () => {
+    if (confirm) payCall.mutate({ amount, method: confirm });
   };
 
   const online = !!status.enable_online_topup;
@@ -400,7 +397,7 @@ export function TopupPage() {
           <Button onClick={() => setConfirm(null)} disabled={paying}>
             {translate('app.common.cancel')}
           </Button>
-          <Button variant="contained" disableElevation onClick={() => void pay()} disabled={paying} data-testid="pay-confirm">
+          <Button variant="contained" disableElevation onClick={pay} disabled={paying} data-testid="pay-confirm">
             {paying ? <CircularProgress size={18} color="inherit" /> : translate('feat.topup.pay')}
           </Button>
         </DialogActions>
