@@ -1,4 +1,5 @@
 import { useEffect, useState, type FormEvent } from 'react';
+import { useMutation } from '@tanstack/react-query';
 import { Link as RouterLink, useNavigate, useSearchParams } from 'react-router-dom';
 import { useNotify, useTranslate } from 'react-admin';
 import { Alert, Box, Button, CircularProgress, Link, Stack, TextField, Typography } from '@mui/material';
@@ -7,7 +8,7 @@ import { Turnstile } from '../components/Turnstile';
 import { useStatus } from '../lib/StatusContext';
 import { api, errorText } from '../lib/http';
 import { KEYS, store } from '../lib/storage';
-import { useCountdown } from '../lib/useCountdown';
+import { useEmailCode } from '../lib/useEmailCode';
 import { registerError } from '../lib/validation';
 
 /** Registration: aff from ?aff= kept locally, email code with a 30 s resend countdown, bot-check. */
@@ -19,9 +20,8 @@ export function Register() {
   const { status } = useStatus();
   const [form, setForm] = useState({ username: '', password: '', password2: '', email: '', verification_code: '' });
   const [turnstile, setTurnstile] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [sending, setSending] = useState(false);
-  const [left, startCountdown] = useCountdown();
+  const emailCode = useEmailCode('app.register.code_sent');
+  const { sending, left } = emailCode;
 
   useEffect(() => {
     const aff = params.get('aff');
@@ -31,48 +31,40 @@ export function Register() {
   const set = (k: keyof typeof form) => (e: { target: { value: string } }) => setForm((f) => ({ ...f, [k]: e.target.value }));
   const disabled = status.register_enabled === false || status.password_register_enabled === false;
 
-  const sendCode = async () => {
+  const sendCode = () => {
     if (!form.email.trim()) return;
     if (status.turnstile_check && !turnstile) {
       notify('app.register.turnstile', { type: 'info' });
       return;
     }
-    setSending(true);
-    try {
-      await api().get(`/api/verification?email=${encodeURIComponent(form.email.trim())}&turnstile=${encodeURIComponent(turnstile)}`);
-      notify('app.register.code_sent', { type: 'success' });
-      startCountdown(30);
-    } catch (err) {
-      notify(errorText(err, translate), { type: 'error' });
-    } finally {
-      setSending(false);
-    }
+    emailCode.send(form.email, turnstile);
   };
 
-  const submit = async (e: FormEvent) => {
+  const registerCall = useMutation({
+    mutationFn: (body: Record<string, unknown>) => api().post(`/api/user/register?turnstile=${encodeURIComponent(turnstile)}`, body),
+    onSuccess: () => {
+      notify('app.register.success', { type: 'success' });
+      navigate('/login');
+    },
+    onError: (err) => notify(errorText(err, translate), { type: 'error' }),
+  });
+  const busy = registerCall.isPending;
+
+  const submit = (e: FormEvent) => {
     e.preventDefault();
     const problem = registerError(form, { required: !!status.turnstile_check, token: turnstile });
     if (problem) {
       notify(problem, { type: problem === 'app.register.turnstile' ? 'info' : 'warning' });
       return;
     }
-    setBusy(true);
-    try {
-      await api().post(`/api/user/register?turnstile=${encodeURIComponent(turnstile)}`, {
-        username: form.username.trim(),
-        password: form.password,
-        password2: form.password2,
-        email: status.email_verification ? form.email.trim() : form.email.trim() || undefined,
-        verification_code: status.email_verification ? form.verification_code.trim() : undefined,
-        aff_code: store().getItem(KEYS.aff) ?? '',
-      });
-      notify('app.register.success', { type: 'success' });
-      navigate('/login');
-    } catch (err) {
-      notify(errorText(err, translate), { type: 'error' });
-    } finally {
-      setBusy(false);
-    }
+    registerCall.mutate({
+      username: form.username.trim(),
+      password: form.password,
+      password2: form.password2,
+      email: status.email_verification ? form.email.trim() : form.email.trim() || undefined,
+      verification_code: status.email_verification ? form.verification_code.trim() : undefined,
+      aff_code: store().getItem(KEYS.aff) ?? '',
+    });
   };
 
   return (
@@ -128,7 +120,7 @@ export function Register() {
                   />
                   <Button
                     variant="outlined"
-                    onClick={() => void sendCode()}
+                    onClick={sendCode}
                     disabled={sending || left > 0}
                     sx={{ whiteSpace: 'nowrap', minWidth: 110 }}
                     data-testid="send-code"

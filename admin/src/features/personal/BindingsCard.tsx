@@ -24,7 +24,7 @@ import ChatIcon from '@mui/icons-material/ChatOutlined';
 import TelegramIcon from '@mui/icons-material/Telegram';
 import { api, errorText, qs } from '../../lib/http';
 import { useStatus } from '../../lib/StatusContext';
-import { useCountdown } from '../../lib/useCountdown';
+import { useEmailCode } from '../../lib/useEmailCode';
 import { Turnstile } from '../../components/Turnstile';
 import { authorizeUrl, bindingFlags, emailBindProblem } from './personalSettings';
 import type { SelfUser } from './useSelf';
@@ -76,20 +76,13 @@ export function BindingsCard({ self, onChanged }: { self: SelfUser | null; onCha
   const [email, setEmail] = useState('');
   const [code, setCode] = useState('');
   const [turnstile, setTurnstile] = useState('');
-  const [left, startCountdown] = useCountdown();
+  const emailCode = useEmailCode('feat.personal.bind.code_sent');
+  const { sending, left } = emailCode;
   const [wechatOpen, setWechatOpen] = useState(false);
   const [wechatCode, setWechatCode] = useState('');
 
   const fail = (err: unknown) => notify(errorText(err, translate), { type: 'error' });
 
-  const sendCall = useMutation({
-    mutationFn: (to: string) => api().get(`/api/verification${qs({ email: to, turnstile })}`),
-    onSuccess: () => {
-      notify('feat.personal.bind.code_sent', { type: 'success' });
-      startCountdown(30);
-    },
-    onError: fail,
-  });
   const emailCall = useMutation({
     mutationFn: (b: { email: string; code: string }) => api().get(`/api/oauth/email/bind${qs(b)}`),
     onSuccess: () => {
@@ -110,14 +103,13 @@ export function BindingsCard({ self, onChanged }: { self: SelfUser | null; onCha
     },
     onError: fail,
   });
-  const sending = sendCall.isPending;
   const binding = emailCall.isPending || wechatCall.isPending;
 
   const sendCode = () => {
     const problem = emailBindProblem(email, '', false);
     if (problem) return notify(problem.key, { type: 'warning' });
     if (status.turnstile_check && !turnstile) return notify('feat.personal.bind.turnstile', { type: 'info' });
-    sendCall.mutate(email.trim());
+    emailCode.send(email, turnstile);
   };
 
   const bindEmail = () => {
