@@ -1,4 +1,5 @@
 import { useState } from 'react';
+import { useMutation } from '@tanstack/react-query';
 import { Link as RouterLink, useSearchParams } from 'react-router-dom';
 import { useNotify, useTranslate } from 'react-admin';
 import { Alert, Button, CircularProgress, Link, Stack, TextField, Typography } from '@mui/material';
@@ -13,23 +14,19 @@ export function ResetConfirm() {
   const [params] = useSearchParams();
   const email = params.get('email') ?? '';
   const token = params.get('token') ?? '';
-  const [busy, setBusy] = useState(false);
   const [password, setPassword] = useState('');
   const { copy, dialog } = useCopy();
 
-  const submit = async () => {
-    setBusy(true);
-    try {
-      const r = await api().post<string>('/api/user/reset', { email, token });
+  const resetCall = useMutation({
+    mutationFn: () => api().post<string>('/api/user/reset', { email, token }),
+    onSuccess: async (r) => {
       const pwd = String(r.data ?? '');
       setPassword(pwd);
       if (await copy(pwd)) notify('app.reset.done', { type: 'success', messageArgs: { password: pwd } });
-    } catch (err) {
-      notify(errorText(err, translate), { type: 'error' });
-    } finally {
-      setBusy(false);
-    }
-  };
+    },
+    onError: (err) => notify(errorText(err, translate), { type: 'error' }),
+  });
+  const busy = resetCall.isPending;
 
   return (
     <AuthCard title={translate('app.reset.confirm_title')}>
@@ -48,7 +45,14 @@ export function ResetConfirm() {
               onFocus={(e) => e.target.select()}
             />
           ) : null}
-          <Button variant="contained" size="large" disableElevation onClick={() => void submit()} disabled={busy || !!password} data-testid="reset-confirm">
+          <Button
+            variant="contained"
+            size="large"
+            disableElevation
+            onClick={() => resetCall.mutate()}
+            disabled={busy || !!password}
+            data-testid="reset-confirm"
+          >
             {busy ? <CircularProgress size={22} color="inherit" /> : translate('app.reset.confirm_submit')}
           </Button>
         </Stack>

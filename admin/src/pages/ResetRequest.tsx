@@ -1,4 +1,5 @@
 import { useState, type FormEvent } from 'react';
+import { useMutation } from '@tanstack/react-query';
 import { Link as RouterLink } from 'react-router-dom';
 import { useNotify, useTranslate } from 'react-admin';
 import { Box, Button, CircularProgress, Link, Stack, TextField, Typography } from '@mui/material';
@@ -15,10 +16,21 @@ export function ResetRequest() {
   const { status } = useStatus();
   const [email, setEmail] = useState('');
   const [turnstile, setTurnstile] = useState('');
-  const [busy, setBusy] = useState(false);
   const [left, startCountdown] = useCountdown();
 
-  const submit = async (e: FormEvent) => {
+  const resetCall = useMutation({
+    mutationFn: (b: { email: string; turnstile: string }) =>
+      api().get(`/api/reset_password?email=${encodeURIComponent(b.email)}&turnstile=${encodeURIComponent(b.turnstile)}`),
+    onSuccess: () => {
+      notify('app.reset.sent', { type: 'success' });
+      setEmail('');
+      startCountdown(30);
+    },
+    onError: (err) => notify(errorText(err, translate), { type: 'error' }),
+  });
+  const busy = resetCall.isPending;
+
+  const submit = (e: FormEvent) => {
     e.preventDefault();
     if (!email.trim()) {
       notify('app.reset.empty', { type: 'warning' });
@@ -28,17 +40,7 @@ export function ResetRequest() {
       notify('app.reset.turnstile', { type: 'info' });
       return;
     }
-    setBusy(true);
-    try {
-      await api().get(`/api/reset_password?email=${encodeURIComponent(email.trim())}&turnstile=${encodeURIComponent(turnstile)}`);
-      notify('app.reset.sent', { type: 'success' });
-      setEmail('');
-      startCountdown(30);
-    } catch (err) {
-      notify(errorText(err, translate), { type: 'error' });
-    } finally {
-      setBusy(false);
-    }
+    resetCall.mutate({ email: email.trim(), turnstile });
   };
 
   return (

@@ -1,5 +1,5 @@
 import { useRef, useState, type FormEvent } from 'react';
-import { useQuery } from '@tanstack/react-query';
+import { useMutation, useQuery } from '@tanstack/react-query';
 import { Navigate } from 'react-router-dom';
 import { useNotify, useTranslate } from 'react-admin';
 import { Alert, Box, Button, Card, CardActionArea, CardContent, CircularProgress, Radio, Stack, TextField, Typography } from '@mui/material';
@@ -33,7 +33,6 @@ export function Setup() {
   const formRef = useRef<HTMLFormElement>(null);
   const [form, setForm] = useState({ username: '', password: '', confirmPassword: '' });
   const [mode, setMode] = useState<UsageMode>('external');
-  const [busy, setBusy] = useState(false);
   const [done, setDone] = useState(false);
 
   // A failed load is notified (the server's message, else a generic one) and leaves the form as is.
@@ -41,9 +40,24 @@ export function Setup() {
   useQueryError(query, (err) => notify(err instanceof Error ? err.message : 'app.setup.status_failed', { type: 'error' }));
   const state = query.data ?? null;
 
+  const setupCall = useMutation({
+    mutationFn: (body: Record<string, unknown>) => api().raw('POST', '/api/setup', body),
+    onSuccess: (r) => {
+      if (!r.success) return notify(r.message || 'app.setup.failed', { type: 'error' });
+      setDone(true);
+      notify('app.setup.success', { type: 'success' });
+      // The server logged the new root in: straight into the console. A root made earlier logs in.
+      const root = r.data as StoredUser | null;
+      if (root) setUser(root);
+      setTimeout(() => window.location.assign(root ? '/token' : '/login'), 1500);
+    },
+    onError: () => notify('app.setup.network', { type: 'error' }),
+  });
+  const busy = setupCall.isPending;
+
   if (state?.status) return <Navigate to="/" replace />;
 
-  const submit = async (e: FormEvent) => {
+  const submit = (e: FormEvent) => {
     e.preventDefault();
     if (!formRef.current) {
       notify('app.setup.form_error', { type: 'error' });
@@ -54,25 +68,7 @@ export function Setup() {
       notify(problem, { type: 'error' });
       return;
     }
-    setBusy(true);
-    try {
-      const body = state?.root_init ? { ...usageModeFlags(mode) } : { ...form, username: form.username.trim(), ...usageModeFlags(mode) };
-      const r = await api().raw('POST', '/api/setup', body);
-      if (r.success) {
-        setDone(true);
-        notify('app.setup.success', { type: 'success' });
-        // The server logged the new root in: straight into the console. A root made earlier logs in.
-        const root = r.data as StoredUser | null;
-        if (root) setUser(root);
-        setTimeout(() => window.location.assign(root ? '/token' : '/login'), 1500);
-        return;
-      }
-      notify(r.message || 'app.setup.failed', { type: 'error' });
-      setBusy(false);
-    } catch {
-      notify('app.setup.network', { type: 'error' });
-      setBusy(false);
-    }
+    setupCall.mutate(state?.root_init ? { ...usageModeFlags(mode) } : { ...form, username: form.username.trim(), ...usageModeFlags(mode) });
   };
 
   const set = (k: keyof typeof form) => (e: { target: { value: string } }) => setForm((f) => ({ ...f, [k]: e.target.value }));
