@@ -1,4 +1,5 @@
 import { useState } from 'react';
+import { useMutation } from '@tanstack/react-query';
 import { useNavigate } from 'react-router-dom';
 import { useNotify, useTranslate } from 'react-admin';
 import {
@@ -39,79 +40,72 @@ export function SecurityCard({ self }: { self: SelfUser | null }) {
   };
 
   const [token, setToken] = useState('');
-  const [tokenBusy, setTokenBusy] = useState(false);
   const [pwOpen, setPwOpen] = useState(false);
   const [pw, setPw] = useState({ original: '', password: '', confirm: '' });
-  const [pwBusy, setPwBusy] = useState(false);
   const [delOpen, setDelOpen] = useState(false);
   const [delText, setDelText] = useState('');
-  const [delBusy, setDelBusy] = useState(false);
   const [allOpen, setAllOpen] = useState(false);
-  const [allBusy, setAllBusy] = useState(false);
 
-  // Ends every session of this user on the server (this browser's too): back to the login page.
-  const logoutAll = async () => {
-    setAllBusy(true);
-    try {
-      await api().post('/api/user/logout_all');
-      notify('feat.personal.logout_all.ok', { type: 'success' });
-      setAllOpen(false);
-      clearUser();
-      navigate('/login');
-    } catch (err) {
-      fail(err);
-    } finally {
-      setAllBusy(false);
-    }
+  /** Leaves for the login page once this browser's session is gone. */
+  const signedOut = () => {
+    clearUser();
+    navigate('/login');
   };
 
-  const generateToken = async () => {
-    setTokenBusy(true);
-    try {
-      const r = await run(() => api().get<string>('/api/user/token'));
+  // Ends every session of this user on the server (this browser's too): back to the login page.
+  const allCall = useMutation({
+    mutationFn: () => api().post('/api/user/logout_all'),
+    onSuccess: () => {
+      notify('feat.personal.logout_all.ok', { type: 'success' });
+      setAllOpen(false);
+      signedOut();
+    },
+    onError: fail,
+  });
+  const tokenCall = useMutation({
+    mutationFn: () => run(() => api().get<string>('/api/user/token')),
+    onSuccess: async (r) => {
       const t = String(r.data ?? '');
       setToken(t);
       // The manual-copy dialog opens when the clipboard refuses; the token also stays visible below.
       if (await copy(t)) notify('feat.personal.security.token_ok', { type: 'success' });
-    } catch (err) {
-      fail(err);
-    } finally {
-      setTokenBusy(false);
-    }
-  };
-
-  const changePassword = async () => {
-    // Accounts created through a third party have no password: the server decides whether the original is needed.
-    const problem = passwordProblem(pw, false);
-    if (problem) return notify(problem.key, { type: 'warning' });
-    setPwBusy(true);
-    try {
-      await api().put('/api/user/self', { original_password: pw.original, password: pw.password, password2: pw.confirm });
+    },
+    onError: fail,
+  });
+  const pwCall = useMutation({
+    mutationFn: (p: typeof pw) => api().put('/api/user/self', { original_password: p.original, password: p.password, password2: p.confirm }),
+    onSuccess: () => {
       notify('feat.personal.password.ok', { type: 'success' });
       setPwOpen(false);
       setPw({ original: '', password: '', confirm: '' });
-    } catch (err) {
-      fail(err);
-    } finally {
-      setPwBusy(false);
-    }
-  };
-
-  const deleteAccount = async () => {
-    const problem = deleteProblem(delText, String(self?.username ?? ''));
-    if (problem) return notify(problem.key, { type: 'error' });
-    setDelBusy(true);
-    try {
-      await run(() => api().del('/api/user/self'));
+    },
+    onError: fail,
+  });
+  const delCall = useMutation({
+    mutationFn: () => run(() => api().del('/api/user/self')),
+    onSuccess: () => {
       notify('feat.personal.delete.ok', { type: 'success' });
       setDelOpen(false);
-      clearUser();
-      navigate('/login');
-    } catch (err) {
-      fail(err);
-    } finally {
-      setDelBusy(false);
-    }
+      signedOut();
+    },
+    onError: fail,
+  });
+  const tokenBusy = tokenCall.isPending;
+  const pwBusy = pwCall.isPending;
+  const delBusy = delCall.isPending;
+  const allBusy = allCall.isPending;
+
+  const changePassword = () => {
+    // Accounts created through a third party have no password: the server decides whether the original is needed.
+    const problem = passwordProblem(pw, false);
+    if (problem) return notify(problem.key, { type: 'warning' });
+    pwCall.mutate(pw);
+  };
+
+  const deleteAccount = () => {
+    const problem = deleteProblem(delText, String(self?.username ?? ''));
+    if (problem) return notify(problem.key, { type: 'error' });
+    delCall.mutate();
   };
 
   return (
@@ -125,7 +119,7 @@ export function SecurityCard({ self }: { self: SelfUser | null }) {
             variant="contained"
             disableElevation
             startIcon={tokenBusy ? <CircularProgress size={16} color="inherit" /> : <KeyIcon />}
-            onClick={() => void generateToken()}
+            onClick={() => tokenCall.mutate()}
             disabled={tokenBusy}
             data-testid="personal-token"
           >
@@ -206,7 +200,7 @@ export function SecurityCard({ self }: { self: SelfUser | null }) {
           <Button onClick={() => setPwOpen(false)} disabled={pwBusy}>
             {translate('app.common.cancel')}
           </Button>
-          <Button variant="contained" disableElevation onClick={() => void changePassword()} disabled={pwBusy} data-testid="personal-pw-submit">
+          <Button variant="contained" disableElevation onClick={changePassword} disabled={pwBusy} data-testid="personal-pw-submit">
             {pwBusy ? <CircularProgress size={18} color="inherit" /> : translate('app.common.confirm')}
           </Button>
         </DialogActions>
@@ -221,7 +215,7 @@ export function SecurityCard({ self }: { self: SelfUser | null }) {
           <Button onClick={() => setAllOpen(false)} disabled={allBusy}>
             {translate('app.common.cancel')}
           </Button>
-          <Button variant="contained" disableElevation onClick={() => void logoutAll()} disabled={allBusy} data-testid="personal-logout-all-confirm">
+          <Button variant="contained" disableElevation onClick={() => allCall.mutate()} disabled={allBusy} data-testid="personal-logout-all-confirm">
             {allBusy ? <CircularProgress size={18} color="inherit" /> : translate('app.common.confirm')}
           </Button>
         </DialogActions>
@@ -249,14 +243,7 @@ export function SecurityCard({ self }: { self: SelfUser | null }) {
           <Button onClick={() => setDelOpen(false)} disabled={delBusy}>
             {translate('app.common.cancel')}
           </Button>
-          <Button
-            variant="contained"
-            color="error"
-            disableElevation
-            onClick={() => void deleteAccount()}
-            disabled={delBusy}
-            data-testid="personal-delete-confirm"
-          >
+          <Button variant="contained" color="error" disableElevation onClick={deleteAccount} disabled={delBusy} data-testid="personal-delete-confirm">
             {delBusy ? <CircularProgress size={18} color="inherit" /> : translate('feat.personal.delete.confirm')}
           </Button>
         </DialogActions>
