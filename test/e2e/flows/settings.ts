@@ -1,5 +1,6 @@
 import { seedChannel } from '../../mock-upstream/seed';
 import { createAccount } from '../../../server/src/services/accounts';
+import { insertLogs } from '../../../server/src/repositories/logs';
 import { assert, expectText, loginElsewhere, shot, step } from '../lib';
 import type { Flow } from './types';
 
@@ -27,6 +28,26 @@ export const flow: Flow = {
       for (const t of ['operation', 'ratelimit', 'models', 'system', 'other']) assert(await page.getByTestId(`tab-${t}`).isVisible(), `tab ${t} missing`);
       assert((await page.getByTestId('tab-operation').getAttribute('aria-selected')) === 'true', 'operation not selected');
       await shot(page, 'settings-operation');
+    });
+
+    await step('settings: clearing the logs older than a month removes them and says how many', async () => {
+      const old = Math.floor(Date.now() / 1000) - 40 * 86400;
+      await insertLogs(app.knex, [
+        { type: 2, user_id: 1, username: 'e2e-old', token_name: 'e2e-old', model_name: MODEL, quota: 1, channel_id: 1, created_at: old },
+        { type: 2, user_id: 1, username: 'e2e-old', token_name: 'e2e-old', model_name: MODEL, quota: 1, channel_id: 1, created_at: old - 60 },
+      ]);
+      const before = Number(
+        (
+          await app
+            .knex('logs')
+            .where('created_at', '<', old + 86400)
+            .count({ n: '*' })
+        )[0]!.n,
+      );
+      await page.getByRole('button', { name: '清除历史日志' }).click();
+      await page.getByRole('button', { name: '确认' }).click();
+      await expectText(page, `${before} 条日志已清理！`);
+      assert((await app.knex('logs').where({ username: 'e2e-old' }).count({ n: '*' }))[0]!.n == 0, 'the old logs are gone');
     });
 
     await step('settings: saving the rate limit form unchanged warns 你似乎并没有修改什么', async () => {

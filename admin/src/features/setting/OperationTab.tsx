@@ -1,9 +1,11 @@
 import { useState } from 'react';
+import { useMutation } from '@tanstack/react-query';
 import { Box, Button, Stack, Tab, Tabs, TextField } from '@mui/material';
 import DeleteSweepIcon from '@mui/icons-material/DeleteSweepOutlined';
 import RestartAltIcon from '@mui/icons-material/RestartAltOutlined';
 import { Confirm, useNotify, useTranslate } from 'react-admin';
-import { api, qs } from '../../lib/http';
+import { api } from '../../lib/http';
+import { useGateway } from '../../resources/shared/api';
 import { useNotifyError } from '../../resources/shared/hooks';
 import { toDateTimeLocal } from '../../resources/shared/format';
 import { OptionSection, SectionCard, useOptions, type FieldDef } from './OptionSection';
@@ -135,20 +137,22 @@ function RatioJson() {
   const notifyError = useNotifyError();
   const { reload } = useOptions();
   const [confirm, setConfirm] = useState(false);
-  const reset = async () => {
-    setConfirm(false);
-    try {
-      await api().post('/api/option/rest_model_ratio', {});
+  const resetCall = useMutation({
+    mutationFn: () => api().post('/api/option/rest_model_ratio', {}),
+    onSuccess: async () => {
       notify('feat.setting.ratio.reset_done', { type: 'success' });
       await reload();
-    } catch (e) {
-      notifyError(e);
-    }
+    },
+    onError: notifyError,
+  });
+  const reset = () => {
+    setConfirm(false);
+    resetCall.mutate();
   };
   return (
     <Box sx={{ '& > .MuiCard-root': { border: 0 } }}>
       <OptionSection title="feat.setting.ratio.tab_json" fields={RATIO_JSON_KEYS.map(json)} />
-      <Button color="error" variant="outlined" startIcon={<RestartAltIcon />} onClick={() => setConfirm(true)}>
+      <Button color="error" variant="outlined" startIcon={<RestartAltIcon />} onClick={() => setConfirm(true)} disabled={resetCall.isPending}>
         {translate('feat.setting.ratio.reset')}
       </Button>
       <Confirm
@@ -167,21 +171,22 @@ function ClearLogs() {
   const translate = useTranslate();
   const notify = useNotify();
   const notifyError = useNotifyError();
+  const dp = useGateway();
   const [when, setWhen] = useState(() => toDateTimeLocal(Math.floor(oneMonthAgo().getTime() / 1000)));
   const [confirm, setConfirm] = useState(false);
   const start = () => {
     if (!when || Number.isNaN(new Date(when).getTime())) return notify('feat.setting.log.need_time', { type: 'warning' });
     setConfirm(true);
   };
-  const clear = async () => {
+  // Through the data provider's clearLogs (DELETE /api/log/?target_timestamp=).
+  const clearCall = useMutation({
+    mutationFn: (ts: number) => dp.clearLogs(ts),
+    onSuccess: ({ count }) => notify('feat.setting.log.cleared', { type: 'success', messageArgs: { count } }),
+    onError: notifyError,
+  });
+  const clear = () => {
     setConfirm(false);
-    const ts = Math.floor(new Date(when).getTime() / 1000);
-    try {
-      const r = await api().del<number>(`/api/log/${qs({ target_timestamp: ts })}`);
-      notify('feat.setting.log.cleared', { type: 'success', messageArgs: { count: Number(r.data ?? 0) } });
-    } catch (e) {
-      notifyError(e);
-    }
+    clearCall.mutate(Math.floor(new Date(when).getTime() / 1000));
   };
   return (
     <Stack direction={{ xs: 'column', sm: 'row' }} spacing={2} sx={{ mt: 2, alignItems: { sm: 'center' } }}>
@@ -195,7 +200,7 @@ function ClearLogs() {
         sx={{ width: { sm: 260 } }}
         name="clear_logs_time"
       />
-      <Button variant="outlined" color="warning" startIcon={<DeleteSweepIcon />} onClick={start}>
+      <Button variant="outlined" color="warning" startIcon={<DeleteSweepIcon />} onClick={start} disabled={clearCall.isPending}>
         {translate('feat.setting.log.clear')}
       </Button>
       <Confirm
