@@ -19,7 +19,8 @@ import { collectNow, startIdleGc } from '../server/src/lib/idleGc';
 import { createGatewayServer, listenGateway } from '../server/src/lib/httpServer';
 import { createAccount } from '../server/src/services/accounts';
 import { ROLE } from '../server/src/repositories/users';
-import { syncAbilities, CHANNEL_STATUS } from '../server/src/repositories/channels';
+import { syncAbilities } from '../server/src/repositories/channels';
+import { CHANNEL_STATUS } from '../server/src/channels/status';
 import { invalidateChannels } from '../server/src/services/invalidate';
 import { MOCK_CLAUDE_MODEL, MOCK_MODEL } from './mock';
 

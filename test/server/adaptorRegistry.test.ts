@@ -1,19 +1,20 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { CHANNEL_TYPE, CHANNEL_TYPES, adaptorIdOf, typesServedBy, type ChannelTypeEntry } from '../../server/src/channels/catalogue';
-import { ADAPTORS, adaptorFor, channelSpeaks, channelWay, loadAdaptor, registerAdaptor } from '../../server/src/relay/adaptors';
+import { CHANNEL_TYPE, type ChannelTypeEntry } from '../../server/src/channels/kinds';
+import { CHANNEL_TYPES, adaptorIdOf, typesServedBy } from '../../server/src/channels/catalogue';
+import { ADAPTORS, adaptorFor, channelSpeaks, channelWay, loadAdaptor, registerAdaptor } from '../../server/src/channels/providers';
 import { azureResponsesAdaptor, responsesAdaptor } from '../../server/src/protocols/responses/adaptor';
 import { claudeAdaptor } from '../../server/src/protocols/claude/adaptor';
 import { openaiAdaptor } from '../../server/src/protocols/openai/adaptor';
 import type { ProviderAdaptor } from '../../server/src/relay/types';
 
 /**
- * The adaptor registry has no list of its own: it loads, from server/src/relay/adaptors/, the
+ * The adaptor registry has no list of its own: it loads, from server/src/channels/providers/, the
  * module of every adaptor id the catalogue names. A provider is its module plus its entry.
  */
 const ROOT = path.resolve(__dirname, '../..');
-const DIR = path.join(ROOT, 'server/src/relay/adaptors');
+const DIR = path.join(ROOT, 'server/src/channels/providers');
 const named = [...new Set(CHANNEL_TYPES.map(adaptorIdOf))].sort();
 /** The four protocols' adaptors live with their protocol; every other id is a provider module in DIR. */
 const PROTOCOLS = new Set(['openai', 'responses', 'claude', 'gemini']);
@@ -53,8 +54,8 @@ describe('adaptor registry', () => {
         return { ...real, CHANNEL_TYPES: [...real.CHANNEL_TYPES, extra] };
       });
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded inside isolateModules, after the mocked catalogue
-      expect(() => require('../../server/src/relay/adaptors')).toThrow(
-        "the channel catalogue names adaptor 'noSuchProvider' (for NewKind (990)) but server/src/relay/adaptors/ has neither noSuchProvider.ts nor noSuchProvider/index.ts",
+      expect(() => require('../../server/src/channels/providers')).toThrow(
+        "the channel catalogue names adaptor 'noSuchProvider' (for NewKind (990)) but server/src/channels/providers/ has neither noSuchProvider.ts nor noSuchProvider/index.ts",
       );
     });
     jest.dontMock('../../server/src/channels/catalogue');
@@ -62,9 +63,9 @@ describe('adaptor registry', () => {
 
   it('refuses a module that does not export an adaptor of that name, and ids that are not module names', () => {
     expect(() => loadAdaptor('eventstream')).toThrow(
-      "server/src/relay/adaptors/eventstream.ts (adaptor 'eventstream' of no catalogue entry) must export exactly one ProviderAdaptor whose name is 'eventstream'; it exports 0",
+      "server/src/channels/providers/eventstream.ts (adaptor 'eventstream' of no catalogue entry) must export exactly one ProviderAdaptor whose name is 'eventstream'; it exports 0",
     );
-    for (const bad of ['../types', 'a/b', '', '.hidden']) expect(() => loadAdaptor(bad)).toThrow('is not a module name in server/src/relay/adaptors/');
+    for (const bad of ['../types', 'a/b', '', '.hidden']) expect(() => loadAdaptor(bad)).toThrow('is not a module name in server/src/channels/providers/');
   });
 
   it('loads a provider kept in a folder (<id>/index.ts)', () => {

@@ -14,16 +14,16 @@ import {
   toCohereEmbed,
   toCohereRequest,
   toCohereRerank,
-} from '../../server/src/relay/adaptors/cohere';
-import { parseServiceAccount, signServiceAccountJwt, vertexAdaptor, vertexClaudeModel, vertexRegion } from '../../server/src/relay/adaptors/vertex';
-import { cloudflareAdaptor, cloudflareUrl } from '../../server/src/relay/adaptors/cloudflare';
-import { ollamaAdaptor } from '../../server/src/relay/adaptors/ollama';
-import { xinferenceUsage } from '../../server/src/relay/adaptors/xinference';
-import { BedrockStreamDecoder, crc32, EventStreamError, EventStreamParser } from '../../server/src/relay/adaptors/eventstream';
-import { adaptorFor, channelWay } from '../../server/src/relay/adaptors';
-import { CHANNEL_TYPE } from '../../server/src/channels/catalogue';
+} from '../../server/src/channels/providers/cohere';
+import { parseServiceAccount, signServiceAccountJwt, vertexAdaptor, vertexClaudeModel, vertexRegion } from '../../server/src/channels/providers/vertex';
+import { cloudflareAdaptor, cloudflareUrl } from '../../server/src/channels/providers/cloudflare';
+import { ollamaAdaptor } from '../../server/src/channels/providers/ollama';
+import { xinferenceUsage } from '../../server/src/channels/providers/xinference';
+import { BedrockStreamDecoder, crc32, EventStreamError, EventStreamParser } from '../../server/src/channels/providers/eventstream';
+import { adaptorFor, channelWay } from '../../server/src/channels/providers';
+import { CHANNEL_TYPE } from '../../server/src/channels/kinds';
 import type { Endpoint, WireFormat } from '../../server/src/relay/types';
-import { channelKeys } from '../../server/src/relay/routing';
+import { channelKeys } from '../../server/src/channels/routeTable';
 import { parseBlock } from '../../server/src/relay/sse';
 import { chunkFrame, encodeFrame, exceptionFrame } from '../mock-upstream/bedrock';
 import type { AdaptorContext, ChannelInfo, ChatChunk } from '../../server/src/relay/types';

@@ -17,7 +17,7 @@ import { installCloudflareMock, type CloudflareMockState } from '../mock-upstrea
 import { installOllamaMock } from '../mock-upstream/ollama';
 import { installRerankMocks } from '../mock-upstream/jina';
 import { flushUsage, listen, seedChannel, seedToken, setOptions } from '../mock-upstream/seed';
-import { channelInfoFrom, fetchUpstreamModels, testChannel } from '../../server/src/relay/channelOps';
+import { channelInfoFrom, fetchUpstreamModels, testChannel } from '../../server/src/channels/operations';
 import { invalidateChannels } from '../../server/src/services/invalidate';
 
 const MODELS = [

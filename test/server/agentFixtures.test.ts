@@ -19,7 +19,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ALL_TARGETS, describeEach, makeUser, type TestApp } from '../helpers/app';
-import { CHANNEL_TYPE } from '../../server/src/channels/catalogue';
+import { CHANNEL_TYPE } from '../../server/src/channels/kinds';
 import { startMockUpstream, type MockRequest, type MockUpstream } from '../mock-upstream';
 import { installBedrockStreamMock } from '../mock-upstream/bedrock';
 import { installClaudeMock } from '../mock-upstream/claude';

@@ -9,7 +9,7 @@ import http from 'node:http';
 import { DB_TARGETS, describeEach, makeUser, setupRoot, type TestApp } from '../helpers/app';
 import { listen, setOptions } from '../mock-upstream/seed';
 import { setResolver } from '../../server/src/lib/guardedFetch';
-import { CHANNEL_TYPE } from '../../server/src/channels/catalogue';
+import { CHANNEL_TYPE } from '../../server/src/channels/kinds';
 
 async function as(app: TestApp, id: number) {
   const token = crypto.randomBytes(16).toString('hex');

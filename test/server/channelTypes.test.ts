@@ -2,7 +2,6 @@ import crypto from 'node:crypto';
 import { DB_TARGETS, describeEach, makeUser, setupRoot, type TestApp } from '../helpers/app';
 import {
   AZURE_DEFAULT_API_VERSION,
-  CHANNEL_TYPE,
   CHANNEL_TYPES,
   adaptorIdOf,
   channelType,
@@ -10,10 +9,11 @@ import {
   defaultBaseUrl,
   isKnownChannelType,
 } from '../../server/src/channels/catalogue';
-import { ADAPTORS, adaptorFor } from '../../server/src/relay/adaptors';
+import { CHANNEL_TYPE } from '../../server/src/channels/kinds';
+import { ADAPTORS, adaptorFor } from '../../server/src/channels/providers';
 import { baseUrlOf, openaiUrl } from '../../server/src/protocols/openai/adaptor';
-import { azureUrl } from '../../server/src/relay/adaptors/azure';
-import { channelKeys } from '../../server/src/relay/routing';
+import { azureUrl } from '../../server/src/channels/providers/azure';
+import { channelKeys } from '../../server/src/channels/routeTable';
 import { channelModelMap } from '../../server/src/services/channelModels';
 import type { ChannelInfo } from '../../server/src/relay/types';
 

@@ -7,13 +7,13 @@
 import { DEFAULT_OPTIONS } from '../../seeds/defaultOptions';
 import { geminiToChat } from '../../server/src/protocols/gemini/format';
 import { budgetToEffort, openaiAdaptor, takesReasoningEffort, toOpenAIChatBody } from '../../server/src/protocols/openai/adaptor';
-import { azureAdaptor } from '../../server/src/relay/adaptors/azure';
-import { cloudflareAdaptor } from '../../server/src/relay/adaptors/cloudflare';
-import { ollamaAdaptor } from '../../server/src/relay/adaptors/ollama';
-import { xinferenceAdaptor } from '../../server/src/relay/adaptors/xinference';
-import { toCohereRequest } from '../../server/src/relay/adaptors/cohere';
+import { azureAdaptor } from '../../server/src/channels/providers/azure';
+import { cloudflareAdaptor } from '../../server/src/channels/providers/cloudflare';
+import { ollamaAdaptor } from '../../server/src/channels/providers/ollama';
+import { xinferenceAdaptor } from '../../server/src/channels/providers/xinference';
+import { toCohereRequest } from '../../server/src/channels/providers/cohere';
 import { toClaudeRequest } from '../../server/src/protocols/claude/upstreamRequest';
-import { CHANNEL_TYPE } from '../../server/src/channels/catalogue';
+import { CHANNEL_TYPE } from '../../server/src/channels/kinds';
 import { strictChatProblem } from '../mock-upstream/openaiStrict';
 import type { AdaptorContext, ChannelInfo, ChatRequest, ProviderAdaptor } from '../../server/src/relay/types';
 

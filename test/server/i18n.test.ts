@@ -14,11 +14,11 @@ const HAN = /[\u3400-\u9fff\uf900-\ufaff]/;
 /**
  * Files whose Chinese text is not a server message:
  * - i18n/zh.ts is the Chinese catalogue itself;
- * - relay/adaptors/aiproxyLibrary.ts appends the AI Proxy library's document list to the model's
+ * - channels/providers/aiproxyLibrary.ts appends the AI Proxy library's document list to the model's
  *   answer under the heading that provider's own answers use (参考文档): it is part of the
  *   answer's content, which the gateway relays, not words the gateway says to its caller.
  */
-const ALLOWED = new Set(['i18n/zh.ts', 'relay/adaptors/aiproxyLibrary.ts']);
+const ALLOWED = new Set(['i18n/zh.ts', 'channels/providers/aiproxyLibrary.ts']);
 
 const placeholders = (s: string) => [...s.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
 

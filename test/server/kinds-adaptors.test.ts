@@ -15,7 +15,7 @@ import { installTencentMock, TENCENT_SECRET_ID, TENCENT_SECRET_KEY, type Tencent
 import { startSparkMock, SPARK_APP_ID, SPARK_API_KEY, SPARK_API_SECRET, type SparkMock } from '../mock-upstream/xunfei';
 import { installAiproxyLibraryMock, LIBRARY_ID } from '../mock-upstream/aiproxyLibrary';
 import { invalidateChannels } from '../../server/src/services/invalidate';
-import { testChannel } from '../../server/src/relay/channelOps';
+import { testChannel } from '../../server/src/channels/operations';
 
 const MODELS = [
   'SparkDesk-v3.5',

@@ -7,7 +7,7 @@ import { ALL_TARGETS, describeEach, loginAgent, makeUser, setupRoot, type Logged
 import { startFaultUpstream, type FaultUpstream } from '../mock-upstream/faults';
 import { flushUsage, listen, seedToken, setOptions } from '../mock-upstream/seed';
 import { ROLE } from '../../server/src/repositories/users';
-import { CHANNEL_TYPE } from '../../server/src/channels/catalogue';
+import { CHANNEL_TYPE } from '../../server/src/channels/kinds';
 import { authenticateKey } from '../../server/src/relay/auth';
 import { pickTaskChannel } from '../../server/src/tasks/core';
 import { invalidateChannels } from '../../server/src/services/invalidate';

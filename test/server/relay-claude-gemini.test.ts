@@ -10,8 +10,8 @@ import { startMockUpstream, type MockUpstream } from '../mock-upstream';
 import { installClaudeMock, type ClaudeMockState } from '../mock-upstream/claude';
 import { installGeminiMock, type GeminiMockState } from '../mock-upstream/gemini';
 import { flushUsage, listen, seedChannel, seedToken, setOptions } from '../mock-upstream/seed';
-import { channelInfoFrom, fetchUpstreamModels } from '../../server/src/relay/channelOps';
-import { signV4 } from '../../server/src/relay/adaptors/bedrock';
+import { channelInfoFrom, fetchUpstreamModels } from '../../server/src/channels/operations';
+import { signV4 } from '../../server/src/channels/providers/bedrock';
 
 const PRICING = {
   ModelRatio: JSON.stringify({

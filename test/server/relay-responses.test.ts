@@ -13,7 +13,7 @@ import { startMockUpstream, type MockRequest, type MockUpstream } from '../mock-
 import { installClaudeMock } from '../mock-upstream/claude';
 import { installGeminiMock } from '../mock-upstream/gemini';
 import { flushUsage, listen, seedChannel, seedToken, setOptions } from '../mock-upstream/seed';
-import { testChannel } from '../../server/src/relay/channelOps';
+import { testChannel } from '../../server/src/channels/operations';
 
 const PRICING = {
   ModelRatio: JSON.stringify({

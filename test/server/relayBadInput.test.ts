@@ -16,7 +16,7 @@
  */
 import http from 'node:http';
 import { ALL_TARGETS, describeEach, makeUser, type TestApp } from '../helpers/app';
-import { CHANNEL_TYPE } from '../../server/src/channels/catalogue';
+import { CHANNEL_TYPE } from '../../server/src/channels/kinds';
 import { OVERHEAD_HEADER } from '../../server/src/metrics';
 import { startMockUpstream, type MockUpstream } from '../mock-upstream';
 import { installClaudeMock } from '../mock-upstream/claude';

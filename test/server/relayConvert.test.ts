@@ -7,7 +7,7 @@ import { verbatim } from '../../server/src/i18n';
 import { startMockUpstream, type MockUpstream } from '../mock-upstream';
 import { flushUsage, listen, seedChannel, seedToken, setOptions } from '../mock-upstream/seed';
 import { inboundRoutes } from '../../server/src/protocols';
-import { registerAdaptor } from '../../server/src/relay/adaptors';
+import { registerAdaptor } from '../../server/src/channels/providers';
 import { RelayError } from '../../server/src/relay/errors';
 import type { ChatChunk, ChatRequest, ChatResponse, InboundFormat, ProviderAdaptor, Usage } from '../../server/src/relay/types';
 

@@ -8,7 +8,7 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { ALL_TARGETS, buildApp, makeUser, type TestApp } from '../helpers/app';
 import { flushUsage, listen, seedChannel, seedToken, setOptions } from '../mock-upstream/seed';
-import { testChannel } from '../../server/src/relay/channelOps';
+import { testChannel } from '../../server/src/channels/operations';
 
 const PRICING = {
   ModelRatio: JSON.stringify({

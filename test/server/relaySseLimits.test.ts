@@ -1,5 +1,5 @@
 import { parseBlock, SSEEventTooLarge, SSESplitter } from '../../server/src/relay/sse';
-import { EventStreamParser } from '../../server/src/relay/adaptors/eventstream';
+import { EventStreamParser } from '../../server/src/channels/providers/eventstream';
 import { encodeFrame } from '../mock-upstream/bedrock';
 
 /** Unit tests of the stream splitters' cap and linear splitting (no DB). */

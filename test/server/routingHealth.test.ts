@@ -16,8 +16,8 @@ import { fakeWallClock, waitFor } from '../helpers/clock';
 import { startFaultUpstream, type FaultUpstream } from '../mock-upstream/faults';
 import { listen, seedChannel, seedToken, setOptions } from '../mock-upstream/seed';
 import { ROLE } from '../../server/src/repositories/users';
-import { BREAKER, failureKind, healthBoard, retryAfterMs, type TargetHealth } from '../../server/src/routing/board';
-import { channelEntry, pickChannel, type ChannelEntry, type Tier } from '../../server/src/relay/routing';
+import { BREAKER, failureKind, healthBoard, retryAfterMs, type TargetHealth } from '../../server/src/channels/healthBoard';
+import { channelEntry, pickChannel, type ChannelEntry, type Tier } from '../../server/src/channels/routeTable';
 import type { ChannelRow } from '../../server/src/repositories/channels';
 
 const BASE_OPTIONS = {

@@ -6,7 +6,7 @@ import { flushUsage, listen, seedChannel, seedToken, setOptions } from '../mock-
 import { startTaskMock, type TaskMock } from '../mock-upstream/tasks';
 import { taskPoller } from '../../server/src/tasks';
 import { refundFailedTask } from '../../server/src/tasks/core';
-import { CHANNEL_TYPE } from '../../server/src/channels/catalogue';
+import { CHANNEL_TYPE } from '../../server/src/channels/kinds';
 import { DEFAULT_ALLOWED_PORTS } from '../../server/src/lib/guardedFetch';
 
 const PRICE = {

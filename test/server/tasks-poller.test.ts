@@ -7,7 +7,7 @@ import { seedChannel, seedToken, setOptions, updateChannel } from '../mock-upstr
 import { invalidateChannels } from '../../server/src/services/invalidate';
 import { startTaskMock, type TaskMock } from '../mock-upstream/tasks';
 import { taskPoller } from '../../server/src/tasks';
-import { CHANNEL_TYPE } from '../../server/src/channels/catalogue';
+import { CHANNEL_TYPE } from '../../server/src/channels/kinds';
 import { fakeOnly, waitFor } from '../helpers/clock';
 
 /**

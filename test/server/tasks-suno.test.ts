@@ -3,7 +3,7 @@ import { accessHeaders } from '../helpers/auth';
 import { flushUsage, seedChannel, seedToken, setOptions } from '../mock-upstream/seed';
 import { startTaskMock, type TaskMock } from '../mock-upstream/tasks';
 import { taskPoller } from '../../server/src/tasks';
-import { CHANNEL_TYPE } from '../../server/src/channels/catalogue';
+import { CHANNEL_TYPE } from '../../server/src/channels/kinds';
 
 const PRICE = { suno_music: 0.2, suno_lyrics: 0.02 };
 const Q = (usd: number) => Math.round(usd * 500_000);

@@ -3,7 +3,7 @@ import { accessHeaders } from '../helpers/auth';
 import { flushUsage, seedChannel, seedToken, setOptions } from '../mock-upstream/seed';
 import { startTaskMock, type TaskMock } from '../mock-upstream/tasks';
 import { taskPoller } from '../../server/src/tasks';
-import { CHANNEL_TYPE } from '../../server/src/channels/catalogue';
+import { CHANNEL_TYPE } from '../../server/src/channels/kinds';
 
 /** USD per second of video. */
 const PRICE = { 'sora-2': 0.1 };

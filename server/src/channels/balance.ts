@@ -15,16 +15,18 @@
  */
 import type { AppContext } from '../context';
 import { localize, msg, serverLang, t, type Lang, type Message } from '../i18n';
-import { CHANNEL_STATUS, findChannel, recordChannelBalance } from '../repositories/channels';
+import { CHANNEL_STATUS } from './status';
+import { findChannel, recordChannelBalance } from '../repositories/channels';
 import { nowSec } from '../lib/time';
 import { baseUrlOf, openaiHeaders } from '../protocols/openai/adaptor';
-import { channelEntry } from '../relay/routing';
+import { channelEntry } from './routeTable';
 import { UpstreamError, scrubSecrets, upstreamMessage } from '../relay/errors';
 import { readBody } from '../relay/upstream';
 import { upstreamErrorMessage } from '../protocols/shared';
-import { ChannelTargetRefused, guardedSend } from '../relay/channelOps';
+import { ChannelTargetRefused, guardedSend } from './operations';
 import type { FetchAudience } from '../lib/guardedFetch';
-import { channelType, type BalanceKind } from './catalogue';
+import { channelType } from './catalogue';
+import { type BalanceKind } from './kinds';
 import type { ChannelInfo } from '../relay/types';
 
 const BALANCE_TIMEOUT_MS = 30_000;

@@ -4,7 +4,7 @@ import { scrubSecrets } from './errors';
 import { usageBatcher } from '../ledger/usage';
 import { LOG_TYPE } from '../repositories/logs';
 import { nowSec } from '../lib/time';
-import { loadedRouteTable } from './routing';
+import { loadedRouteTable } from '../channels/routeTable';
 import { localize, serverLang } from '../i18n';
 
 /**

@@ -13,7 +13,7 @@ import { RelayError } from './errors';
 import { localize, msg, requestLang, t, verbatim, type Message } from '../i18n';
 import { extractKey } from './keys';
 import { relay, type RelayCall } from './call';
-import { routeTable } from './routing';
+import { routeTable } from '../channels/routeTable';
 import { tokenBalance } from '../repositories/tokens';
 import { userBalance } from '../repositories/users';
 import { openaiFormat } from '../protocols/openai/format';

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { LANGS, t } from '../i18n';
-import { parseChannelInfo, serializeChannelInfo, type ChannelKeyInfo } from '../routing/channelInfo';
+import { parseChannelInfo, serializeChannelInfo, type ChannelKeyInfo } from '../channels/multiKey';
+import { CHANNEL_STATUS } from '../channels/status';
 
 export interface ChannelRow {
   id: number;
@@ -31,11 +32,9 @@ export interface ChannelRow {
   setting: string;
   param_override: string;
   max_input_tokens: number;
-  /** JSON text (routing/channelInfo.ts): multi-key facts and per-key status; '' for single-key channels. */
+  /** JSON text (channels/multiKey.ts): multi-key facts and per-key status; '' for single-key channels. */
   channel_info: string;
 }
-
-export const CHANNEL_STATUS = { enabled: 1, manuallyDisabled: 2, autoDisabled: 3 } as const;
 
 export const splitList = (s: string | null | undefined): string[] =>
   Array.from(

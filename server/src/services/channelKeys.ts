@@ -3,13 +3,14 @@ import { serverLang, t } from '../i18n';
 import { BadRequestError, NotFoundError } from '../lib/errors';
 import { nowSec } from '../lib/time';
 import type { ManageKeys } from '../api/channel/schema';
-import { CHANNEL_STATUS, changeChannelKeys, findChannel, type ChannelRow } from '../repositories/channels';
-import { channelKeys } from '../relay/routing';
-import { setChannelKeyStatus } from '../relay/health';
-import { BREAKER, healthBoard, type TargetHealth } from '../routing/board';
-import { KEY_STATUS, keyStatus, parseChannelInfo, remapKeyStatuses, setKeyStatus } from '../routing/channelInfo';
+import { changeChannelKeys, findChannel, type ChannelRow } from '../repositories/channels';
+import { channelKeys } from '../channels/routeTable';
+import { setChannelKeyStatus } from '../channels/health';
+import { BREAKER, healthBoard, type TargetHealth } from '../channels/healthBoard';
+import { keyStatus, parseChannelInfo, remapKeyStatuses, setKeyStatus } from '../channels/multiKey';
 import { invalidateChannels } from './invalidate';
 import { maskKey } from './channels';
+import { CHANNEL_STATUS, KEY_STATUS } from '../channels/status';
 
 /** Multi-key channels: single-key actions, and the health of channels and keys for the console. */
 

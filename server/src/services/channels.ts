@@ -5,14 +5,16 @@ import { BadRequestError, NotFoundError } from '../lib/errors';
 import { nowSec } from '../lib/time';
 import type { Paging } from '../lib/validate';
 import type { BatchTag, ChannelCreate, ChannelInput, ChannelUpdate, TagEdit } from '../api/channel/schema';
-import { CHANNEL_STATUS, channelView, rebuildAllAbilities, splitList, syncAbilities, type ChannelRow } from '../repositories/channels';
+import { CHANNEL_STATUS } from '../channels/status';
+import { channelView, rebuildAllAbilities, splitList, syncAbilities, type ChannelRow } from '../repositories/channels';
 import { invalidateChannels } from './invalidate';
 import { channelHosts, vetChannelHosts } from './channelTargets';
 import { ROLE } from '../repositories/users';
-import { adaptorIdOf, CHANNEL_TYPE, channelType, defaultBaseUrl, isKnownChannelType } from '../channels/catalogue';
-import { channelKeys } from '../relay/routing';
-import { healthBoard } from '../routing/board';
-import { newMultiKeyInfo, parseChannelInfo, remapKeyStatuses, serializeChannelInfo } from '../routing/channelInfo';
+import { adaptorIdOf, channelType, defaultBaseUrl, isKnownChannelType } from '../channels/catalogue';
+import { CHANNEL_TYPE } from '../channels/kinds';
+import { channelKeys } from '../channels/routeTable';
+import { healthBoard } from '../channels/healthBoard';
+import { newMultiKeyInfo, parseChannelInfo, remapKeyStatuses, serializeChannelInfo } from '../channels/multiKey';
 
 export { isKnownChannelType };
 

@@ -5,8 +5,8 @@ import { authenticateKey, checkModelAllowed, type Principal } from '../relay/aut
 import { extractKey } from '../relay/keys';
 import { RelayError } from '../relay/errors';
 import type { RelayHttp } from '../relay/httpContext';
-import { channelEntry, pickChannel, pickKeyIndex, routeTable, tiersFor, type ChannelEntry } from '../relay/routing';
-import { healthBoard } from '../routing/board';
+import { channelEntry, pickChannel, pickKeyIndex, routeTable, tiersFor, type ChannelEntry } from '../channels/routeTable';
+import { healthBoard } from '../channels/healthBoard';
 import { upstreamDispatcher } from '../relay/upstream';
 import { priceFor, type PriceInfo } from '../services/billing';
 import { checkPromptSensitive } from '../services/sensitive';

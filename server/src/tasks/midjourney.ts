@@ -1,6 +1,6 @@
 import type { AppContext } from '../context';
 import { localize, msg, requestLang, t, type Message, type MessageKey } from '../i18n';
-import { CHANNEL_TYPE } from '../channels/catalogue';
+import { CHANNEL_TYPE } from '../channels/kinds';
 import { AppError } from '../lib/errors';
 import { fetchPolicy, guardedFetch } from '../lib/guardedFetch';
 import { RelayError } from '../relay/errors';

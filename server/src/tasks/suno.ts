@@ -1,6 +1,6 @@
 import type { AppContext } from '../context';
 import { localize, msg, requestLang, t, type Message, type MessageKey } from '../i18n';
-import { CHANNEL_TYPE } from '../channels/catalogue';
+import { CHANNEL_TYPE } from '../channels/kinds';
 import { AppError } from '../lib/errors';
 import type { RelayHttp } from '../relay/httpContext';
 import { findTaskRows, type TaskRecord } from '../repositories/tasks';

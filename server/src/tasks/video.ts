@@ -1,6 +1,7 @@
 import type { AppContext } from '../context';
 import { localize, msg, requestLang, t, verbatim } from '../i18n';
-import { CHANNEL_TYPE, typesServedBy } from '../channels/catalogue';
+import { CHANNEL_TYPE } from '../channels/kinds';
+import { typesServedBy } from '../channels/catalogue';
 import { AppError } from '../lib/errors';
 import { RelayError } from '../relay/errors';
 import type { RelayHttp } from '../relay/httpContext';

@@ -6,7 +6,7 @@
  * `format: 'responses'` exist, its fixtures run without a change here.
  */
 import { DEFAULT_OPTIONS } from '../../../seeds/defaultOptions';
-import { ADAPTORS, adaptorFor } from '../../../server/src/relay/adaptors';
+import { ADAPTORS, adaptorFor } from '../../../server/src/channels/providers';
 import { inboundFormats, inboundRoutes } from '../../../server/src/protocols';
 import type { AdaptorContext, InboundFormat, ProviderAdaptor, WireFormat } from '../../../server/src/relay/types';
 
@@ -58,7 +58,7 @@ function optionalModule(path: string): Record<string, unknown> {
 }
 
 const SRC = '../../../server/src';
-const adaptorsIndex = optionalModule(`${SRC}/relay/adaptors`);
+const adaptorsIndex = optionalModule(`${SRC}/channels/providers`);
 
 const isInbound = (v: unknown, name: WireFormat): v is InboundFormat => !!v && typeof v === 'object' && (v as InboundFormat).name === name;
 const isAdaptor = (v: unknown, name: WireFormat): v is ProviderAdaptor =>

@@ -7,7 +7,7 @@ import { DEFAULT_OPTIONS } from '../../../seeds/defaultOptions';
 import { acceptsSystemTurns, adjustClaudeMessages, claudeCountTokensRequest, claudeRawBody, claudeAdaptor } from '../../../server/src/protocols/claude/adaptor';
 import { ClaudeStreamTranslator, claudeUsageToCanonical, fromClaudeResponse } from '../../../server/src/protocols/claude/upstreamAnswer';
 import { toClaudeRequest } from '../../../server/src/protocols/claude/upstreamRequest';
-import { awsClaudeAdaptor, bedrockModelId, bedrockRequest, signV4 } from '../../../server/src/relay/adaptors/bedrock';
+import { awsClaudeAdaptor, bedrockModelId, bedrockRequest, signV4 } from '../../../server/src/channels/providers/bedrock';
 import { getHints } from '../../../server/src/protocols/shared';
 import { chatToClaude } from '../../../server/src/protocols/claude/answer';
 import { claudeError, claudeFormat, claudeRoute } from '../../../server/src/protocols/claude/format';

@@ -8,7 +8,7 @@ import { countTokensBody, geminiAdaptor, geminiCountTokensRequest, geminiEmbedRe
 import { fromGeminiResponse, GeminiStreamTranslator, geminiUsageToCanonical } from '../../../server/src/protocols/gemini/upstreamAnswer';
 import { toClaudeRequest } from '../../../server/src/protocols/claude/upstreamRequest';
 import { getHints, setHints } from '../../../server/src/protocols/shared';
-import { vertexAdaptor } from '../../../server/src/relay/adaptors/vertex';
+import { vertexAdaptor } from '../../../server/src/channels/providers/vertex';
 import { chatToGemini, geminiEmbeddings, geminiFormat, geminiRoute, geminiToChat } from '../../../server/src/protocols/gemini/format';
 import { geminiCountTokensRoute, geminiEmbedRoute, geminiModelsRoute, localTokenCount } from '../../../server/src/protocols/gemini/routes';
 import { UpstreamError } from '../../../server/src/relay/errors';

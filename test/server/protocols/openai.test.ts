@@ -8,7 +8,7 @@ import { fileNameFor } from '../../../server/src/protocols/shared';
 import { claudeToChat } from '../../../server/src/protocols/claude/request';
 import { responsesToChat } from '../../../server/src/protocols/responses/request';
 import { UpstreamError } from '../../../server/src/relay/errors';
-import { CHANNEL_TYPE } from '../../../server/src/channels/catalogue';
+import { CHANNEL_TYPE } from '../../../server/src/channels/kinds';
 import { chatToClaude } from '../../../server/src/protocols/claude/answer';
 import { ClaudeStreamWriter } from '../../../server/src/protocols/claude/streamWriter';
 import { chatToGemini, GeminiStreamWriter } from '../../../server/src/protocols/gemini/format';

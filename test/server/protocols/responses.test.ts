@@ -16,13 +16,13 @@ import {
   ResponsesStreamTranslator,
   toResponsesRequest,
 } from '../../../server/src/protocols/responses/adaptor';
-import { channelSpeaks, channelWay, chatAdaptorOf } from '../../../server/src/relay/adaptors';
+import { channelSpeaks, channelWay, chatAdaptorOf } from '../../../server/src/channels/providers';
 import { openaiAdaptor } from '../../../server/src/protocols/openai/adaptor';
-import { azureAdaptor } from '../../../server/src/relay/adaptors/azure';
+import { azureAdaptor } from '../../../server/src/channels/providers/azure';
 import { claudeAdaptor } from '../../../server/src/protocols/claude/adaptor';
 import { openaiFormat } from '../../../server/src/protocols/openai/format';
 import { RelayError, UpstreamError } from '../../../server/src/relay/errors';
-import { CHANNEL_TYPE } from '../../../server/src/channels/catalogue';
+import { CHANNEL_TYPE } from '../../../server/src/channels/kinds';
 import type { AdaptorContext, ChatChunk, ChatRequest, ChatResponse, SSEEvent } from '../../../server/src/relay/types';
 
 const PNG = 'data:image/png;base64,iVBORw0KGgo=';

@@ -1,5 +1,5 @@
 /** The last "test all channels" sweep as GET /api/channel/test/summary answers it, and when to ask again. */
-import type { ChannelTestItem, ChannelTestSummary } from '../../../../server/src/relay/testSummary';
+import type { ChannelTestItem, ChannelTestSummary } from '../../../../server/src/channels/testSummary';
 
 /** One channel's result, with the channel's current name (the server adds it when answering). */
 export type SummaryItem = ChannelTestItem & { name: string };

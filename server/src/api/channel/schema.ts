@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { msg, zmsg, type MessageKey, type MessageParam } from '../../i18n';
 import { intLike, parse, pagingQuery, qBool, qIntOpt, qStr } from '../../lib/validate';
 import { splitList } from '../../repositories/channels';
-import { isKnownChannelType, UPSTREAM_PROTOCOLS } from '../../channels/catalogue';
+import { isKnownChannelType } from '../../channels/catalogue';
+import { UPSTREAM_PROTOCOLS } from '../../channels/kinds';
 
 export const listQuery = pagingQuery.extend({
   id_sort: qBool(),
@@ -62,7 +63,7 @@ const jsonObjectField = (msg: string) =>
     return z.NEVER;
   });
 
-/** `setting.upstream_protocol`, when present, names one of the protocol choices (relay/adaptors channelSpeaks). */
+/** `setting.upstream_protocol`, when present, names one of the protocol choices (channels/providers channelSpeaks). */
 function validUpstreamProtocol(setting: string): boolean {
   let p: unknown;
   try {

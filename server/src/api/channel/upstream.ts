@@ -4,11 +4,11 @@ import { audienceOf } from '../../services/channelTargets';
 import { BadRequestError, NotFoundError } from '../../lib/errors';
 import { findChannel } from '../../repositories/channels';
 import { UpstreamError } from '../../relay/errors';
-import { channelEntry } from '../../relay/routing';
-import { channelInfoFrom, fetchUpstreamModels, testAllChannels, testChannel } from '../../relay/channelOps';
+import { channelEntry } from '../../channels/routeTable';
+import { channelInfoFrom, fetchUpstreamModels, testAllChannels, testChannel } from '../../channels/operations';
 import { updateAllBalances, updateChannelBalance } from '../../channels/balance';
 import { answeredIdParams, ok, reply, type ConsoleRoutes } from '../route';
-import { channelTestSummary } from '../../relay/testSummary';
+import { channelTestSummary } from '../../channels/testSummary';
 import { fetchModelsBody, testQuery } from './schema';
 
 /** An upstream failure is a handled outcome (a bad-request answer with its wording); anything else is unexpected. */

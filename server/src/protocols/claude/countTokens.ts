@@ -11,12 +11,12 @@
 import type { AppContext } from '../../context';
 import { msg, verbatim } from '../../i18n';
 import { checkModelAllowed } from '../../relay/auth';
-import { adaptorFor } from '../../relay/adaptors';
+import { adaptorFor } from '../../channels/providers';
 import { claudeAdaptor, claudeCountTokensRequest } from './adaptor';
 import { isRecord } from '../shared';
 import { RelayError, scrubSecrets } from '../../relay/errors';
 import type { RelayHttp } from '../../relay/httpContext';
-import { pickChannel, pickKey, routeTable, tiersFor, type ChannelEntry, type Tier } from '../../relay/routing';
+import { pickChannel, pickKey, routeTable, tiersFor, type ChannelEntry, type Tier } from '../../channels/routeTable';
 import { countPromptWithTools } from '../../relay/tokenizer';
 import type { AdaptorContext, InboundKit, InboundRoute } from '../../relay/types';
 import { authenticateKey, type Principal } from '../../relay/auth';

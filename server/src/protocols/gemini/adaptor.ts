@@ -15,7 +15,8 @@
  */
 import type { AdaptorContext, ChannelInfo, ProviderAdaptor, UpstreamRequest } from '../../relay/types';
 import { isRecord, tolerantObserver, upstreamErrorMessage } from '../shared';
-import { CHANNEL_TYPE, defaultBaseUrl, typesServedBy } from '../../channels/catalogue';
+import { CHANNEL_TYPE } from '../../channels/kinds';
+import { defaultBaseUrl, typesServedBy } from '../../channels/catalogue';
 import { GEMINI_THINKING_BUDGET_CAP, safetySettings, geminiVersion, toGeminiRequest } from './upstreamRequest';
 import { type GeminiUsageMetadata, geminiUsageToCanonical, fromGeminiResponse, GeminiStreamTranslator } from './upstreamAnswer';
 

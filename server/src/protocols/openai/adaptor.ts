@@ -20,7 +20,8 @@ import { UpstreamError } from '../../relay/errors';
 import { contentText, fileNameFor, isRecord, parseDataUrl, toolResultObject, withOpenAIBeta } from '../shared';
 import { memoByString } from '../../lib/memo';
 import { own } from '../../lib/own';
-import { CHANNEL_TYPE, CHANNEL_TYPES, typesServedBy } from '../../channels/catalogue';
+import { CHANNEL_TYPE } from '../../channels/kinds';
+import { CHANNEL_TYPES, typesServedBy } from '../../channels/catalogue';
 
 /**
  * Default base URL and API prefix per channel type, from the catalogue; plain objects indexed by

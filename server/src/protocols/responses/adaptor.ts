@@ -28,7 +28,7 @@ import type {
 } from '../../relay/types';
 import { UpstreamError } from '../../relay/errors';
 import { OpenAIObserver, normaliseUsage, openaiAdaptor, openaiErrorMessage, openaiHeaders, openaiUrl } from '../openai/adaptor';
-import { azureAdaptor } from '../../relay/adaptors/azure';
+import { azureAdaptor } from '../../channels/providers/azure';
 import { contentText, fileNameFor, isRecord, parseDataUrl, toolResultObject, withOpenAIBeta } from '../shared';
 import { PACKED_REASONING_PREFIX, responsesUsageToChat, unpackReasoning } from './shared';
 

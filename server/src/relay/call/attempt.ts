@@ -1,10 +1,10 @@
 import { RelayError, UpstreamError, upstreamMessage } from '../errors';
 import { localize, msg, serverLang, type Lang } from '../../i18n';
-import { channelWay } from '../adaptors';
-import { pickChannel, pickKeyIndex, type ChannelEntry, type PickState } from '../routing';
+import { channelWay } from '../../channels/providers';
+import { pickChannel, pickKeyIndex, type ChannelEntry, type PickState } from '../../channels/routeTable';
 import { UpstreamExchange } from '../upstreamExchange';
-import { onUpstreamFailure } from '../health';
-import { failureKind, healthBoard, retryAfterMs, type HealthBoard } from '../../routing/board';
+import { onUpstreamFailure } from '../../channels/health';
+import { failureKind, healthBoard, retryAfterMs, type HealthBoard } from '../../channels/healthBoard';
 import type { AdaptorContext } from '../types';
 import { isClientGone, scrubKey, type RelayCall } from './relayCall';
 import { noChannel, type CallPlan } from './plan';

@@ -1,8 +1,8 @@
 import type { ServerResponse } from 'node:http';
 import { msg } from '../../i18n';
 import { UpstreamError } from '../errors';
-import type { ChannelEntry } from '../routing';
-import type { ChannelWay } from '../adaptors';
+import type { ChannelEntry } from '../../channels/routeTable';
+import type { ChannelWay } from '../../channels/providers';
 import type { UpstreamExchange } from '../upstreamExchange';
 import { countTextTokens } from '../tokenizer';
 import { responseText } from '../../protocols/openai/adaptor';

@@ -1,5 +1,5 @@
 import type { AppContext } from '../../context';
-import { loadedRouteTable, routeTable } from '../routing';
+import { loadedRouteTable, routeTable } from '../../channels/routeTable';
 import { checkModelRateLimit } from '../../services/modelRateLimit';
 import { recordRelay } from '../../metrics';
 import type { RelayCall } from './relayCall';

@@ -1,4 +1,4 @@
-import type { ChannelEntry } from '../routing';
+import type { ChannelEntry } from '../../channels/routeTable';
 import { RelayError } from '../errors';
 import { countTextTokens } from '../tokenizer';
 import type { Usage } from '../types';

@@ -1,8 +1,8 @@
 import { RelayError } from '../errors';
 import { msg } from '../../i18n';
 import { checkModelAllowed } from '../auth';
-import { channelWay } from '../adaptors';
-import { tiersFor, type ChannelEntry, type RouteTable, type Tier } from '../routing';
+import { channelWay } from '../../channels/providers';
+import { tiersFor, type ChannelEntry, type RouteTable, type Tier } from '../../channels/routeTable';
 import { estimateTokens } from '../tokenizer';
 import { estimateQuota, isPriced, priceFor, type PriceInfo } from '../../services/billing';
 import type { Payer } from '../../ledger/balances';

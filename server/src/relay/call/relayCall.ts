@@ -1,7 +1,7 @@
 import type { RelayHttp } from '../httpContext';
 import type { AppContext } from '../../context';
 import type { Principal } from '../auth';
-import type { ChannelEntry } from '../routing';
+import type { ChannelEntry } from '../../channels/routeTable';
 import { scrubSecrets } from '../errors';
 import { contentText } from '../../protocols/shared';
 import { countChatPromptTokens, countInputTokens } from '../tokenizer';

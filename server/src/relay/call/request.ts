@@ -1,5 +1,5 @@
-import type { ChannelEntry } from '../routing';
-import type { ChannelWay } from '../adaptors';
+import type { ChannelEntry } from '../../channels/routeTable';
+import type { ChannelWay } from '../../channels/providers';
 import type { AdaptorContext, ChatRequest, UpstreamRequest } from '../types';
 import type { RelayCall } from './relayCall';
 import { own } from '../../lib/own';

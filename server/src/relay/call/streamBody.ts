@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { msg, requestLang, t, type Lang } from '../../i18n';
 import { UpstreamError, upstreamMessage } from '../errors';
-import type { ChannelEntry } from '../routing';
+import type { ChannelEntry } from '../../channels/routeTable';
 import type { BodyConsumer, UpstreamExchange } from '../upstreamExchange';
 import { BadStreamFrame, jsonShaped, parseBlockChecked, SSEEventTooLarge, SSESplitter } from '../sse';
 import { responseText } from '../../protocols/openai/adaptor';

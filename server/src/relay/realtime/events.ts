@@ -8,7 +8,7 @@ import { isRecord } from '../../protocols/shared';
 import { baseUrlOf } from '../../protocols/openai/adaptor';
 import { scrubSecrets } from '../errors';
 import { classifyIp, parseIp } from '../../lib/netAddress';
-import type { ChannelEntry } from '../routing';
+import type { ChannelEntry } from '../../channels/routeTable';
 
 /** pcm16 at 24 kHz, mono: the default output format. */
 const PCM16_BYTES_PER_SECOND = 48_000;

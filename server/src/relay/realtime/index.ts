@@ -15,7 +15,7 @@ import { authenticateKey, checkModelAllowed, type Principal } from '../auth';
 import { RelayError, UpstreamError, upstreamMessage } from '../errors';
 import { normaliseKey } from '../keys';
 import { clientIp } from '../ip';
-import { pickChannel, pickKey, routeTable, tiersFor, type ChannelEntry } from '../routing';
+import { pickChannel, pickKey, routeTable, tiersFor, type ChannelEntry } from '../../channels/routeTable';
 import { priceFor } from '../../services/billing';
 import { upstreamModelFor } from '../call/request';
 import { baseUrlOf, openaiErrorMessage } from '../../protocols/openai/adaptor';

@@ -3,10 +3,10 @@
  * something else. Every call and channel test through it fails with the catalogue's message (a
  * 503 like an unavailable upstream, so a call still goes on to the model's other channels).
  */
-import type { ProviderAdaptor } from '../types';
+import type { ProviderAdaptor } from '../../relay/types';
 import { msg } from '../../i18n';
-import { UpstreamError } from '../errors';
-import { channelType, typesServedBy } from '../../channels/catalogue';
+import { UpstreamError } from '../../relay/errors';
+import { channelType, typesServedBy } from '../catalogue';
 import { upstreamErrorMessage } from '../../protocols/shared';
 
 function refuse(type: number): never {

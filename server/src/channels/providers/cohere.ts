@@ -16,10 +16,21 @@
  *   OpenAI list, usage from `meta.billed_units.input_tokens`.
  * - models: `GET {base}/v1/models` (`{models:[{name}]}`).
  */
-import type { ChatChunk, ChatMessage, ChatRequest, ChatResponse, FinishReason, ProviderAdaptor, SSEEvent, StreamTranslator, ToolCall, Usage } from '../types';
+import type {
+  ChatChunk,
+  ChatMessage,
+  ChatRequest,
+  ChatResponse,
+  FinishReason,
+  ProviderAdaptor,
+  SSEEvent,
+  StreamTranslator,
+  ToolCall,
+  Usage,
+} from '../../relay/types';
 import { baseUrlOf } from '../../protocols/openai/adaptor';
 import { contentText, isRecord, newId, streamError, upstreamErrorMessage } from '../../protocols/shared';
-import { typesServedBy } from '../../channels/catalogue';
+import { typesServedBy } from '../catalogue';
 
 function headers(key: string, stream = false): Record<string, string> {
   return { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: stream ? 'text/event-stream' : 'application/json' };

@@ -16,10 +16,10 @@
  */
 import crypto from 'node:crypto';
 import { msg } from '../../i18n';
-import type { ChatChunk, ChatRequest, ChatResponse, ChannelInfo, FinishReason, ProviderAdaptor, SSEEvent, StreamTranslator, Usage } from '../types';
+import type { ChatChunk, ChatRequest, ChatResponse, ChannelInfo, FinishReason, ProviderAdaptor, SSEEvent, StreamTranslator, Usage } from '../../relay/types';
 import { contentText, isRecord, newId, streamError } from '../../protocols/shared';
-import { UpstreamError } from '../errors';
-import { typesServedBy } from '../../channels/catalogue';
+import { UpstreamError } from '../../relay/errors';
+import { typesServedBy } from '../catalogue';
 
 export const TENCENT_BASE = 'https://hunyuan.tencentcloudapi.com';
 const SERVICE = 'hunyuan';

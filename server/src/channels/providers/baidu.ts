@@ -22,11 +22,11 @@
 import crypto from 'node:crypto';
 import { msg } from '../../i18n';
 import type { AppContext } from '../../context';
-import type { ChatChunk, ChatMessage, ChatRequest, ChatResponse, ProviderAdaptor, SSEEvent, Usage, UpstreamRequest, AdaptorContext } from '../types';
+import type { ChatChunk, ChatMessage, ChatRequest, ChatResponse, ProviderAdaptor, SSEEvent, Usage, UpstreamRequest, AdaptorContext } from '../../relay/types';
 import { contentText, isRecord, JsonEventTranslator, newId, streamError, upstreamErrorMessage } from '../../protocols/shared';
-import { UpstreamError } from '../errors';
-import { sendUpstream, readBody } from '../upstream';
-import { typesServedBy } from '../../channels/catalogue';
+import { UpstreamError } from '../../relay/errors';
+import { sendUpstream, readBody } from '../../relay/upstream';
+import { typesServedBy } from '../catalogue';
 import { own } from '../../lib/own';
 
 export const BAIDU_BASE = 'https://aip.baidubce.com';

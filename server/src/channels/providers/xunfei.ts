@@ -22,10 +22,10 @@ import crypto from 'node:crypto';
 import { msg } from '../../i18n';
 import WebSocket from 'ws';
 import type { Dispatcher } from 'undici';
-import type { ChatChunk, ChatRequest, ChatResponse, ProviderAdaptor, SSEEvent, Usage } from '../types';
+import type { ChatChunk, ChatRequest, ChatResponse, ProviderAdaptor, SSEEvent, Usage } from '../../relay/types';
 import { contentText, isRecord, JsonEventTranslator, newId, streamError } from '../../protocols/shared';
-import { UpstreamError } from '../errors';
-import { typesServedBy } from '../../channels/catalogue';
+import { UpstreamError } from '../../relay/errors';
+import { typesServedBy } from '../catalogue';
 
 export const XUNFEI_BASE = 'wss://spark-api.xf-yun.com';
 const DOMAINS: Record<string, string> = {

@@ -4,6 +4,8 @@
  * enabled. Statuses are the channel ones: 1 enabled, 2 disabled by an admin, 3 disabled
  * automatically (an invalid key, an exhausted quota, a keyword match).
  */
+import { KEY_STATUS } from './status';
+
 export type MultiKeyMode = 'random' | 'polling';
 
 export interface ChannelKeyInfo {
@@ -14,8 +16,6 @@ export interface ChannelKeyInfo {
   multi_key_disabled_reason: Record<string, string>;
   multi_key_disabled_time: Record<string, number>;
 }
-
-export const KEY_STATUS = { enabled: 1, manuallyDisabled: 2, autoDisabled: 3 } as const;
 
 const asRecord = (v: unknown): Record<string, unknown> => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 

@@ -7,10 +7,10 @@
 import crypto from 'node:crypto';
 import { msg } from '../../i18n';
 import aws4 from 'aws4';
-import type { AdaptorContext, ProviderAdaptor, UpstreamRequest } from '../types';
-import { UpstreamError } from '../errors';
+import type { AdaptorContext, ProviderAdaptor, UpstreamRequest } from '../../relay/types';
+import { UpstreamError } from '../../relay/errors';
 import { BedrockStreamDecoder, EVENTSTREAM_CONTENT_TYPE } from './eventstream';
-import { typesServedBy } from '../../channels/catalogue';
+import { typesServedBy } from '../catalogue';
 import { own } from '../../lib/own';
 import { claudeRawBody, claudeResponseSide, clientBetas } from '../../protocols/claude/adaptor';
 import { toClaudeRequest } from '../../protocols/claude/upstreamRequest';

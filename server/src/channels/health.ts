@@ -1,15 +1,16 @@
 import type { AppContext } from '../context';
 import { localize, serverLang, t } from '../i18n';
-import { CHANNEL_STATUS, changeChannelKeys, changeChannelStatus } from '../repositories/channels';
-import { KEY_STATUS, keyStatus, setKeyStatus } from '../routing/channelInfo';
-import type { ChannelEntry } from './routing';
-import { channelKeys } from './routing';
+import { changeChannelKeys, changeChannelStatus } from '../repositories/channels';
+import { keyStatus, setKeyStatus } from './multiKey';
+import type { ChannelEntry } from './routeTable';
+import { channelKeys } from './routeTable';
 import { invalidateChannels } from '../services/invalidate';
 import { nowSec } from '../lib/time';
-import type { UpstreamError } from './errors';
+import type { UpstreamError } from '../relay/errors';
 import { sendMail } from '../services/mail';
 import { notifyAdminTelegram } from '../services/notify';
 import { rootEmail } from '../repositories/users';
+import { CHANNEL_STATUS, KEY_STATUS } from './status';
 
 /**
  * Tells the root user (by email, when SMTP is set up) and the admins' Telegram chat (when

@@ -3,10 +3,10 @@
  * with the Jina/Cohere body, forwarded untouched). Its rerank answer reports usage as
  * `meta.tokens.input_tokens` (or `meta.billed_units`), not `usage`: read both.
  */
-import type { ProviderAdaptor, Usage } from '../types';
+import type { ProviderAdaptor, Usage } from '../../relay/types';
 import { normaliseUsage, openaiAdaptor } from '../../protocols/openai/adaptor';
 import { isRecord } from '../../protocols/shared';
-import { typesServedBy } from '../../channels/catalogue';
+import { typesServedBy } from '../catalogue';
 
 export function xinferenceUsage(body: unknown): Usage | undefined {
   if (!isRecord(body)) return undefined;

@@ -14,7 +14,7 @@
  * reads them unchanged. Exceptions become a Claude `error` event.
  */
 
-import { DEFAULT_MAX_SSE_EVENT_BYTES, SSEEventTooLarge } from '../sse';
+import { DEFAULT_MAX_SSE_EVENT_BYTES, SSEEventTooLarge } from '../../relay/sse';
 
 export type HeaderValue = string | number | boolean | bigint | Buffer | Date;
 

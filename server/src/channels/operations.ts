@@ -1,19 +1,20 @@
 import type { AppContext } from '../context';
 import { localize, msg, serverLang, t, type Lang, type Message } from '../i18n';
-import { CHANNEL_STATUS, channelIdsByStatus, findChannel, recordChannelTest, splitList } from '../repositories/channels';
+import { channelIdsByStatus, findChannel, recordChannelTest, splitList } from '../repositories/channels';
 import { nowSec } from '../lib/time';
 import { own } from '../lib/own';
-import { adaptorFor, chatAdaptorOf } from './adaptors';
-import { channelEntry } from './routing';
-import { scrubSecrets, UpstreamError } from './errors';
-import { readBody, sendUpstream, upstreamBounds, type UpstreamResponse } from './upstream';
+import { adaptorFor, chatAdaptorOf } from './providers';
+import { channelEntry } from './routeTable';
+import { scrubSecrets, UpstreamError } from '../relay/errors';
+import { readBody, sendUpstream, upstreamBounds, type UpstreamResponse } from '../relay/upstream';
 import { checkHost, checkUrl, fetchPolicy, FetchFailedError, FetchRefusedError, pinnedAgent, untilAborted, type FetchAudience } from '../lib/guardedFetch';
-import type { UpstreamRequest } from './types';
+import type { UpstreamRequest } from '../relay/types';
 import { TestSummaryRecorder } from './testSummary';
 import { autoDisableChannel, autoDisableKey, autoEnableChannel, setChannelKeyStatus, shouldAutoDisable } from './health';
-import { healthBoard } from '../routing/board';
-import { KEY_STATUS, keyStatus, parseChannelInfo } from '../routing/channelInfo';
-import type { AdaptorContext, ChannelInfo, ChatRequest, ProviderAdaptor } from './types';
+import { healthBoard } from './healthBoard';
+import { keyStatus, parseChannelInfo } from './multiKey';
+import type { AdaptorContext, ChannelInfo, ChatRequest, ProviderAdaptor } from '../relay/types';
+import { CHANNEL_STATUS, KEY_STATUS } from './status';
 
 /** Upstream calls the console makes about channels: test, fetch models (balances: channels/balance.ts). */
 

@@ -4,10 +4,10 @@
  * them, with usage), so the OpenAI hot path is reused unchanged. Only the model list is native:
  * `GET {base}/api/tags` (`{models:[{name, model}]}`), which every Ollama version answers.
  */
-import type { ProviderAdaptor } from '../types';
+import type { ProviderAdaptor } from '../../relay/types';
 import { baseUrlOf, openaiAdaptor, openaiHeaders } from '../../protocols/openai/adaptor';
 import { isRecord } from '../../protocols/shared';
-import { typesServedBy } from '../../channels/catalogue';
+import { typesServedBy } from '../catalogue';
 
 export const ollamaAdaptor: ProviderAdaptor = {
   ...openaiAdaptor,

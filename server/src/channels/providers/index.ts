@@ -1,5 +1,6 @@
-import type { ChannelInfo, Endpoint, ProviderAdaptor, WireFormat } from '../types';
-import { CHANNEL_TYPES, adaptorIdOf, hasResponsesApi, type AdaptorId } from '../../channels/catalogue';
+import type { ChannelInfo, Endpoint, ProviderAdaptor, WireFormat } from '../../relay/types';
+import { CHANNEL_TYPES, adaptorIdOf, hasResponsesApi } from '../catalogue';
+import { type AdaptorId } from '../kinds';
 import { openaiAdaptor } from '../../protocols/openai/adaptor';
 import { azureResponsesAdaptor, responsesAdaptor } from '../../protocols/responses/adaptor';
 import { claudeAdaptor } from '../../protocols/claude/adaptor';
@@ -32,14 +33,14 @@ export function loadAdaptor(id: AdaptorId): ProviderAdaptor {
     CHANNEL_TYPES.filter((e) => adaptorIdOf(e) === id)
       .map((e) => `${e.name} (${e.id})`)
       .join(', ') || 'no catalogue entry';
-  if (!/^[A-Za-z0-9][\w-]*$/.test(id)) throw new Error(`adaptor id '${id}' (named by ${namedBy}) is not a module name in server/src/relay/adaptors/`);
+  if (!/^[A-Za-z0-9][\w-]*$/.test(id)) throw new Error(`adaptor id '${id}' (named by ${namedBy}) is not a module name in server/src/channels/providers/`);
   const found = requireModule(id);
   if (!found)
-    throw new Error(`the channel catalogue names adaptor '${id}' (for ${namedBy}) but server/src/relay/adaptors/ has neither ${id}.ts nor ${id}/index.ts`);
+    throw new Error(`the channel catalogue names adaptor '${id}' (for ${namedBy}) but server/src/channels/providers/ has neither ${id}.ts nor ${id}/index.ts`);
   const adaptors = Object.values(found.exports).filter((v): v is ProviderAdaptor => isAdaptorNamed(v, id));
   if (adaptors.length !== 1) {
     throw new Error(
-      `server/src/relay/adaptors/${found.file} (adaptor '${id}' of ${namedBy}) must export exactly one ProviderAdaptor whose name is '${id}'; it exports ${adaptors.length}`,
+      `server/src/channels/providers/${found.file} (adaptor '${id}' of ${namedBy}) must export exactly one ProviderAdaptor whose name is '${id}'; it exports ${adaptors.length}`,
     );
   }
   return adaptors[0];

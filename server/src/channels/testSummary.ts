@@ -1,5 +1,5 @@
 import type { AppContext } from '../context';
-import { scrubSecrets } from './errors';
+import { scrubSecrets } from '../relay/errors';
 
 /** One channel's result in the last "test all channels" sweep. */
 export interface ChannelTestItem {

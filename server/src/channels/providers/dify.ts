@@ -14,10 +14,10 @@
  *   (`metadata.usage`), `error` (`{status, code, message}`); workflow/node/ping events are skipped.
  * - Usage: `metadata.usage` `prompt_tokens` / `completion_tokens` (the relay counts when absent).
  */
-import type { ChatChunk, ChatRequest, ChatResponse, ProviderAdaptor, SSEEvent, Usage } from '../types';
+import type { ChatChunk, ChatRequest, ChatResponse, ProviderAdaptor, SSEEvent, Usage } from '../../relay/types';
 import { baseUrlOf } from '../../protocols/openai/adaptor';
 import { contentText, isRecord, JsonEventTranslator, newId, streamError, upstreamErrorMessage } from '../../protocols/shared';
-import { typesServedBy } from '../../channels/catalogue';
+import { typesServedBy } from '../catalogue';
 
 /** The conversation as one Dify query (pure; exported for tests). */
 export function difyQuery(req: ChatRequest): string {

@@ -9,10 +9,10 @@
  *   The documents the answer is based on are appended as a reference list (Markdown links).
  * - Usage: not reported by the library; the relay counts the prompt and the answer.
  */
-import type { ChatChunk, ChatRequest, ChatResponse, ProviderAdaptor, SSEEvent } from '../types';
+import type { ChatChunk, ChatRequest, ChatResponse, ProviderAdaptor, SSEEvent } from '../../relay/types';
 import { contentText, isRecord, JsonEventTranslator, newId, streamError, upstreamErrorMessage } from '../../protocols/shared';
-import { UpstreamError } from '../errors';
-import { typesServedBy } from '../../channels/catalogue';
+import { UpstreamError } from '../../relay/errors';
+import { typesServedBy } from '../catalogue';
 
 export const AIPROXY_BASE = 'https://api.aiproxy.io';
 

@@ -1,10 +1,11 @@
 import type { AppContext } from '../context';
 import { channelCache } from '../services/invalidate';
 import { routingRows, type ChannelRow } from '../repositories/channels';
-import type { ChannelInfo } from './types';
-import { channelType } from '../channels/catalogue';
-import { KEY_STATUS, keyStatus, parseChannelInfo, type MultiKeyMode } from '../routing/channelInfo';
-import { healthBoard, type HealthBoard, type TargetHealth } from '../routing/board';
+import type { ChannelInfo } from '../relay/types';
+import { channelType } from './catalogue';
+import { keyStatus, parseChannelInfo, type MultiKeyMode } from './multiKey';
+import { KEY_STATUS } from './status';
+import { healthBoard, type HealthBoard, type TargetHealth } from './healthBoard';
 
 /** A routable channel with its JSON columns parsed once per table load. */
 export interface ChannelEntry {

@@ -5,11 +5,11 @@
  * `https://api.cloudflare.com` (AI Gateway, tests). fetch_models: the account's text-generation
  * models (`/ai/models/search`).
  */
-import type { ChannelInfo, Endpoint, ProviderAdaptor, UpstreamRequest } from '../types';
+import type { ChannelInfo, Endpoint, ProviderAdaptor, UpstreamRequest } from '../../relay/types';
 import { msg } from '../../i18n';
-import { UpstreamError } from '../errors';
+import { UpstreamError } from '../../relay/errors';
 import { ENDPOINT_PATH, openaiAdaptor, openaiHeaders } from '../../protocols/openai/adaptor';
-import { typesServedBy } from '../../channels/catalogue';
+import { typesServedBy } from '../catalogue';
 
 const CF_BASE = 'https://api.cloudflare.com';
 

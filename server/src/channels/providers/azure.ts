@@ -1,6 +1,6 @@
-import type { AdaptorContext, ChannelInfo, ChatRequest, Endpoint, ProviderAdaptor, UpstreamRequest } from '../types';
+import type { AdaptorContext, ChannelInfo, ChatRequest, Endpoint, ProviderAdaptor, UpstreamRequest } from '../../relay/types';
 import { ENDPOINT_PATH, openaiAdaptor } from '../../protocols/openai/adaptor';
-import { AZURE_DEFAULT_API_VERSION, typesServedBy } from '../../channels/catalogue';
+import { AZURE_DEFAULT_API_VERSION, typesServedBy } from '../catalogue';
 import { withOpenAIBeta } from '../../protocols/shared';
 
 /** `{base}/openai/deployments/{model without dots}{path}?api-version=…` with an `api-key` header. */

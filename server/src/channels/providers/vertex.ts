@@ -17,16 +17,16 @@
 import crypto from 'node:crypto';
 import { msg } from '../../i18n';
 import type { AppContext } from '../../context';
-import type { AdaptorContext, ChannelInfo, ProviderAdaptor, UpstreamRequest } from '../types';
-import { UpstreamError } from '../errors';
-import { readBody, sendUpstream } from '../upstream';
+import type { AdaptorContext, ChannelInfo, ProviderAdaptor, UpstreamRequest } from '../../relay/types';
+import { UpstreamError } from '../../relay/errors';
+import { readBody, sendUpstream } from '../../relay/upstream';
 import { ClaudeStreamTranslator, fromClaudeResponse } from '../../protocols/claude/upstreamAnswer';
 import { toClaudeRequest } from '../../protocols/claude/upstreamRequest';
 import { isRecord, upstreamErrorMessage } from '../../protocols/shared';
 import { countTokensBody } from '../../protocols/gemini/adaptor';
 import { fromGeminiResponse, GeminiStreamTranslator } from '../../protocols/gemini/upstreamAnswer';
 import { toGeminiRequest } from '../../protocols/gemini/upstreamRequest';
-import { typesServedBy } from '../../channels/catalogue';
+import { typesServedBy } from '../catalogue';
 import { own } from '../../lib/own';
 
 export const VERTEX_TOKEN_URL = 'https://oauth2.googleapis.com/token';
