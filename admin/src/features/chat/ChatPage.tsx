@@ -3,22 +3,14 @@ import { useQuery } from '@tanstack/react-query';
 import { useNavigate, useParams } from 'react-router-dom';
 import { Title, useNotify, useTranslate } from 'react-admin';
 import { Alert, Box, Button, CircularProgress, Typography } from '@mui/material';
-import { api, errorText } from '../../lib/http';
+import { errorText } from '../../lib/http';
+import { useGateway } from '../../resources/shared/api';
+import { fetchTokenKey } from '../../resources/tokens/tokenKey';
+import type { GatewayDataProvider } from '../../providers/dataProvider';
 import { useStatus } from '../../lib/StatusContext';
 import { store } from '../../lib/storage';
 import { LOAD_ONCE } from '../../resources/shared/hooks';
-import {
-  chat2Link,
-  chatLinkAt,
-  chatTarget,
-  fillLink,
-  firstEnabledTokenId,
-  plainKey,
-  serverAddress,
-  tokenItems,
-  type ChatTarget,
-  type LinkResult,
-} from './chatLinks';
+import { chat2Link, chatLinkAt, chatTarget, fillLink, firstEnabledTokenId, plainKey, serverAddress, type ChatTarget, type LinkResult } from './chatLinks';
 
 /** Redirect delay to /token when the user has no enabled token. */
 export const NO_TOKEN_REDIRECT_MS = 1500;
@@ -31,12 +23,15 @@ function chatsSource(statusChats: unknown): unknown {
   return raw !== null ? raw : statusChats;
 }
 
-/** The first enabled token's key, or null (errors are thrown): the list masks keys, so the key is asked for by id. */
-async function enabledKey(): Promise<string | null> {
-  const res = await api().get('/api/token/?p=1&size=100');
-  const id = firstEnabledTokenId(tokenItems(res.data));
+/**
+ * The first enabled token's key (without `sk-`), or null (errors are thrown): the list is the token
+ * resource's (the data provider's getList, first 100), and as it masks keys, the key is asked for by id.
+ */
+async function enabledKey(dp: GatewayDataProvider): Promise<string | null> {
+  const { data } = await dp.getList('token', { pagination: { page: 1, perPage: 100 }, sort: { field: 'id', order: 'DESC' }, filter: {} });
+  const id = firstEnabledTokenId(data);
   if (id === undefined) return null;
-  return plainKey((await api().post(`/api/token/${id}/key`)).data) ?? null;
+  return plainKey({ key: await fetchTokenKey(id) }) ?? null;
 }
 
 function useChatTarget(build: (key: string, address: string) => LinkResult): State {
@@ -44,12 +39,13 @@ function useChatTarget(build: (key: string, address: string) => LinkResult): Sta
   const notify = useNotify();
   const navigate = useNavigate();
   const { loaded, error, status } = useStatus();
+  const dp = useGateway();
   const ready = loaded || !!error;
   // The tokens are read once per showing, when the status has arrived (or failed) and the
   // configuration holds (no need to read them for a broken link).
   const keyQuery = useQuery({
     queryKey: ['gateway', 'chatTokenKey'],
-    queryFn: enabledKey,
+    queryFn: () => enabledKey(dp),
     enabled: ready && build('', '').ok,
     gcTime: 0,
     staleTime: Infinity,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chat2Link, chatLinkAt, chatTarget, fillLink, firstEnabledTokenId, isSafeLink, plainKey, serverAddress, tokenItems } from './chatLinks';
+import { chat2Link, chatLinkAt, chatTarget, fillLink, firstEnabledTokenId, isSafeLink, plainKey, serverAddress } from './chatLinks';
 
 describe('tokens', () => {
   it('takes the first enabled token (its key is asked for by id: lists mask keys)', () => {
@@ -24,11 +24,6 @@ describe('tokens', () => {
     expect(plainKey({ key: 'sk-abc' })).toBe('abc');
     expect(plainKey({ key: '' })).toBeUndefined();
     expect(plainKey(null)).toBeUndefined();
-  });
-  it('reads the token list answer', () => {
-    expect(tokenItems({ items: [{ id: 1, status: 1 }], total: 1 })).toEqual([{ id: 1, status: 1 }]);
-    expect(tokenItems([{ id: 1, status: 1 }])).toHaveLength(1);
-    expect(tokenItems(null)).toEqual([]);
   });
 });
 

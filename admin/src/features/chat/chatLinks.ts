@@ -23,13 +23,6 @@ export function plainKey(answer: unknown): string | undefined {
   return typeof key === 'string' && key ? key.replace(/^sk-/, '') : undefined;
 }
 
-/** Token list answers: `{items}` (ours) or a plain list. */
-export function tokenItems(data: unknown): TokenLike[] {
-  if (Array.isArray(data)) return data as TokenLike[];
-  if (data && typeof data === 'object' && Array.isArray((data as { items?: unknown }).items)) return (data as { items: TokenLike[] }).items;
-  return [];
-}
-
 export type LinkResult = { ok: true; url: string; name: string } | { ok: false; error: 'parse' | 'none' | 'misconfigured' };
 
 /**
