@@ -1,5 +1,5 @@
 import { useState, type FormEvent, type ReactElement } from 'react';
-import { useQuery } from '@tanstack/react-query';
+import { useMutation, useQuery } from '@tanstack/react-query';
 import { Link as RouterLink, useSearchParams } from 'react-router-dom';
 import { useLogin, useNotify, useTranslate } from 'react-admin';
 import {
@@ -67,7 +67,6 @@ export function Login() {
   const [username, setUsername] = useState('');
   const [password, setPassword] = useState('');
   const [turnstile, setTurnstile] = useState('');
-  const [busy, setBusy] = useState(false);
   const [wechatOpen, setWechatOpen] = useState(false);
   const [wechatCode, setWechatCode] = useState('');
   const [codeOpen, setCodeOpen] = useState(false);
@@ -75,7 +74,57 @@ export function Login() {
   const expired = params.get('expired') === 'true';
   const passwordLogin = status.password_login_enabled !== false;
 
-  const submit = async (e: FormEvent) => {
+  const fail = (err: unknown) => notify(errorText(err, translate), { type: 'error' });
+
+  // A session started outside react-admin's login (second factor, passkey): store the user, full load.
+  const loggedIn = (user: StoredUser, to: string) => {
+    setUser(user);
+    notify('app.login.success', { type: 'success' });
+    window.location.assign(to);
+  };
+
+  // The password login is react-admin's (the auth provider's login); a second factor opens the code dialog.
+  const loginCall = useMutation({
+    mutationFn: (creds: { username: string; password: string; turnstile: string }) => login(creds, '/token'),
+    onSuccess: () => notify('app.login.success', { type: 'success' }),
+    onError: (err) => {
+      if (err instanceof TwoFactorRequired) {
+        setCode('');
+        setCodeOpen(true);
+      } else fail(err);
+    },
+  });
+  const codeCall = useMutation({
+    mutationFn: (c: string) => api().post<StoredUser>('/api/user/login/2fa', { code: c }),
+    onSuccess: (r) => {
+      setCodeOpen(false);
+      loggedIn(r.data, '/token');
+    },
+    onError: fail,
+  });
+  const passkeyCall = useMutation({
+    mutationFn: async () => {
+      const begin = await api().post<{ options: Parameters<typeof startAuthentication>[0]['optionsJSON'] }>('/api/user/passkey/login/begin');
+      const credential = await startAuthentication({ optionsJSON: begin.data.options });
+      return api().post<StoredUser>('/api/user/passkey/login/finish', { credential });
+    },
+    onSuccess: (r) => loggedIn(r.data, '/token'),
+    onError: fail,
+  });
+  const wechatCall = useMutation({
+    mutationFn: (c: string) => api().get<StoredUser>(`/api/oauth/wechat${qs({ code: c, aff: store().getItem(KEYS.aff) ?? '' })}`),
+    onSuccess: (r) => {
+      setUser(r.data);
+      notify('app.login.success', { type: 'success' });
+      setWechatOpen(false);
+      // A chat-app login goes to the home page; a full load refreshes permissions.
+      window.location.assign('/');
+    },
+    onError: fail,
+  });
+  const busy = loginCall.isPending || codeCall.isPending || passkeyCall.isPending;
+
+  const submit = (e: FormEvent) => {
     e.preventDefault();
     if (!username.trim() || !password) {
       notify('app.login.empty', { type: 'warning' });
@@ -85,68 +134,15 @@ export function Login() {
       notify('app.register.turnstile', { type: 'info' });
       return;
     }
-    setBusy(true);
-    try {
-      await login({ username, password, turnstile }, '/token');
-      notify('app.login.success', { type: 'success' });
-    } catch (err) {
-      if (err instanceof TwoFactorRequired) {
-        setCode('');
-        setCodeOpen(true);
-      } else notify(errorText(err, translate), { type: 'error' });
-    } finally {
-      setBusy(false);
-    }
+    loginCall.mutate({ username, password, turnstile });
   };
-
-  // A session started outside react-admin's login (second factor, passkey): store the user, full load.
-  const loggedIn = (user: StoredUser, to: string) => {
-    setUser(user);
-    notify('app.login.success', { type: 'success' });
-    window.location.assign(to);
+  const submitCode = () => {
+    if (code.trim()) codeCall.mutate(code.trim());
   };
-
-  const submitCode = async () => {
-    if (!code.trim()) return;
-    setBusy(true);
-    try {
-      const r = await api().post<StoredUser>('/api/user/login/2fa', { code: code.trim() });
-      setCodeOpen(false);
-      loggedIn(r.data, '/token');
-    } catch (err) {
-      notify(errorText(err, translate), { type: 'error' });
-    } finally {
-      setBusy(false);
-    }
-  };
-
-  const passkeyLogin = async () => {
-    setBusy(true);
-    try {
-      const begin = await api().post<{ options: Parameters<typeof startAuthentication>[0]['optionsJSON'] }>('/api/user/passkey/login/begin');
-      const credential = await startAuthentication({ optionsJSON: begin.data.options });
-      const r = await api().post<StoredUser>('/api/user/passkey/login/finish', { credential });
-      loggedIn(r.data, '/token');
-    } catch (err) {
-      notify(errorText(err, translate), { type: 'error' });
-    } finally {
-      setBusy(false);
-    }
-  };
+  const passkeyLogin = () => passkeyCall.mutate();
   const passkeyOn = Boolean(status.passkey_login) && typeof window !== 'undefined' && browserSupportsWebAuthn();
-
-  const wechatLogin = async () => {
-    if (!wechatCode.trim()) return;
-    try {
-      const r = await api().get<StoredUser>(`/api/oauth/wechat${qs({ code: wechatCode.trim(), aff: store().getItem(KEYS.aff) ?? '' })}`);
-      setUser(r.data);
-      notify('app.login.success', { type: 'success' });
-      setWechatOpen(false);
-      // A chat-app login goes to the home page; a full load refreshes permissions.
-      window.location.assign('/');
-    } catch (err) {
-      notify(errorText(err, translate), { type: 'error' });
-    }
+  const wechatLogin = () => {
+    if (wechatCode.trim()) wechatCall.mutate(wechatCode.trim());
   };
 
   const thirdParty = [
@@ -196,15 +192,7 @@ export function Login() {
         <Alert severity="info">{translate('app.login.password_disabled')}</Alert>
       )}
       {passkeyOn ? (
-        <Button
-          variant="outlined"
-          fullWidth
-          startIcon={<FingerprintIcon />}
-          sx={{ mt: 2 }}
-          onClick={() => void passkeyLogin()}
-          disabled={busy}
-          data-testid="login-passkey"
-        >
+        <Button variant="outlined" fullWidth startIcon={<FingerprintIcon />} sx={{ mt: 2 }} onClick={passkeyLogin} disabled={busy} data-testid="login-passkey">
           {translate('feat.security.login.passkey')}
         </Button>
       ) : null}
@@ -267,7 +255,7 @@ export function Login() {
             autoComplete="one-time-code"
             onChange={(e) => setCode(e.target.value)}
             onKeyDown={(e) => {
-              if (e.key === 'Enter') void submitCode();
+              if (e.key === 'Enter') submitCode();
             }}
             slotProps={{ htmlInput: { 'data-testid': 'login-2fa-code' } }}
           />
@@ -276,7 +264,7 @@ export function Login() {
           <Button onClick={() => setCodeOpen(false)} disabled={busy}>
             {translate('app.common.cancel')}
           </Button>
-          <Button variant="contained" disableElevation onClick={() => void submitCode()} disabled={busy || !code.trim()} data-testid="login-2fa-submit">
+          <Button variant="contained" disableElevation onClick={submitCode} disabled={busy || !code.trim()} data-testid="login-2fa-submit">
             {busy ? <CircularProgress size={18} color="inherit" /> : translate('app.login.submit')}
           </Button>
         </DialogActions>
@@ -294,7 +282,7 @@ export function Login() {
         </DialogContent>
         <DialogActions>
           <Button onClick={() => setWechatOpen(false)}>{translate('app.common.cancel')}</Button>
-          <Button variant="contained" onClick={() => void wechatLogin()}>
+          <Button variant="contained" onClick={wechatLogin}>
             {translate('app.login.submit')}
           </Button>
         </DialogActions>
