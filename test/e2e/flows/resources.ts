@@ -171,7 +171,8 @@ export const flow: Flow = {
       await page.goto(`${base}/user`);
       await page.getByRole('button', { name: '添加用户' }).click();
       await drawer(page).getByRole('button', { name: '提交' }).click();
-      await drawer(page).getByText('用户名和密码不能为空！').waitFor();
+      // The message sits under both empty fields.
+      await drawer(page).getByText('用户名和密码不能为空！').nth(1).waitFor();
       await drawer(page)
         .getByLabel(/^用户名/)
         .fill('e2e-user');

@@ -1,13 +1,13 @@
 import { useState } from 'react';
 import { Box, Button, CircularProgress, Dialog, DialogActions, DialogContent, DialogTitle, Divider, Stack, TextField, Typography } from '@mui/material';
 import { useFormContext, useWatch } from 'react-hook-form';
-import { SelectInput, SimpleForm, TextInput, useGetOne, useNotify, useRefresh, useTranslate } from 'react-admin';
+import { CreateBase, EditBase, SelectInput, SimpleForm, TextInput, useEditContext, useNotify, useRefresh, useTranslate } from 'react-admin';
 import { SideDrawer } from '../shared/SideDrawer';
 import { FormButtons } from '../shared/FormButtons';
-import { useGateway } from '../shared/api';
 import { useDisplaySettings, useNotifyError } from '../shared/hooks';
 import { formatQuota } from '../shared/format';
-import { addQuota, editUserErrors, newUserErrors } from './userManagement';
+import { addQuota, userChecks } from './userManagement';
+import { fromCheck } from '../shared/validators';
 import { useGroups } from './useGroups';
 
 export const UserCreateDrawer = ({ open, onClose }: { open: boolean; onClose: () => void }) => (
@@ -16,46 +16,57 @@ export const UserCreateDrawer = ({ open, onClose }: { open: boolean; onClose: ()
   </SideDrawer>
 );
 
-type NewUser = { username: string; display_name: string; password: string };
+/** The inputs' validators: each runs its check, its message under the input. */
+const read = (values: Record<string, unknown>) => values as { username?: string | null; password?: string | null; quota?: string | number | null };
+const V = {
+  username: fromCheck(userChecks.username, read, { required: true }),
+  newPassword: fromCheck(userChecks.newPassword, read, { required: true }),
+  passwordLength: fromCheck(userChecks.passwordLength, read),
+  quota: fromCheck(userChecks.quota, read),
+};
+const text = (v: unknown) => String(v ?? '').trim();
 
-const CreateForm = ({ onDone }: { onDone: () => void }) => {
+/** Save side effects: the message, a refresh of the list, the drawer closed; a failure notified. */
+function useSaveEffects(message: string, onDone: () => void) {
   const notify = useNotify();
   const notifyError = useNotifyError();
   const refresh = useRefresh();
-  const dp = useGateway();
-  const submit = async (values: Record<string, unknown>) => {
-    const v = values as NewUser;
-    try {
-      await dp.create('user', { data: { username: v.username.trim(), display_name: v.display_name.trim() || v.username.trim(), password: v.password } });
-      notify('res.user.msg.created', { type: 'success' });
+  return {
+    onSuccess: () => {
+      notify(message, { type: 'success' });
       refresh();
       onDone();
-    } catch (e) {
-      notifyError(e);
-    }
+    },
+    onError: (e: unknown) => notifyError(e),
   };
-  return (
-    <SimpleForm
-      noValidate
-      record={{ username: '', display_name: '', password: '' } as never}
-      onSubmit={submit}
-      validate={(v) => newUserErrors(v as NewUser)}
-      toolbar={<FormButtons onCancel={onDone} />}
-      sx={{ p: 0 }}
-    >
-      <TextInput source="username" label="res.user.fields.username" isRequired helperText={false} slotProps={{ htmlInput: { maxLength: 20 } }} />
+}
+
+/** Create (POST /api/user/ through react-admin's CreateBase): an empty display name takes the username. */
+const CreateForm = ({ onDone }: { onDone: () => void }) => (
+  <CreateBase
+    resource="user"
+    redirect={false}
+    transform={(v: Record<string, unknown>) => ({
+      username: text(v.username),
+      display_name: text(v.display_name) || text(v.username),
+      password: String(v.password ?? ''),
+    })}
+    mutationOptions={useSaveEffects('res.user.msg.created', onDone)}
+  >
+    <SimpleForm noValidate record={{ username: '', display_name: '', password: '' }} toolbar={<FormButtons onCancel={onDone} />} sx={{ p: 0 }}>
+      <TextInput source="username" label="res.user.fields.username" validate={V.username} helperText={false} slotProps={{ htmlInput: { maxLength: 20 } }} />
       <TextInput source="display_name" label="res.user.fields.display_name" helperText={false} slotProps={{ htmlInput: { maxLength: 20 } }} />
       <TextInput
         source="password"
         type="password"
         autoComplete="new-password"
         label="res.user.fields.password"
-        isRequired
+        validate={V.newPassword}
         helperText="res.user.hint.password"
       />
     </SimpleForm>
-  );
-};
+  </CreateBase>
+);
 
 export const UserEditDrawer = ({ editId, onClose }: { editId?: string; onClose: () => void }) => (
   <SideDrawer open={!!editId} onClose={onClose} title="res.user.edit_title" width={520}>
@@ -65,46 +76,49 @@ export const UserEditDrawer = ({ editId, onClose }: { editId?: string; onClose: 
 
 const BOUND = ['email', 'github_id', 'oidc_id', 'wechat_id', 'telegram_id', 'linux_do_id'] as const;
 
-type EditedUser = { id: number; username: string; display_name: string; password: string; group: string; quota: string };
-
+/** Edit (PUT /api/user/ through react-admin's EditBase): the password only when typed. */
 const EditForm = ({ id, onDone }: { id: string; onDone: () => void }) => {
-  const translate = useTranslate();
-  const notify = useNotify();
   const notifyError = useNotifyError();
-  const refresh = useRefresh();
-  const dp = useGateway();
-  const { data: user } = useGetOne(
-    'user',
-    { id },
-    {
-      onError: (e) => {
-        notifyError(e);
-        onDone();
-      },
-    },
+  return (
+    <EditBase
+      resource="user"
+      id={id}
+      mutationMode="pessimistic"
+      redirect={false}
+      queryOptions={{
+        onError: (e: unknown) => {
+          notifyError(e);
+          onDone();
+        },
+      }}
+      transform={(v: Record<string, unknown>) => {
+        const data: Record<string, unknown> = {
+          username: text(v.username),
+          display_name: text(v.display_name),
+          group: v.group,
+          quota: parseInt(String(v.quota), 10),
+        };
+        if (v.password) data.password = v.password;
+        return data;
+      }}
+      mutationOptions={useSaveEffects('res.user.msg.updated', onDone)}
+      loading={<Loading />}
+    >
+      <EditFields onDone={onDone} />
+    </EditBase>
   );
+};
 
-  const submit = async (values: Record<string, unknown>) => {
-    const v = values as unknown as EditedUser;
-    try {
-      const data: Record<string, unknown> = { username: v.username.trim(), display_name: v.display_name.trim(), group: v.group, quota: parseInt(v.quota, 10) };
-      if (v.password) data.password = v.password;
-      await dp.update('user', { id: user!.id, data, previousData: { id: user!.id } });
-      notify('res.user.msg.updated', { type: 'success' });
-      refresh();
-      onDone();
-    } catch (e) {
-      notifyError(e);
-    }
-  };
+const Loading = () => (
+  <Box sx={{ display: 'flex', justifyContent: 'center', p: 6 }}>
+    <CircularProgress />
+  </Box>
+);
 
-  if (!user) {
-    return (
-      <Box sx={{ display: 'flex', justifyContent: 'center', p: 6 }}>
-        <CircularProgress />
-      </Box>
-    );
-  }
+const EditFields = ({ onDone }: { onDone: () => void }) => {
+  const translate = useTranslate();
+  const { record: user } = useEditContext();
+  if (!user) return <Loading />;
   const record = {
     ...user,
     username: String(user.username ?? ''),
@@ -114,17 +128,17 @@ const EditForm = ({ id, onDone }: { id: string; onDone: () => void }) => {
     quota: String(user.quota ?? 0),
   };
   return (
-    <SimpleForm
-      noValidate
-      record={record}
-      onSubmit={submit}
-      validate={(v) => editUserErrors(v as EditedUser)}
-      toolbar={<FormButtons onCancel={onDone} />}
-      sx={{ p: 0 }}
-    >
+    <SimpleForm noValidate record={record} toolbar={<FormButtons onCancel={onDone} />} sx={{ p: 0 }}>
       <TextInput source="username" label="res.user.fields.username" helperText={false} />
       <TextInput source="display_name" label="res.user.fields.display_name" helperText={false} />
-      <TextInput source="password" type="password" autoComplete="new-password" label="res.user.fields.password" helperText="res.user.hint.password_edit" />
+      <TextInput
+        source="password"
+        type="password"
+        autoComplete="new-password"
+        label="res.user.fields.password"
+        validate={V.passwordLength}
+        helperText="res.user.hint.password_edit"
+      />
       <GroupInput />
       <QuotaInput />
       <Divider textAlign="left" sx={{ width: '100%', my: 1 }}>
@@ -178,6 +192,7 @@ const QuotaInput = () => {
           source="quota"
           type="number"
           label="res.user.fields.quota"
+          validate={V.quota}
           helperText={`≈ ${formatQuota(current, display)}`}
           slotProps={{ htmlInput: { step: 1 } }}
         />

@@ -1,16 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  addQuota,
-  managedRow,
-  editUserErrors,
-  newUserErrors,
-  availableActions,
-  enableBlocked,
-  roleKey,
-  userStatusKey,
-  validateEditUser,
-  validateNewUser,
-} from './userManagement';
+import { addQuota, managedRow, availableActions, enableBlocked, roleKey, userChecks, userStatusKey, validateEditUser, validateNewUser } from './userManagement';
 
 describe('users', () => {
   it('role keys: 1/10/100, other unknown', () => {
@@ -49,19 +38,21 @@ describe('users', () => {
   });
 });
 
-describe('user form errors', () => {
-  it('create: the message sits under the first empty field', () => {
-    expect(newUserErrors({ username: 'a', password: 'p' })).toEqual({});
-    expect(newUserErrors({ username: ' ', password: 'p' })).toEqual({ username: 'res.user.msg.username_password_required' });
-    expect(newUserErrors({ username: 'a', password: '' })).toEqual({ password: 'res.user.msg.username_password_required' });
+describe('user form checks', () => {
+  it('create: username and password must be there', () => {
+    expect(validateNewUser({ username: 'a', password: 'p' })).toBeNull();
+    expect(userChecks.username({ username: ' ' })).toBe('res.user.msg.username_password_required');
+    expect(userChecks.username({ username: null })).toBe('res.user.msg.username_password_required');
+    expect(userChecks.newPassword({ password: '' })).toBe('res.user.msg.username_password_required');
   });
   it('edit: password length, then quota', () => {
-    expect(editUserErrors({ password: '', quota: 5 })).toEqual({});
-    expect(editUserErrors({ password: 'short', quota: 5 })).toEqual({ password: 'res.user.msg.password_min' });
-    expect(editUserErrors({ password: '', quota: '1.2' })).toEqual({ quota: 'res.user.msg.quota_integer' });
+    expect(validateEditUser({ password: '', quota: 5 })).toBeNull();
+    expect(userChecks.passwordLength({ password: 'short' })).toBe('res.user.msg.password_min');
+    expect(userChecks.passwordLength({ password: null })).toBeNull();
+    expect(userChecks.quota({ quota: '1.2' })).toBe('res.user.msg.quota_integer');
+    expect(userChecks.quota({ quota: null })).toBe('res.user.msg.quota_integer');
   });
 });
-
 describe('managedRow', () => {
   const row = { id: 3, status: 1, role: 1, DeletedAt: null };
   it('takes the status and role of the answer, keeping the row where it sends none', () => {

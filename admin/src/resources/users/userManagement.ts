@@ -46,31 +46,24 @@ export function enableBlocked(u: { status: number }): boolean {
   return Number(u.status) === 3;
 }
 
+/** The user forms' per-field checks (each the i18n key of its problem, or null): the inputs' validators. */
+export const userChecks = {
+  /** Create: 'Username and password cannot be empty!' under the blank one. */
+  username: (v: { username?: string | null }): string | null => (String(v.username ?? '').trim() ? null : 'res.user.msg.username_password_required'),
+  newPassword: (v: { password?: string | null }): string | null => (v.password ? null : 'res.user.msg.username_password_required'),
+  /** Edit: an optional new password of at least 8 characters. */
+  passwordLength: (v: { password?: string | null }): string | null => (v.password && v.password.length < 8 ? 'res.user.msg.password_min' : null),
+  quota: (v: { quota?: number | string | null }): string | null => (/^-?\d+$/.test(String(v.quota ?? '').trim()) ? null : 'res.user.msg.quota_integer'),
+};
+
 /** Create: 'Username and password cannot be empty!' when either is blank. */
 export function validateNewUser(v: { username: string; password: string }): string | null {
-  if (!v.username.trim() || !v.password) return 'res.user.msg.username_password_required';
-  return null;
+  return userChecks.username(v) ?? userChecks.newPassword(v);
 }
 
 /** Edit: optional password of at least 8 characters; quota an integer. */
 export function validateEditUser(v: { password?: string; quota: number | string }): string | null {
-  if (v.password && v.password.length < 8) return 'res.user.msg.password_min';
-  if (!/^-?\d+$/.test(String(v.quota).trim())) return 'res.user.msg.quota_integer';
-  return null;
-}
-
-/** validateNewUser as form errors: the message sits under the first empty field of the two. */
-export function newUserErrors(v: { username: string; password: string }): Record<string, string> {
-  const key = validateNewUser(v);
-  if (!key) return {};
-  return { [v.username.trim() ? 'password' : 'username']: key };
-}
-
-/** validateEditUser as form errors, under the password or the quota field. */
-export function editUserErrors(v: { password?: string; quota: number | string }): Record<string, string> {
-  const key = validateEditUser(v);
-  if (!key) return {};
-  return { [key === 'res.user.msg.password_min' ? 'password' : 'quota']: key };
+  return userChecks.passwordLength(v) ?? userChecks.quota(v);
 }
 
 /** Add-quota dialog: accepts negative integers, returns the new total or null for bad input. */
