@@ -1,7 +1,7 @@
 import { seedChannel } from '../../mock-upstream/seed';
 import { insertLogs } from '../../../server/src/repositories/logs';
-import { autoDisableChannel } from '../../../server/src/relay/health';
-import { healthBoard } from '../../../server/src/routing/board';
+import { autoDisableChannel } from '../../../server/src/channels/health';
+import { healthBoard } from '../../../server/src/channels/healthBoard';
 import { invalidateChannels } from '../../../server/src/services/invalidate';
 import { assert, expectText, shot, step } from '../lib';
 import type { Flow } from './types';

@@ -1,7 +1,7 @@
 import { seedChannel, seedToken, setOptions } from '../../mock-upstream/seed';
 import { startTaskMock, type TaskMock } from '../../mock-upstream/tasks';
 import { taskPoller } from '../../../server/src/tasks';
-import { CHANNEL_TYPE } from '../../../server/src/channels/catalogue';
+import { CHANNEL_TYPE } from '../../../server/src/channels/kinds';
 import { createAccount } from '../../../server/src/services/accounts';
 import { usageBatcher } from '../../../server/src/ledger/usage';
 import { assert, loginElsewhere, shot, step } from '../lib';
