@@ -21,7 +21,7 @@ import { nowSec } from '../lib/time';
 import { baseUrlOf, openaiHeaders } from '../protocols/openai/adaptor';
 import { channelEntry } from './routeTable';
 import { UpstreamError, scrubSecrets, upstreamMessage } from '../relay/errors';
-import { readBody } from '../relay/upstream';
+import { readBody } from '../relay/sendUpstream';
 import { upstreamErrorMessage } from '../protocols/shared';
 import { ChannelTargetRefused, guardedSend } from './operations';
 import type { FetchAudience } from '../lib/guardedFetch';

@@ -1,20 +1,8 @@
 import type Koa from 'koa';
 import type { AppContext } from '../context';
-import { RateLimitError } from '../lib/errors';
+import { hitLimit } from '../services/rateLimit';
 
-/**
- * Fixed-window counter in the shared KV (Redis script when configured, so the limit is global
- * across nodes). `keyOf` picks what is limited (IP, user, …).
- */
-export async function hitLimit(app: AppContext, key: string, limit: number, windowSeconds: number): Promise<void> {
-  if (limit <= 0) return;
-  const n = await app.kv.incr(`rl:${key}`, windowSeconds);
-  if (n > limit) {
-    const ttl = await app.kv.ttl(`rl:${key}`);
-    throw new RateLimitError('common.rate_limited', ttl > 0 ? ttl : windowSeconds);
-  }
-}
-
+/** A route's rate limit: a fixed window per `keyOf` (services/rateLimit.ts). */
 export function rateLimit(
   app: AppContext,
   name: string,

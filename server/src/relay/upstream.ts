@@ -4,8 +4,6 @@ import { Agent, buildConnector, type Dispatcher } from 'undici';
 import type { AppConfig } from '../config';
 import type { AppContext } from '../context';
 import { UpstreamError } from './errors';
-import { UpstreamExchange } from './upstreamExchange';
-import type { UpstreamRequest } from './types';
 
 /**
  * One keep-alive agent per app (undici pools connections per origin inside it, no cap: the clients'
@@ -260,33 +258,6 @@ function proxyTunnel(proxy: string, connectMs: number, handshakeMs: number) {
     return fail;
   };
 }
-
-/**
- * One upstream request for the console's channel operations (test, models, balance) and token
- * fetches: the relay's own exchange, so the same bounds hold; `signal` aborts it in any phase.
- */
-export async function sendUpstream(
-  app: AppContext,
-  req: UpstreamRequest,
-  signal?: AbortSignal,
-  proxy?: string,
-  dispatcher?: Dispatcher,
-): Promise<UpstreamResponse> {
-  if (signal?.aborted) throw upstreamTimedOut();
-  const ex = UpstreamExchange.open(app, req, proxy, dispatcher);
-  if (!signal) return ex.ready;
-  // Left attached: the signal also bounds the body read that follows (a no-op once it is done).
-  signal.addEventListener('abort', () => ex.abort(upstreamTimedOut()), { once: true });
-  return ex.ready;
-}
-
-export type UpstreamResponse = UpstreamExchange;
-
-/** Reads a whole upstream body (bounded); stream failures become an UpstreamError. */
-export function readBody(res: UpstreamResponse, limit = 64 * 1024 * 1024): Promise<Buffer> {
-  return res.collect(limit);
-}
-
 /** The relay's words for upstream failures (UpstreamError: status 0 = network, retried elsewhere). */
 export const upstreamTooLarge = () => new UpstreamError(502, msg('upstream.too_large'), '', 'upstream_too_large');
 export const upstreamClientGone = () => new UpstreamError(0, msg('upstream.client_gone'), '', 'client_gone');

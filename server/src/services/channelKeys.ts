@@ -2,7 +2,6 @@ import type { AppContext } from '../context';
 import { serverLang, t } from '../i18n';
 import { BadRequestError, NotFoundError } from '../lib/errors';
 import { nowSec } from '../lib/time';
-import type { ManageKeys } from '../api/channel/schema';
 import { changeChannelKeys, findChannel, type ChannelRow } from '../repositories/channels';
 import { channelKeys } from '../channels/routeTable';
 import { setChannelKeyStatus } from '../channels/health';
@@ -11,6 +10,13 @@ import { keyStatus, parseChannelInfo, remapKeyStatuses, setKeyStatus } from '../
 import { invalidateChannels } from './invalidate';
 import { maskKey } from './channels';
 import { CHANNEL_STATUS, KEY_STATUS } from '../channels/status';
+
+/** A single-key action on a multi-key channel (new-api's `/api/channel/multi_key/manage`). */
+export interface ManageKeys {
+  channel_id: number;
+  action: 'get_key_status' | 'enable_key' | 'disable_key' | 'delete_key' | 'enable_all_keys' | 'disable_all_keys' | 'delete_disabled_keys';
+  key_index?: number;
+}
 
 /** Multi-key channels: single-key actions, and the health of channels and keys for the console. */
 

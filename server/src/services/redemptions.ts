@@ -4,12 +4,31 @@ import { BadRequestError, NotFoundError } from '../lib/errors';
 import { randomString } from '../lib/random';
 import { nowSec } from '../lib/time';
 import { type Paging } from '../lib/validate';
-import type { RedeemInput, RedemptionCreate, RedemptionStatus, RedemptionUpdate } from '../api/redemption/schema';
 import { insertLog, LOG_TYPE } from '../repositories/logs';
 import { claimRedemption, findRedemption, liveRedemptions, REDEMPTION_STATUS, redemptionView, type RedemptionRow } from '../repositories/redemptions';
 import type { UserRow } from '../repositories/users';
 import { formatQuota } from './accounts';
 import { invalidateUser } from './invalidate';
+
+/** What redemption codes are created with (the console's body, validated by api/redemption/schema.ts). */
+export interface RedemptionCreate {
+  quota: number;
+  name?: string;
+  count?: number;
+}
+export interface RedemptionUpdate {
+  id: number;
+  name?: string;
+  quota?: number;
+}
+/** A code's status change: unused (1) or disabled (2). */
+export interface RedemptionStatus {
+  id: number;
+  status: 1 | 2;
+}
+export interface RedeemInput {
+  key: string;
+}
 
 export const REDEMPTION_NAME_MAX = 20;
 export const REDEMPTION_BATCH_MAX = 100;

@@ -14,6 +14,19 @@ import type { UserRow } from '../repositories/users';
  * Checking it costs nothing extra per call: the user row was already read per call, now it is
  * read joined with the session row.
  */
+
+export interface SessionData {
+  uid?: number;
+  /** Session id; the cookie is valid only while its server record exists (services/sessions.ts). */
+  sid?: string;
+  /** OAuth state etc. live here too (see api/oauth). */
+  [key: string]: unknown;
+}
+
+/** Session cookie payload (koa-session, signed with SESSION_SECRET). */
+export function sessionOf(ctx: Koa.Context): SessionData {
+  return (ctx.session ?? {}) as SessionData;
+}
 export const SESSION_MAX_AGE_SECONDS = 30 * 24 * 3600;
 
 interface SessionCookie {

@@ -5,14 +5,32 @@ import { BadRequestError, NotFoundError } from '../lib/errors';
 import { randomString } from '../lib/random';
 import { nowSec } from '../lib/time';
 import { type Paging } from '../lib/validate';
-import type { TokenCreate, TokenUpdate } from '../api/token/schema';
 import { findOwnToken, ownTokensQuery, TOKEN_STATUS, tokenView, type TokenRow } from '../repositories/tokens';
 import type { UserRow } from '../repositories/users';
 import { invalidateToken } from './invalidate';
 import { usableGroups } from './pricing';
-import { hitLimit } from '../middleware/rateLimit';
+import { hitLimit } from './rateLimit';
 import { insertLog, LOG_TYPE } from '../repositories/logs';
 import { hasOwn } from '../lib/own';
+
+/** What a token is created with (the console's body, validated by api/token/schema.ts). */
+export interface TokenCreate {
+  name: string;
+  count?: number;
+  remain_quota?: number;
+  unlimited_quota?: boolean;
+  expired_time?: number;
+  model_limits_enabled?: boolean;
+  model_limits?: string;
+  allow_ips?: string;
+  group?: string;
+  status?: 1 | 2;
+}
+
+/** A token's changes: its id and the fields that change. */
+export interface TokenUpdate extends Partial<Omit<TokenCreate, 'count'>> {
+  id: number;
+}
 
 export const TOKEN_NAME_MAX = 30;
 export const TOKEN_BATCH_MAX = 100;

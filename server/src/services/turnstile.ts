@@ -2,7 +2,7 @@ import type Koa from 'koa';
 import type { AppContext } from '../context';
 import { BadRequestError } from '../lib/errors';
 import { fetchPolicy, guardedFetch } from '../lib/guardedFetch';
-import { sessionOf } from '../middleware/auth';
+import { sessionOf } from './sessions';
 
 /** The message answered when the bot-check is on and no token came with the call. */
 export const TURNSTILE_MISSING = 'turnstile.missing';

@@ -2,8 +2,8 @@ import { currentUser } from '../../middleware/auth';
 import { requestLang, t, type Lang } from '../../i18n';
 import { BadRequestError } from '../../lib/errors';
 import { parsePaging } from '../../lib/validate';
+import { allModelNames, enabledModelNames, getChannel, listChannels } from '../../services/channelList';
 import {
-  allModelNames,
   batchSetTag,
   channelKey,
   copyChannel,
@@ -12,10 +12,7 @@ import {
   deleteChannels,
   deleteDisabledChannels,
   editTag,
-  enabledModelNames,
   fixAbilities,
-  getChannel,
-  listChannels,
   setTagStatus,
   updateChannel,
 } from '../../services/channels';

@@ -4,6 +4,7 @@ import { intLike, parse, pagingQuery, qBool, qIntOpt, qStr } from '../../lib/val
 import { splitList } from '../../repositories/channels';
 import { isKnownChannelType } from '../../channels/catalogue';
 import { UPSTREAM_PROTOCOLS } from '../../channels/kinds';
+import type { ChannelCreate } from '../../services/channels';
 
 export const listQuery = pagingQuery.extend({
   id_sort: qBool(),
@@ -109,7 +110,6 @@ const channelFields = {
 };
 
 const channelInput = z.object(channelFields).partial();
-export type ChannelInput = z.infer<typeof channelInput>;
 
 /** The create call's wrapper (new-api's shape); without `channel` the body itself is the record. */
 export const createBody = z
@@ -119,12 +119,6 @@ export const createBody = z
     channel: z.record(z.string(), z.unknown()).optional(),
   })
   .passthrough();
-
-export interface ChannelCreate {
-  mode?: z.infer<typeof createBody>['mode'];
-  multiKeyMode?: 'random' | 'polling';
-  input: ChannelInput;
-}
 
 /** Reads a create body: the wrapper first, then the record it carries (or the body itself). */
 export function parseChannelCreate(body: Record<string, unknown>): ChannelCreate {
@@ -137,7 +131,6 @@ export const updateBody = channelInput.extend({
   /** A multi-key channel's order of keys. */
   multi_key_mode: z.enum(['random', 'polling'], { error: 'channel.multi_key_mode_values' }).optional(),
 });
-export type ChannelUpdate = z.infer<typeof updateBody>;
 
 const tagName = z.string({ error: 'channel.tag_empty' }).trim().min(1, 'channel.tag_empty').max(128, 'channel.tag_too_long');
 
@@ -154,8 +147,6 @@ export const tagEditBody = z.object({
     .nullable()
     .optional(),
 });
-
-export type TagEdit = z.infer<typeof tagEditBody>;
 export const tagBody = z.object({ tag: tagName });
 
 const idList = z
@@ -168,8 +159,6 @@ export const batchTagBody = z.object({
   ids: idList.min(1, 'channel.select_to_tag'),
   tag: z.union([z.string().max(128, 'channel.tag_too_long'), z.null()], { error: 'channel.tag_empty' }),
 });
-
-export type BatchTag = z.infer<typeof batchTagBody>;
 
 /** Single-key actions on a multi-key channel (new-api's `/api/channel/multi_key/manage`). */
 export const KEY_ACTIONS = [
@@ -188,4 +177,3 @@ export const manageKeysBody = z.object({
     .refine((n) => n >= 0, 'channel.key_index_non_negative')
     .optional(),
 });
-export type ManageKeys = z.infer<typeof manageKeysBody>;

@@ -1,4 +1,4 @@
-import { resolveUser } from '../../middleware/auth';
+import { resolveUser } from '../../services/consoleUser';
 import { pricing } from '../../services/pricing';
 import { ok, type ConsoleRoutes } from '../route';
 import { requestLang } from '../../i18n';

@@ -29,10 +29,5 @@ export const redeemBody = z.object({
   key: z.string({ error: 'redemption.key_required' }).trim().min(1, 'redemption.key_required').max(64, 'redemption.invalid'),
 });
 
-export type RedemptionCreate = z.infer<typeof createBody>;
-export type RedemptionUpdate = z.infer<typeof updateBody>;
-export type RedemptionStatus = z.infer<typeof statusBody>;
-export type RedeemInput = z.infer<typeof redeemBody>;
-
 export const listQuery = pagingQuery;
 export const searchQuery = pagingQuery.extend({ keyword: qStr() });

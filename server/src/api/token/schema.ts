@@ -55,8 +55,5 @@ export const updateBody = z
   .partial()
   .extend({ id: intLike('input.id_int').refine((n) => n > 0 && n < 2 ** 31, 'input.id_invalid') });
 
-export type TokenCreate = z.infer<typeof createBody>;
-export type TokenUpdate = z.infer<typeof updateBody>;
-
 export const listQuery = pagingQuery;
 export const searchQuery = pagingQuery.extend({ keyword: qStr(), token: qStr() });

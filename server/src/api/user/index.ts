@@ -3,13 +3,10 @@ import { parsePaging } from '../../lib/validate';
 import { clientUser } from '../../repositories/users';
 import { groupModels } from '../../repositories/channels';
 import { turnstileCheck } from '../../services/turnstile';
+import { adminCreateUser, adminUpdateUser, listUsers, manageUser, userForAdmin } from '../../services/userAdmin';
 import {
-  adminCreateUser,
-  adminUpdateUser,
   deleteSelf,
   ensureAffCode,
-  listUsers,
-  manageUser,
   passwordLogin,
   register as registerAccount,
   regenerateAccessToken,
@@ -19,7 +16,6 @@ import {
   transferAffQuota,
   updateSelf,
   updateSetting,
-  userForAdmin,
 } from '../../services/users';
 import { endSession, endUserSessions, sessionId, startSession } from '../../services/sessions';
 import { requireFreshVerification } from '../../services/secureVerification';

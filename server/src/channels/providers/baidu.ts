@@ -25,7 +25,7 @@ import type { AppContext } from '../../context';
 import type { ChatChunk, ChatMessage, ChatRequest, ChatResponse, ProviderAdaptor, SSEEvent, Usage, UpstreamRequest, AdaptorContext } from '../../relay/types';
 import { contentText, isRecord, JsonEventTranslator, newId, streamError, upstreamErrorMessage } from '../../protocols/shared';
 import { UpstreamError } from '../../relay/errors';
-import { sendUpstream, readBody } from '../../relay/upstream';
+import { sendUpstream, readBody } from '../../relay/sendUpstream';
 import { typesServedBy } from '../catalogue';
 import { own } from '../../lib/own';
 

@@ -19,7 +19,7 @@ import { msg } from '../../i18n';
 import type { AppContext } from '../../context';
 import type { AdaptorContext, ChannelInfo, ProviderAdaptor, UpstreamRequest } from '../../relay/types';
 import { UpstreamError } from '../../relay/errors';
-import { readBody, sendUpstream } from '../../relay/upstream';
+import { readBody, sendUpstream } from '../../relay/sendUpstream';
 import { ClaudeStreamTranslator, fromClaudeResponse } from '../../protocols/claude/upstreamAnswer';
 import { toClaudeRequest } from '../../protocols/claude/upstreamRequest';
 import { isRecord, upstreamErrorMessage } from '../../protocols/shared';

@@ -23,7 +23,7 @@ import { adaptorFor } from '../../channels/providers';
 import { geminiCountTokensRequest } from './adaptor';
 import { isVertexClaude, vertexCountTokensRequest } from '../../channels/providers/vertex';
 import { isRecord } from '../shared';
-import { readBody, sendUpstream } from '../../relay/upstream';
+import { readBody, sendUpstream } from '../../relay/sendUpstream';
 import { countPromptWithTools } from '../../relay/tokenizer';
 import { isPriced } from '../../services/billing';
 import { startTimer } from '../../metrics';

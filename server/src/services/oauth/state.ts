@@ -3,7 +3,7 @@ import type Koa from 'koa';
 import type { AppContext } from '../../context';
 import { BadRequestError } from '../../lib/errors';
 import { randomString } from '../../lib/random';
-import { sessionOf } from '../../middleware/auth';
+import { sessionOf } from '../sessions';
 
 /**
  * One-time OAuth `state` values. A state is bound to the browser session twice over: the session
