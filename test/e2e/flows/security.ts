@@ -169,5 +169,16 @@ export const flow: Flow = {
       await shot(root, 'security-05-channel-key');
       await root.keyboard.press('Escape');
     });
+
+    await step("security: root resets a user's two-factor login from the user list", async () => {
+      const root = ctx.page;
+      const enabled = async () => !!(await knex('user_two_factor').where({ user_id: user.id, enabled: true }).first('user_id'));
+      if (!(await enabled())) return; // the TOTP steps above did not run
+      await root.goto(`${ctx.base}/user?filter=${encodeURIComponent(JSON.stringify({ keyword: username }))}`);
+      await root.getByTestId(`user-reset-2fa-${user.id}`).click();
+      await root.getByRole('button', { name: '确认' }).click();
+      await expectText(root, '用户的两步验证已重置');
+      assert(!(await enabled()), 'two-factor login is off');
+    });
   },
 };

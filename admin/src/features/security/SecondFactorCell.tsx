@@ -1,4 +1,5 @@
 import { useState } from 'react';
+import { useMutation } from '@tanstack/react-query';
 import { Confirm, useNotify, useRefresh, useTranslate } from 'react-admin';
 import { Button, Chip, Stack } from '@mui/material';
 import { api, errorText } from '../../lib/http';
@@ -20,15 +21,14 @@ export function SecondFactorCell({ row, myRole }: { row: Row; myRole: number }) 
   const below = Number(row.role ?? 0) < myRole;
   const passkeys = Number(row.passkey_count ?? 0);
 
-  const reset = async (what: '2fa' | 'passkey') => {
-    try {
-      await api().del(what === '2fa' ? `/api/user/${row.id}/2fa` : `/api/user/${row.id}/reset_passkey`);
+  const resetCall = useMutation({
+    mutationFn: (what: '2fa' | 'passkey') => api().del(what === '2fa' ? `/api/user/${row.id}/2fa` : `/api/user/${row.id}/reset_passkey`),
+    onSuccess: (_, what) => {
       notify(what === '2fa' ? 'feat.security.admin.reset_2fa_ok' : 'feat.security.admin.reset_passkey_ok', { type: 'success' });
       refresh();
-    } catch (err) {
-      notify(errorText(err, translate), { type: 'error' });
-    }
-  };
+    },
+    onError: (err) => notify(errorText(err, translate), { type: 'error' }),
+  });
 
   return (
     <Stack direction="row" spacing={0.5} alignItems="center" data-testid={`user-2fa-${row.id}`}>
@@ -40,12 +40,12 @@ export function SecondFactorCell({ row, myRole }: { row: Row; myRole: number }) 
       />
       {passkeys ? <Chip size="small" variant="outlined" label={translate('feat.security.admin.passkeys', { n: passkeys })} /> : null}
       {below && row.two_fa_enabled ? (
-        <Button size="small" color="warning" onClick={() => setAsk('2fa')} data-testid={`user-reset-2fa-${row.id}`}>
+        <Button size="small" color="warning" onClick={() => setAsk('2fa')} disabled={resetCall.isPending} data-testid={`user-reset-2fa-${row.id}`}>
           {translate('feat.security.admin.reset_2fa')}
         </Button>
       ) : null}
       {below && passkeys ? (
-        <Button size="small" color="warning" onClick={() => setAsk('passkey')}>
+        <Button size="small" color="warning" onClick={() => setAsk('passkey')} disabled={resetCall.isPending}>
           {translate('feat.security.admin.reset_passkey')}
         </Button>
       ) : null}
@@ -58,7 +58,7 @@ export function SecondFactorCell({ row, myRole }: { row: Row; myRole: number }) 
         onConfirm={() => {
           const what = ask;
           setAsk(null);
-          if (what) void reset(what);
+          if (what) resetCall.mutate(what);
         }}
       />
     </Stack>
