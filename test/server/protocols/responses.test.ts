@@ -9,13 +9,8 @@ import { chatToResponses } from '../../../server/src/protocols/responses/answer'
 import { packReasoning, unpackReasoning } from '../../../server/src/protocols/responses/shared';
 import { responsesFormat } from '../../../server/src/protocols/responses/format';
 import { responsesNativeOnly, responsesToChat } from '../../../server/src/protocols/responses/request';
-import {
-  azureResponsesAdaptor,
-  fromResponsesBody,
-  responsesAdaptor,
-  ResponsesStreamTranslator,
-  toResponsesRequest,
-} from '../../../server/src/protocols/responses/adaptor';
+import { fromResponsesBody, responsesAdaptor, ResponsesStreamTranslator, toResponsesRequest } from '../../../server/src/protocols/responses/adaptor';
+import { azureResponsesAdaptor } from '../../../server/src/channels/providers/azure';
 import { channelSpeaks, channelWay, chatAdaptorOf } from '../../../server/src/channels/providers';
 import { openaiAdaptor } from '../../../server/src/protocols/openai/adaptor';
 import { azureAdaptor } from '../../../server/src/channels/providers/azure';

@@ -2,6 +2,7 @@ import type { AdaptorContext, ChannelInfo, ChatRequest, Endpoint, ProviderAdapto
 import { ENDPOINT_PATH, openaiAdaptor } from '../../protocols/openai/adaptor';
 import { AZURE_DEFAULT_API_VERSION, typesServedBy } from '../catalogue';
 import { withOpenAIBeta } from '../../protocols/shared';
+import { makeResponsesAdaptor } from '../../protocols/responses/adaptor';
 
 /** `{base}/openai/deployments/{model without dots}{path}?api-version=…` with an `api-key` header. */
 export function azureUrl(channel: ChannelInfo, endpoint: Endpoint, model: string): string {
@@ -35,4 +36,18 @@ export const azureAdaptor: ProviderAdaptor = {
     const version = encodeURIComponent(channel.other.trim() || AZURE_DEFAULT_API_VERSION);
     return { url: `${channel.baseUrl.replace(/\/+$/, '')}/openai/models?api-version=${version}`, method: 'GET', headers: headers(channel, '') };
   },
+};
+
+/**
+ * Azure OpenAI: the Responses API is only on the v1 surface, `{endpoint}/openai/v1/responses`,
+ * with the deployment as `model` (named as the chat route names it: without dots).
+ */
+export const azureResponsesAdaptor: ProviderAdaptor = {
+  ...makeResponsesAdaptor(
+    'azure-responses',
+    (ctx) => `${ctx.channel.baseUrl.replace(/\/+$/, '')}/openai/v1/responses`,
+    (ctx) => ({ 'api-key': ctx.channel.key, 'content-type': 'application/json' }),
+    (ctx) => ctx.upstreamModel.replace(/\./g, ''),
+  ),
+  modelsRequest: azureAdaptor.modelsRequest,
 };

@@ -2,7 +2,8 @@ import type { ChannelInfo, Endpoint, ProviderAdaptor, WireFormat } from '../../r
 import { CHANNEL_TYPES, adaptorIdOf, hasResponsesApi } from '../catalogue';
 import { type AdaptorId } from '../kinds';
 import { openaiAdaptor } from '../../protocols/openai/adaptor';
-import { azureResponsesAdaptor, responsesAdaptor } from '../../protocols/responses/adaptor';
+import { responsesAdaptor } from '../../protocols/responses/adaptor';
+import { azureResponsesAdaptor } from './azure';
 import { claudeAdaptor } from '../../protocols/claude/adaptor';
 import { geminiAdaptor } from '../../protocols/gemini/adaptor';
 

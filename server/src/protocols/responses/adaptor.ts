@@ -28,7 +28,6 @@ import type {
 } from '../../relay/types';
 import { UpstreamError } from '../../relay/errors';
 import { OpenAIObserver, normaliseUsage, openaiAdaptor, openaiErrorMessage, openaiHeaders, openaiUrl } from '../openai/adaptor';
-import { azureAdaptor } from '../../channels/providers/azure';
 import { contentText, fileNameFor, isRecord, parseDataUrl, toolResultObject, withOpenAIBeta } from '../shared';
 import { PACKED_REASONING_PREFIX, responsesUsageToChat, unpackReasoning } from './shared';
 
@@ -421,7 +420,8 @@ function withoutPackedReasoning(body: Record<string, unknown>): Record<string, u
   return input.length === body.input.length ? body : { ...body, input };
 }
 
-function makeResponsesAdaptor(
+/** A Responses-API adaptor for one URL shape (OpenAI's here; Azure's in channels/providers/azure.ts). */
+export function makeResponsesAdaptor(
   name: string,
   url: (ctx: AdaptorContext) => string,
   headers: (ctx: AdaptorContext) => Record<string, string>,
@@ -470,17 +470,3 @@ export const responsesAdaptor = makeResponsesAdaptor(
   (ctx) => openaiHeaders(ctx.channel),
   (ctx) => ctx.upstreamModel,
 );
-
-/**
- * Azure OpenAI: the Responses API is only on the v1 surface, `{endpoint}/openai/v1/responses`,
- * with the deployment as `model` (named as the chat route names it: without dots).
- */
-export const azureResponsesAdaptor: ProviderAdaptor = {
-  ...makeResponsesAdaptor(
-    'azure-responses',
-    (ctx) => `${ctx.channel.baseUrl.replace(/\/+$/, '')}/openai/v1/responses`,
-    (ctx) => ({ 'api-key': ctx.channel.key, 'content-type': 'application/json' }),
-    (ctx) => ctx.upstreamModel.replace(/\./g, ''),
-  ),
-  modelsRequest: azureAdaptor.modelsRequest,
-};
