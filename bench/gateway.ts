@@ -20,7 +20,7 @@ import { createGatewayServer, listenGateway } from '../server/src/lib/httpServer
 import { createAccount } from '../server/src/services/accounts';
 import { ROLE } from '../server/src/repositories/users';
 import { syncAbilities } from '../server/src/repositories/channels';
-import { CHANNEL_STATUS } from '../server/src/channels/status';
+import { CHANNEL_STATUS } from '../server/src/repositories/channelStatus';
 import { invalidateChannels } from '../server/src/services/invalidate';
 import { MOCK_CLAUDE_MODEL, MOCK_MODEL } from './mock';
 

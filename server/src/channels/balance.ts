@@ -15,7 +15,7 @@
  */
 import type { AppContext } from '../context';
 import { localize, msg, serverLang, t, type Lang, type Message } from '../i18n';
-import { CHANNEL_STATUS } from './status';
+import { CHANNEL_STATUS } from '../repositories/channelStatus';
 import { findChannel, recordChannelBalance } from '../repositories/channels';
 import { nowSec } from '../lib/time';
 import { baseUrlOf, openaiHeaders } from '../protocols/openai/adaptor';

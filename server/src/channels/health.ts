@@ -1,7 +1,7 @@
 import type { AppContext } from '../context';
 import { localize, serverLang, t } from '../i18n';
 import { changeChannelKeys, changeChannelStatus } from '../repositories/channels';
-import { keyStatus, setKeyStatus } from './multiKey';
+import { keyStatus, setKeyStatus } from '../repositories/channelInfo';
 import type { ChannelEntry } from './routeTable';
 import { channelKeys } from './routeTable';
 import { invalidateChannels } from '../services/invalidate';
@@ -10,7 +10,7 @@ import type { UpstreamError } from '../relay/errors';
 import { sendMail } from '../services/mail';
 import { notifyAdminTelegram } from '../services/notify';
 import { rootEmail } from '../repositories/users';
-import { CHANNEL_STATUS, KEY_STATUS } from './status';
+import { CHANNEL_STATUS, KEY_STATUS } from '../repositories/channelStatus';
 
 /**
  * Tells the root user (by email, when SMTP is set up) and the admins' Telegram chat (when

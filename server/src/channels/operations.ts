@@ -13,9 +13,9 @@ import type { UpstreamRequest } from '../relay/types';
 import { TestSummaryRecorder } from './testSummary';
 import { autoDisableChannel, autoDisableKey, autoEnableChannel, setChannelKeyStatus, shouldAutoDisable } from './health';
 import { healthBoard } from './healthBoard';
-import { keyStatus, parseChannelInfo } from './multiKey';
+import { keyStatus, parseChannelInfo } from '../repositories/channelInfo';
 import type { AdaptorContext, ChannelInfo, ChatRequest, ProviderAdaptor } from '../relay/types';
-import { CHANNEL_STATUS, KEY_STATUS } from './status';
+import { CHANNEL_STATUS, KEY_STATUS } from '../repositories/channelStatus';
 
 /** Upstream calls the console makes about channels: test, fetch models (balances: channels/balance.ts). */
 

@@ -3,8 +3,8 @@ import { channelCache } from '../services/invalidate';
 import { routingRows, type ChannelRow } from '../repositories/channels';
 import type { ChannelInfo } from '../relay/types';
 import { channelType } from './catalogue';
-import { keyStatus, parseChannelInfo, type MultiKeyMode } from './multiKey';
-import { KEY_STATUS } from './status';
+import { keyStatus, parseChannelInfo, type MultiKeyMode } from '../repositories/channelInfo';
+import { KEY_STATUS } from '../repositories/channelStatus';
 import { healthBoard, type HealthBoard, type TargetHealth } from './healthBoard';
 
 /** A routable channel with its JSON columns parsed once per table load. */

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { LANGS, t } from '../i18n';
-import { parseChannelInfo, serializeChannelInfo, type ChannelKeyInfo } from '../channels/multiKey';
-import { CHANNEL_STATUS } from '../channels/status';
+import { parseChannelInfo, serializeChannelInfo, type ChannelKeyInfo } from './channelInfo';
+import { CHANNEL_STATUS } from './channelStatus';
 
 export interface ChannelRow {
   id: number;
@@ -32,7 +32,7 @@ export interface ChannelRow {
   setting: string;
   param_override: string;
   max_input_tokens: number;
-  /** JSON text (channels/multiKey.ts): multi-key facts and per-key status; '' for single-key channels. */
+  /** JSON text (repositories/channelInfo.ts): multi-key facts and per-key status; '' for single-key channels. */
   channel_info: string;
 }
 

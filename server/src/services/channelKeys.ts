@@ -6,10 +6,10 @@ import { changeChannelKeys, findChannel, type ChannelRow } from '../repositories
 import { channelKeys } from '../channels/routeTable';
 import { setChannelKeyStatus } from '../channels/health';
 import { BREAKER, healthBoard, type TargetHealth } from '../channels/healthBoard';
-import { keyStatus, parseChannelInfo, remapKeyStatuses, setKeyStatus } from '../channels/multiKey';
+import { keyStatus, parseChannelInfo, remapKeyStatuses, setKeyStatus } from '../repositories/channelInfo';
 import { invalidateChannels } from './invalidate';
 import { maskKey } from './channels';
-import { CHANNEL_STATUS, KEY_STATUS } from '../channels/status';
+import { CHANNEL_STATUS, KEY_STATUS } from '../repositories/channelStatus';
 
 /** A single-key action on a multi-key channel (new-api's `/api/channel/multi_key/manage`). */
 export interface ManageKeys {

@@ -5,7 +5,7 @@
 import type { Knex } from 'knex';
 import type { AppContext } from '../context';
 import type { Paging } from '../lib/validate';
-import { CHANNEL_STATUS } from '../channels/status';
+import { CHANNEL_STATUS } from '../repositories/channelStatus';
 import { channelView, splitList, type ChannelRow } from '../repositories/channels';
 import { ROLE } from '../repositories/users';
 import { loadChannel, canSeeKeys, viewFor } from './channels';

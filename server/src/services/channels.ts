@@ -3,7 +3,7 @@ import { msg, serverLang, t, type Lang, type MessageParam } from '../i18n';
 import type { AppContext } from '../context';
 import { BadRequestError, NotFoundError } from '../lib/errors';
 import { nowSec } from '../lib/time';
-import { CHANNEL_STATUS } from '../channels/status';
+import { CHANNEL_STATUS } from '../repositories/channelStatus';
 import { channelView, rebuildAllAbilities, syncAbilities, type ChannelRow } from '../repositories/channels';
 import { invalidateChannels } from './invalidate';
 import { channelHosts, vetChannelHosts } from './channelTargets';
@@ -12,7 +12,7 @@ import { adaptorIdOf, channelType, defaultBaseUrl, isKnownChannelType } from '..
 import { CHANNEL_TYPE } from '../channels/kinds';
 import { channelKeys } from '../channels/routeTable';
 import { healthBoard } from '../channels/healthBoard';
-import { newMultiKeyInfo, parseChannelInfo, remapKeyStatuses, serializeChannelInfo, type MultiKeyMode } from '../channels/multiKey';
+import { newMultiKeyInfo, parseChannelInfo, remapKeyStatuses, serializeChannelInfo, type MultiKeyMode } from '../repositories/channelInfo';
 
 /** A channel's writable fields (the console's body, validated by api/channel/schema.ts). */
 export interface ChannelInput {

@@ -4,7 +4,7 @@
  * enabled. Statuses are the channel ones: 1 enabled, 2 disabled by an admin, 3 disabled
  * automatically (an invalid key, an exhausted quota, a keyword match).
  */
-import { KEY_STATUS } from './status';
+import { KEY_STATUS } from './channelStatus';
 
 export type MultiKeyMode = 'random' | 'polling';
 

@@ -1,6 +1,6 @@
 /**
  * The statuses of a channel (`channels.status`) and of each key of a multi-key channel
- * (`channel_info.multi_key_status_list`, channels/multiKey.ts), defined once: a key's are the
+ * (`channel_info.multi_key_status_list`, repositories/channelInfo.ts), defined once: a key's are the
  * channel's. 1 enabled, 2 disabled by an admin, 3 disabled automatically (an invalid key, an
  * exhausted quota, a keyword match, a slow test).
  */
