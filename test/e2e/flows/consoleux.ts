@@ -209,7 +209,7 @@ export const flow: Flow = {
         await page.locator('input[name="username"]').press('Enter');
         // Each legend is waited for on its own: a tab switch re-renders the chart, and the legend
         // of one model may be a frame behind the other's.
-        const colours = async () => {
+        const read = async () => {
           const out: string[] = [];
           for (const n of [PRICED, 'e2e-cux-small']) {
             const legend = page.getByTestId(`legend-${n}`);
@@ -217,6 +217,18 @@ export const flow: Flow = {
             out.push(await legend.evaluate((e) => getComputedStyle(e).backgroundColor));
           }
           return out;
+        };
+        // The chart may draw once from an earlier answer and again when the fresh one arrives (a
+        // full run's CI once read the two frames apart): the colours once two reads agree.
+        const colours = async () => {
+          let last = await read();
+          for (let i = 0; i < 10; i++) {
+            await page.waitForTimeout(300);
+            const now = await read();
+            if (JSON.stringify(now) === JSON.stringify(last)) return now;
+            last = now;
+          }
+          return last;
         };
         const byQuota = await colours();
         await page.getByRole('tab', { name: '调用次数' }).click();
